@@ -139,11 +139,11 @@ t.test('cancel: a rendering export stops within a second, its ffmpeg killed; its
   const workDirs = () => fs.readdirSync(path.join(app.service.ctx.config.dataDir, 'tmp')).filter((d) => d === `export-${q.body.id}`);
   t.equal(workDirs().length, 1, 'the render has its work folder');
 
-  // Not yours: 404.
+  // Not yours: 404, naming the video (to another workspace it does not exist).
   const stranger = await app.workspace();
   const foreign = await app.request('DELETE', url, { key: stranger.key });
   t.equal(foreign.status, 404, foreign.text);
-  t.match(foreign.body.error, { code: 'not_found', context: { resource: 'editor_export' } });
+  t.match(foreign.body.error, { code: 'not_found', context: { resource: 'editor_video', field: 'path.id' } });
 
   const canceledAt = Date.now();
   const del = await app.request('DELETE', url, { key: ws.key });
@@ -201,4 +201,44 @@ t.test('cancel: a queued export never renders; a finished one is 409 conflict', 
   t.equal(row.started_at, null, 'never started');
   const job = (await other.service.ctx.sql`select state from pgboss.job where id = ${row.job_id}`)[0];
   t.equal(job?.state, 'cancelled', 'its job is cancelled');
+});
+
+t.test('GET and DELETE …/exports/{export_id}: a missing video names path.id, a missing export path.export_id (REST and MCP)', async (t) => {
+  const app = await startTestApp(t);
+  const ws = await app.workspace();
+  const other = await app.workspace();
+  const mine = await textProject(app, ws.key, 1);
+  const sibling = await textProject(app, ws.key, 1);
+  const theirs = await textProject(app, other.key, 1);
+  const mineExport = (await app.request('POST', exportsUrl(mine.id), { key: ws.key })).body.id;
+  const theirExport = (await app.request('POST', exportsUrl(theirs.id), { key: other.key })).body.id;
+  const unknownVideo = 987654321;
+  const unknownExport = '00000000-0000-4000-8000-00000000abcd';
+  const cases: [string, number, string, { resource: string; field: string }][] = [
+    ['no such video', unknownVideo, unknownExport, { resource: 'editor_video', field: 'path.id' }],
+    ['no such video, an export id of this workspace', unknownVideo, mineExport, { resource: 'editor_video', field: 'path.id' }],
+    ["another workspace's video and its export", theirs.id, theirExport, { resource: 'editor_video', field: 'path.id' }],
+    ['own video, no such export', mine.id, unknownExport, { resource: 'editor_export', field: 'path.export_id' }],
+    ["own video, another video's export", sibling.id, mineExport, { resource: 'editor_export', field: 'path.export_id' }],
+    ["own video, another workspace's export", mine.id, theirExport, { resource: 'editor_export', field: 'path.export_id' }],
+  ];
+  for (const [name, videoId, exportId, context] of cases) {
+    for (const method of ['GET', 'DELETE'] as const) {
+      const res = await app.request(method, `${exportsUrl(videoId)}/${exportId}`, { key: ws.key });
+      t.equal(res.status, 404, `${method} ${name}: ${res.text.slice(0, 200)}`);
+      t.match(res.body.error, { code: 'not_found', context }, `${method} ${name}: names ${context.field}`);
+    }
+    for (const tool of ['get_editor_video_export', 'cancel_editor_video_export']) {
+      const res = await fetch(`${app.url}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ws.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool, arguments: { id: videoId, export_id: exportId } } }),
+      });
+      const { result } = (await res.json()) as { result: { isError?: boolean; structuredContent?: any } };
+      t.ok(result.isError, `${tool} ${name}: an error`);
+      t.match(result.structuredContent, { error: { code: 'not_found', context: { resource: context.resource, field: context.field.slice('path.'.length) } } }, `${tool} ${name}: names ${context.field.slice('path.'.length)}`);
+    }
+  }
+  t.equal((await app.request('GET', `${exportsUrl(theirs.id)}/${theirExport}`, { key: other.key })).body.status, 'queued', 'their export is untouched');
+  t.equal((await app.request('GET', `${exportsUrl(mine.id)}/${mineExport}`, { key: ws.key })).body.status, 'queued', 'and so is this one');
 });

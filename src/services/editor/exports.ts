@@ -175,12 +175,22 @@ export async function queueExport(ctx: AppContext, orgId: string, videoId: numbe
   });
 }
 
-const exportMissing = (videoId: number, exportId: string) =>
-  new ApiError('not_found', `Export ${exportId} of editor video ${videoId} was not found in this workspace`, { resource: 'editor_export', field: 'path.export_id' });
+/**
+ * The 404 of a lookup that found no export: the editor video's (path.id) when the workspace has
+ * no such video (another workspace's reads as absent), else the export's (path.export_id).
+ */
+async function exportMissing(db: AppContext['db'] | Tx, orgId: string, videoId: number, exportId: string): Promise<ApiError> {
+  const [video] = await db
+    .select({ id: editorVideos.videoId })
+    .from(editorVideos)
+    .where(and(eq(editorVideos.videoId, videoId), eq(editorVideos.orgId, orgId)));
+  if (!video) return notFoundVideo(videoId);
+  return new ApiError('not_found', `Export ${exportId} of editor video ${videoId} was not found in this workspace`, { resource: 'editor_export', field: 'path.export_id' });
+}
 
-/** The lookup of export `exportId` of editor video `videoId` in the workspace (404 before any SQL when the video id cannot be one). */
+/** The lookup of export `exportId` of editor video `videoId` in the workspace (the video's 404 before any SQL when its id cannot be one). */
 const exportWhere = (orgId: string, videoId: number, exportId: string) =>
-  and(eq(editorExports.id, exportId), eq(editorExports.videoId, rowId(editorExports.videoId, videoId, () => exportMissing(videoId, exportId))), eq(editorExports.orgId, orgId));
+  and(eq(editorExports.id, exportId), eq(editorExports.videoId, rowId(editorExports.videoId, videoId, () => notFoundVideo(videoId))), eq(editorExports.orgId, orgId));
 
 export async function getExport(ctx: AppContext, orgId: string, videoId: number, exportId: string): Promise<EditorExportView> {
   const [row] = await ctx.db
@@ -188,7 +198,7 @@ export async function getExport(ctx: AppContext, orgId: string, videoId: number,
     .from(editorExports)
     .leftJoin(media, eq(media.id, editorExports.outputMediaId))
     .where(exportWhere(orgId, videoId, exportId));
-  if (!row) throw exportMissing(videoId, exportId);
+  if (!row) throw await exportMissing(ctx.db, orgId, videoId, exportId);
   return view(ctx, row.e, row.key ? { storageKey: row.key, sizeBytes: row.size ?? 0 } : null);
 }
 
@@ -205,7 +215,7 @@ export async function cancelExport(ctx: AppContext, orgId: string, videoId: numb
       .from(editorExports)
       .where(exportWhere(orgId, videoId, exportId))
       .for('update');
-    if (!cur) throw exportMissing(videoId, exportId);
+    if (!cur) throw await exportMissing(tx, orgId, videoId, exportId);
     if (cur.status === 'canceled') return { row: cur, wasQueued: false };
     if (cur.status === 'completed' || cur.status === 'failed') {
       throw new ApiError('conflict', `Export ${exportId} is already ${cur.status}; only queued or rendering exports can be canceled`, { resource: 'editor_export', field: 'path.export_id', status: cur.status });
