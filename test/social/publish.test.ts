@@ -17,7 +17,7 @@ import { connectAccount, type SocialPlatform } from '../../src/services/social/a
 import { loadTokenKey, tokenCipher } from '../../src/services/social/token-crypto.ts';
 import { createApiKey } from '../../src/services/workspaces/api-keys.ts';
 import type { TestApp } from '../helpers/app.ts';
-import { connect, startMcpApp } from '../mcp/helpers.ts';
+import { Browser, connect, hiddenField, member, startMcpApp } from '../mcp/helpers.ts';
 import { colorPng } from '../editor/helpers.ts';
 import { fakeLinkedIn, fakeX } from './fakes.ts';
 
@@ -342,6 +342,56 @@ t.test('a caption without media is a text post: a tweet without media, a LinkedI
   const post = LI.state.posts.find((p) => p.urn === done.results[1].post_id)!;
   t.match(post.body, { commentary: 'words only', author: 'urn:li:person:texter' });
   t.equal(post.body.content, undefined);
+});
+
+t.test('an account disconnected while its publication waits: nothing is sent with its tokens, the target fails once, account_disconnected', async (t) => {
+  // This node's workers stop taking publish jobs while the account is disconnected on the
+  // connections page (the way a member does it), then take the queued job.
+  const boss = app.service.boss!;
+  await boss.offWork(socialPublishJob.name, { wait: true });
+  let working = false;
+  t.teardown(async () => {
+    if (!working) await socialPublishJob.start(boss, app.service.ctx);
+  });
+  const dws = await app.workspace({ scopes: ['social:write'] });
+  await app.service.ctx.db.insert(webhookEndpoints).values({ orgId: dws.orgId, url: 'https://127.0.0.1:9/hook', eventTypes: ['publication.completed', 'publication.failed'], secret: 'whsec_dGVzdA==' });
+  const c = await connect(app, dws.key);
+  t.teardown(() => c.close());
+  const tok = X.grant();
+  const xAcc = await account(app, dws.orgId, 'x', { access: tok.access, refresh: tok.refresh, handle: 'leaving', expiresIn: 7200 });
+  const image = await storedMedia(app, dws.orgId, { kind: 'image', contentType: 'image/png', bytes: 20_000 });
+  const started = await call(c, 'publish_media_to_social', { account_ids: [xAcc], media_id: image, caption: 'never posted' });
+  t.notOk(started.isError, JSON.stringify(started.body));
+  t.equal(started.body.status, 'queued');
+
+  const m = await member(app, dws.orgId);
+  const browser = new Browser(app.url);
+  let page = await browser.fetch('/social/connections');
+  let r = await browser.post('/social/connections', { action: 'sign-in', csrf: hiddenField(await page.text(), 'csrf')!, email: m.email, password: m.password });
+  t.equal(r.status, 303, 'signed in');
+  page = await browser.fetch('/social/connections');
+  r = await browser.post('/social/connections', { action: 'disconnect', account: xAcc, csrf: hiddenField(await page.text(), 'csrf')! });
+  t.equal(r.status, 303, 'disconnected on the page');
+  t.equal(r.headers.get('location'), '/social/connections?disconnected=x');
+  t.same((await call(c, 'list_social_accounts', {})).body.data, [], 'the account is gone');
+
+  const seenBefore = X.state.seen.length;
+  const tweetsBefore = X.state.tweetAttempts;
+  await socialPublishJob.start(boss, app.service.ctx);
+  working = true;
+  const done = await settled(c, started.body.id);
+  t.equal(done.status, 'failed', JSON.stringify(done));
+  t.match(done.results, [{ account_id: xAcc, platform: 'x', status: 'failed', post_id: null, post_url: null, error: { code: 'account_disconnected', message: /disconnected/, retryable: false } }]);
+  t.equal(X.state.seen.length, seenBefore, 'X was not called at all (no upload, no post, no refresh)');
+  t.equal(X.state.tweetAttempts, tweetsBefore);
+  const [target] = await app.service.ctx.sql<{ id: string; attempts: number }[]>`select id, attempts from social_publication_targets where publication_id = ${started.body.id}`;
+  t.equal(target.attempts, 1, 'one attempt: not retried');
+  const jobs = await app.service.ctx.sql<{ state: string; retry_count: number }[]>`select state, retry_count from pgboss.job where name = ${socialPublishJob.name} and data->>'targetId' = ${target.id}`;
+  t.same(jobs.map((j) => [j.state, j.retry_count]), [['completed', 0]], 'its job ended on the first delivery, no retries');
+  const events = await app.service.ctx.sql<{ type: string }[]>`select type from webhook_events where resource_id = ${started.body.id}`;
+  t.same(events.map((e) => e.type), ['publication.failed'], 'the terminal event, once');
+  const listed = (await call(c, 'list_social_publications', {})).body.data.find((p: { id: string }) => p.id === started.body.id);
+  t.match(listed, { status: 'failed' }, 'listed as failed');
 });
 
 t.test('a crash between upload and post resumes from the stored upload id: one upload, one post', async (t) => {
