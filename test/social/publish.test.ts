@@ -3,7 +3,7 @@
 // hint, then success; a token expired mid-job refreshed once; a refused refresh making the
 // connection needs_reauth; a crash between upload and post resumed without a second post; and
 // the checks made before anything is queued (limits, unavailable platforms, scopes, workspaces).
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
@@ -327,6 +327,34 @@ t.test('idempotency_key is the charged command’s: the same arguments in anothe
   t.equal(after, before, 'publishing is free');
   const [{ rows }] = await app.service.ctx.sql<{ rows: number }[]>`select count(*)::int as rows from credit_ledger where org_id = ${ws.orgId} and reason = 'publication_charge'`;
   t.equal(rows, 0, 'and writes no ledger row');
+});
+
+t.test('a key written on the publication before the charged command kept it (the previous release) still replays for its lifetime: no second post across the deploy', async (t) => {
+  const tok = X.grant();
+  const xAcc = await account(app, ws.orgId, 'x', { access: tok.access, refresh: tok.refresh, handle: 'legacy' });
+  const image = await storedMedia(app, ws.orgId, { kind: 'image', contentType: 'image/png', bytes: 1000 });
+  const args = { account_ids: [xAcc], media_id: image, caption: 'before the deploy' };
+  const first = await call(writer, 'publish_media_to_social', args);
+  t.notOk(first.isError, JSON.stringify(first.body));
+  t.equal((await settled(writer, first.body.id)).status, 'published');
+  // As the previous release wrote a keyed publication: the key and the hash of the arguments on the row.
+  const hash = createHash('sha256').update(JSON.stringify({ media_id: image, caption: 'before the deploy', account_ids: [xAcc] })).digest('hex');
+  await app.service.ctx.sql`update social_publications set idempotency_key = 'k-legacy', request_hash = ${hash} where id = ${first.body.id}`;
+
+  const again = await call(writer, 'publish_media_to_social', { ...args, idempotency_key: 'k-legacy' });
+  t.notOk(again.isError, JSON.stringify(again.body));
+  t.equal(again.body.id, first.body.id, 'the publication the key names');
+  t.equal(again.body.idempotent_replay, true);
+  const other = await call(writer, 'publish_media_to_social', { ...args, caption: 'something else', idempotency_key: 'k-legacy' });
+  t.match(other.body, { error: { code: 'idempotency_conflict', context: { field: 'idempotency_key', idempotency_key: 'k-legacy' } } });
+
+  // A day later the key is free, as every key is.
+  await app.service.ctx.sql`update social_publications set created_at = now() - interval '25 hours' where id = ${first.body.id}`;
+  const later = await call(writer, 'publish_media_to_social', { ...args, idempotency_key: 'k-legacy' });
+  t.notOk(later.isError, JSON.stringify(later.body));
+  t.not(later.body.id, first.body.id, 'a new publication');
+  t.equal((await settled(writer, later.body.id)).status, 'published');
+  t.equal(X.state.tweets.filter((tw) => tw.text === 'before the deploy').length, 2, 'one post per publication: none for the replay or the conflict');
 });
 
 t.test('a caption without media is a text post: a tweet without media, a LinkedIn post without content', async (t) => {

@@ -45,7 +45,8 @@ function conflict(k: IdemKey, message: string): ApiError {
   return new ApiError('idempotency_conflict', message, { field: 'header.idempotency-key', idempotency_key: k.key });
 }
 
-const usedConflict = (k: IdemKey) => conflict(k, 'This idempotency key was already used with a different request; use a new key for a different request');
+/** 409: the key was used with another request. */
+export const usedConflict = (k: IdemKey) => conflict(k, 'This idempotency key was already used with a different request; use a new key for a different request');
 
 /**
  * The stored response of a completed request with this key and fingerprint that has not expired,

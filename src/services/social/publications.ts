@@ -6,7 +6,8 @@
 // (services/billing/charged-command.ts) at 0 credits for its idempotency: an `idempotency_key`
 // with the same arguments replays the stored answer, with other arguments (or while the first
 // call is still at work) it is a 409; keys expire after 24 hours.
-import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
+import { createHash } from 'node:crypto';
+import { and, asc, desc, eq, gt, inArray, sql } from 'drizzle-orm';
 import type { components } from '../../../generated/openapi.d.ts';
 import type { AppContext } from '../../context.ts';
 import { editorExports, generations, media, slideshows, slideshowSlides, socialAccounts, socialPublications, socialPublicationTargets } from '../../db/schema/index.ts';
@@ -14,6 +15,7 @@ import { badRequest, notFound } from '../../errors.ts';
 import { QUEUES } from '../../jobs/queue.ts';
 import type { Tx } from '../../db/client.ts';
 import { keyedRequest, runChargedCommand, settledReplay } from '../billing/charged-command.ts';
+import { IDEMPOTENCY_TTL_MS, usedConflict } from '../billing/idempotency.ts';
 import { ingest, insertMedia, receiveBuffer, type MediaRow } from '../editor/media.ts';
 import { fetchMedia, urlFilename } from '../editor/resources.ts';
 import { recordTerminalEvent } from '../webhooks/events.ts';
@@ -87,7 +89,7 @@ export async function publish(ctx: AppContext, orgId: string, input: PublishInpu
   // The same call: the same arguments but the key, its accounts as a set (in any order, repeated or not).
   const keyed = { orgId, operation: 'publish_media_to_social', ...keyedRequest({ ...input, account_ids: accountIds.toSorted() }, undefined) };
   // A replay, or a key used with other arguments, is answered before anything is checked or fetched.
-  const replay = await settledReplay<PublicationView>(ctx, keyed);
+  const replay = (await settledReplay<PublicationView>(ctx, keyed)) ?? (await legacyReplay(ctx, orgId, input, accountIds));
   if (replay) return replay;
   const accounts = await ctx.db.select().from(socialAccounts).where(and(eq(socialAccounts.orgId, orgId), inArray(socialAccounts.id, accountIds)));
   for (const id of accountIds) {
@@ -137,6 +139,29 @@ export async function publish(ctx: AppContext, orgId: string, input: PublishInpu
       return view(pub, await targetsOf(tx, [pub.id]));
     },
   });
+}
+
+/**
+ * Publications made before their idempotency moved to the charged command's records kept the key on
+ * the publication itself (social_publications.idempotency_key and request_hash, written then and
+ * no longer). For one key lifetime after that change a retry with such a key is answered from that
+ * publication as it was then (the same arguments replay, others conflict), so a retry across the
+ * deploy never posts twice. Once no such row is younger than IDEMPOTENCY_TTL_MS this and the two
+ * columns can go, in a migration.
+ */
+async function legacyReplay(ctx: AppContext, orgId: string, input: PublishInput, accountIds: string[]): Promise<PublicationView | undefined> {
+  const key = input.idempotency_key;
+  if (!key) return undefined;
+  const [prior] = await ctx.db
+    .select()
+    .from(socialPublications)
+    .where(and(eq(socialPublications.orgId, orgId), eq(socialPublications.idempotencyKey, key), gt(socialPublications.createdAt, new Date(Date.now() - IDEMPOTENCY_TTL_MS))));
+  if (!prior) return undefined;
+  // The hash those rows were written with: the arguments but the key, with the accounts sorted.
+  const { idempotency_key: _k, account_ids: _a, ...rest } = input;
+  const hash = createHash('sha256').update(JSON.stringify({ ...rest, account_ids: accountIds.toSorted() })).digest('hex');
+  if (prior.requestHash !== hash) throw usedConflict({ orgId, operation: 'publish_media_to_social', key });
+  return { ...view(prior, await targetsOf(ctx.db, [prior.id])), idempotent_replay: true };
 }
 
 const targetsOf = (db: AppContext['db'] | Tx, ids: string[]) =>
