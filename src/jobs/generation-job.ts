@@ -24,7 +24,16 @@ import { generationOutputKey } from '../storage/keys.ts';
 import type { MediaInput } from '../services/generations/generation-requests.ts';
 import { referenceStyle } from '../services/references/analysis.ts';
 import { referenceColors } from '../services/references/reference-colors.ts';
-import { completeGeneration, failGeneration, reportProgress, saveProviderJob, startAttempt, type GenerationRow } from '../services/generations/generations.ts';
+import {
+  completeGeneration,
+  failGeneration,
+  generationResource,
+  saveProviderJob,
+  startAttempt,
+  type GenerationRow,
+  type StoredOutput,
+} from '../services/generations/generations.ts';
+import { runStages, type StageContext, type Stages } from '../kernel/stages.ts';
 import { defineJob, JobFailure, type FailureDetail, type JobTools, type RunningJob } from './define-job.ts';
 import { QUEUES, type QueueName } from './queue.ts';
 
@@ -174,83 +183,96 @@ function storedProviderJob(g: GenerationRow): ProviderJobRef | undefined {
   return r && (r.provider === 'replicate' || r.provider === 'fal') && typeof r.id === 'string' ? (r as ProviderJobRef) : undefined;
 }
 
-async function runGeneration(ctx: AppContext, job: RunningJob<GenerationJobData>, { signal, progress, annotate }: JobTools): Promise<void> {
+/** The generation's one stage: its output is stored where the generation completes from it. */
+interface GenerationOutputs {
+  rendering: StoredOutput;
+}
+
+async function runGeneration(ctx: AppContext, job: RunningJob<GenerationJobData>, tools: JobTools): Promise<void> {
   const g = await startAttempt(ctx, job.data.generationId);
   if (!g) return; // already completed or failed: a repeated delivery has nothing to do
-  annotate({ credits_refunded: g.credits });
+  tools.annotate({ credits_refunded: g.credits });
   const workDir = await jobFolder(ctx.config.dataDir, `gen-${g.id}`);
   try {
-    const inputs = await gatherInputs(ctx, g, workDir, signal);
-    const spec = g.spec;
-    const variant = variantOf(g);
-    const providerModel = variant?.provider;
-    const engine = engineFor(generationCapability(spec.output, variant?.input_mode), { config: ctx.config, fetcher: ctx.fetcher, model: providerModel });
-    let hostedJob = storedProviderJob(g);
-    const result = await engine.generate(
-      {
-        generationId: g.id,
-        type: g.type as GenerationJob['type'],
-        output: spec.output,
-        prompt: spec.prompt,
-        title: spec.title,
-        templateSlug: spec.templateSlug,
-        modelSlug: spec.modelSlug,
-        variantId: spec.variantId,
-        presetId: spec.presetId ?? null,
-        qualityTier: spec.qualityTier,
-        aspectRatio: spec.aspectRatio,
-        width: spec.width,
-        height: spec.height,
-        durationSeconds: spec.durationSeconds,
-        imageFormat: spec.imageFormat,
-        brandColors: spec.brandKit?.colors,
-        brandColorRoles: spec.brandKit?.colorRoles,
-        brandName: spec.brandKit?.name,
-        generateAudio: spec.generateAudio,
-        avatarName: spec.avatar?.name,
-        avatarImage: inputs.avatarImage,
-        presetIndex: presetIndexOf(spec.templateSlug, spec.presetId),
-        logo: inputs.logo,
-        fonts: spec.brandKit?.fonts,
-        referenceColors: inputs.referenceColors,
-        referenceSubject: inputs.referenceSubject,
-        referenceImages: inputs.referenceImages ?? [],
-        maxInputPixels: ctx.config.mediaMaxPixels,
-        sourceVideo: inputs.sourceVideo,
-        motionVideo: inputs.motionVideo,
-        audio: inputs.audio,
-        providerModel,
-      },
-      {
-        workDir,
-        signal,
-        onProgress: (fraction) => progress('rendering', fraction * 100),
-        resume: storedProviderJob(g),
-        onSubmitted: async (ref) => {
-          hostedJob = ref ?? undefined;
-          await saveProviderJob(ctx, g.id, ref);
-        },
-      },
-    ).catch(async (err: unknown) => {
-      // No attempt will follow (or none can use it): stop the hosted job rather than pay for it.
-      // A stopping worker (aborted signal) leaves it for the next attempt to resume.
-      if (hostedJob && !signal.aborted && (job.lastAttempt || !describeFailure(err).retry)) await cancelHostedJob(ctx, hostedJob).catch(() => {});
-      throw err;
-    });
-    const ext = EXT[result.contentType] ?? 'bin';
-    const stored = await ctx.storage.put(generationOutputKey(g.orgId, g.id, ext), { file: result.path }, result.contentType);
-    await completeGeneration(ctx, g, {
-      storageKey: stored.key,
-      contentType: result.contentType,
-      bytes: stored.bytes,
-      width: result.width,
-      height: result.height,
-      durationSeconds: result.durationSeconds,
-      hasAudio: spec.output === 'video' ? (result.hasAudio ?? (spec.generateAudio || Boolean(inputs.audio))) : undefined,
-    });
+    // One stage: its resume point is the hosted provider's job (saveProviderJob), not its output.
+    const stages: Stages<GenerationRow, GenerationOutputs> = [{ name: 'rendering', weight: 100, run: (stage) => render(ctx, g, job, workDir, stage) }];
+    const { outputs } = await runStages(ctx, generationResource, g, stages, tools);
+    await completeGeneration(ctx, g, outputs.rendering);
   } finally {
     await fs.rm(workDir, { recursive: true, force: true });
   }
+}
+
+/** Gathers the inputs, runs the provider (resuming a hosted job an earlier attempt submitted) and stores the output. */
+async function render(ctx: AppContext, g: GenerationRow, job: RunningJob<GenerationJobData>, workDir: string, { signal, report }: StageContext<GenerationRow>): Promise<StoredOutput> {
+  const inputs = await gatherInputs(ctx, g, workDir, signal);
+  const spec = g.spec;
+  const variant = variantOf(g);
+  const providerModel = variant?.provider;
+  const engine = engineFor(generationCapability(spec.output, variant?.input_mode), { config: ctx.config, fetcher: ctx.fetcher, model: providerModel });
+  let hostedJob = storedProviderJob(g);
+  const result = await engine.generate(
+    {
+      generationId: g.id,
+      type: g.type as GenerationJob['type'],
+      output: spec.output,
+      prompt: spec.prompt,
+      title: spec.title,
+      templateSlug: spec.templateSlug,
+      modelSlug: spec.modelSlug,
+      variantId: spec.variantId,
+      presetId: spec.presetId ?? null,
+      qualityTier: spec.qualityTier,
+      aspectRatio: spec.aspectRatio,
+      width: spec.width,
+      height: spec.height,
+      durationSeconds: spec.durationSeconds,
+      imageFormat: spec.imageFormat,
+      brandColors: spec.brandKit?.colors,
+      brandColorRoles: spec.brandKit?.colorRoles,
+      brandName: spec.brandKit?.name,
+      generateAudio: spec.generateAudio,
+      avatarName: spec.avatar?.name,
+      avatarImage: inputs.avatarImage,
+      presetIndex: presetIndexOf(spec.templateSlug, spec.presetId),
+      logo: inputs.logo,
+      fonts: spec.brandKit?.fonts,
+      referenceColors: inputs.referenceColors,
+      referenceSubject: inputs.referenceSubject,
+      referenceImages: inputs.referenceImages ?? [],
+      maxInputPixels: ctx.config.mediaMaxPixels,
+      sourceVideo: inputs.sourceVideo,
+      motionVideo: inputs.motionVideo,
+      audio: inputs.audio,
+      providerModel,
+    },
+    {
+      workDir,
+      signal,
+      onProgress: report,
+      resume: storedProviderJob(g),
+      onSubmitted: async (ref) => {
+        hostedJob = ref ?? undefined;
+        await saveProviderJob(ctx, g.id, ref);
+      },
+    },
+  ).catch(async (err: unknown) => {
+    // No attempt will follow (or none can use it): stop the hosted job rather than pay for it.
+    // A stopping worker (aborted signal) leaves it for the next attempt to resume.
+    if (hostedJob && !signal.aborted && (job.lastAttempt || !describeFailure(err).retry)) await cancelHostedJob(ctx, hostedJob).catch(() => {});
+    throw err;
+  });
+  const ext = EXT[result.contentType] ?? 'bin';
+  const stored = await ctx.storage.put(generationOutputKey(g.orgId, g.id, ext), { file: result.path }, result.contentType);
+  return {
+    storageKey: stored.key,
+    contentType: result.contentType,
+    bytes: stored.bytes,
+    width: result.width,
+    height: result.height,
+    durationSeconds: result.durationSeconds,
+    hasAudio: spec.output === 'video' ? (result.hasAudio ?? (spec.generateAudio || Boolean(inputs.audio))) : undefined,
+  };
 }
 
 function generationJob(name: QueueName, concurrency: (config: Config) => number) {
@@ -263,7 +285,7 @@ function generationJob(name: QueueName, concurrency: (config: Config) => number)
     deadLetter: { message: 'The generation was abandoned by its workers too many times' },
     run: runGeneration,
     describeFailure,
-    progress: (ctx, data, percent) => reportProgress(ctx, data.generationId, percent),
+    progress: (ctx, data, percent, stage) => generationResource.progress(ctx, data.generationId, stage, percent),
     onTerminalFailure: (ctx, data, detail) => failGeneration(ctx, data.generationId, detail),
   });
 }

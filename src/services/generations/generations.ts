@@ -1,18 +1,17 @@
 // Generations: queueing a batch through the charged command (checks and price, one row and job
-// per generation, partial batches resumed by key), reading one, and the worker-side state changes
-// (progress, completion, failure with exactly-once refund).
+// per generation, partial batches resumed by key), reading one, and the generation's lifecycle
+// (src/kernel: progress, completion, failure with exactly-once refund).
 import { randomUUID } from 'node:crypto';
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, inArray } from 'drizzle-orm';
 import type { components } from '../../../generated/openapi.d.ts';
 import type { AppContext } from '../../context.ts';
 import { generations, media } from '../../db/schema/index.ts';
 import { notFound } from '../../errors.ts';
 import { generationQueue } from '../../jobs/queue.ts';
+import { defineResource } from '../../kernel/resource.ts';
 import { keyFilename } from '../../storage/keys.ts';
 import { keyedRequest, runChargedCommand, type ChargedOutcome } from '../billing/charged-command.ts';
 import type { Tx } from '../../db/client.ts';
-import { applyCreditChange } from '../billing/credits.ts';
-import { recordTerminalEvent } from '../webhooks/events.ts';
 import { resolveGeneration, type CreateGenerationBody, type GenerationSpec, type ResolvedGeneration } from './generation-requests.ts';
 
 export type FailureDetail = components['schemas']['FailureDetail'];
@@ -97,6 +96,34 @@ export async function getGeneration(ctx: AppContext, orgId: string, id: string, 
   };
 }
 
+/**
+ * The generation's lifecycle (src/kernel/resource.ts): generating → completed | error; a failure
+ * refunds its credits once and each terminal state writes its webhook event.
+ */
+export const generationResource = defineResource({
+  name: 'generation',
+  table: generations,
+  columns: {
+    id: 'id',
+    org: 'orgId',
+    status: 'status',
+    error: 'error',
+    updatedAt: 'updatedAt',
+    attempts: 'attempts',
+    startedAt: 'startedAt',
+    progress: 'progress',
+    completedAt: 'completedAt',
+    credits: 'credits',
+    refundedAt: 'refundedAt',
+    output: 'outputMediaId',
+    jobId: 'jobId',
+  },
+  statuses: { running: 'generating', completed: 'completed', failed: 'error' },
+  refund: { reason: 'generation_refund', reference: (id: string) => `generation:${id}` },
+  events: { completed: 'generation.completed', failed: 'generation.failed' },
+  view: (ctx, tx, row) => getGeneration(ctx, row.orgId, row.id, tx),
+});
+
 // ---------------------------------------------------------------------------------------------
 // Worker side. Every step is safe to run twice (jobs are delivered at least once).
 
@@ -112,11 +139,7 @@ export interface GenerationRow {
 }
 
 export async function startAttempt(ctx: AppContext, id: string): Promise<GenerationRow | undefined> {
-  const [row] = await ctx.db
-    .update(generations)
-    .set({ attempts: sql`${generations.attempts} + 1`, startedAt: sql`coalesce(${generations.startedAt}, now())`, updatedAt: new Date() })
-    .where(and(eq(generations.id, id), eq(generations.status, 'generating')))
-    .returning();
+  const row = await generationResource.start(ctx, id);
   return row ? { ...row, spec: row.spec as GenerationSpec } : undefined;
 }
 
@@ -125,17 +148,7 @@ export async function startAttempt(ctx: AppContext, id: string): Promise<Generat
  * before the worker polls it: a retry after a crash resumes it instead of submitting again.
  */
 export async function saveProviderJob(ctx: AppContext, id: string, ref: object | null): Promise<void> {
-  await ctx.db
-    .update(generations)
-    .set({ providerJob: ref, updatedAt: new Date() })
-    .where(and(eq(generations.id, id), eq(generations.status, 'generating')));
-}
-
-export async function reportProgress(ctx: AppContext, id: string, percent: number): Promise<void> {
-  await ctx.db
-    .update(generations)
-    .set({ progress: Math.max(0, Math.min(99, Math.round(percent))), updatedAt: new Date() })
-    .where(and(eq(generations.id, id), eq(generations.status, 'generating')));
+  await generationResource.record(ctx, id, { providerJob: ref });
 }
 
 export interface StoredOutput {
@@ -149,52 +162,26 @@ export interface StoredOutput {
 }
 
 /** Records the output and marks the generation completed, unless it already finished. */
-export async function completeGeneration(ctx: AppContext, g: GenerationRow, out: StoredOutput): Promise<boolean> {
-  return ctx.db.transaction(async (tx) => {
-    const [m] = await tx
-      .insert(media)
-      .values({
-        orgId: g.orgId,
-        kind: g.spec.output,
-        status: 'completed',
-        source: 'generation',
-        title: g.spec.title,
-        filename: keyFilename(out.storageKey),
-        contentType: out.contentType,
-        sizeBytes: out.bytes,
-        storageKey: out.storageKey,
-        width: out.width,
-        height: out.height,
-        durationSeconds: out.durationSeconds ?? null,
-        hasAudio: out.hasAudio ?? null,
-        indexedText: g.spec.prompt || null,
-      })
-      .returning({ id: media.id });
-    const done = await tx
-      .update(generations)
-      .set({ status: 'completed', outputMediaId: m.id, progress: 100, completedAt: new Date(), updatedAt: new Date() })
-      .where(and(eq(generations.id, g.id), eq(generations.status, 'generating')))
-      .returning({ id: generations.id });
-    if (!done.length) tx.rollback();
-    await recordTerminalEvent(ctx, tx, { orgId: g.orgId, type: 'generation.completed', data: await getGeneration(ctx, g.orgId, g.id, tx) });
-    return true;
-  }).catch((err) => {
-    if (err instanceof Error && err.name === 'TransactionRollbackError') return false;
-    throw err;
+export function completeGeneration(ctx: AppContext, g: GenerationRow, out: StoredOutput): Promise<boolean> {
+  return generationResource.complete(ctx, g.id, {
+    media: {
+      orgId: g.orgId,
+      kind: g.spec.output,
+      status: 'completed',
+      source: 'generation',
+      title: g.spec.title,
+      filename: keyFilename(out.storageKey),
+      contentType: out.contentType,
+      sizeBytes: out.bytes,
+      storageKey: out.storageKey,
+      width: out.width,
+      height: out.height,
+      durationSeconds: out.durationSeconds ?? null,
+      hasAudio: out.hasAudio ?? null,
+      indexedText: g.spec.prompt || null,
+    },
   });
 }
 
 /** Terminal failure: marks the generation failed and refunds its credits, exactly once. */
-export async function failGeneration(ctx: AppContext, id: string, detail: FailureDetail): Promise<boolean> {
-  return ctx.db.transaction(async (tx) => {
-    const [g] = await tx
-      .update(generations)
-      .set({ status: 'error', error: detail, refundedAt: new Date(), updatedAt: new Date() })
-      .where(and(eq(generations.id, id), eq(generations.status, 'generating')))
-      .returning({ orgId: generations.orgId, credits: generations.credits });
-    if (!g) return false;
-    if (g.credits > 0) await applyCreditChange(tx, { orgId: g.orgId, delta: g.credits, reason: 'generation_refund', reference: `generation:${id}` });
-    await recordTerminalEvent(ctx, tx, { orgId: g.orgId, type: 'generation.failed', data: await getGeneration(ctx, g.orgId, id, tx) });
-    return true;
-  });
-}
+export const failGeneration = (ctx: AppContext, id: string, detail: FailureDetail): Promise<boolean> => generationResource.fail(ctx, id, detail);
