@@ -1,6 +1,7 @@
-// The faceless video job: script → scenes → voiceover → captions → render, each stage reported
-// as stage + percent of the whole, and each stage's output stored on the row (artifacts) before
-// the next starts, so a re-run after a crash resumes after the last finished stage. Stored
+// The faceless video job: script → scenes → voiceover → captions → render, run by the kernel's
+// stage runner (src/kernel/stages.ts): each stage reported as stage + percent of the whole, and
+// each stage's output stored on the row (artifacts) before the next starts, so a re-run after a
+// crash resumes at the first unfinished stage. Stored
 // objects and media rows have ids derived from the video id, so a stage that ran twice writes the
 // same rows and keys again (no orphans). The render is the editor's timeline renderer on the
 // timeline that becomes the video's editor project. A failure that no retry follows marks the
@@ -20,17 +21,10 @@ import { jobFolder } from '../media/work-folder.ts';
 import { WriterFailed } from '../engines/write/types.ts';
 import { facelessMusicKey, facelessSceneKey, facelessVideoKey, facelessVoiceoverKey } from '../storage/keys.ts';
 import type { CaptionEntry } from '../services/editor/model.ts';
-import {
-  completeFaceless,
-  facelessProgress,
-  failFaceless,
-  saveArtifacts,
-  startFacelessAttempt,
-  type FacelessRow,
-  type FacelessStage,
-} from '../services/faceless/faceless.ts';
+import { completeFaceless, facelessResource, failFaceless, startFacelessAttempt, type FacelessRow, type FacelessStage } from '../services/faceless/faceless.ts';
 import { captionCues, captionTop, facelessTimeline, fitSpeed, partsFromScript, partStarts, type NarrationPart } from '../services/faceless/plan.ts';
-import { WORDS_PER_SECOND } from '../services/faceless/requests.ts';
+import { WORDS_PER_SECOND, type FacelessSpec } from '../services/faceless/requests.ts';
+import { runStages, type StageContext, type Stages } from '../kernel/stages.ts';
 import { defineJob, JobFailure, type FailureDetail, type JobTools, type RunningJob } from './define-job.ts';
 import { QUEUES } from './queue.ts';
 
@@ -38,19 +32,19 @@ export interface FacelessJobData {
   videoId: number;
 }
 
-/** What each stage stored (faceless_videos.artifacts). */
-export interface FacelessArtifacts {
-  script?: { parts: NarrationPart[]; writer: string };
-  scenes?: { mediaIds: string[] };
-  voiceover?: { mediaId: string; durationMs: number; speed: number; words: SpokenWord[] };
-  captions?: { cues: CaptionEntry[]; sceneStartsMs: number[]; music?: { mediaId: string; durationMs: number } };
-  /** Seconds each stage took on the attempt that finished it. */
-  timings?: Partial<Record<FacelessStage, number>>;
+/** What each stage stores (faceless_videos.artifacts), under its name. */
+export interface FacelessOutputs {
+  script: { parts: NarrationPart[]; writer: string };
+  scenes: { mediaIds: string[] };
+  voiceover: { mediaId: string; durationMs: number; speed: number; words: SpokenWord[] };
+  captions: { cues: CaptionEntry[]; sceneStartsMs: number[]; music?: { mediaId: string; durationMs: number } };
+  /** The stored MP4 the video completes with. */
+  render: { storageKey: string; bytes: number; durationSeconds: number };
 }
 
-/** Share of the whole progress each stage ends at. */
-const STAGE_END: Record<FacelessStage, number> = { script: 5, scenes: 25, voiceover: 40, captions: 45, render: 99 };
-const STAGE_START: Record<FacelessStage, number> = { script: 0, scenes: 5, voiceover: 25, captions: 40, render: 45 };
+/** faceless_videos.artifacts: the finished stages' outputs, and the seconds each stage took on the attempt that finished it. */
+export type FacelessArtifacts = Partial<FacelessOutputs> & { timings?: Partial<Record<FacelessStage, number>> };
+
 const FPS = 30;
 const REFERENCE_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp']);
 
@@ -58,40 +52,6 @@ const REFERENCE_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp']);
 function stableUuid(name: string): string {
   const h = createHash('sha256').update(name).digest('hex');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
-}
-
-class Stages {
-  readonly timings: Partial<Record<FacelessStage, number>>;
-  private readonly ctx: AppContext;
-  private readonly f: FacelessRow;
-  private readonly tools: JobTools;
-  constructor(ctx: AppContext, f: FacelessRow, tools: JobTools, timings: Partial<Record<FacelessStage, number>> | undefined) {
-    this.ctx = ctx;
-    this.f = f;
-    this.tools = tools;
-    this.timings = { ...(timings ?? {}) };
-  }
-  /** Reports `fraction` (0–1) of `stage` as a percent of the whole. */
-  report(stage: FacelessStage, fraction: number) {
-    this.tools.progress(stage, STAGE_START[stage] + (STAGE_END[stage] - STAGE_START[stage]) * Math.max(0, Math.min(1, fraction)));
-  }
-  /** Runs a stage unless its output is stored; stores what it returns. */
-  async run<K extends keyof FacelessArtifacts>(
-    stage: FacelessStage,
-    key: K,
-    stored: FacelessArtifacts[K] | undefined,
-    work: () => Promise<NonNullable<FacelessArtifacts[K]>>,
-  ): Promise<NonNullable<FacelessArtifacts[K]>> {
-    if (stored) return stored;
-    // The stage is visible at once (a new stage is written immediately).
-    await facelessProgress(this.ctx, this.f.videoId, stage, STAGE_START[stage]);
-    const t0 = performance.now();
-    const out = await work();
-    this.report(stage, 1);
-    this.timings[stage] = Math.round(performance.now() - t0) / 1000;
-    await saveArtifacts(this.ctx, this.f.videoId, { [key]: out, timings: this.timings });
-    return out;
-  }
 }
 
 async function fetchReference(ctx: AppContext, url: string, field: string, signal: AbortSignal): Promise<Buffer> {
@@ -123,253 +83,291 @@ async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T, i: number
   return out;
 }
 
+/** What the stages of one attempt work with. */
+interface Attempt {
+  ctx: AppContext;
+  f: FacelessRow;
+  spec: FacelessSpec;
+  workDir: string;
+}
+
+type Stage = StageContext<FacelessRow>;
+
+/** The video lasts the requested duration, or the narration plus a breath if that is longer. */
+const videoSeconds = (spec: FacelessSpec, voiceover: FacelessOutputs['voiceover']) => Math.max(spec.durationSeconds, Math.ceil((voiceover.durationMs + 300) / 100) / 10);
+
+/** The stages in order, each spanning `weight` points of the whole progress: script 0–5, scenes 5–25, voiceover 25–40, captions 40–45, render 45–99. */
+function facelessStages(a: Attempt): Stages<FacelessRow, FacelessOutputs> {
+  return [
+    { name: 'script', weight: 5, run: (s) => writeScript(a, s) },
+    { name: 'scenes', weight: 20, run: (s, done) => drawScenes(a, s, done.script) },
+    { name: 'voiceover', weight: 15, run: (s, done) => speak(a, s, done.script) },
+    { name: 'captions', weight: 5, run: (s, done) => timeCaptions(a, s, done.script, done.voiceover) },
+    { name: 'render', weight: 54, run: (s, done) => render(a, s, done) },
+  ];
+}
+
 async function runFaceless(ctx: AppContext, job: RunningJob<FacelessJobData>, tools: JobTools): Promise<void> {
   const f = await startFacelessAttempt(ctx, job.data.videoId);
   if (!f) return; // completed or failed already: a repeated delivery has nothing to do
   tools.annotate({ credits_refunded: f.credits });
   const spec = f.spec;
-  const art = f.artifacts as FacelessArtifacts;
-  const stages = new Stages(ctx, f, tools, art.timings);
   const workDir = await jobFolder(ctx.config.dataDir, `faceless-${f.videoId}`);
-  const targetMs = spec.durationSeconds * 1000;
   try {
-    // ------------------------------------------------------------------ script
-    const script = await stages.run('script', 'script', art.script, async () => {
-      // A given script is read as written; a prompt goes to the copy writer, sized to a little
-      // less than the duration (the last scene holds after the call to action).
-      if (spec.script) return { parts: partsFromScript(spec.script), writer: 'given' };
-      const writer = engineFor('write', ctx);
-      const written = await writer
-        .writeScript(
-          {
-            prompt: spec.prompt ?? '',
-            title: spec.title,
-            language: spec.locale,
-            targetSeconds: spec.durationSeconds * 0.9,
-            wordsPerSecond: WORDS_PER_SECOND,
-            styles: [spec.imageStyle, ...spec.aiStyles, ...spec.fluxStyles],
-          },
-          tools.signal,
-        )
-        .catch((err: unknown) => {
-          if (err instanceof WriterFailed) {
-            throw new JobFailure(
-              { code: err.retryable ? 'provider_unavailable' : 'provider_error', message: `The script writer failed: ${err.message}`, retryable: err.retryable, context: err.status ? { status: err.status } : {} },
-              err.retryable,
-            );
-          }
-          throw err;
-        });
-      const texts = [written.hook, ...written.beats, written.callToAction];
-      const parts: NarrationPart[] = texts
-        .map((text, i) => ({ role: i === 0 ? ('hook' as const) : i === texts.length - 1 ? ('cta' as const) : ('beat' as const), text: text.trim(), scene: written.scenes[i] ?? text }))
-        .filter((p) => /[\p{L}\p{N}]/u.test(p.text));
-      return { parts, writer: writer.name };
-    });
-
-    // ------------------------------------------------------------------ scenes
-    const scenes = await stages.run('scenes', 'scenes', art.scenes, async () => {
-      const refs = new Map<number, Buffer>();
-      const refFor = async (i: number): Promise<Buffer | undefined> => {
-        if (!spec.referenceUrls.length) return undefined;
-        const k = i % spec.referenceUrls.length;
-        if (!refs.has(k)) refs.set(k, await fetchReference(ctx, spec.referenceUrls[k], `reference_image_urls[${k}]`, tools.signal));
-        return refs.get(k);
-      };
-      // The brand kit's logo is decoration: a logo that cannot be fetched is left out (logged).
-      const logo = spec.brandKit?.logoKey
-        ? await ctx.storage.readBuffer(spec.brandKit.logoKey).catch((err: unknown) => {
-            ctx.log.warn({ video: f.videoId, err: String(err) }, 'the brand kit logo could not be read; scenes are drawn without it');
-            return undefined;
-          })
-        : spec.brandKit?.logoUrl
-        ? await fetchReference(ctx, spec.brandKit.logoUrl, 'brand_kit.logo_url', tools.signal).catch((err: unknown) => {
-            ctx.log.warn({ video: f.videoId, err: String(err) }, 'the brand kit logo could not be fetched; scenes are drawn without it');
-            return undefined;
-          })
-        : undefined;
-      // Every reference is fetched (and checked) before any scene is drawn.
-      for (let k = 0; k < Math.min(spec.referenceUrls.length, script.parts.length); k++) await refFor(k);
-      let done = 0;
-      const mediaIds = await mapLimit(script.parts, 2, async (_part, i) => {
-        const jpeg = await engineFor('scene', ctx).renderScene({
-          width: spec.width,
-          height: spec.height,
-          index: i,
-          count: script.parts.length,
-          seed: `${f.videoId}`,
-          style: spec.imageStyle,
-          aiStyles: spec.aiStyles,
-          fluxStyles: spec.fluxStyles,
-          brand: spec.brandKit ? { name: spec.brandKit.name, colors: spec.brandKit.colors, logo } : undefined,
-          reference: await refFor(i),
-          captionTop: captionTop(spec.width, spec.height),
-        });
-        const id = stableUuid(`faceless:${f.videoId}:scene:${i}`);
-        const key = facelessSceneKey(f.orgId, f.videoId, i);
-        const stored = await ctx.storage.put(key, jpeg, 'image/jpeg');
-        await ctx.db
-          .insert(media)
-          .values({
-            id,
-            orgId: f.orgId,
-            kind: 'image',
-            status: 'completed',
-            source: 'generation',
-            title: `${spec.title} — scene ${i + 1}`,
-            filename: `scene-${i + 1}.jpg`,
-            contentType: 'image/jpeg',
-            sizeBytes: stored.bytes,
-            storageKey: key,
-            width: spec.width,
-            height: spec.height,
-            indexedText: script.parts[i].scene,
-          })
-          .onConflictDoNothing();
-        stages.report('scenes', ++done / script.parts.length);
-        return id;
-      });
-      return { mediaIds };
-    });
-
-    // ------------------------------------------------------------------ voiceover
-    const voiceover = await stages.run('voiceover', 'voiceover', art.voiceover, async () => {
-      const text = script.parts.map((p) => p.text).join(' ');
-      const raw = path.join(workDir, 'voice-raw.wav');
-      // The speaking rate from the word count, then one correction from the measured length as a
-      // tempo change (atempo keeps the pitch; the word timings scale exactly): one synthesis.
-      const words = text.split(/\s+/).length;
-      const speed = fitSpeed((words / WORDS_PER_SECOND) * 1000, 1, targetMs);
-      const speech = await engineFor('speech', ctx).synthesize(text, raw, { voice: spec.voice.espeak, speed, timeoutMs: 120_000 }).catch((err: unknown) => {
-        if (err instanceof SpeechFailed) throw new JobFailure({ code: 'render_failed', message: `Speech synthesis failed: ${err.message}`, retryable: true, context: {} }, true);
-        throw err;
-      });
-      stages.report('voiceover', 0.6);
-      const tempo = Math.max(0.75, Math.min(1.5, fitSpeed(speech.durationMs, speed, targetMs) / speed));
-      const scaled = Math.abs(tempo - 1) > 0.02 ? tempo : 1;
-      // 48 kHz stereo, the mixer's format.
-      const out = path.join(workDir, 'voice.wav');
-      await runFfmpeg([...inputArgs({ path: raw, type: 'audio/wav' }), ...(scaled !== 1 ? ['-af', `atempo=${scaled.toFixed(4)}`] : []), '-ar', '48000', '-ac', '2', '-c:a', 'pcm_s16le', out], {
-        cwd: workDir,
-        signal: tools.signal,
-      });
-      const timed = speech.words.map((w) => ({ text: w.text, startMs: Math.round(w.startMs / scaled), endMs: Math.round(w.endMs / scaled) }));
-      const durationMs = Math.round(speech.durationMs / scaled);
-      const id = stableUuid(`faceless:${f.videoId}:voiceover`);
-      const key = facelessVoiceoverKey(f.orgId, f.videoId);
-      const stored = await ctx.storage.put(key, { file: out }, 'audio/wav');
-      await ctx.db.transaction(async (tx) => {
-        await tx
-          .insert(media)
-          .values({
-            id,
-            orgId: f.orgId,
-            kind: 'voice',
-            status: 'completed',
-            source: 'voiceover',
-            title: `Voiceover: ${spec.title}`.slice(0, 200),
-            filename: 'voiceover.wav',
-            contentType: 'audio/wav',
-            sizeBytes: stored.bytes,
-            storageKey: key,
-            durationSeconds: durationMs / 1000,
-            hasAudio: true,
-            indexedText: text,
-          })
-          .onConflictDoNothing();
-        await tx
-          .insert(mediaTranscripts)
-          .values({ mediaId: id, orgId: f.orgId, source: 'synthesis', language: spec.language, text, words: timed })
-          .onConflictDoNothing();
-      });
-      return { mediaId: id, durationMs, speed: Math.round(speed * scaled * 1000) / 1000, words: timed };
-    });
-
-    // ------------------------------------------------------------------ captions
-    // The video lasts the requested duration, or the narration plus a breath if that is longer.
-    const durationSeconds = Math.max(spec.durationSeconds, Math.ceil((voiceover.durationMs + 300) / 100) / 10);
-    const captions = await stages.run('captions', 'captions', art.captions, async () => {
-      // The music bed, ducked under the words, is timed here too.
-      const bed = path.join(workDir, 'music.wav');
-      await renderMusicBed(bed, { seconds: durationSeconds, style: spec.imageStyle, words: voiceover.words, cwd: workDir, signal: tools.signal });
-      const id = stableUuid(`faceless:${f.videoId}:music`);
-      const key = facelessMusicKey(f.orgId, f.videoId);
-      const stored = await ctx.storage.put(key, { file: bed }, 'audio/wav');
-      await ctx.db
-        .insert(media)
-        .values({
-          id,
-          orgId: f.orgId,
-          kind: 'audio',
-          status: 'completed',
-          source: 'generation',
-          title: `Music bed: ${spec.title}`.slice(0, 200),
-          filename: 'music.wav',
-          contentType: 'audio/wav',
-          sizeBytes: stored.bytes,
-          storageKey: key,
-          durationSeconds,
-          hasAudio: true,
-        })
-        .onConflictDoNothing();
-      return {
-        cues: captionCues(script.parts, voiceover.words),
-        sceneStartsMs: partStarts(script.parts, voiceover.words),
-        music: { mediaId: id, durationMs: Math.round(durationSeconds * 1000) },
-      };
-    });
-
-    // ------------------------------------------------------------------ render
-    await facelessProgress(ctx, f.videoId, 'render', STAGE_START.render);
-    const t0 = performance.now();
-    const timeline = facelessTimeline({
-      width: spec.width,
-      height: spec.height,
-      durationSeconds,
-      sceneMediaIds: scenes.mediaIds,
-      sceneStartsMs: captions.sceneStartsMs,
-      voice: { mediaId: voiceover.mediaId, durationMs: voiceover.durationMs },
-      cues: captions.cues,
-      music: captions.music,
-    });
-    const files = new Map<string, RenderMedia>();
-    for (const [i, id] of scenes.mediaIds.entries()) {
-      const file = path.join(workDir, `scene-${i + 1}.jpg`);
-      await ctx.storage.copyToFile(facelessSceneKey(f.orgId, f.videoId, i), file);
-      files.set(id, { path: file, type: 'image/jpeg', kind: 'image', width: spec.width, height: spec.height, durationSeconds: null, hasAudio: null });
-    }
-    const voiceFile = path.join(workDir, 'voiceover.wav');
-    await ctx.storage.copyToFile(facelessVoiceoverKey(f.orgId, f.videoId), voiceFile);
-    files.set(voiceover.mediaId, { path: voiceFile, type: 'audio/wav', kind: 'voice', width: null, height: null, durationSeconds: voiceover.durationMs / 1000, hasAudio: true });
-    if (captions.music) {
-      const musicFile = path.join(workDir, 'music.wav');
-      await ctx.storage.copyToFile(facelessMusicKey(f.orgId, f.videoId), musicFile);
-      files.set(captions.music.mediaId, { path: musicFile, type: 'audio/wav', kind: 'audio', width: null, height: null, durationSeconds: captions.music.durationMs / 1000, hasAudio: true });
-    }
-    const out = path.join(workDir, 'video.mp4');
-    await engineFor('render', ctx).render({ width: spec.width, height: spec.height, fps: FPS, tracks: timeline.tracks, items: timeline.items, media: files }, workDir, out, {
-      quality: 'standard',
-      signal: tools.signal,
-      onProgress: (fraction) => stages.report('render', fraction),
-    });
-    const probed = await probe({ path: out, type: 'video/mp4' }, { signal: tools.signal });
-    const key = facelessVideoKey(f.orgId, f.videoId);
-    const stored = await ctx.storage.put(key, { file: out }, 'video/mp4');
-    stages.timings.render = Math.round(performance.now() - t0) / 1000;
-    await saveArtifacts(ctx, f.videoId, { timings: stages.timings });
+    const stages = facelessStages({ ctx, f, spec, workDir });
+    const { outputs } = await runStages(ctx, facelessResource, f, stages, tools);
     await completeFaceless(ctx, f, {
-      storageKey: key,
-      bytes: stored.bytes,
+      storageKey: outputs.render.storageKey,
+      bytes: outputs.render.bytes,
       width: spec.width,
       height: spec.height,
-      durationSeconds: probed.duration_seconds ?? durationSeconds,
+      durationSeconds: outputs.render.durationSeconds,
       hasAudio: true,
       fps: FPS,
-      timeline,
+      timeline: timelineOf(spec, outputs),
     });
   } finally {
     await fs.rm(workDir, { recursive: true, force: true });
   }
+}
+
+/** A given script is read as written; a prompt goes to the copy writer, sized to a little less than the duration (the last scene holds after the call to action). */
+async function writeScript({ ctx, spec }: Attempt, s: Stage): Promise<FacelessOutputs['script']> {
+  if (spec.script) return { parts: partsFromScript(spec.script), writer: 'given' };
+  const writer = engineFor('write', ctx);
+  const written = await writer
+    .writeScript(
+      {
+        prompt: spec.prompt ?? '',
+        title: spec.title,
+        language: spec.locale,
+        targetSeconds: spec.durationSeconds * 0.9,
+        wordsPerSecond: WORDS_PER_SECOND,
+        styles: [spec.imageStyle, ...spec.aiStyles, ...spec.fluxStyles],
+      },
+      s.signal,
+    )
+    .catch((err: unknown) => {
+      if (err instanceof WriterFailed) {
+        throw new JobFailure(
+          { code: err.retryable ? 'provider_unavailable' : 'provider_error', message: `The script writer failed: ${err.message}`, retryable: err.retryable, context: err.status ? { status: err.status } : {} },
+          err.retryable,
+        );
+      }
+      throw err;
+    });
+  const texts = [written.hook, ...written.beats, written.callToAction];
+  const parts: NarrationPart[] = texts
+    .map((text, i) => ({ role: i === 0 ? ('hook' as const) : i === texts.length - 1 ? ('cta' as const) : ('beat' as const), text: text.trim(), scene: written.scenes[i] ?? text }))
+    .filter((p) => /[\p{L}\p{N}]/u.test(p.text));
+  return { parts, writer: writer.name };
+}
+
+/** The brand kit's logo is decoration: a logo that cannot be read or fetched is left out (logged). */
+async function brandLogo({ ctx, f, spec }: Attempt, signal: AbortSignal): Promise<Buffer | undefined> {
+  if (spec.brandKit?.logoKey) {
+    return ctx.storage.readBuffer(spec.brandKit.logoKey).catch((err: unknown) => {
+      ctx.log.warn({ video: f.videoId, err: String(err) }, 'the brand kit logo could not be read; scenes are drawn without it');
+      return undefined;
+    });
+  }
+  if (!spec.brandKit?.logoUrl) return undefined;
+  return fetchReference(ctx, spec.brandKit.logoUrl, 'brand_kit.logo_url', signal).catch((err: unknown) => {
+    ctx.log.warn({ video: f.videoId, err: String(err) }, 'the brand kit logo could not be fetched; scenes are drawn without it');
+    return undefined;
+  });
+}
+
+/** One scene per narration part, two at a time, each stored as a media row with an id derived from the video's. */
+async function drawScenes(a: Attempt, s: Stage, script: FacelessOutputs['script']): Promise<FacelessOutputs['scenes']> {
+  const { ctx, f, spec } = a;
+  const refs = new Map<number, Buffer>();
+  const refFor = async (i: number): Promise<Buffer | undefined> => {
+    if (!spec.referenceUrls.length) return undefined;
+    const k = i % spec.referenceUrls.length;
+    if (!refs.has(k)) refs.set(k, await fetchReference(ctx, spec.referenceUrls[k], `reference_image_urls[${k}]`, s.signal));
+    return refs.get(k);
+  };
+  const logo = await brandLogo(a, s.signal);
+  // Every reference is fetched (and checked) before any scene is drawn.
+  for (let k = 0; k < Math.min(spec.referenceUrls.length, script.parts.length); k++) await refFor(k);
+  let drawn = 0;
+  const mediaIds = await mapLimit(script.parts, 2, async (_part, i) => {
+    const jpeg = await engineFor('scene', ctx).renderScene({
+      width: spec.width,
+      height: spec.height,
+      index: i,
+      count: script.parts.length,
+      seed: `${f.videoId}`,
+      style: spec.imageStyle,
+      aiStyles: spec.aiStyles,
+      fluxStyles: spec.fluxStyles,
+      brand: spec.brandKit ? { name: spec.brandKit.name, colors: spec.brandKit.colors, logo } : undefined,
+      reference: await refFor(i),
+      captionTop: captionTop(spec.width, spec.height),
+    });
+    const id = stableUuid(`faceless:${f.videoId}:scene:${i}`);
+    const key = facelessSceneKey(f.orgId, f.videoId, i);
+    const stored = await ctx.storage.put(key, jpeg, 'image/jpeg');
+    await ctx.db
+      .insert(media)
+      .values({
+        id,
+        orgId: f.orgId,
+        kind: 'image',
+        status: 'completed',
+        source: 'generation',
+        title: `${spec.title} — scene ${i + 1}`,
+        filename: `scene-${i + 1}.jpg`,
+        contentType: 'image/jpeg',
+        sizeBytes: stored.bytes,
+        storageKey: key,
+        width: spec.width,
+        height: spec.height,
+        indexedText: script.parts[i].scene,
+      })
+      .onConflictDoNothing();
+    s.report(++drawn / script.parts.length);
+    return id;
+  });
+  return { mediaIds };
+}
+
+/**
+ * The narration: the speaking rate from the word count, then one correction from the measured
+ * length as a tempo change (atempo keeps the pitch; the word timings scale exactly): one synthesis.
+ * Stored as a voice media row with its transcript.
+ */
+async function speak({ ctx, f, spec, workDir }: Attempt, s: Stage, script: FacelessOutputs['script']): Promise<FacelessOutputs['voiceover']> {
+  const targetMs = spec.durationSeconds * 1000;
+  const text = script.parts.map((p) => p.text).join(' ');
+  const raw = path.join(workDir, 'voice-raw.wav');
+  const words = text.split(/\s+/).length;
+  const speed = fitSpeed((words / WORDS_PER_SECOND) * 1000, 1, targetMs);
+  const speech = await engineFor('speech', ctx).synthesize(text, raw, { voice: spec.voice.espeak, speed, timeoutMs: 120_000 }).catch((err: unknown) => {
+    if (err instanceof SpeechFailed) throw new JobFailure({ code: 'render_failed', message: `Speech synthesis failed: ${err.message}`, retryable: true, context: {} }, true);
+    throw err;
+  });
+  s.report(0.6);
+  const tempo = Math.max(0.75, Math.min(1.5, fitSpeed(speech.durationMs, speed, targetMs) / speed));
+  const scaled = Math.abs(tempo - 1) > 0.02 ? tempo : 1;
+  // 48 kHz stereo, the mixer's format.
+  const out = path.join(workDir, 'voice.wav');
+  await runFfmpeg([...inputArgs({ path: raw, type: 'audio/wav' }), ...(scaled !== 1 ? ['-af', `atempo=${scaled.toFixed(4)}`] : []), '-ar', '48000', '-ac', '2', '-c:a', 'pcm_s16le', out], {
+    cwd: workDir,
+    signal: s.signal,
+  });
+  const timed = speech.words.map((w) => ({ text: w.text, startMs: Math.round(w.startMs / scaled), endMs: Math.round(w.endMs / scaled) }));
+  const durationMs = Math.round(speech.durationMs / scaled);
+  const id = stableUuid(`faceless:${f.videoId}:voiceover`);
+  const key = facelessVoiceoverKey(f.orgId, f.videoId);
+  const stored = await ctx.storage.put(key, { file: out }, 'audio/wav');
+  await ctx.db.transaction(async (tx) => {
+    await tx
+      .insert(media)
+      .values({
+        id,
+        orgId: f.orgId,
+        kind: 'voice',
+        status: 'completed',
+        source: 'voiceover',
+        title: `Voiceover: ${spec.title}`.slice(0, 200),
+        filename: 'voiceover.wav',
+        contentType: 'audio/wav',
+        sizeBytes: stored.bytes,
+        storageKey: key,
+        durationSeconds: durationMs / 1000,
+        hasAudio: true,
+        indexedText: text,
+      })
+      .onConflictDoNothing();
+    await tx
+      .insert(mediaTranscripts)
+      .values({ mediaId: id, orgId: f.orgId, source: 'synthesis', language: spec.language, text, words: timed })
+      .onConflictDoNothing();
+  });
+  return { mediaId: id, durationMs, speed: Math.round(speed * scaled * 1000) / 1000, words: timed };
+}
+
+/** The caption cues and scene starts from the word timings, and the music bed, ducked under the words, timed here too. */
+async function timeCaptions(
+  { ctx, f, spec, workDir }: Attempt,
+  s: Stage,
+  script: FacelessOutputs['script'],
+  voiceover: FacelessOutputs['voiceover'],
+): Promise<FacelessOutputs['captions']> {
+  const durationSeconds = videoSeconds(spec, voiceover);
+  const bed = path.join(workDir, 'music.wav');
+  await renderMusicBed(bed, { seconds: durationSeconds, style: spec.imageStyle, words: voiceover.words, cwd: workDir, signal: s.signal });
+  const id = stableUuid(`faceless:${f.videoId}:music`);
+  const key = facelessMusicKey(f.orgId, f.videoId);
+  const stored = await ctx.storage.put(key, { file: bed }, 'audio/wav');
+  await ctx.db
+    .insert(media)
+    .values({
+      id,
+      orgId: f.orgId,
+      kind: 'audio',
+      status: 'completed',
+      source: 'generation',
+      title: `Music bed: ${spec.title}`.slice(0, 200),
+      filename: 'music.wav',
+      contentType: 'audio/wav',
+      sizeBytes: stored.bytes,
+      storageKey: key,
+      durationSeconds,
+      hasAudio: true,
+    })
+    .onConflictDoNothing();
+  return {
+    cues: captionCues(script.parts, voiceover.words),
+    sceneStartsMs: partStarts(script.parts, voiceover.words),
+    music: { mediaId: id, durationMs: Math.round(durationSeconds * 1000) },
+  };
+}
+
+/** The timeline the video is rendered from and that becomes its editor project (the same every time for the same stored stages). */
+function timelineOf(spec: FacelessSpec, done: Pick<FacelessOutputs, 'scenes' | 'voiceover' | 'captions'>) {
+  return facelessTimeline({
+    width: spec.width,
+    height: spec.height,
+    durationSeconds: videoSeconds(spec, done.voiceover),
+    sceneMediaIds: done.scenes.mediaIds,
+    sceneStartsMs: done.captions.sceneStartsMs,
+    voice: { mediaId: done.voiceover.mediaId, durationMs: done.voiceover.durationMs },
+    cues: done.captions.cues,
+    music: done.captions.music,
+  });
+}
+
+/** The timeline rendered to MP4 by the editor's timeline renderer, from the stored scenes, voiceover and music. */
+async function render({ ctx, f, spec, workDir }: Attempt, s: Stage, done: FacelessOutputs): Promise<FacelessOutputs['render']> {
+  const { scenes, voiceover, captions } = done;
+  const timeline = timelineOf(spec, done);
+  const files = new Map<string, RenderMedia>();
+  for (const [i, id] of scenes.mediaIds.entries()) {
+    const file = path.join(workDir, `scene-${i + 1}.jpg`);
+    await ctx.storage.copyToFile(facelessSceneKey(f.orgId, f.videoId, i), file);
+    files.set(id, { path: file, type: 'image/jpeg', kind: 'image', width: spec.width, height: spec.height, durationSeconds: null, hasAudio: null });
+  }
+  const voiceFile = path.join(workDir, 'voiceover.wav');
+  await ctx.storage.copyToFile(facelessVoiceoverKey(f.orgId, f.videoId), voiceFile);
+  files.set(voiceover.mediaId, { path: voiceFile, type: 'audio/wav', kind: 'voice', width: null, height: null, durationSeconds: voiceover.durationMs / 1000, hasAudio: true });
+  if (captions.music) {
+    const musicFile = path.join(workDir, 'music.wav');
+    await ctx.storage.copyToFile(facelessMusicKey(f.orgId, f.videoId), musicFile);
+    files.set(captions.music.mediaId, { path: musicFile, type: 'audio/wav', kind: 'audio', width: null, height: null, durationSeconds: captions.music.durationMs / 1000, hasAudio: true });
+  }
+  const out = path.join(workDir, 'video.mp4');
+  await engineFor('render', ctx).render({ width: spec.width, height: spec.height, fps: FPS, tracks: timeline.tracks, items: timeline.items, media: files }, workDir, out, {
+    quality: 'standard',
+    signal: s.signal,
+    onProgress: s.report,
+  });
+  const probed = await probe({ path: out, type: 'video/mp4' }, { signal: s.signal });
+  const key = facelessVideoKey(f.orgId, f.videoId);
+  const stored = await ctx.storage.put(key, { file: out }, 'video/mp4');
+  return { storageKey: key, bytes: stored.bytes, durationSeconds: probed.duration_seconds ?? videoSeconds(spec, voiceover) };
 }
 
 function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean } {
@@ -387,6 +385,6 @@ export const facelessJob = defineJob<FacelessJobData>({
   deadLetter: { message: 'The faceless video was abandoned by its workers too many times' },
   run: runFaceless,
   describeFailure,
-  progress: (ctx, data, percent, stage) => facelessProgress(ctx, data.videoId, stage, percent),
+  progress: (ctx, data, percent, stage) => facelessResource.progress(ctx, data.videoId, stage, percent),
   onTerminalFailure: (ctx, data, detail) => failFaceless(ctx, data.videoId, detail),
 });

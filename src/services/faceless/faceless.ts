@@ -1,19 +1,17 @@
 // Faceless videos: queueing one through the charged command (checks and price, the `videos` and
 // `faceless_videos` rows and the job in one transaction), the status view of GET /videos/{id},
-// and the worker-side state changes: attempts, stage progress, stored stage outputs (resume),
+// and the video's lifecycle (src/kernel): attempts, stage progress, stored stage outputs (resume),
 // completion (the MP4 as media and the timeline as an editor project with the same id) and
 // failure with an exactly-once refund.
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import type { components } from '../../../generated/openapi.d.ts';
 import type { AppContext } from '../../context.ts';
 import { editorVideos, facelessVideos, media, videos } from '../../db/schema/index.ts';
 import { QUEUES } from '../../jobs/queue.ts';
+import { defineResource } from '../../kernel/resource.ts';
 import { keyFilename } from '../../storage/keys.ts';
 import { keyedRequest, runChargedCommand } from '../billing/charged-command.ts';
 import type { Tx } from '../../db/client.ts';
-import { applyCreditChange } from '../billing/credits.ts';
-import { forwardOnly } from '../progress.ts';
-import { recordTerminalEvent } from '../webhooks/events.ts';
 import type { Timeline } from '../editor/model.ts';
 import { resolveFaceless, type CreateFacelessBody, type FacelessSpec } from './requests.ts';
 
@@ -78,6 +76,38 @@ export async function facelessStatus(ctx: AppContext, orgId: string, id: number,
   };
 }
 
+/**
+ * The faceless video's lifecycle (src/kernel/resource.ts): queued → generating → completed | error,
+ * its stages' outputs in `artifacts`; a failure keeps the stage it failed in, refunds the credits
+ * once, and each terminal state writes its webhook event.
+ */
+export const facelessResource = defineResource({
+  name: 'faceless_video',
+  table: facelessVideos,
+  columns: {
+    id: 'videoId',
+    org: 'orgId',
+    status: 'status',
+    error: 'error',
+    updatedAt: 'updatedAt',
+    attempts: 'attempts',
+    startedAt: 'startedAt',
+    progress: 'progress',
+    stage: 'stage',
+    state: 'artifacts',
+    completedAt: 'completedAt',
+    credits: 'credits',
+    refundedAt: 'refundedAt',
+    output: 'outputMediaId',
+    jobId: 'jobId',
+  },
+  statuses: { pending: 'queued', running: 'generating', completed: 'completed', failed: 'error' },
+  stages: FACELESS_STAGES,
+  refund: { reason: 'faceless_video_refund', reference: (videoId: number) => `faceless-video:${videoId}` },
+  events: { completed: 'faceless_video.completed', failed: 'faceless_video.failed' },
+  view: async (ctx, tx, row) => (await facelessStatus(ctx, row.orgId, row.videoId, tx))!,
+});
+
 // ---------------------------------------------------------------------------------------------
 // Worker side. Every step is safe to run twice (jobs are delivered at least once).
 
@@ -93,41 +123,12 @@ export interface FacelessRow {
 
 /** Starts (or resumes) an attempt: queued/generating → generating; undefined when it is finished. */
 export async function startFacelessAttempt(ctx: AppContext, videoId: number): Promise<FacelessRow | undefined> {
-  const [row] = await ctx.db
-    .update(facelessVideos)
-    .set({
-      status: 'generating',
-      attempts: sql`${facelessVideos.attempts} + 1`,
-      startedAt: sql`coalesce(${facelessVideos.startedAt}, now())`,
-      updatedAt: new Date(),
-    })
-    .where(and(eq(facelessVideos.videoId, videoId), sql`${facelessVideos.status} in ('queued', 'generating')`))
-    .returning();
+  const row = await facelessResource.start(ctx, videoId);
   return row ? { ...row, spec: row.spec as FacelessSpec, artifacts: (row.artifacts ?? {}) as Record<string, unknown> } : undefined;
 }
 
-export async function facelessProgress(ctx: AppContext, videoId: number, stage: string, percent: number): Promise<void> {
-  const progress = Math.max(0, Math.min(99, Math.round(percent)));
-  // Never backwards (services/progress.ts): a report written without waiting can land late.
-  await ctx.db
-    .update(facelessVideos)
-    .set({ stage, progress, updatedAt: new Date() })
-    .where(
-      and(
-        eq(facelessVideos.videoId, videoId),
-        eq(facelessVideos.status, 'generating'),
-        forwardOnly(facelessVideos, progress, stage, FACELESS_STAGES),
-      ),
-    );
-}
-
-/** Stores what a stage produced (merged into the artifacts), so a re-run resumes after it. */
-export async function saveArtifacts(ctx: AppContext, videoId: number, patch: Record<string, unknown>): Promise<void> {
-  await ctx.db
-    .update(facelessVideos)
-    .set({ artifacts: sql`${facelessVideos.artifacts} || ${JSON.stringify(patch)}::jsonb`, updatedAt: new Date() })
-    .where(and(eq(facelessVideos.videoId, videoId), eq(facelessVideos.status, 'generating')));
-}
+/** Progress of a stage (never backwards: services/progress.ts; a report written without waiting can land late). */
+export const facelessProgress = (ctx: AppContext, videoId: number, stage: string, percent: number): Promise<void> => facelessResource.progress(ctx, videoId, stage, percent);
 
 export interface FacelessOutput {
   storageKey: string;
@@ -144,58 +145,31 @@ export interface FacelessOutput {
  * Completes the video, unless it already finished: the MP4 as media, the timeline as the editor
  * project with the same id, and the row completed; one transaction.
  */
-export async function completeFaceless(ctx: AppContext, f: FacelessRow, out: FacelessOutput): Promise<boolean> {
-  return ctx.db
-    .transaction(async (tx) => {
-      const [m] = await tx
-        .insert(media)
-        .values({
-          orgId: f.orgId,
-          kind: 'video',
-          status: 'completed',
-          source: 'render',
-          title: f.spec.title,
-          filename: keyFilename(out.storageKey),
-          contentType: 'video/mp4',
-          sizeBytes: out.bytes,
-          storageKey: out.storageKey,
-          width: out.width,
-          height: out.height,
-          durationSeconds: out.durationSeconds,
-          hasAudio: out.hasAudio,
-          indexedText: f.spec.prompt ?? f.spec.script,
-        })
-        .returning({ id: media.id });
-      const done = await tx
-        .update(facelessVideos)
-        .set({ status: 'completed', stage: null, outputMediaId: m.id, progress: 100, completedAt: new Date(), updatedAt: new Date() })
-        .where(and(eq(facelessVideos.videoId, f.videoId), eq(facelessVideos.status, 'generating')))
-        .returning({ id: facelessVideos.videoId });
-      if (!done.length) tx.rollback();
-      await tx
+export function completeFaceless(ctx: AppContext, f: FacelessRow, out: FacelessOutput): Promise<boolean> {
+  return facelessResource.complete(ctx, f.videoId, {
+    media: {
+      orgId: f.orgId,
+      kind: 'video',
+      status: 'completed',
+      source: 'render',
+      title: f.spec.title,
+      filename: keyFilename(out.storageKey),
+      contentType: 'video/mp4',
+      sizeBytes: out.bytes,
+      storageKey: out.storageKey,
+      width: out.width,
+      height: out.height,
+      durationSeconds: out.durationSeconds,
+      hasAudio: out.hasAudio,
+      indexedText: f.spec.prompt ?? f.spec.script,
+    },
+    extra: (tx) =>
+      tx
         .insert(editorVideos)
         .values({ videoId: f.videoId, orgId: f.orgId, title: f.spec.title, aspectRatio: f.spec.aspectRatio, width: out.width, height: out.height, fps: out.fps, timeline: out.timeline })
-        .onConflictDoNothing();
-      await recordTerminalEvent(ctx, tx, { orgId: f.orgId, type: 'faceless_video.completed', data: (await facelessStatus(ctx, f.orgId, f.videoId, tx))! });
-      return true;
-    })
-    .catch((err) => {
-      if (err instanceof Error && err.name === 'TransactionRollbackError') return false;
-      throw err;
-    });
-}
-
-/** Terminal failure: marks the video failed and refunds its credits, exactly once. */
-export async function failFaceless(ctx: AppContext, videoId: number, detail: FailureDetail): Promise<boolean> {
-  return ctx.db.transaction(async (tx) => {
-    const [f] = await tx
-      .update(facelessVideos)
-      .set({ status: 'error', error: detail, refundedAt: new Date(), updatedAt: new Date() })
-      .where(and(eq(facelessVideos.videoId, videoId), sql`${facelessVideos.status} in ('queued', 'generating')`))
-      .returning({ orgId: facelessVideos.orgId, credits: facelessVideos.credits });
-    if (!f) return false;
-    if (f.credits > 0) await applyCreditChange(tx, { orgId: f.orgId, delta: f.credits, reason: 'faceless_video_refund', reference: `faceless-video:${videoId}` });
-    await recordTerminalEvent(ctx, tx, { orgId: f.orgId, type: 'faceless_video.failed', data: (await facelessStatus(ctx, f.orgId, videoId, tx))! });
-    return true;
+        .onConflictDoNothing(),
   });
 }
+
+/** Terminal failure: marks the video failed (its stage kept) and refunds its credits, exactly once. */
+export const failFaceless = (ctx: AppContext, videoId: number, detail: FailureDetail): Promise<boolean> => facelessResource.fail(ctx, videoId, detail);
