@@ -1,4 +1,5 @@
-// The slideshow job, stage by stage (each visible as the slideshow's `stage` and `progress`):
+// The slideshow job, stage by stage on the kernel's stage runner (src/kernel/stages.ts; each
+// visible as the slideshow's `stage` and `progress`, each resumed from what it stored):
 //   copy     the writer turns prompt + product_context into a hook, body slides and a call to
 //            action in the requested language; stored once, so a retry reuses the same words;
 //   slides   product images, the avatar and the brand logo fetched through the guarded client
@@ -35,11 +36,12 @@ import {
   recordedSlides,
   recordSlide,
   saveCopy,
-  slideshowProgress,
+  slideshowResource,
   startSlideshow,
   type SlideshowRow,
-  type SlideshowStage,
+  type StoredVideo,
 } from '../services/slideshows/slideshows.ts';
+import { runStages, type StageContext, type Stages } from '../kernel/stages.ts';
 import { defineJob, JobFailure, type FailureDetail, type JobTools, type RunningJob } from './define-job.ts';
 import { QUEUES } from './queue.ts';
 
@@ -169,115 +171,165 @@ function addSlides(tl: Timeline, slides: { mediaId: string; text: string | null 
   });
 }
 
+/** What each stage makes; each is stored where the slideshow keeps it (copy, slideshow_slides, project_version). */
+interface SlideshowOutputs {
+  copy: SlideCopy;
+  /** The slides' media ids, by index. */
+  slides: string[];
+  /** The project version the slides were added in. */
+  project: number;
+  /** The carousel MP4, stored: the slideshow completes with it. */
+  video: StoredVideo;
+}
+
+/** What the stages of one attempt work with. */
+interface Attempt {
+  ctx: AppContext;
+  s: SlideshowRow;
+  workDir: string;
+  /** The slides' palette (the brand's colours, else the reference's: read once, by the first stage that needs it). */
+  palette(signal: AbortSignal): Promise<SlidePalette>;
+}
+
+type Stage = StageContext<SlideshowRow>;
+
+/**
+ * The stages in order, each spanning `weight` points of the whole progress: copy 0–10 (reported
+ * at 1 when it starts), slides 10–70, project 70–75 (at 72 when it starts), video 75–99.
+ */
+function slideshowStages(a: Attempt): Stages<SlideshowRow, SlideshowOutputs> {
+  const count = a.s.spec.slideCount;
+  return [
+    { name: 'copy', weight: 10, startAt: 0.1, stored: (_ctx, s) => s.copy ?? undefined, run: (st) => writeCopy(a, st) },
+    {
+      name: 'slides',
+      weight: 60,
+      // Those an earlier attempt recorded are kept; the stage is done when every slide is.
+      stored: async (ctx, s) => {
+        const recorded = await recordedSlides(ctx, s.id);
+        return recorded.size >= count ? Array.from({ length: count }, (_, i) => recorded.get(i)!) : undefined;
+      },
+      run: (st, done) => renderSlides(a, st, done.copy),
+    },
+    { name: 'project', weight: 5, startAt: 0.4, stored: (_ctx, s) => s.projectVersion ?? undefined, run: (st, done) => fillSlides(a, st, done) },
+    { name: 'video', weight: 24, run: (st) => renderCarousel(a, st) },
+  ];
+}
+
+/** The words of every slide's text item, or nulls without overlays. */
+const textsOf = (spec: SlideshowSpec, copy: SlideCopy) => Array.from({ length: spec.slideCount }, (_, i) => (spec.generateTextOverlays ? slideText(copy, i) : null));
+
 async function runSlideshow(ctx: AppContext, job: RunningJob<SlideshowJobData>, tools: JobTools): Promise<void> {
   const s = await startSlideshow(ctx, job.data.slideshowId);
   if (!s) return; // already completed or failed: a repeated delivery has nothing to do
   tools.annotate({ credits_refunded: s.credits });
-  const { spec } = s;
-  const count = spec.slideCount;
-  const { signal } = tools;
   const workDir = await jobFolder(ctx.config.dataDir, `slideshow-${s.id}`);
-  // Milliseconds each stage took in this attempt (logged when the slideshow completes).
-  const took: Partial<Record<SlideshowStage, number>> = {};
-  let clock = Date.now();
-  const lap = (stage: SlideshowStage) => {
-    const now = Date.now();
-    took[stage] = now - clock;
-    clock = now;
+  let palette: Promise<SlidePalette> | undefined;
+  const readPalette = async (signal: AbortSignal) => {
+    const refColors = await referenceColors(ctx, s.orgId, s.spec.reference?.mediaIds ?? [], workDir, signal);
+    return slidePalette({ brandColors: s.spec.brandKit?.colors, referenceColors: refColors, prompt: s.spec.prompt });
   };
   try {
-    // 1. Copy.
-    let copy = s.copy;
-    if (!copy) {
-      tools.progress('copy', 1);
-      const written = await engineFor('write', ctx).writeSlides(
-        { prompt: spec.prompt, title: spec.title, productContext: spec.productContext, language: spec.language, slideCount: count },
-        signal,
-      );
-      copy = await saveCopy(ctx, s.id, checkCopy(written, count));
-    }
-    lap('copy');
-
-    // 2. Slides (those an earlier attempt recorded are kept).
-    const recorded = await recordedSlides(ctx, s.id);
-    const needSlides = recorded.size < count;
-    const refColors = needSlides || s.projectVersion === null ? await referenceColors(ctx, s.orgId, s.spec.reference?.mediaIds ?? [], workDir, signal) : [];
-    const palette = slidePalette({ brandColors: spec.brandKit?.colors, referenceColors: refColors, prompt: spec.prompt });
-    const inputs = needSlides ? await gatherInputs(ctx, s, signal) : undefined;
-    const texts = Array.from({ length: count }, (_, i) => (spec.generateTextOverlays ? slideText(copy, i) : null));
-    for (let i = 0; i < count; i++) {
-      if (recorded.has(i)) continue;
-      tools.progress('slides', 10 + (60 * recorded.size) / count);
-      const productIndex = inputs!.products.length ? i % inputs!.products.length : -1;
-      const png = await engineFor('slide', ctx).renderSlide({
-        width: spec.width,
-        height: spec.height,
-        index: i,
-        count,
-        layout: layoutOf(spec),
-        palette,
-        product: productIndex >= 0 ? inputs!.products[productIndex] : undefined,
-        avatar: inputs!.avatar,
-        logo: inputs!.logo,
-        maxInputPixels: ctx.config.mediaMaxPixels,
-        seed: `${s.id}`,
-      }).catch((err: unknown) => {
-        if (!(err instanceof SlideInputError)) throw err;
-        // Which request field the image came from.
-        const field =
-          err.input === 'product' ? `product_image_urls[${productIndex}]` : err.input === 'logo' ? 'brand_kit_id' : spec.avatar?.source === 'url' ? 'avatar_image_url' : 'avatar_id';
-        throw new JobFailure({ code: 'input_unavailable', message: `${field}: the ${err.input} image ${err.message}`.slice(0, 1900), retryable: false, context: { field } });
-      });
-      const key = slideshowSlideKey(s.orgId, s.id, i);
-      const stored = await ctx.storage.put(key, png, 'image/png');
-      recorded.set(i, await recordSlide(ctx, s, { index: i, storageKey: key, bytes: stored.bytes, width: spec.width, height: spec.height, text: texts[i] }));
-    }
-
-    lap('slides');
-
-    // 3. The editor project (filled once).
-    tools.progress('project', 72);
-    await fillProject(ctx, s, (tl) =>
-      addSlides(
-        tl,
-        Array.from({ length: count }, (_, i) => ({ mediaId: recorded.get(i)!, text: texts[i] })),
-        spec,
-        palette,
-      ),
-    );
-
-    lap('project');
-
-    // 4. The carousel MP4, rendered from the project as it now is.
-    tools.progress('video', 75);
-    const project = await loadProject(ctx, s);
-    const tl = project.timeline as Timeline;
-    const { files, lost } = await copyTimelineMedia(ctx, s.orgId, tl, workDir);
-    if (lost.length) {
-      throw new JobFailure({ code: 'input_unavailable', message: `Media ${lost.join(', ')} of the project no longer exist`, retryable: false, context: { video_id: s.videoId } });
-    }
-    const out = path.join(workDir, 'carousel.mp4');
-    await engineFor('render', ctx).render({ width: project.width, height: project.height, fps: project.fps, tracks: tl.tracks, items: tl.items, media: files }, workDir, out, {
-      quality: 'standard',
-      signal,
-      onProgress: (fraction) => tools.progress('video', 75 + fraction * 24),
-    });
-    const probed = await probe({ path: out, type: 'video/mp4' }, { signal });
-    const key = slideshowVideoKey(s.orgId, s.id);
-    const stored = await ctx.storage.put(key, { file: out }, 'video/mp4');
-    lap('video');
+    const stages = slideshowStages({ ctx, s, workDir, palette: (signal) => (palette ??= readPalette(signal)) });
+    const { outputs, timings } = await runStages(ctx, slideshowResource, s, stages, tools);
+    // Milliseconds each stage took in this attempt.
+    const took = Object.fromEntries(Object.entries(timings).map(([stage, seconds]) => [stage, Math.round(seconds * 1000)]));
     ctx.log.info({ slideshow: s.id, attempt: job.attempt, stage_ms: took }, 'slideshow made');
-    await completeSlideshow(ctx, s, {
-      storageKey: key,
-      bytes: stored.bytes,
-      width: project.width,
-      height: project.height,
-      durationSeconds: probed.duration_seconds ?? count * SLIDE_SECONDS,
-      hasAudio: probed.has_audio,
-    });
+    await completeSlideshow(ctx, s, outputs.video);
   } finally {
     await fs.rm(workDir, { recursive: true, force: true });
   }
+}
+
+/** The writer turns prompt + product_context into the slides' copy; the first copy stored wins (a retry reuses its words). */
+async function writeCopy({ ctx, s }: Attempt, st: Stage): Promise<SlideCopy> {
+  const { spec } = s;
+  const written = await engineFor('write', ctx).writeSlides(
+    { prompt: spec.prompt, title: spec.title, productContext: spec.productContext, language: spec.language, slideCount: spec.slideCount },
+    st.signal,
+  );
+  return saveCopy(ctx, s.id, checkCopy(written, spec.slideCount));
+}
+
+/** Renders and records every slide an earlier attempt did not (stored, then recorded one by one). */
+async function renderSlides(a: Attempt, st: Stage, copy: SlideCopy): Promise<string[]> {
+  const { ctx, s } = a;
+  const { spec } = s;
+  const count = spec.slideCount;
+  const recorded = await recordedSlides(ctx, s.id);
+  const palette = await a.palette(st.signal);
+  const inputs = await gatherInputs(ctx, s, st.signal);
+  const texts = textsOf(spec, copy);
+  for (let i = 0; i < count; i++) {
+    if (recorded.has(i)) continue;
+    st.report(recorded.size / count);
+    const productIndex = inputs.products.length ? i % inputs.products.length : -1;
+    const png = await engineFor('slide', ctx).renderSlide({
+      width: spec.width,
+      height: spec.height,
+      index: i,
+      count,
+      layout: layoutOf(spec),
+      palette,
+      product: productIndex >= 0 ? inputs.products[productIndex] : undefined,
+      avatar: inputs.avatar,
+      logo: inputs.logo,
+      maxInputPixels: ctx.config.mediaMaxPixels,
+      seed: `${s.id}`,
+    }).catch((err: unknown) => {
+      if (!(err instanceof SlideInputError)) throw err;
+      // Which request field the image came from.
+      const field =
+        err.input === 'product' ? `product_image_urls[${productIndex}]` : err.input === 'logo' ? 'brand_kit_id' : spec.avatar?.source === 'url' ? 'avatar_image_url' : 'avatar_id';
+      throw new JobFailure({ code: 'input_unavailable', message: `${field}: the ${err.input} image ${err.message}`.slice(0, 1900), retryable: false, context: { field } });
+    });
+    const key = slideshowSlideKey(s.orgId, s.id, i);
+    const stored = await ctx.storage.put(key, png, 'image/png');
+    recorded.set(i, await recordSlide(ctx, s, { index: i, storageKey: key, bytes: stored.bytes, width: spec.width, height: spec.height, text: texts[i] }));
+  }
+  return Array.from({ length: count }, (_, i) => recorded.get(i)!);
+}
+
+/** The editor project, filled once with the slides (and their texts). */
+async function fillSlides(a: Attempt, st: Stage, done: Pick<SlideshowOutputs, 'copy' | 'slides'>): Promise<number> {
+  const { spec } = a.s;
+  const palette = await a.palette(st.signal);
+  const texts = textsOf(spec, done.copy);
+  return fillProject(a.ctx, a.s, (tl) =>
+    addSlides(
+      tl,
+      done.slides.map((mediaId, i) => ({ mediaId, text: texts[i] })),
+      spec,
+      palette,
+    ),
+  );
+}
+
+/** The carousel MP4, rendered from the project as it now is, and stored. */
+async function renderCarousel({ ctx, s, workDir }: Attempt, st: Stage): Promise<StoredVideo> {
+  const project = await loadProject(ctx, s);
+  const tl = project.timeline as Timeline;
+  const { files, lost } = await copyTimelineMedia(ctx, s.orgId, tl, workDir);
+  if (lost.length) {
+    throw new JobFailure({ code: 'input_unavailable', message: `Media ${lost.join(', ')} of the project no longer exist`, retryable: false, context: { video_id: s.videoId } });
+  }
+  const out = path.join(workDir, 'carousel.mp4');
+  await engineFor('render', ctx).render({ width: project.width, height: project.height, fps: project.fps, tracks: tl.tracks, items: tl.items, media: files }, workDir, out, {
+    quality: 'standard',
+    signal: st.signal,
+    onProgress: st.report,
+  });
+  const probed = await probe({ path: out, type: 'video/mp4' }, { signal: st.signal });
+  const key = slideshowVideoKey(s.orgId, s.id);
+  const stored = await ctx.storage.put(key, { file: out }, 'video/mp4');
+  return {
+    storageKey: key,
+    bytes: stored.bytes,
+    width: project.width,
+    height: project.height,
+    durationSeconds: probed.duration_seconds ?? s.spec.slideCount * SLIDE_SECONDS,
+    hasAudio: probed.has_audio,
+  };
 }
 
 function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean } {
@@ -301,6 +353,6 @@ export const slideshowJob = defineJob<SlideshowJobData>({
   deadLetter: { message: 'The slideshow was abandoned by its workers too many times; the credits were refunded' },
   run: runSlideshow,
   describeFailure,
-  progress: (ctx, data, percent, stage) => slideshowProgress(ctx, data.slideshowId, stage as SlideshowStage, percent),
+  progress: (ctx, data, percent, stage) => slideshowResource.progress(ctx, data.slideshowId, stage, percent),
   onTerminalFailure: (ctx, data, detail) => failSlideshow(ctx, data.slideshowId, detail),
 });

@@ -1,12 +1,12 @@
 // Slideshows: queueing one through the charged command (checks and price, the slideshow row, its
-// editor project and its job in one transaction), reading one, and the worker-side state changes
-// (the terminal ones write the slideshow.completed / slideshow.failed webhook event in their
-// transaction).
+// editor project and its job in one transaction), reading one, the slideshow's lifecycle
+// (src/kernel: the terminal states write the slideshow.completed / slideshow.failed webhook event
+// in their transaction) and what its stages store.
 // Every worker step is safe to run twice (jobs are delivered at least once): the copy is stored
 // once and reused, a slide already recorded is not rendered again, the project is filled once
 // (project_version), and completion and failure are conditional updates (failure refunds once).
 import { randomUUID } from 'node:crypto';
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, sql } from 'drizzle-orm';
 import type { components } from '../../../generated/openapi.d.ts';
 import type { AppContext } from '../../context.ts';
 import { editorVideos, media, slideshows, slideshowSlides, videos } from '../../db/schema/index.ts';
@@ -14,12 +14,10 @@ import { notFound } from '../../errors.ts';
 import { QUEUES } from '../../jobs/queue.ts';
 import type { SlideCopy } from '../../engines/write/types.ts';
 import { keyFilename } from '../../storage/keys.ts';
+import { defineResource } from '../../kernel/resource.ts';
 import { keyedRequest, runChargedCommand } from '../billing/charged-command.ts';
 import type { Tx } from '../../db/client.ts';
-import { applyCreditChange } from '../billing/credits.ts';
 import { emptyTimeline, type Timeline } from '../editor/model.ts';
-import { forwardOnly } from '../progress.ts';
-import { recordTerminalEvent } from '../webhooks/events.ts';
 import { resolveSlideshow, type CreateSlideshowBody, type ResolvedSlideshow, type SlideshowSpec } from './slideshow-requests.ts';
 
 type S = components['schemas'];
@@ -28,7 +26,7 @@ export type SlideshowGeneration = S['SlideshowGeneration'];
 export type SlideshowView = S['Slideshow'];
 export type SlideshowStage = NonNullable<(typeof slideshows.$inferSelect)['stage']>;
 /** The pipeline's stages, in order. */
-const SLIDESHOW_STAGES: readonly SlideshowStage[] = ['copy', 'slides', 'project', 'video'];
+export const SLIDESHOW_STAGES: readonly SlideshowStage[] = ['copy', 'slides', 'project', 'video'];
 
 /** Frame rate of a slideshow's editor project. */
 export const SLIDESHOW_FPS = 30;
@@ -121,6 +119,39 @@ export async function getSlideshow(ctx: AppContext, orgId: string, id: string, d
   };
 }
 
+/**
+ * The slideshow's lifecycle (src/kernel/resource.ts): queued → generating → completed | error; its
+ * stages store their outputs in columns and rows of their own (copy, slideshow_slides,
+ * project_version). A failure clears the stage and refunds the credits once; each terminal state
+ * writes its webhook event.
+ */
+export const slideshowResource = defineResource({
+  name: 'slideshow',
+  table: slideshows,
+  columns: {
+    id: 'id',
+    org: 'orgId',
+    status: 'status',
+    error: 'error',
+    updatedAt: 'updatedAt',
+    attempts: 'attempts',
+    startedAt: 'startedAt',
+    progress: 'progress',
+    stage: 'stage',
+    completedAt: 'completedAt',
+    credits: 'credits',
+    refundedAt: 'refundedAt',
+    output: 'videoMediaId',
+    jobId: 'jobId',
+  },
+  statuses: { pending: 'queued', running: 'generating', completed: 'completed', failed: 'error' },
+  stages: SLIDESHOW_STAGES,
+  refund: { reason: 'slideshow_refund', reference: (id: string) => `slideshow:${id}` },
+  events: { completed: 'slideshow.completed', failed: 'slideshow.failed' },
+  view: (ctx, tx, row) => getSlideshow(ctx, row.orgId, row.id, tx),
+  failSet: () => ({ stage: null }),
+});
+
 // ---------------------------------------------------------------------------------------------
 // Worker side.
 
@@ -148,27 +179,8 @@ const toRow = (r: typeof slideshows.$inferSelect): SlideshowRow => ({
 
 /** Starts an attempt: queued → generating (or a retry of generating); undefined when it already finished. */
 export async function startSlideshow(ctx: AppContext, id: string): Promise<SlideshowRow | undefined> {
-  const [row] = await ctx.db
-    .update(slideshows)
-    .set({ status: 'generating', attempts: sql`${slideshows.attempts} + 1`, startedAt: sql`coalesce(${slideshows.startedAt}, now())`, updatedAt: new Date() })
-    .where(and(eq(slideshows.id, id), inArray(slideshows.status, ['queued', 'generating'])))
-    .returning();
+  const row = await slideshowResource.start(ctx, id);
   return row ? toRow(row) : undefined;
-}
-
-export async function slideshowProgress(ctx: AppContext, id: string, stage: SlideshowStage, percent: number): Promise<void> {
-  const progress = Math.max(0, Math.min(99, Math.round(percent)));
-  // Never backwards (as facelessProgress): a report written without waiting can land late.
-  await ctx.db
-    .update(slideshows)
-    .set({ stage, progress, updatedAt: new Date() })
-    .where(
-      and(
-        eq(slideshows.id, id),
-        eq(slideshows.status, 'generating'),
-        forwardOnly(slideshows, progress, stage, SLIDESHOW_STAGES),
-      ),
-    );
 }
 
 /** Stores the copy unless an earlier attempt did; returns the stored copy (the first one written wins). */
@@ -263,54 +275,26 @@ export interface StoredVideo {
 }
 
 /** Records the carousel MP4 and completes the slideshow, unless it already finished. */
-export async function completeSlideshow(ctx: AppContext, s: SlideshowRow, out: StoredVideo): Promise<boolean> {
-  return ctx.db
-    .transaction(async (tx) => {
-      const [m] = await tx
-        .insert(media)
-        .values({
-          orgId: s.orgId,
-          kind: 'video',
-          status: 'completed',
-          source: 'render',
-          title: s.spec.title,
-          filename: keyFilename(out.storageKey),
-          contentType: 'video/mp4',
-          sizeBytes: out.bytes,
-          storageKey: out.storageKey,
-          width: out.width,
-          height: out.height,
-          durationSeconds: out.durationSeconds,
-          hasAudio: out.hasAudio,
-          indexedText: s.spec.prompt,
-        })
-        .returning({ id: media.id });
-      const done = await tx
-        .update(slideshows)
-        .set({ status: 'completed', stage: null, videoMediaId: m.id, progress: 100, completedAt: new Date(), updatedAt: new Date() })
-        .where(and(eq(slideshows.id, s.id), eq(slideshows.status, 'generating')))
-        .returning({ id: slideshows.id });
-      if (!done.length) tx.rollback();
-      await recordTerminalEvent(ctx, tx, { orgId: s.orgId, type: 'slideshow.completed', data: await getSlideshow(ctx, s.orgId, s.id, tx) });
-      return true;
-    })
-    .catch((err) => {
-      if (err instanceof Error && err.name === 'TransactionRollbackError') return false;
-      throw err;
-    });
+export function completeSlideshow(ctx: AppContext, s: SlideshowRow, out: StoredVideo): Promise<boolean> {
+  return slideshowResource.complete(ctx, s.id, {
+    media: {
+      orgId: s.orgId,
+      kind: 'video',
+      status: 'completed',
+      source: 'render',
+      title: s.spec.title,
+      filename: keyFilename(out.storageKey),
+      contentType: 'video/mp4',
+      sizeBytes: out.bytes,
+      storageKey: out.storageKey,
+      width: out.width,
+      height: out.height,
+      durationSeconds: out.durationSeconds,
+      hasAudio: out.hasAudio,
+      indexedText: s.spec.prompt,
+    },
+  });
 }
 
 /** Terminal failure: marks the slideshow failed and refunds its credits, exactly once. */
-export async function failSlideshow(ctx: AppContext, id: string, detail: FailureDetail): Promise<boolean> {
-  return ctx.db.transaction(async (tx) => {
-    const [s] = await tx
-      .update(slideshows)
-      .set({ status: 'error', stage: null, error: detail, refundedAt: new Date(), updatedAt: new Date() })
-      .where(and(eq(slideshows.id, id), inArray(slideshows.status, ['queued', 'generating'])))
-      .returning({ orgId: slideshows.orgId, credits: slideshows.credits });
-    if (!s) return false;
-    if (s.credits > 0) await applyCreditChange(tx, { orgId: s.orgId, delta: s.credits, reason: 'slideshow_refund', reference: `slideshow:${id}` });
-    await recordTerminalEvent(ctx, tx, { orgId: s.orgId, type: 'slideshow.failed', data: await getSlideshow(ctx, s.orgId, id, tx) });
-    return true;
-  });
-}
+export const failSlideshow = (ctx: AppContext, id: string, detail: FailureDetail): Promise<boolean> => slideshowResource.fail(ctx, id, detail);
