@@ -21,7 +21,7 @@ import { fetchMediaBytes } from '../../media/fetch-media.ts';
 import { findTemplate, referenceTemplateTargets, type ReferenceTemplateTarget } from '../catalog/catalog-data.ts';
 import { keyedRequest, runChargedCommand, type Priced } from '../billing/charged-command.ts';
 import type { Tx } from '../../db/client.ts';
-import { applyCreditChange } from '../billing/credits.ts';
+import { defineResource } from '../../kernel/resource.ts';
 import { decodeInlineData, discardStored, ingest, receiveBuffer, type MediaInsert, type MediaRow } from '../editor/media.ts';
 import { urlFilename } from '../editor/resources.ts';
 import { analyseUrlMedia, combined, previewAnalysis, similarity, textWords, UrlMediaRefused, type MediaAnalysis } from './analysis.ts';
@@ -237,11 +237,20 @@ async function saveReference(
 
 // ---------------------------------------------------------------------------------- analysis
 
+/**
+ * The reference's lifecycle (src/kernel/resource.ts): processing → ready | failed; a failure
+ * refunds its credits once. No attempt counter and no webhook event.
+ */
+export const referenceResource = defineResource({
+  name: 'reference',
+  table: referenceInspirations,
+  columns: { id: 'id', org: 'orgId', status: 'status', error: 'error', updatedAt: 'updatedAt', credits: 'creditsDeducted', jobId: 'jobId' },
+  statuses: { running: 'processing', completed: 'ready', failed: 'failed' },
+  refund: { reason: 'reference_refund', reference: (id: string) => `reference:${id}` },
+});
+
 /** The reference a job analyses, while it is processing. */
-export async function startAnalysis(ctx: AppContext, id: string): Promise<ReferenceRow | undefined> {
-  const [row] = await ctx.db.select().from(referenceInspirations).where(eq(referenceInspirations.id, id));
-  return row?.status === 'processing' ? row : undefined;
-}
+export const startAnalysis = (ctx: AppContext, id: string): Promise<ReferenceRow | undefined> => referenceResource.start(ctx, id);
 
 /** Thrown for media the analysis refuses (the reference fails and is refunded; no retry). */
 export class MediaRefused extends Error {
@@ -322,39 +331,22 @@ export async function orderedMedia(ctx: AppContext, row: ReferenceRow, fetched: 
 
 /** Attaches the fetched media and their analyses (in the order given) and makes the reference ready, once (false: it was not processing). */
 export async function completeAnalysis(ctx: AppContext, row: ReferenceRow, fetched: MediaInsert[], analyses: MediaAnalysis[]): Promise<boolean> {
-  const ok = await ctx.db.transaction(async (tx) => {
-    const [cur] = await tx.select().from(referenceInspirations).where(eq(referenceInspirations.id, row.id)).for('update');
-    if (cur?.status !== 'processing') return false;
-    if (fetched.length) await tx.insert(media).values(fetched);
-    // The order given: each input's media, URL ones from this analysis, inline ones from the upload.
-    const fetchedIds = fetched.map((m) => m.id!);
-    let next = 0;
-    const ordered = (cur.inputs as ReferenceInput[]).map((input) => ('url' in input ? fetchedIds[next++] : input.mediaId));
-    await tx
-      .update(referenceInspirations)
-      .set({ status: 'ready', mediaIds: ordered, inputs: [], analysis: analyses, updatedAt: new Date() })
-      .where(eq(referenceInspirations.id, row.id));
-    return true;
+  // The order given: each input's media, URL ones from this analysis, inline ones from the upload.
+  const fetchedIds = fetched.map((m) => m.id!);
+  let next = 0;
+  const ordered = (row.inputs as ReferenceInput[]).map((input) => ('url' in input ? fetchedIds[next++] : input.mediaId));
+  const ok = await referenceResource.complete(ctx, row.id, {
+    set: { mediaIds: ordered, inputs: [], analysis: analyses },
+    extra: async (tx) => {
+      if (fetched.length) await tx.insert(media).values(fetched);
+    },
   });
   if (!ok) await discardStored(ctx, fetched.map((m) => m.storageKey));
   return ok;
 }
 
 /** Fails a processing reference and refunds its credits, exactly once. */
-export async function failAnalysis(ctx: AppContext, id: string, detail: FailureDetail): Promise<boolean> {
-  return ctx.db.transaction(async (tx) => {
-    const [row] = await tx
-      .update(referenceInspirations)
-      .set({ status: 'failed', error: detail, updatedAt: new Date() })
-      .where(and(eq(referenceInspirations.id, id), eq(referenceInspirations.status, 'processing')))
-      .returning();
-    if (!row) return false;
-    if (row.creditsDeducted > 0) {
-      await applyCreditChange(tx, { orgId: row.orgId, delta: row.creditsDeducted, reason: 'reference_refund', reference: `reference:${id}` });
-    }
-    return true;
-  });
-}
+export const failAnalysis = (ctx: AppContext, id: string, detail: FailureDetail): Promise<boolean> => referenceResource.fail(ctx, id, detail);
 
 // ---------------------------------------------------------------------------------------- GET
 

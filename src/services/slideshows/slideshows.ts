@@ -26,7 +26,7 @@ export type SlideshowGeneration = S['SlideshowGeneration'];
 export type SlideshowView = S['Slideshow'];
 export type SlideshowStage = NonNullable<(typeof slideshows.$inferSelect)['stage']>;
 /** The pipeline's stages, in order. */
-export const SLIDESHOW_STAGES: readonly SlideshowStage[] = ['copy', 'slides', 'project', 'video'];
+const SLIDESHOW_STAGES: readonly SlideshowStage[] = ['copy', 'slides', 'project', 'video'];
 
 /** Frame rate of a slideshow's editor project. */
 export const SLIDESHOW_FPS = 30;
