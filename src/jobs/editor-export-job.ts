@@ -9,7 +9,8 @@ import { FfmpegError, probe } from '../media/ffmpeg.ts';
 import { engineFor } from '../engines/index.ts';
 import { jobFolder } from '../media/work-folder.ts';
 import { editorExportKey } from '../storage/keys.ts';
-import { completeExport, exportProgress, failExport, isCanceled, startExport, type ExportSnapshot } from '../services/editor/exports.ts';
+import { completeExport, exportResource, failExport, isCanceled, startExport, type ExportRow, type ExportSnapshot } from '../services/editor/exports.ts';
+import { runStages, type StageContext, type Stages } from '../kernel/stages.ts';
 import { copyTimelineMedia } from '../services/editor/render-inputs.ts';
 import { defineJob, type FailureDetail, type JobTools, type RunningJob } from './define-job.ts';
 import { QUEUES } from './queue.ts';
@@ -32,7 +33,6 @@ const CANCEL_POLL_MS = 500;
 async function runExport(ctx: AppContext, job: RunningJob<ExportJobData>, tools: JobTools): Promise<void> {
   const row = await startExport(ctx, job.data.exportId);
   if (!row) return;
-  const snap = row.snapshot as ExportSnapshot;
   const workDir = await jobFolder(ctx.config.dataDir, `export-${row.id}`);
   // A canceled export (DELETE …/exports/{export_id}) is noticed within a second: the render is
   // aborted (its ffmpeg killed) and the partial output removed with the work folder.
@@ -46,21 +46,14 @@ async function runExport(ctx: AppContext, job: RunningJob<ExportJobData>, tools:
   }, CANCEL_POLL_MS);
   const signal = AbortSignal.any([tools.signal, cancel.signal]);
   try {
-    const { files, lost } = await copyTimelineMedia(ctx, row.orgId, snap.timeline, workDir);
-    if (lost.length) throw new MissingMedia(`media ${lost.join(', ')} of the project no longer exist`);
-    const out = path.join(workDir, 'export.mp4');
-    await engineFor('render', ctx).render({ width: snap.width, height: snap.height, fps: snap.fps, tracks: snap.timeline.tracks, items: snap.timeline.items, media: files }, workDir, out, {
-      quality: snap.quality,
-      signal,
-      onProgress: (fraction) => tools.progress('rendering', fraction * 100),
-    });
-    const probed = await probe({ path: out, type: 'video/mp4' }, { signal });
-    const key = editorExportKey(row.orgId, row.id);
-    const stored = await ctx.storage.put(key, { file: out }, 'video/mp4');
-    const completed = await completeExport(ctx, row, { storageKey: key, bytes: stored.bytes, durationSeconds: probed.duration_seconds, hasAudio: probed.has_audio });
+    // One stage, run again in full by a retry (it overwrites the same key).
+    const stages: Stages<ExportRow, { rendering: StoredExport }> = [{ name: 'rendering', weight: 100, run: (stage) => render(ctx, row, workDir, stage) }];
+    const { outputs } = await runStages(ctx, exportResource, row, stages, { ...tools, signal });
+    const out = outputs.rendering;
+    const completed = await completeExport(ctx, row, out);
     // Canceled meanwhile: the stored copy belongs to no export. (Not when another delivery of
     // the job completed it: that export's file has this same key.)
-    if (!completed && (await isCanceled(ctx, row.id))) await ctx.storage.delete(key).catch(() => {});
+    if (!completed && (await isCanceled(ctx, row.id))) await ctx.storage.delete(out.storageKey).catch(() => {});
   } catch (err) {
     if (cancel.signal.aborted) {
       ctx.log.info({ export: row.id }, 'export canceled; render stopped');
@@ -71,6 +64,30 @@ async function runExport(ctx: AppContext, job: RunningJob<ExportJobData>, tools:
     clearInterval(watch);
     await fs.rm(workDir, { recursive: true, force: true });
   }
+}
+
+interface StoredExport {
+  storageKey: string;
+  bytes: number;
+  durationSeconds: number | null;
+  hasAudio: boolean;
+}
+
+/** The snapshot rendered with the timeline renderer (one ffmpeg run) and stored. */
+async function render(ctx: AppContext, row: ExportRow, workDir: string, { signal, report }: StageContext<ExportRow>): Promise<StoredExport> {
+  const snap = row.snapshot as ExportSnapshot;
+  const { files, lost } = await copyTimelineMedia(ctx, row.orgId, snap.timeline, workDir);
+  if (lost.length) throw new MissingMedia(`media ${lost.join(', ')} of the project no longer exist`);
+  const out = path.join(workDir, 'export.mp4');
+  await engineFor('render', ctx).render({ width: snap.width, height: snap.height, fps: snap.fps, tracks: snap.timeline.tracks, items: snap.timeline.items, media: files }, workDir, out, {
+    quality: snap.quality,
+    signal,
+    onProgress: report,
+  });
+  const probed = await probe({ path: out, type: 'video/mp4' }, { signal });
+  const key = editorExportKey(row.orgId, row.id);
+  const stored = await ctx.storage.put(key, { file: out }, 'video/mp4');
+  return { storageKey: key, bytes: stored.bytes, durationSeconds: probed.duration_seconds, hasAudio: probed.has_audio };
 }
 
 function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean } {
@@ -88,6 +105,6 @@ export const editorExportJob = defineJob<ExportJobData>({
   deadLetter: { message: 'The export was abandoned by its workers too many times' },
   run: runExport,
   describeFailure,
-  progress: (ctx, data, percent) => exportProgress(ctx, data.exportId, percent),
+  progress: (ctx, data, percent, stage) => exportResource.progress(ctx, data.exportId, stage, percent),
   onTerminalFailure: (ctx, data, detail) => failExport(ctx, data.exportId, detail),
 });

@@ -73,7 +73,7 @@ export interface ResourceDeclaration<T extends PgTable, Id extends string | numb
   /** Further columns a failure sets (e.g. clearing the stage). */
   failSet?(): Partial<T['$inferInsert']>;
   /** Where the resource can be cancelled: its queue, and the error for one already finished. */
-  cancel?: { queue: QueueName; conflict(row: RowOf<T>): Error };
+  cancel?: { queue: QueueName; conflict(row: RowOf<T>, id: Id): Error };
 }
 
 export interface CompleteOptions<T extends PgTable> {
@@ -232,7 +232,7 @@ export function defineResource<T extends PgTable, Id extends string | number>(de
         if (!cur) return undefined;
         const previous = field(cur, c.status) as string;
         if (previous === statuses.canceled) return { row: cur, previous };
-        if (!active.includes(previous)) throw cancel.conflict(cur);
+        if (!active.includes(previous)) throw cancel.conflict(cur, id);
         const [row] = (await update(tx, { [c.status]: statuses.canceled, ...opt(c.completedAt, new Date()), ...touched() })
           .where(byId(id))
           .returning()) as Row[];

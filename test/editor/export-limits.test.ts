@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
+import { completeExport, startExport } from '../../src/services/editor/exports.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { colorPng, createProject, editOk, upload } from './helpers.ts';
 
@@ -241,4 +242,25 @@ t.test('GET and DELETE …/exports/{export_id}: a missing video names path.id, a
   }
   t.equal((await app.request('GET', `${exportsUrl(theirs.id)}/${theirExport}`, { key: other.key })).body.status, 'queued', 'their export is untouched');
   t.equal((await app.request('GET', `${exportsUrl(mine.id)}/${mineExport}`, { key: ws.key })).body.status, 'queued', 'and so is this one');
+});
+
+t.test('a render that finishes after its export was canceled does not complete it', async (t) => {
+  // A worker's attempt, held by the test: the export is rendering, then canceled before the
+  // render's completion is written.
+  const app = await startTestApp(t);
+  const ctx = app.service.ctx;
+  const ws = await app.workspace();
+  const p = await textProject(app, ws.key, 1);
+  const q = await app.request('POST', exportsUrl(p.id), { key: ws.key });
+  t.equal(q.status, 200, q.text);
+  const row = await startExport(ctx, q.body.id);
+  t.equal(row?.status, 'rendering');
+  const del = await app.request('DELETE', `${exportsUrl(p.id)}/${q.body.id}`, { key: ws.key });
+  t.equal(del.body.status, 'canceled');
+  const out = { storageKey: `editor-exports/${ws.orgId}/${q.body.id}.mp4`, bytes: 1000, durationSeconds: 1, hasAudio: false };
+  t.equal(await completeExport(ctx, row!, out), false, 'the late completion does nothing, and says so');
+  const got = await app.request('GET', `${exportsUrl(p.id)}/${q.body.id}`, { key: ws.key });
+  t.match(got.body, { status: 'canceled', url: null, size_bytes: null });
+  const [{ n }] = await ctx.sql`select count(*)::int as n from media where org_id = ${ws.orgId} and source = 'render'`;
+  t.equal(n, 0, 'no media row for it');
 });

@@ -1,6 +1,7 @@
 // Exports of editor videos: queued with a snapshot of the project version (so later edits do not
 // change a running export), rendered by the export worker with the timeline renderer, stored as
-// `render` media. Worker steps are conditional updates, safe to run twice (at-least-once jobs).
+// `render` media. Its lifecycle is the kernel's (src/kernel): conditional updates, safe to run
+// twice (at-least-once jobs).
 import { randomUUID } from 'node:crypto';
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { components } from '../../../generated/openapi.d.ts';
@@ -11,7 +12,7 @@ import { ApiError, badRequest } from '../../errors.ts';
 import { QUEUES } from '../../jobs/queue.ts';
 import type { RenderQuality } from '../../engines/render/types.ts';
 import type { Tx } from '../../db/client.ts';
-import { recordTerminalEvent } from '../webhooks/events.ts';
+import { defineResource } from '../../kernel/resource.ts';
 import { timelineDuration, type Timeline } from './model.ts';
 import { notFoundVideo } from './projects.ts';
 
@@ -28,7 +29,7 @@ export interface ExportSnapshot {
   timeline: Timeline;
 }
 
-type ExportRow = typeof editorExports.$inferSelect;
+export type ExportRow = typeof editorExports.$inferSelect;
 
 function view(ctx: AppContext, row: ExportRow, out?: { storageKey: string; sizeBytes: number } | null): EditorExportView {
   const snap = row.snapshot as ExportSnapshot;
@@ -188,9 +189,11 @@ async function exportMissing(db: AppContext['db'] | Tx, orgId: string, videoId: 
   return new ApiError('not_found', `Export ${exportId} of editor video ${videoId} was not found in this workspace`, { resource: 'editor_export', field: 'path.export_id' });
 }
 
-/** The lookup of export `exportId` of editor video `videoId` in the workspace (the video's 404 before any SQL when its id cannot be one). */
-const exportWhere = (orgId: string, videoId: number, exportId: string) =>
-  and(eq(editorExports.id, exportId), eq(editorExports.videoId, rowId(editorExports.videoId, videoId, () => notFoundVideo(videoId))), eq(editorExports.orgId, orgId));
+/** The condition on the video of export `exportId` of editor video `videoId` (the video's 404 before any SQL when its id cannot be one). */
+const ofVideo = (videoId: number) => eq(editorExports.videoId, rowId(editorExports.videoId, videoId, () => notFoundVideo(videoId)));
+
+/** The lookup of export `exportId` of editor video `videoId` in the workspace. */
+const exportWhere = (orgId: string, videoId: number, exportId: string) => and(eq(editorExports.id, exportId), ofVideo(videoId), eq(editorExports.orgId, orgId));
 
 export async function getExport(ctx: AppContext, orgId: string, videoId: number, exportId: string): Promise<EditorExportView> {
   const [row] = await ctx.db
@@ -209,102 +212,73 @@ export async function getExport(ctx: AppContext, orgId: string, videoId: number,
  * answers it again (idempotent); a completed or failed one is 409 conflict.
  */
 export async function cancelExport(ctx: AppContext, orgId: string, videoId: number, exportId: string): Promise<EditorExportView> {
-  const { row, wasQueued } = await ctx.db.transaction(async (tx) => {
-    const [cur] = await tx
-      .select()
-      .from(editorExports)
-      .where(exportWhere(orgId, videoId, exportId))
-      .for('update');
-    if (!cur) throw await exportMissing(tx, orgId, videoId, exportId);
-    if (cur.status === 'canceled') return { row: cur, wasQueued: false };
-    if (cur.status === 'completed' || cur.status === 'failed') {
-      throw new ApiError('conflict', `Export ${exportId} is already ${cur.status}; only queued or rendering exports can be canceled`, { resource: 'editor_export', field: 'path.export_id', status: cur.status });
-    }
-    const [updated] = await tx
-      .update(editorExports)
-      .set({ status: 'canceled', completedAt: new Date(), updatedAt: new Date() })
-      .where(eq(editorExports.id, cur.id))
-      .returning();
-    return { row: updated, wasQueued: cur.status === 'queued' };
-  });
-  if (wasQueued && row.jobId) {
-    // Best effort: a job that still runs finds the export canceled and does nothing.
-    await ctx.queue.boss.cancel(QUEUES.editorExport, row.jobId).catch((err: unknown) => ctx.log.warn({ export: row.id, err: String(err) }, 'could not cancel the export job'));
-  }
-  return view(ctx, row, null);
+  const done = await exportResource.cancel(ctx, orgId, exportId, ofVideo(videoId));
+  if (!done) throw await exportMissing(ctx.db, orgId, videoId, exportId);
+  return view(ctx, done.row, null);
 }
 
 // ------------------------------------------------------------------------------ worker side
 
+/**
+ * The export's lifecycle (src/kernel/resource.ts): queued → rendering → completed | failed, or
+ * canceled from queued or rendering (its queued job cancelled); free, so nothing is refunded. Each
+ * terminal state but canceled writes its webhook event.
+ */
+export const exportResource = defineResource({
+  name: 'export',
+  table: editorExports,
+  columns: {
+    id: 'id',
+    org: 'orgId',
+    status: 'status',
+    error: 'error',
+    updatedAt: 'updatedAt',
+    attempts: 'attempts',
+    startedAt: 'startedAt',
+    progress: 'progress',
+    completedAt: 'completedAt',
+    output: 'outputMediaId',
+    jobId: 'jobId',
+  },
+  statuses: { pending: 'queued', running: 'rendering', completed: 'completed', failed: 'failed', canceled: 'canceled' },
+  events: { completed: 'export.completed', failed: 'export.failed' },
+  view: async (ctx, tx, row) => {
+    const [out] = row.outputMediaId ? await tx.select({ storageKey: media.storageKey, sizeBytes: media.sizeBytes }).from(media).where(eq(media.id, row.outputMediaId)) : [];
+    return view(ctx, row, out ?? null);
+  },
+  failSet: () => ({ completedAt: new Date() }),
+  cancel: {
+    queue: QUEUES.editorExport,
+    conflict: (row, exportId) =>
+      new ApiError('conflict', `Export ${exportId} is already ${row.status}; only queued or rendering exports can be canceled`, { resource: 'editor_export', field: 'path.export_id', status: row.status }),
+  },
+});
+
 /** Whether an export was canceled (the worker polls this while it renders). */
-export async function isCanceled(ctx: AppContext, id: string): Promise<boolean> {
-  const [row] = await ctx.db.select({ status: editorExports.status }).from(editorExports).where(eq(editorExports.id, id));
-  return row?.status === 'canceled';
-}
+export const isCanceled = async (ctx: AppContext, id: string): Promise<boolean> => (await exportResource.statusOf(ctx, id)) === 'canceled';
 
-export async function startExport(ctx: AppContext, id: string): Promise<ExportRow | undefined> {
-  const [row] = await ctx.db
-    .update(editorExports)
-    .set({ status: 'rendering', attempts: sql`${editorExports.attempts} + 1`, startedAt: sql`coalesce(${editorExports.startedAt}, now())`, updatedAt: new Date() })
-    .where(and(eq(editorExports.id, id), inArray(editorExports.status, ['queued', 'rendering'])))
-    .returning();
-  return row;
-}
+export const startExport = (ctx: AppContext, id: string): Promise<ExportRow | undefined> => exportResource.start(ctx, id);
 
-export async function exportProgress(ctx: AppContext, id: string, percent: number): Promise<void> {
-  await ctx.db
-    .update(editorExports)
-    .set({ progress: Math.max(0, Math.min(99, Math.round(percent))), updatedAt: new Date() })
-    .where(and(eq(editorExports.id, id), eq(editorExports.status, 'rendering')));
-}
-
-export async function completeExport(ctx: AppContext, row: ExportRow, out: { storageKey: string; bytes: number; durationSeconds: number | null; hasAudio: boolean }): Promise<boolean> {
+export function completeExport(ctx: AppContext, row: ExportRow, out: { storageKey: string; bytes: number; durationSeconds: number | null; hasAudio: boolean }): Promise<boolean> {
   const snap = row.snapshot as ExportSnapshot;
-  return ctx.db
-    .transaction(async (tx) => {
-      const [m] = await tx
-        .insert(media)
-        .values({
-          orgId: row.orgId,
-          kind: 'video',
-          status: 'completed',
-          source: 'render',
-          title: `${snap.title} (export v${row.version})`.slice(0, 200),
-          filename: `${snap.title.replace(/[^A-Za-z0-9._ -]+/g, '').trim().replace(/\s+/g, '-').slice(0, 80) || 'export'}-v${row.version}.mp4`,
-          contentType: 'video/mp4',
-          sizeBytes: out.bytes,
-          storageKey: out.storageKey,
-          width: snap.width,
-          height: snap.height,
-          durationSeconds: out.durationSeconds ?? snap.durationSeconds,
-          hasAudio: out.hasAudio,
-          indexedText: snap.title,
-        })
-        .returning({ id: media.id });
-      const [done] = await tx
-        .update(editorExports)
-        .set({ status: 'completed', outputMediaId: m.id, progress: 100, completedAt: new Date(), updatedAt: new Date() })
-        .where(and(eq(editorExports.id, row.id), eq(editorExports.status, 'rendering')))
-        .returning();
-      if (!done) tx.rollback();
-      await recordTerminalEvent(ctx, tx, { orgId: row.orgId, type: 'export.completed', data: view(ctx, done, { storageKey: out.storageKey, sizeBytes: out.bytes }) });
-      return true;
-    })
-    .catch((err: unknown) => {
-      if (err instanceof Error && err.name === 'TransactionRollbackError') return false;
-      throw err;
-    });
-}
-
-export async function failExport(ctx: AppContext, id: string, detail: S['FailureDetail']): Promise<boolean> {
-  return ctx.db.transaction(async (tx) => {
-    const [row] = await tx
-      .update(editorExports)
-      .set({ status: 'failed', error: detail, updatedAt: new Date(), completedAt: new Date() })
-      .where(and(eq(editorExports.id, id), inArray(editorExports.status, ['queued', 'rendering'])))
-      .returning();
-    if (!row) return false;
-    await recordTerminalEvent(ctx, tx, { orgId: row.orgId, type: 'export.failed', data: view(ctx, row, null) });
-    return true;
+  return exportResource.complete(ctx, row.id, {
+    media: {
+      orgId: row.orgId,
+      kind: 'video',
+      status: 'completed',
+      source: 'render',
+      title: `${snap.title} (export v${row.version})`.slice(0, 200),
+      filename: `${snap.title.replace(/[^A-Za-z0-9._ -]+/g, '').trim().replace(/\s+/g, '-').slice(0, 80) || 'export'}-v${row.version}.mp4`,
+      contentType: 'video/mp4',
+      sizeBytes: out.bytes,
+      storageKey: out.storageKey,
+      width: snap.width,
+      height: snap.height,
+      durationSeconds: out.durationSeconds ?? snap.durationSeconds,
+      hasAudio: out.hasAudio,
+      indexedText: snap.title,
+    },
   });
 }
+
+export const failExport = (ctx: AppContext, id: string, detail: S['FailureDetail']): Promise<boolean> => exportResource.fail(ctx, id, detail);
