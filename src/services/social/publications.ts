@@ -18,7 +18,8 @@ import { keyedRequest, runChargedCommand, settledReplay } from '../billing/charg
 import { IDEMPOTENCY_TTL_MS, usedConflict } from '../billing/idempotency.ts';
 import { ingest, insertMedia, receiveBuffer, type MediaRow } from '../editor/media.ts';
 import { fetchMedia, urlFilename } from '../editor/resources.ts';
-import { recordTerminalEvent } from '../webhooks/events.ts';
+import { defineResource } from '../../kernel/resource.ts';
+import type { TerminalEvent } from '../webhooks/events.ts';
 import { CAPABILITIES, type SocialPlatform } from './accounts.ts';
 import { checkTarget } from './limits.ts';
 import { checkOptions } from './options.ts';
@@ -223,46 +224,39 @@ export async function loadTarget(ctx: AppContext, targetId: string) {
   return { target, publication: pub, media: pub.mediaIds.map((id) => rows.find((r) => r.id === id)).filter((r): r is MediaRow => !!r) };
 }
 
-/** queued → publishing (counting the attempt); undefined when already terminal. */
-export async function startTarget(ctx: AppContext, targetId: string): Promise<TargetRow | undefined> {
-  const [row] = await ctx.db
-    .update(socialPublicationTargets)
-    .set({ status: 'publishing', attempts: sql`${socialPublicationTargets.attempts} + 1`, updatedAt: sql`now()` })
-    .where(and(eq(socialPublicationTargets.id, targetId), inArray(socialPublicationTargets.status, ['queued', 'publishing'])))
-    .returning();
-  return row;
+/**
+ * A target's lifecycle (src/kernel/resource.ts): queued → publishing → published | failed, the
+ * adapter's resume point in `state`; free, so nothing is refunded. The publication's webhook event
+ * is written with the transition of its last target.
+ */
+export const publicationTargetResource = defineResource({
+  name: 'publication_target',
+  table: socialPublicationTargets,
+  columns: { id: 'id', org: 'orgId', status: 'status', error: 'error', updatedAt: 'updatedAt', attempts: 'attempts', state: 'state' },
+  statuses: { pending: 'queued', running: 'publishing', completed: 'published', failed: 'failed' },
+  events: publicationSettled,
+});
+
+/** The publication is terminal when its last target is: then it is completed and its webhook event written, once. */
+async function publicationSettled(_ctx: AppContext, tx: Tx, target: TargetRow): Promise<TerminalEvent | undefined> {
+  const [pub] = await tx.select().from(socialPublications).where(eq(socialPublications.id, target.publicationId)).for('update');
+  const targets = await targetsOf(tx, [pub.id]);
+  if (targets.some((t) => t.status === 'queued' || t.status === 'publishing') || pub.completedAt) return undefined;
+  const [done] = await tx.update(socialPublications).set({ completedAt: sql`now()` }).where(eq(socialPublications.id, pub.id)).returning();
+  const v = view(done, targets);
+  return { orgId: pub.orgId, type: v.status === 'failed' ? 'publication.failed' : 'publication.completed', data: v as PublicationView & { id: string } };
 }
+
+/** queued → publishing (counting the attempt); undefined when already terminal. */
+export const startTarget = (ctx: AppContext, targetId: string): Promise<TargetRow | undefined> => publicationTargetResource.start(ctx, targetId);
 
 /** Merges the adapter's resume point into the target's state (after each platform step). */
-export async function saveTargetState(ctx: AppContext, targetId: string, patch: Record<string, unknown>): Promise<void> {
-  await ctx.db
-    .update(socialPublicationTargets)
-    .set({ state: sql`${socialPublicationTargets.state} || ${JSON.stringify(patch)}::jsonb`, updatedAt: sql`now()` })
-    .where(eq(socialPublicationTargets.id, targetId));
-}
-
-async function settle(ctx: AppContext, targetId: string, set: Partial<typeof socialPublicationTargets.$inferInsert>): Promise<void> {
-  await ctx.db.transaction(async (tx) => {
-    const [row] = await tx
-      .update(socialPublicationTargets)
-      .set({ ...set, updatedAt: sql`now()` })
-      .where(and(eq(socialPublicationTargets.id, targetId), inArray(socialPublicationTargets.status, ['queued', 'publishing'])))
-      .returning();
-    if (!row) return; // settled already
-    // The publication is terminal when its last target is: then its webhook event, once.
-    const [pub] = await tx.select().from(socialPublications).where(eq(socialPublications.id, row.publicationId)).for('update');
-    const targets = await targetsOf(tx, [pub.id]);
-    if (targets.some((t) => t.status === 'queued' || t.status === 'publishing') || pub.completedAt) return;
-    const [done] = await tx.update(socialPublications).set({ completedAt: sql`now()` }).where(eq(socialPublications.id, pub.id)).returning();
-    const v = view(done, targets);
-    await recordTerminalEvent(ctx, tx, { orgId: pub.orgId, type: v.status === 'failed' ? 'publication.failed' : 'publication.completed', data: v as PublicationView & { id: string } });
-  });
-}
+export const saveTargetState = (ctx: AppContext, targetId: string, patch: Record<string, unknown>): Promise<void> => publicationTargetResource.saveState(ctx, targetId, patch);
 
 export const completeTarget = (ctx: AppContext, targetId: string, post: { id: string; url: string | null }) =>
-  settle(ctx, targetId, { status: 'published', platformPostId: post.id, postUrl: post.url, error: null });
+  publicationTargetResource.complete(ctx, targetId, { set: { platformPostId: post.id, postUrl: post.url, error: null } });
 
-export const failTarget = (ctx: AppContext, targetId: string, error: S['FailureDetail']) => settle(ctx, targetId, { status: 'failed', error });
+export const failTarget = (ctx: AppContext, targetId: string, error: S['FailureDetail']) => publicationTargetResource.fail(ctx, targetId, error);
 
 /** Sends the target's job again after `seconds` (the platform's Retry-After), in one transaction with the state. */
 export async function rescheduleTarget(ctx: AppContext, targetId: string, seconds: number): Promise<void> {
