@@ -8,8 +8,8 @@
 //   - progress reporting (a stage and a percent, written at most once a second);
 //   - refund on terminal failure: `onTerminalFailure` runs when the last attempt fails, when a
 //     failure is not worth retrying, or when the dead-letter queue receives the job (its workers
-//     were lost every time). The services' fail functions are conditional updates that refund
-//     once, so a second call (a repeated delivery) changes nothing.
+//     were lost every time). A resource's fail (src/kernel/resource.ts) is a conditional update
+//     that refunds once, so a second call (a repeated delivery) changes nothing.
 // Payloads carry `$version` (queue.ts); a job newer than this worker knows is left for another.
 import type { JobWithMetadata, PgBoss, QueueOptions } from 'pg-boss';
 import type { components } from '../../generated/openapi.d.ts';

@@ -1,7 +1,7 @@
 // Completion events and their delivery.
 //
-// `recordTerminalEvent` is THE function every pipeline calls when one of its resources reaches a
-// terminal state, inside the transaction that writes that state (the outbox): it writes one
+// `recordTerminalEvent` is THE function the resource kernel (src/kernel/resource.ts) calls when a
+// resource reaches a terminal state, inside the transaction that writes that state (the outbox): it writes one
 // event (unique per type and resource, so a repeated job never makes a second one) and one
 // delivery row and job per endpoint of the workspace subscribed to the type. Nothing is written
 // when no endpoint subscribes. The delivery job (jobs/webhook-delivery-job.ts) POSTs the event
