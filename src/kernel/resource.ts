@@ -116,145 +116,178 @@ export interface Resource<T extends PgTable, Id extends string | number> {
 // `err.name === 'TransactionRollbackError'` never matches).
 const isRollback = (err: unknown) => err instanceof TransactionRollbackError;
 
-export function defineResource<T extends PgTable, Id extends string | number>(decl: ResourceDeclaration<T, Id>): Resource<T, Id> {
-  const { table, columns: c, statuses } = decl;
-  const col = (key: string) => (table as unknown as Record<string, PgColumn>)[key];
-  const active = [statuses.pending, statuses.running].filter((s) => s !== undefined) as string[];
-  const byId = (id: Id) => eq(col(c.id), id);
-  const touched = (): Record<string, unknown> => (c.updatedAt ? { [c.updatedAt]: new Date() } : {});
-  const opt = (key: string | undefined, value: unknown): Record<string, unknown> => (key ? { [key]: value } : {});
-  // drizzle's builders are typed per table; the kernel writes any declared table by column name.
-  const update = (db: AppContext['db'] | Tx, values: Record<string, unknown>) => db.update(table).set(values as never);
-  const select = (db: AppContext['db'] | Tx) => db.select().from(table as never);
-  type Row = RowOf<T>;
-  const field = (row: object, key: string) => (row as Record<string, unknown>)[key];
+export function defineResource<T extends PgTable, Id extends string | number>(declaration: ResourceDeclaration<T, Id>): Resource<T, Id> {
+  return new DeclaredResource(declaration);
+}
 
-  async function emit(ctx: AppContext, tx: Tx, row: Row, outcome: Outcome): Promise<void> {
-    const events = decl.events;
-    if (!events) return;
-    const event =
-      typeof events === 'function'
-        ? await events(ctx, tx, row, outcome)
-        : { orgId: field(row, c.org) as string, type: events[outcome], data: await decl.view!(ctx, tx, row) };
-    if (event) await recordTerminalEvent(ctx, tx, event);
+type Db = AppContext['db'] | Tx;
+const opt = (key: string | undefined, value: unknown): Record<string, unknown> => (key ? { [key]: value } : {});
+const field = (row: object, key: string) => (row as Record<string, unknown>)[key];
+
+class DeclaredResource<T extends PgTable, Id extends string | number> implements Resource<T, Id> {
+  readonly declaration: ResourceDeclaration<T, Id>;
+  /** The statuses a resource may still fail or be cancelled in: pending and running. */
+  private readonly active: string[];
+
+  constructor(declaration: ResourceDeclaration<T, Id>) {
+    this.declaration = declaration;
+    const { pending, running } = declaration.statuses;
+    this.active = [pending, running].filter((s) => s !== undefined) as string[];
   }
 
-  return {
-    declaration: decl,
+  private get c() {
+    return this.declaration.columns;
+  }
+  private col(key: string): PgColumn {
+    return (this.declaration.table as unknown as Record<string, PgColumn>)[key];
+  }
+  private byId(id: Id) {
+    return eq(this.col(this.c.id), id);
+  }
+  private isRunning() {
+    return eq(this.col(this.c.status), this.declaration.statuses.running);
+  }
+  private touched(): Record<string, unknown> {
+    return opt(this.c.updatedAt, new Date());
+  }
+  // drizzle's builders are typed per table; the kernel writes any declared table by column name.
+  private update(db: Db, values: Record<string, unknown>) {
+    return db.update(this.declaration.table).set({ ...values, ...this.touched() } as never);
+  }
+  private select(db: Db) {
+    return db.select().from(this.declaration.table as never);
+  }
 
-    async start(ctx, id) {
-      if (!c.attempts) {
-        const [row] = (await select(ctx.db).where(byId(id))) as Row[];
-        return row && active.includes(field(row, c.status) as string) ? row : undefined;
-      }
-      const [row] = (await update(ctx.db, {
-        [c.status]: statuses.running,
-        [c.attempts]: sql`${col(c.attempts)} + 1`,
-        ...opt(c.startedAt, c.startedAt && sql`coalesce(${col(c.startedAt)}, now())`),
-        ...touched(),
-      })
-        .where(and(byId(id), inArray(col(c.status), active)))
-        .returning()) as Row[];
-      return row;
-    },
+  async start(ctx: AppContext, id: Id): Promise<RowOf<T> | undefined> {
+    const { c } = this;
+    if (!c.attempts) {
+      const [row] = (await this.select(ctx.db).where(this.byId(id))) as RowOf<T>[];
+      return row && this.active.includes(field(row, c.status) as string) ? row : undefined;
+    }
+    const [row] = (await this.update(ctx.db, {
+      [c.status]: this.declaration.statuses.running,
+      [c.attempts]: sql`${this.col(c.attempts)} + 1`,
+      ...opt(c.startedAt, c.startedAt && sql`coalesce(${this.col(c.startedAt)}, now())`),
+    })
+      .where(and(this.byId(id), inArray(this.col(c.status), this.active)))
+      .returning()) as RowOf<T>[];
+    return row;
+  }
 
-    async progress(ctx, id, stage, percent) {
-      if (!c.progress) return;
-      const progress = Math.max(0, Math.min(99, Math.round(percent)));
-      const forward = c.stage && decl.stages ? forwardOnly({ progress: col(c.progress), stage: col(c.stage) }, progress, stage, decl.stages) : undefined;
-      await update(ctx.db, { [c.progress]: progress, ...opt(c.stage, stage), ...touched() }).where(and(byId(id), eq(col(c.status), statuses.running), forward));
-    },
+  async progress(ctx: AppContext, id: Id, stage: string, percent: number): Promise<void> {
+    const { c } = this;
+    const { stages } = this.declaration;
+    if (!c.progress) return;
+    const progress = Math.max(0, Math.min(99, Math.round(percent)));
+    const forward = c.stage && stages ? forwardOnly({ progress: this.col(c.progress), stage: this.col(c.stage) }, progress, stage, stages) : undefined;
+    await this.update(ctx.db, { [c.progress]: progress, ...opt(c.stage, stage) }).where(and(this.byId(id), this.isRunning(), forward));
+  }
 
-    async saveState(ctx, id, patch) {
-      if (!c.state) throw new Error(`${decl.name} has no state column`);
-      await update(ctx.db, { [c.state]: sql`${col(c.state)} || ${JSON.stringify(patch)}::jsonb`, ...touched() }).where(and(byId(id), eq(col(c.status), statuses.running)));
-    },
+  async saveState(ctx: AppContext, id: Id, patch: Record<string, unknown>): Promise<void> {
+    const state = this.c.state;
+    if (!state) throw new Error(`${this.declaration.name} has no state column`);
+    await this.update(ctx.db, { [state]: sql`${this.col(state)} || ${JSON.stringify(patch)}::jsonb` }).where(and(this.byId(id), this.isRunning()));
+  }
 
-    async record(ctx, id, set) {
-      await update(ctx.db, { ...set, ...touched() }).where(and(byId(id), eq(col(c.status), statuses.running)));
-    },
+  async record(ctx: AppContext, id: Id, set: Partial<T['$inferInsert']>): Promise<void> {
+    await this.update(ctx.db, set).where(and(this.byId(id), this.isRunning()));
+  }
 
-    async complete(ctx, id, options = {}) {
-      return ctx.db
-        .transaction(async (tx) => {
-          // The media row first: a completed resource has its output (a check constraint).
-          const [m] = options.media ? await tx.insert(media).values(options.media).returning({ id: media.id }) : [];
-          const [row] = (await update(tx, {
-            [c.status]: statuses.completed,
-            ...opt(c.progress, 100),
-            ...opt(c.stage, null),
-            ...opt(c.completedAt, new Date()),
-            ...(m && c.output ? { [c.output]: m.id } : {}),
-            ...options.set,
-            ...touched(),
-          })
-            .where(and(byId(id), eq(col(c.status), statuses.running)))
-            .returning()) as Row[];
-          if (!row) tx.rollback();
-          await options.extra?.(tx, row);
-          await emit(ctx, tx, row, 'completed');
-          return true;
+  async complete(ctx: AppContext, id: Id, options: CompleteOptions<T> = {}): Promise<boolean> {
+    const { c } = this;
+    return ctx.db
+      .transaction(async (tx) => {
+        // The media row first: a completed resource has its output (a check constraint).
+        const [m] = options.media ? await tx.insert(media).values(options.media).returning({ id: media.id }) : [];
+        const [row] = (await this.update(tx, {
+          [c.status]: this.declaration.statuses.completed,
+          ...opt(c.progress, 100),
+          ...opt(c.stage, null),
+          ...opt(c.completedAt, new Date()),
+          ...(m ? opt(c.output, m.id) : {}),
+          ...options.set,
         })
-        .catch((err: unknown) => {
-          if (isRollback(err)) return false;
-          throw err;
-        });
-    },
-
-    async fail(ctx, id, detail) {
-      return ctx.db.transaction(async (tx) => {
-        const [row] = (await update(tx, {
-          [c.status]: statuses.failed,
-          [c.error]: detail,
-          ...(decl.refund ? opt(c.refundedAt, new Date()) : {}),
-          ...decl.failSet?.(),
-          ...touched(),
-        })
-          .where(and(byId(id), inArray(col(c.status), active)))
-          .returning()) as Row[];
-        if (!row) return false;
-        const credits = decl.refund && c.credits ? Number(field(row, c.credits)) : 0;
-        if (credits > 0) {
-          await applyCreditChange(tx, { orgId: field(row, c.org) as string, delta: credits, reason: decl.refund!.reason, reference: decl.refund!.reference(field(row, c.id) as Id) });
-        }
-        await emit(ctx, tx, row, 'failed');
+          .where(and(this.byId(id), this.isRunning()))
+          .returning()) as RowOf<T>[];
+        if (!row) tx.rollback();
+        await options.extra?.(tx, row);
+        await this.emit(ctx, tx, row, 'completed');
         return true;
+      })
+      .catch((err: unknown) => {
+        if (isRollback(err)) return false;
+        throw err;
       });
-    },
+  }
 
-    async cancel(ctx, orgId, id, scope) {
-      const cancel = decl.cancel;
-      if (!cancel || statuses.canceled === undefined) throw new Error(`${decl.name} cannot be cancelled`);
-      const done = await ctx.db.transaction(async (tx) => {
-        const [cur] = (await select(tx)
-          .where(and(byId(id), eq(col(c.org), orgId), scope))
-          .for('update')) as Row[];
-        if (!cur) return undefined;
-        const previous = field(cur, c.status) as string;
-        if (previous === statuses.canceled) return { row: cur, previous };
-        if (!active.includes(previous)) throw cancel.conflict(cur, id);
-        const [row] = (await update(tx, { [c.status]: statuses.canceled, ...opt(c.completedAt, new Date()), ...touched() })
-          .where(byId(id))
-          .returning()) as Row[];
-        return { row, previous };
-      });
-      const jobId = done && c.jobId ? (field(done.row, c.jobId) as string | null) : null;
-      if (done && jobId && done.previous === statuses.pending) {
-        // Best effort: a job that still runs finds the resource canceled and does nothing.
-        await ctx.queue.boss.cancel(cancel.queue, jobId).catch((err: unknown) => ctx.log.warn({ [decl.name]: id, err: String(err) }, `could not cancel the ${decl.name} job`));
+  async fail(ctx: AppContext, id: Id, detail: FailureDetail): Promise<boolean> {
+    const { c } = this;
+    const { refund } = this.declaration;
+    return ctx.db.transaction(async (tx) => {
+      const [row] = (await this.update(tx, {
+        [c.status]: this.declaration.statuses.failed,
+        [c.error]: detail,
+        ...(refund ? opt(c.refundedAt, new Date()) : {}),
+        ...this.declaration.failSet?.(),
+      })
+        .where(and(this.byId(id), inArray(this.col(c.status), this.active)))
+        .returning()) as RowOf<T>[];
+      if (!row) return false;
+      const credits = refund && c.credits ? Number(field(row, c.credits)) : 0;
+      if (refund && credits > 0) {
+        await applyCreditChange(tx, { orgId: field(row, c.org) as string, delta: credits, reason: refund.reason, reference: refund.reference(field(row, c.id) as Id) });
       }
-      return done;
-    },
+      await this.emit(ctx, tx, row, 'failed');
+      return true;
+    });
+  }
 
-    async statusOf(ctx, id) {
-      const [row] = (await ctx.db
-        .select({ status: col(c.status) })
-        .from(table as never)
-        .where(byId(id))) as { status: string }[];
-      return row?.status;
-    },
+  async cancel(ctx: AppContext, orgId: string, id: Id, scope?: SQL): Promise<{ row: RowOf<T>; previous: string } | undefined> {
+    const { name, cancel, statuses } = this.declaration;
+    if (!cancel || statuses.canceled === undefined) throw new Error(`${name} cannot be cancelled`);
+    const done = await ctx.db.transaction(async (tx) => {
+      const [cur] = (await this.select(tx)
+        .where(and(this.byId(id), eq(this.col(this.c.org), orgId), scope))
+        .for('update')) as RowOf<T>[];
+      if (!cur) return undefined;
+      const previous = field(cur, this.c.status) as string;
+      if (previous === statuses.canceled) return { row: cur, previous };
+      if (!this.active.includes(previous)) throw cancel.conflict(cur, id);
+      const [row] = (await this.update(tx, { [this.c.status]: statuses.canceled, ...opt(this.c.completedAt, new Date()) })
+        .where(this.byId(id))
+        .returning()) as RowOf<T>[];
+      return { row, previous };
+    });
+    const jobId = done && this.c.jobId ? (field(done.row, this.c.jobId) as string | null) : null;
+    if (done && jobId && done.previous === statuses.pending) {
+      // Best effort: a job that still runs finds the resource canceled and does nothing.
+      await ctx.queue.boss.cancel(cancel.queue, jobId).catch((err: unknown) => ctx.log.warn({ [name]: id, err: String(err) }, `could not cancel the ${name} job`));
+    }
+    return done;
+  }
 
-    idOf: (row) => field(row, c.id) as Id,
-    stateOf: (row) => (c.state ? ((field(row, c.state) ?? {}) as Record<string, unknown>) : undefined),
-  };
+  async statusOf(ctx: AppContext, id: Id): Promise<string | undefined> {
+    const [row] = (await ctx.db
+      .select({ status: this.col(this.c.status) })
+      .from(this.declaration.table as never)
+      .where(this.byId(id))) as { status: string }[];
+    return row?.status;
+  }
+
+  idOf(row: object): Id {
+    return field(row, this.c.id) as Id;
+  }
+
+  stateOf(row: object): Record<string, unknown> | undefined {
+    return this.c.state ? ((field(row, this.c.state) ?? {}) as Record<string, unknown>) : undefined;
+  }
+
+  /** The terminal transition's webhook event, in its transaction. */
+  private async emit(ctx: AppContext, tx: Tx, row: RowOf<T>, outcome: Outcome): Promise<void> {
+    const { events, view } = this.declaration;
+    if (!events) return;
+    const event =
+      typeof events === 'function' ? await events(ctx, tx, row, outcome) : { orgId: field(row, this.c.org) as string, type: events[outcome], data: await view!(ctx, tx, row) };
+    if (event) await recordTerminalEvent(ctx, tx, event);
+  }
 }
