@@ -613,7 +613,7 @@ function storyOfferSketch(b: Box, p: Palette, ref: PreviewRef, copy: Copy): stri
   const codeY = cy + r * 1.35 + hb.height + b.w * 0.08;
   const cw = b.w * 0.62;
   const ch = b.w * 0.14;
-  out += rect(b.x + (b.w - cw) / 2, codeY, cw, ch, ch * 0.2, p.light, op(0.12) + ` stroke="#ffffff" stroke-width="${n(ch * 0.04)}" stroke-dasharray="${n(ch * 0.16)} ${n(ch * 0.1)}"`);
+  out += rect(b.x + (b.w - cw) / 2, codeY, cw, ch, ch * 0.2, p.light, `${op(0.12)} stroke="#ffffff" stroke-width="${n(ch * 0.04)}" stroke-dasharray="${n(ch * 0.16)} ${n(ch * 0.1)}"`);
   out += text(b.x + b.w / 2, codeY + ch * 0.64, 'CODE: GLOW40', ch * 0.36, '#ffffff', { weight: 800, anchor: 'middle', spacing: ch * 0.03 });
   const ay = b.y + b.h - b.w * 0.14;
   out += `<path d="M${n(b.x + b.w / 2 - b.w * 0.05)} ${n(ay)} L${n(b.x + b.w / 2)} ${n(ay - b.w * 0.05)} L${n(b.x + b.w / 2 + b.w * 0.05)} ${n(ay)}" fill="none" stroke="#ffffff" stroke-width="${n(b.w * 0.014)}" stroke-linecap="round" stroke-linejoin="round"/>`;

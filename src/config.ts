@@ -437,7 +437,7 @@ function originOf(entry: string): string | undefined {
 function secretsKey(raw: string | undefined): Buffer | undefined {
   if (!raw) return undefined;
   const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : /^[A-Za-z0-9+/_-]{43}=?$/.test(raw) ? Buffer.from(raw, 'base64') : undefined;
-  if (!key || key.length !== 32) throw new Error('Environment variable SECRETS_KEY must be 32 bytes, as 64 hex digits or base64');
+  if (key?.length !== 32) throw new Error('Environment variable SECRETS_KEY must be 32 bytes, as 64 hex digits or base64');
   return key;
 }
 

@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { PgBoss } from 'pg-boss';
 import { loadConfig, type Config } from './config.ts';
-import type { AppContext, Logger } from './context.ts';
+import type { AppContext, } from './context.ts';
 import { ShutdownRequested } from './lifecycle.ts';
 import { createLogger, type AppLogger } from './logger.ts';
 import { readiness } from './services/platform/health.ts';

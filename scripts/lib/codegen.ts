@@ -491,7 +491,7 @@ function compactRows(rows: McpToolRow[], listBudget: number): McpToolRow[] {
     while (level < COMPACT_LEVELS.length - 1 && listedBytes(at(r, level)) > MCP_TOOL_MAX_BYTES) level++;
     return level;
   });
-  let out = full.map((r, i) => at(r, levels[i]));
+  const out = full.map((r, i) => at(r, levels[i]));
   const total = () => Buffer.byteLength(JSON.stringify({ tools: out.map(listedTool) }));
   while (total() > listBudget) {
     const order = out.map((r, i) => [listedBytes(r), i] as const).sort((a, b) => b[0] - a[0]);

@@ -305,7 +305,7 @@ export function portabilityFindings(node: Json, path = '', keyword?: string): Po
     if (isObj(node[k])) for (const [name, s] of Object.entries(node[k] as JsonObject)) out.push(...portabilityFindings(s, `${path}.${k}.${name}`, k));
   }
   for (const k of LIST_KEYWORDS) {
-    if (Array.isArray(node[k])) (node[k] as Json[]).forEach((s, i) => out.push(...portabilityFindings(s, `${path}.${k}[${i}]`, k)));
+    if (Array.isArray(node[k])) (node[k] as Json[]).forEach((s, i) => { out.push(...portabilityFindings(s, `${path}.${k}[${i}]`, k)); });
   }
   for (const k of ONE_KEYWORDS) if (k in node) out.push(...portabilityFindings(node[k], `${path}.${k}`, k));
   return out;
@@ -321,7 +321,7 @@ export function toolDescription(text: string, max = 400): string {
  * (`poll get_generation`), for operations with exactly one tool; others are left as written.
  */
 export function restToTools(text: string, tools: Map<string, string>): string {
-  return text.replace(/(?<![/\w])(GET|POST|PUT|PATCH|DELETE) (\/[A-Za-z0-9_{}\/.-]*[A-Za-z0-9_}])/g, (m, method: string, path: string) => tools.get(`${method} ${path}`) ?? m);
+  return text.replace(/(?<![/\w])(GET|POST|PUT|PATCH|DELETE) (\/[A-Za-z0-9_{}/.-]*[A-Za-z0-9_}])/g, (m, method: string, path: string) => tools.get(`${method} ${path}`) ?? m);
 }
 
 /** Every `description` in a schema passed through `f`. */

@@ -38,7 +38,7 @@ const storageDown = () => new ApiError('service_unavailable', 'Media storage can
 /** Streams the stored object `key` as the answer to `req` (404 in the envelope when it is gone). */
 async function sendStored(req: FastifyRequest, reply: FastifyReply, ctx: AppContext, sendError: SendError, key: string, cacheControl: string) {
   const storage: Storage = ctx.storage;
-  let info;
+  let info: Awaited<ReturnType<typeof storage.stat>>;
   try {
     info = await storage.stat(key);
   } catch (err) {
@@ -52,7 +52,7 @@ async function sendStored(req: FastifyRequest, reply: FastifyReply, ctx: AppCont
   reply.header('last-modified', info.lastModified.toUTCString());
   reply.header('x-content-type-options', 'nosniff');
   const inm = req.headers['if-none-match'];
-  if (inm && inm.split(',').some((t) => t.trim() === info.etag || t.trim() === `W/${info.etag}` || t.trim() === '*')) return reply.code(304).send();
+  if (inm?.split(',').some((t) => t.trim() === info.etag || t.trim() === `W/${info.etag}` || t.trim() === '*')) return reply.code(304).send();
   // If-Range: the range only applies to the object it was asked of.
   const ifRange = req.headers['if-range'];
   const range = ifRange && ifRange !== info.etag ? undefined : parseRange(req.headers.range, info.bytes);

@@ -20,7 +20,7 @@ import { answerDirect, directRequest } from './direct.ts';
 import { BearerError, cachedBearer, insufficientScope, MCP_PATH, mcpUrls, resolveBearer } from './auth.ts';
 import { LISTED_TOOLS, runTool, toolAllowed, TOOLS_BY_NAME, type ToolDeps } from './tools.ts';
 import { rebindingProblem, rebindingRules } from './rebinding.ts';
-import { answerPost, StatelessJsonTransport } from './transport.ts';
+import { answerPost, type StatelessJsonTransport } from './transport.ts';
 
 const INSTRUCTIONS = [
   `Tools of the ${operationIndex.title} (contract version ${operationIndex.version}); each mirrors a REST operation or an MCP-only capability.`,

@@ -223,11 +223,11 @@ export function buildAss(items: AssItem[], frame: AssFrame): string {
       const din = enter && Math.abs(line.from - start) < 1e-6 ? Math.min(enter.duration_seconds ?? 0.5, line.to - line.from) : 0;
       const dout = exit && Math.abs(line.to - end) < 1e-6 ? Math.min(exit.duration_seconds ?? 0.5, line.to - line.from - din) : 0;
       const pos = `\\an${at.an}\\pos(${at.x},${at.y})`;
-      if (din > 0) segs.push({ from: line.from, to: line.from + din, tags: `\\an${at.an}` + (/\\move/.test(animationTags(enter!, true, r(din * 1000), at, frame, blockHeight)) ? '' : `\\pos(${at.x},${at.y})`) + animationTags(enter!, true, r(din * 1000), at, frame, blockHeight) });
+      if (din > 0) segs.push({ from: line.from, to: line.from + din, tags: `\\an${at.an}${/\\move/.test(animationTags(enter!, true, r(din * 1000), at, frame, blockHeight)) ? '' : `\\pos(${at.x},${at.y})`}${animationTags(enter!, true, r(din * 1000), at, frame, blockHeight)}` });
       if (line.to - dout > line.from + din + 1e-6) segs.push({ from: line.from + din, to: line.to - dout, tags: pos });
       if (dout > 0) {
         const tags = animationTags(exit!, false, r(dout * 1000), at, frame, blockHeight);
-        segs.push({ from: line.to - dout, to: line.to, tags: `\\an${at.an}` + (/\\move/.test(tags) ? '' : `\\pos(${at.x},${at.y})`) + tags });
+        segs.push({ from: line.to - dout, to: line.to, tags: `\\an${at.an}${/\\move/.test(tags) ? '' : `\\pos(${at.x},${at.y})`}${tags}` });
       }
       for (const seg of segs) {
         const segStartMs = Math.round((seg.from - start) * 1000);

@@ -33,7 +33,7 @@ export function registerToken(app: FastifyInstance, { ctx, cfg }: OAuthServer): 
       const grantType = opt(form, 'grant_type');
       if (!grantType) throw new OAuthError('invalid_request', 'grant_type is required');
       const client = await authenticateClient(ctx.db, { basic, clientId: opt(form, 'client_id'), clientSecret: opt(form, 'client_secret') });
-      let tokens;
+      let tokens: Awaited<ReturnType<typeof exchangeCode>>;
       if (grantType === 'authorization_code') {
         const code = opt(form, 'code');
         if (!code) throw new OAuthError('invalid_request', 'code is required');

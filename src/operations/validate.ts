@@ -11,7 +11,6 @@ import paramValidatorsFast from '../../generated/param-validators-fast.cjs';
 import paramValidators from '../../generated/param-validators.cjs';
 import requestValidatorsFast from '../../generated/request-validators-fast.cjs';
 import requestValidators from '../../generated/request-validators.cjs';
-import type { FieldError } from '../errors.ts';
 
 type Validators = Record<string, ValidateFunction>;
 

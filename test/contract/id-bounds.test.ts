@@ -515,7 +515,10 @@ t.test('every integer id of the contract takes its bounds from the one IntegerId
   const strays: string[] = [];
   const annotations = new Set(['example', 'examples', 'enum', 'const', 'default']);
   const visit = (node: Json, where: string, name: string): void => {
-    if (Array.isArray(node)) return node.forEach((x, i) => visit(x, `${where}[${i}]`, name));
+    if (Array.isArray(node)) {
+      node.forEach((x, i) => { visit(x, `${where}[${i}]`, name); });
+      return;
+    }
     if (!isObject(node) || node.$ref === '#/components/schemas/IntegerId') return;
     if (types(node).includes('integer') && idName(name)) strays.push(where);
     for (const [k, v] of Object.entries<Json>(node)) {
@@ -545,14 +548,17 @@ t.test('0, -1, 2^31, 2^53+1 and nil and upper-case UUIDs: never a 5xx; ids answe
   const answers = await inBatches(probes.map((p) => p.send));
   const faults: string[] = [];
   const wrong: string[] = [];
-  probes.forEach((p, i) => {
+  for (const [i, p] of probes.entries()) {
     const { status, envelope, problem } = answers[i];
     const said = `${status} ${envelope ? JSON.stringify(envelope.error).slice(0, 240) : ''}`;
-    if (problem || status >= 500) return void faults.push(`${p.label}: ${problem ?? said}`);
-    if (p.expect === 'no_fault') return;
+    if (problem || status >= 500) {
+      faults.push(`${p.label}: ${problem ?? said}`);
+      continue;
+    }
+    if (p.expect === 'no_fault') continue;
     const want = p.expect === 'refused' ? [400] : p.expect === 'not_found' ? [404] : [400, 404];
     if (!want.includes(status) || !envelope?.error) wrong.push(`${p.label}: ${said} (want ${want.join(' or ')})`);
-  });
+  }
   t.same(faults, [], 'no probe answered a 5xx (or outside the envelope)');
   t.same(wrong, [], 'every id outside its bounds is 400 and every other unknown id 404');
   t.same(await balance(probed.orgId), before, 'the probed workspace was charged nothing');

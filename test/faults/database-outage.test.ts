@@ -183,7 +183,7 @@ t.test('a lost external PostgreSQL: 503 during the outage, the process stays up,
   const client = async (c: number) => {
     while (running) {
       const idem = `c${c}-${n++}`;
-      let res;
+      let res: Awaited<ReturnType<typeof generate>>;
       try {
         res = await generate(idem);
       } catch (err) {

@@ -144,7 +144,7 @@ t.test('200 slow connections: others are served, the slow ones are cut by the li
       ),
     ),
   ];
-  t.teardown(() => slow.forEach((s) => s.stop()));
+  t.teardown(() => slow.forEach((s) => { s.stop(); }));
   const slowStarted = Date.now();
   await sleep(500);
   const socketsDuring = openSockets(api.pid, port);

@@ -8,7 +8,7 @@ import { brandKits, media, referenceInspirations } from '../../src/db/schema/ind
 import { findAiModel, findTemplate } from '../../src/services/catalog/catalog-data.ts';
 import { ledgerSum } from '../../src/services/billing/credits.ts';
 import { probe } from '../../src/media/ffmpeg.ts';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { type ApiResponse, startTestApp, type TestApp } from '../helpers/app.ts';
 
 // A fixture image host on loopback (the guarded client is told to allow 127.0.0.1 in tests only).
 const red = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#ff0000' } }).png().toBuffer();
@@ -240,7 +240,7 @@ t.test('a batch the queue only partly accepts is partial, charged for what was q
     end $$;
     create trigger refuse_third_job before insert on pgboss.job for each row execute function refuse_third_job();`);
   const body = { type: 'static_ad', template_slug: STATIC.slug, request_count: 4 };
-  let first;
+  let first: ApiResponse;
   try {
     first = await app.request('POST', '/api/v1/generations', { key: ws.key, body, headers: { 'idempotency-key': 'partial-1' } });
   } finally {
@@ -298,7 +298,7 @@ t.test('a worker renders a real image: the signed URL serves a PNG of the reques
   t.ok(reddish > 20, `the red reference image is composed in (${reddish} samples)`);
 
   const u = new URL(done.body.url);
-  u.searchParams.set('signature', 'AAAA' + u.searchParams.get('signature')!.slice(4));
+  u.searchParams.set('signature', `AAAA${u.searchParams.get('signature')!.slice(4)}`);
   t.equal((await fetch(u)).status, 403, 'a tampered signature is refused');
   const expired = new URL(done.body.url);
   expired.searchParams.set('expires', '1000');

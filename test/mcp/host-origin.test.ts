@@ -76,7 +76,7 @@ t.test('PUBLIC_BASE_URL is where the server listens: another Host or Origin is r
     socket.on('error', reject);
     socket.on('close', () => resolve(raw));
   });
-  t.match(empty, /^HTTP\/1\.1 403 .*\r\n[^]*"Missing Host header"/, 'an empty Host');
+  t.match(empty, /^HTTP\/1\.1 403 .*\r\n[\s\S]*"Missing Host header"/, 'an empty Host');
 
   for (const host of [self, `localhost:${port}`, 'LOCALHOST', '127.0.0.1']) {
     res = await send(app, { ...auth, host });

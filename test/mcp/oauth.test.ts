@@ -199,7 +199,7 @@ t.test('token endpoint: the RFC 6749 errors', async (t) => {
     t.equal(r.headers.get('cache-control'), 'no-store');
     return r;
   };
-  await expectError(exchange(c, { code_verifier: createHash('sha256').update('x').digest('base64url') + 'abcdefgh' }), 400, 'invalid_grant', 'bad PKCE verifier');
+  await expectError(exchange(c, { code_verifier: `${createHash('sha256').update('x').digest('base64url')}abcdefgh` }), 400, 'invalid_grant', 'bad PKCE verifier');
   await expectError(exchange(c, { redirect_uri: 'http://127.0.0.1:9/other' }), 400, 'invalid_grant', 'wrong redirect_uri');
   await expectError(exchange(c, { code_verifier: '' }), 400, 'invalid_request', 'missing code_verifier');
   await expectError(exchange(c, { resource: 'https://other.example.test/mcp' }), 400, 'invalid_target', 'another resource');

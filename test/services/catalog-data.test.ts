@@ -169,7 +169,7 @@ t.test('every problem is reported at once, across files', async (t) => {
     d.avatars.avatars[0].name = '';
   });
   t.equal(problems.length, 5, problems.join('\n'));
-  t.match(problems.join('\n'), /spec\/catalog.yaml \/static_ads\/0\/colour[^]*\/video_ads\/1\/default_aspect_ratio[^]*spec\/voices.yaml \/voices\/0\/locale\/0[^]*spec\/avatars.yaml \/avatars\/0\/name/);
+  t.match(problems.join('\n'), /spec\/catalog.yaml \/static_ads\/0\/colour[\s\S]*\/video_ads\/1\/default_aspect_ratio[\s\S]*spec\/voices.yaml \/voices\/0\/locale\/0[\s\S]*spec\/avatars.yaml \/avatars\/0\/name/);
   // Documents that are not mappings at all.
   refuses(t, (d) => (d.voices = ['a']), 'spec/voices.yaml', '(root)', /must be object/);
 });

@@ -71,7 +71,7 @@ t.test('admin social connect / list / disconnect: one JSON object each, never a 
   t.equal(tokenCipher(Buffer.from(key, 'base64')).decrypt(row.access_token_enc), 'AT-x-new');
   t.equal(row.refresh_token_enc, null, 'a reconnect without --refresh-token forgets the old one');
   const [{ hits }] = await app.service.ctx.sql<{ hits: number }[]>`
-    select count(*)::int as hits from social_accounts where access_token_enc like '%AT-x%' or access_token_enc like ${'%' + key + '%'}`;
+    select count(*)::int as hits from social_accounts where access_token_enc like '%AT-x%' or access_token_enc like ${`%${key}%`}`;
   t.equal(hits, 0);
 
   r = await admin({}, 'social', 'list', '--org', ws.orgId);

@@ -153,7 +153,7 @@ export async function fakeX(t: Test) {
     if (r.method === 'GET' && r.path === '/2/media/upload') {
       if (r.url.searchParams.get('command') !== 'STATUS') return X_PROBLEM_INVALID('command must be STATUS');
       const u = state.uploads.get(r.url.searchParams.get('media_id') ?? '');
-      if (!u || !u.finalized) return X_PROBLEM_INVALID('media_id not found');
+      if (!u?.finalized) return X_PROBLEM_INVALID('media_id not found');
       u.statusChecks++;
       const info = u.statusChecks < 2 ? { state: 'in_progress', check_after_secs: 1, progress_percent: 50 } : { state: 'succeeded', progress_percent: 100 };
       return { status: 200, body: { data: { id: u.id, media_key: `7_${u.id}`, processing_info: info } } };
@@ -181,7 +181,7 @@ export async function fakeX(t: Test) {
       if (ids.length > 4) return X_PROBLEM_INVALID('at most 4 media_ids');
       for (const id of ids) {
         const u = state.uploads.get(id);
-        if (!u || !u.finalized || (u.category === 'tweet_video' && u.statusChecks < 2)) return X_PROBLEM_INVALID(`Your media IDs are invalid: ${id}`);
+        if (!u?.finalized || (u.category === 'tweet_video' && u.statusChecks < 2)) return X_PROBLEM_INVALID(`Your media IDs are invalid: ${id}`);
       }
       const id = nextId();
       state.tweets.push({ id, text: b.text, mediaIds: ids });
@@ -244,7 +244,7 @@ export async function fakeLinkedIn(t: Test) {
       }
       const m = /^\/dms-uploads\/video\/([^/]+)\/part\/(\d+)$/.exec(r.path);
       const v = m && state.videos.get(decodeURIComponent(m[1]));
-      const part = v && v.parts[Number(m![2])];
+      const part = v?.parts[Number(m![2])];
       if (!part) return err(404, 'NOT_FOUND', 'no such upload');
       if (r.body.length !== part.last - part.first + 1) return err(400, 'BAD_REQUEST', `part ${m![2]} must be ${part.last - part.first + 1} bytes, got ${r.body.length}`);
       part.done = true;

@@ -59,7 +59,7 @@ async function main(): Promise<void> {
   const parts: Int16Array[] = [];
   const events: EspeakEvent[] = [];
   engine.synthesize(text, (samples: Int16Array, evs: EspeakEvent[]) => {
-    if (samples && samples.length) parts.push(Int16Array.from(samples));
+    if (samples?.length) parts.push(Int16Array.from(samples));
     for (const e of evs ?? []) {
       if (e.type === 'word' || e.type === 'end' || e.type === 'sentence') {
         events.push({ type: e.type, audio_position: e.audio_position, text_position: e.text_position, word_length: e.word_length });

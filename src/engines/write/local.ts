@@ -264,12 +264,12 @@ export function writeLocalSlides(req: SlideCopyRequest): SlideCopy {
   const bodies = count - 2;
   const groups: string[][] = Array.from({ length: bodies }, () => []);
   if (facts.length >= bodies) {
-    facts.forEach((f, i) => groups[Math.floor((i * bodies) / facts.length)].push(f));
+    facts.forEach((f, i) => { groups[Math.floor((i * bodies) / facts.length)].push(f); });
   } else {
-    facts.forEach((f, i) => groups[i].push(f));
+    facts.forEach((f, i) => { groups[i].push(f); });
     const free = bodies - facts.length;
     const used = briefs.slice(0, free * 8);
-    used.forEach((b, i) => groups[facts.length + Math.floor((i * free) / used.length)].push(b));
+    used.forEach((b, i) => { groups[facts.length + Math.floor((i * free) / used.length)].push(b); });
   }
   const h = hash(`${req.prompt}\u0000${req.title ?? ''}`);
   const slides: SlideText[] = [{ role: 'hook', heading: clip(titleOf(req.title, topic), HEADING_MAX), body: pack.slideHook }];

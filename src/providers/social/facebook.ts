@@ -4,7 +4,7 @@
 // is made by that one call, so a resumed attempt re-uses the uploaded photos and never posts twice;
 // a video by POST /{page-id}/videos {file_url, description} (Facebook fetches and posts it); the post
 // URL from GET /{id}?fields=permalink_url.
-import { type PublishTask, type SocialAdapter } from './http.ts';
+import type { PublishTask, SocialAdapter } from './http.ts';
 import { GRAPH_API, GRAPH_VERSION, refreshFacebookPageToken, graph, idOf, mediaUrl, permalink } from './meta.ts';
 
 const base = `${GRAPH_API}/${GRAPH_VERSION}`;
@@ -34,7 +34,7 @@ export const facebook: SocialAdapter = {
           await task.save({ photos });
         }
         const fields: Record<string, string | undefined> = { message };
-        photos.forEach((fbid, i) => (fields[`attached_media[${i}]`] = JSON.stringify({ media_fbid: fbid })));
+        photos.forEach((fbid, i) => { fields[`attached_media[${i}]`] = JSON.stringify({ media_fbid: fbid }); });
         id = idOf(await graph(api, 'POST', `${base}/${page}/feed`, fields), 'facebook POST /feed');
       }
       await task.save({ post_id: id });

@@ -8,7 +8,7 @@
 // until FINISHED → POST /{ig-user-id}/media_publish {creation_id} → GET /{media-id}?fields=permalink
 // (the flow Threads shares: meta.ts publishContainer). The token is the 60-day
 // long-lived one, which refreshes itself: GET /refresh_access_token?grant_type=ig_refresh_token.
-import { type PublishTask, type SocialAdapter } from './http.ts';
+import type { PublishTask, SocialAdapter } from './http.ts';
 import { GRAPH_VERSION, INSTAGRAM_API, mediaUrl, publishContainer, refreshInstagramToken } from './meta.ts';
 
 const base = `${INSTAGRAM_API}/${GRAPH_VERSION}`;

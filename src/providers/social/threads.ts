@@ -5,7 +5,7 @@
 // status,error_message until FINISHED → POST /{threads-user-id}/threads_publish {creation_id} →
 // GET /{media-id}?fields=permalink (the flow Instagram shares: meta.ts publishContainer).
 import type { MediaRow } from '../../services/editor/media.ts';
-import { type PublishTask, type SocialAdapter } from './http.ts';
+import type { PublishTask, SocialAdapter } from './http.ts';
 import { THREADS_API, mediaUrl, publishContainer, refreshThreadsToken } from './meta.ts';
 
 const base = `${THREADS_API}/v1.0`;

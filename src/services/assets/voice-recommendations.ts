@@ -87,7 +87,7 @@ export function detectLanguage(script: string): string | undefined {
 }
 
 export function parseLanguage(language: string | undefined, script: string): Wanted {
-  if (language && language.trim()) {
+  if (language?.trim()) {
     const raw = language.trim();
     const m = /^([A-Za-z]{2,3})(?:[-_]([A-Za-z]{2}|\d{3}))?$/.exec(raw);
     if (m && !(m[1].toLowerCase() in LANGUAGE_NAMES)) return { lang: m[1].toLowerCase(), region: m[2]?.toUpperCase(), detected: false };

@@ -175,7 +175,7 @@ export function crossCheckProblems(sources: CatalogSources): string[] {
       if (high && high.resolution !== t.default_resolution) {
         cat(pointer(section, i, 'default_resolution'), `${t.default_resolution} must equal the high tier's resolution ${high.resolution}`);
       }
-      t.quality_tiers.forEach((q, j) => durationAndPrice(cat, pointer(section, i, 'quality_tiers', j), q));
+      t.quality_tiers.forEach((q, j) => { durationAndPrice(cat, pointer(section, i, 'quality_tiers', j), q); });
     });
   templates('static_ads', catalog.static_ads);
   templates('video_ads', catalog.video_ads);

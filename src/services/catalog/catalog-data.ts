@@ -157,7 +157,7 @@ export function referencedPreviews(sources: CatalogSources): PreviewRef[] {
   const inCatalog = (...parts: (string | number)[]) => `${CATALOG_FILES.catalog.file} ${pointer(...parts)}`;
   const templates: RawTemplate[] = [...catalog.static_ads, ...catalog.video_ads, ...catalog.ugc_ads];
   const indexes = new Map<RawTemplate, number>();
-  for (const section of TEMPLATE_SECTIONS) catalog[section].forEach((t, i) => indexes.set(t, i));
+  for (const section of TEMPLATE_SECTIONS) catalog[section].forEach((t, i) => { indexes.set(t, i); });
   for (const t of templates) {
     const i = indexes.get(t)!;
     const duration = t.section === 'static_ads' ? undefined : t.quality_tiers.find((q) => q.id === 'high')?.default_duration;

@@ -7,7 +7,6 @@ import type { components } from '../../../generated/openapi.d.ts';
 import { ApiError } from '../../errors.ts';
 import {
   addTrack,
-  applyTextTransform,
   baseItem,
   CAPTION_DEFAULTS,
   compatible,
@@ -283,7 +282,7 @@ const handlers: { [T in Op['type']]: Handler<T> } = {
       const item = getItem(env, id, `item_ids[${k}]`);
       requireType(item, ['video', 'audio'], `item_ids[${k}]`, 'set_audio_levels');
     });
-    (op.exclude_item_ids ?? []).forEach((id, k) => getItem(env, id, `exclude_item_ids[${k}]`));
+    (op.exclude_item_ids ?? []).forEach((id, k) => { getItem(env, id, `exclude_item_ids[${k}]`); });
     const ids = op.item_ids ? new Set(op.item_ids) : undefined;
     const excluded = new Set(op.exclude_item_ids ?? []);
     const selected = tl.items.filter(

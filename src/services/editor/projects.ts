@@ -162,7 +162,7 @@ export async function getVideoStatus(ctx: AppContext, orgId: string, id: number)
     const faceless = await facelessStatus(ctx, orgId, id);
     if (faceless) return faceless;
   }
-  if (!v || v.kind !== 'editor' || v.title === null) throw missing();
+  if (v?.kind !== 'editor' || v.title === null) throw missing();
   return {
     object: 'video',
     id,

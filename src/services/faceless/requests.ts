@@ -149,7 +149,7 @@ export async function resolveFaceless(deps: ResolveDeps, orgId: string, body: Cr
     } else {
       // Locked against a delete until the charge commits (useAsset), as the brand kit below.
       const clone = await useAsset(deps.db, 'voice', orgId, body.voice_id);
-      if (!clone || clone.status !== 'ready') {
+      if (clone?.status !== 'ready') {
         throw new ApiError('not_found', `Voice ${body.voice_id} is not a voice of GET /assets (voices[].id) in this workspace`, {
           field: 'body.voice_id',
           resource: 'voice',

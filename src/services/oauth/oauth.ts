@@ -590,7 +590,7 @@ export async function resolveAccessToken(db: Db, token: string, resource: string
     .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
     .innerJoin(organizations, eq(organizations.id, oauthGrants.orgId))
     .where(eq(oauthTokens.tokenHash, sha256(token)));
-  if (!row || row.kind !== 'access') return { refused: 'Unknown access token' };
+  if (row?.kind !== 'access') return { refused: 'Unknown access token' };
   if (row.revokedAt || row.grantRevokedAt) return { refused: 'This access token has been revoked' };
   if (row.expiresAt.getTime() <= Date.now()) return { refused: 'This access token has expired' };
   if (!sameResource(row.resource, resource)) return { refused: `This access token was issued for another resource (${row.resource})` };

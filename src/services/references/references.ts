@@ -156,7 +156,7 @@ function checkReference(ctx: AppContext, body: CreateReferenceBody): ReferencePl
     if (n > 10) errors.push({ field: 'body.images', message: `image_urls and images hold ${n} images together; at most 10` });
   }
   const inputs: ReferenceInput[] = [];
-  imageUrls.forEach((url, i) => inputs.push({ kind: 'image', url, field: `body.image_urls[${i}]` }));
+  imageUrls.forEach((url, i) => { inputs.push({ kind: 'image', url, field: `body.image_urls[${i}]` }); });
   if (body.video_url) inputs.push({ kind: 'video', url: body.video_url, field: 'body.video_url' });
   for (const input of inputs) {
     const problem = 'url' in input ? ctx.fetcher.precheck(input.url) : undefined;
@@ -213,7 +213,7 @@ async function saveReference(
   if (rows.length) await tx.insert(media).values(rows);
   // The order given: image_urls (or video_url) first, then the inline images.
   const pending: ReferenceInput[] = [...plan.inputs];
-  rows.forEach((r, i) => pending.push({ kind: 'image', mediaId: r.id!, field: plan.inline[i].field }));
+  rows.forEach((r, i) => { pending.push({ kind: 'image', mediaId: r.id!, field: plan.inline[i].field }); });
   const jobId = randomUUID();
   const visibility = body.visibility ?? 'private';
   await tx.insert(referenceInspirations).values({
@@ -459,7 +459,7 @@ async function recommend(ctx: AppContext, orgId: string, q: ListReferencesQuery,
         0.65 * (best?.sim.score ?? 0) + (same ? 0.15 : 0) + (sameCategory ? 0.05 : 0) + (sameKind ? 0.05 : 0) + (proven.has(r.id) ? 0.05 : 0) + recency,
       );
       const reasons = [
-        best && best.sim.why.length ? `${best.sim.why.join('; ')} to ${best.anchor.label}` : undefined,
+        best?.sim.why.length ? `${best.sim.why.join('; ')} to ${best.anchor.label}` : undefined,
         best && !best.sim.why.length ? `little like ${best.anchor.label} (similarity ${best.sim.score.toFixed(2)})` : undefined,
         !mine ? 'not analysed' : undefined,
         same ? `saved for ${t!.label} itself` : sameCategory ? `saved for another ${category} template (${r.templateSlug})` : undefined,

@@ -81,7 +81,7 @@ export async function finishConnect(
   if (!client) throw new ConnectRefused(`Connecting ${platform} accounts is not configured on this server.`);
   const spec = SOCIAL_OAUTH[platform];
   const api = caller(platform, ctx.config.social.apiBase[platform], undefined, AbortSignal.timeout(CALLBACK_TIMEOUT_MS));
-  let accounts;
+  let accounts: Awaited<ReturnType<typeof spec.identify>>;
   try {
     const tokens = await spec.exchange({ api, client, code, redirectUri: redirectUriOf(ctx, platform), codeVerifier: attempt.codeVerifier ?? undefined });
     accounts = await spec.identify(api, tokens, client);

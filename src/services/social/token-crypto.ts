@@ -52,7 +52,7 @@ async function keyFile(file: string): Promise<Buffer> {
   try {
     const fh = await open(file, 'wx', 0o600);
     try {
-      await fh.writeFile(randomBytes(32).toString('base64') + '\n');
+      await fh.writeFile(`${randomBytes(32).toString('base64')}\n`);
       await fh.sync();
     } finally {
       await fh.close();
