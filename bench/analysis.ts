@@ -52,13 +52,40 @@ execFileSync('mkdir', ['-p', videoDir]);
 const videoFile = path.join(videoDir, 'clip.mp4');
 say('analysis bench: making a 30 s 1080×1920 video (3 shots, voice-like audio)…');
 execFileSync(FFMPEG_PATH, [
-  '-hide_banner', '-loglevel', 'error', '-y',
-  '-f', 'lavfi', '-i', 'testsrc2=s=1080x1920:r=30:d=10',
-  '-f', 'lavfi', '-i', 'color=c=0x2a9d8f:s=1080x1920:r=30:d=10',
-  '-f', 'lavfi', '-i', 'smptehdbars=s=1080x1920:r=30:d=10',
-  '-f', 'lavfi', '-i', "aevalsrc='0.4*sin(2*PI*200*t)*(0.5+0.5*sin(2*PI*4*t))':s=48000:d=30",
-  '-filter_complex', '[0:v][1:v][2:v]concat=n=3:v=1:a=0,format=yuv420p[v]',
-  '-map', '[v]', '-map', '3:a', '-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac', '-shortest', videoFile,
+  '-hide_banner',
+  '-loglevel',
+  'error',
+  '-y',
+  '-f',
+  'lavfi',
+  '-i',
+  'testsrc2=s=1080x1920:r=30:d=10',
+  '-f',
+  'lavfi',
+  '-i',
+  'color=c=0x2a9d8f:s=1080x1920:r=30:d=10',
+  '-f',
+  'lavfi',
+  '-i',
+  'smptehdbars=s=1080x1920:r=30:d=10',
+  '-f',
+  'lavfi',
+  '-i',
+  "aevalsrc='0.4*sin(2*PI*200*t)*(0.5+0.5*sin(2*PI*4*t))':s=48000:d=30",
+  '-filter_complex',
+  '[0:v][1:v][2:v]concat=n=3:v=1:a=0,format=yuv420p[v]',
+  '-map',
+  '[v]',
+  '-map',
+  '3:a',
+  '-c:v',
+  'libx264',
+  '-preset',
+  'ultrafast',
+  '-c:a',
+  'aac',
+  '-shortest',
+  videoFile,
 ]);
 
 const require = createRequire(import.meta.url);
@@ -71,7 +98,23 @@ function ffmpegAlone(): Promise<number> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       FFMPEG_PATH,
-      ['-hide_banner', '-nostdin', '-loglevel', 'info', '-f', 'mov', '-i', videoFile, '-vf', "select='gt(scene,0.3)',showinfo", '-af', 'ebur128', '-f', 'null', '-'],
+      [
+        '-hide_banner',
+        '-nostdin',
+        '-loglevel',
+        'info',
+        '-f',
+        'mov',
+        '-i',
+        videoFile,
+        '-vf',
+        "select='gt(scene,0.3)',showinfo",
+        '-af',
+        'ebur128',
+        '-f',
+        'null',
+        '-',
+      ],
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
     let err = '';
@@ -86,7 +129,10 @@ async function time<T>(f: () => Promise<T>): Promise<[number, T]> {
   return [performance.now() - started, v];
 }
 
-const results: Record<'image' | 'video', { ours: number[]; base: number[] }> = { image: { ours: [], base: [] }, video: { ours: [], base: [] } };
+const results: Record<'image' | 'video', { ours: number[]; base: number[] }> = {
+  image: { ours: [], base: [] },
+  video: { ours: [], base: [] },
+};
 try {
   // Warm-up: both OCR workers loaded, sharp and ffmpeg in the page cache.
   await analyseImage(imageFile, opts);
@@ -110,8 +156,12 @@ try {
       `  round ${i + 1}/${rounds} (${first ? 'ours first' : 'bare first'}): image ours ${(oi2 / 1000).toFixed(2)} s vs tesseract ${(bi / 1000).toFixed(2)} s | video ours ${(ov2 / 1000).toFixed(2)} s vs ffmpeg ${(bv / 1000).toFixed(2)} s`,
     );
     if (i === 0) {
-      say(`    image: text ${JSON.stringify(a2!.text)} (tesseract alone: ${JSON.stringify(r.data.text.trim())}), palette ${a2!.palette.map((p) => p.hex).join(' ')}`);
-      say(`    video: cuts ${JSON.stringify(v2!.scene_cuts_seconds)}, ${v2!.fps} fps, ${v2!.loudness_lufs} LUFS, speech ${v2!.speech}, ${v2!.keyframes.length} keyframes`);
+      say(
+        `    image: text ${JSON.stringify(a2!.text)} (tesseract alone: ${JSON.stringify(r.data.text.trim())}), palette ${a2!.palette.map((p) => p.hex).join(' ')}`,
+      );
+      say(
+        `    video: cuts ${JSON.stringify(v2!.scene_cuts_seconds)}, ${v2!.fps} fps, ${v2!.loudness_lufs} LUFS, speech ${v2!.speech}, ${v2!.keyframes.length} keyframes`,
+      );
     }
   }
 } finally {
@@ -122,5 +172,7 @@ try {
 for (const k of ['image', 'video'] as const) {
   const o = median(results[k].ours);
   const b = median(results[k].base);
-  say(`analysis bench: ${k === 'image' ? '1080×1920 image, analysis vs tesseract alone' : '30 s 1080×1920 video, analysis vs ffmpeg scene+loudness alone'}: ${(o / 1000).toFixed(2)} s vs ${(b / 1000).toFixed(2)} s, RATIO ${(o / b).toFixed(3)}`);
+  say(
+    `analysis bench: ${k === 'image' ? '1080×1920 image, analysis vs tesseract alone' : '30 s 1080×1920 video, analysis vs ffmpeg scene+loudness alone'}: ${(o / 1000).toFixed(2)} s vs ${(b / 1000).toFixed(2)} s, RATIO ${(o / b).toFixed(3)}`,
+  );
 }

@@ -6,7 +6,11 @@ import { parseArgs } from 'node:util';
 import { load, median, startBare, startService } from './lib/servers.ts';
 
 const { values } = parseArgs({
-  options: { duration: { type: 'string', default: '5' }, rounds: { type: 'string', default: '3' }, connections: { type: 'string', default: '32' } },
+  options: {
+    duration: { type: 'string', default: '5' },
+    rounds: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '32' },
+  },
 });
 const duration = Number(values.duration);
 const rounds = Number(values.rounds);
@@ -35,7 +39,9 @@ try {
     base.push(b.rps);
     ours.push(o.rps);
     ratios.push(o.rps / b.rps);
-    say(`  round ${i + 1}: bare ${b.rps.toFixed(0)} req/s (p99 ${b.p99} ms) | service ${o.rps.toFixed(0)} req/s (p99 ${o.p99} ms) | ratio ${(o.rps / b.rps).toFixed(3)}`);
+    say(
+      `  round ${i + 1}: bare ${b.rps.toFixed(0)} req/s (p99 ${b.p99} ms) | service ${o.rps.toFixed(0)} req/s (p99 ${o.p99} ms) | ratio ${(o.rps / b.rps).toFixed(3)}`,
+    );
   }
 } finally {
   await service.stop();

@@ -28,7 +28,9 @@ const creds = JSON.parse(fs.readFileSync(path.join(dataDir, 'pg-credentials.json
 const pgPort = Number(fs.readFileSync(path.join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[3]);
 const dbUrl = `postgres://${creds.user}:${encodeURIComponent(creds.password)}@127.0.0.1:${pgPort}/media_api`;
 const admin = async (...args: string[]) => {
-  const { stdout } = await promisify(execFile)(process.execPath, ['src/cli/admin.ts', ...args], { env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: dbUrl } });
+  const { stdout } = await promisify(execFile)(process.execPath, ['src/cli/admin.ts', ...args], {
+    env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: dbUrl },
+  });
   return JSON.parse(stdout);
 };
 
@@ -36,7 +38,11 @@ try {
   const org = await admin('org', 'create', '--name', 'Bench');
   const key = (await admin('key', 'create', '--org', org.id, '--scopes', 'generations:write')).key;
   const api = async (method: string, p: string, body?: unknown) => {
-    const res = await fetch(`${service.url}${p}`, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(`${service.url}${p}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const json = await res.json();
     if (res.status !== 200) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(json).slice(0, 300)}`);
     return json as any;
@@ -44,18 +50,32 @@ try {
 
   // A 200-item project: 60 images on 6 tracks, 140 text overlays.
   const project = await api('POST', '/api/v1/editor/videos', { title: 'Bench project', aspect_ratio: '9:16' });
-  const png = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#3366ff' } }).png().toBuffer();
+  const png = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#3366ff' } })
+    .png()
+    .toBuffer();
   const media = await api('POST', '/api/v1/editor/media', { media: { filename: 'tile.png', data: png.toString('base64') } });
   for (let k = 0; k < 60; k++) {
-    await api('POST', `/api/v1/editor/videos/${project.id}/media`, { media_id: media.media.id, from_seconds: (k % 10) * 3, duration_seconds: 3, fit: 'contain' });
+    await api('POST', `/api/v1/editor/videos/${project.id}/media`, {
+      media_id: media.media.id,
+      from_seconds: (k % 10) * 3,
+      duration_seconds: 3,
+      fit: 'contain',
+    });
   }
   for (let batch = 0; batch < 2; batch++) {
     await api('PATCH', `/api/v1/editor/videos/${project.id}`, {
-      operations: Array.from({ length: 70 }, (_, k) => ({ type: 'add_text', text: `Overlay ${batch * 70 + k}`, from_seconds: ((batch * 70 + k) % 30) * 1, duration_seconds: 2 })),
+      operations: Array.from({ length: 70 }, (_, k) => ({
+        type: 'add_text',
+        text: `Overlay ${batch * 70 + k}`,
+        from_seconds: ((batch * 70 + k) % 30) * 1,
+        duration_seconds: 2,
+      })),
     });
   }
   let video = await api('GET', `/api/v1/editor/videos/${project.id}`);
-  say(`editor PATCH bench: project ${project.id} with ${video.items.length} items on ${video.tracks.length} tracks; ${requests} PATCHes of 20 operations`);
+  say(
+    `editor PATCH bench: project ${project.id} with ${video.items.length} items on ${video.tracks.length} tracks; ${requests} PATCHes of 20 operations`,
+  );
   const images = video.items.filter((i: any) => i.type === 'image').map((i: any) => i.item_id);
   const texts = video.items.filter((i: any) => i.type === 'text').map((i: any) => i.item_id);
 
@@ -65,7 +85,12 @@ try {
     return [
       { type: 'set_item_timing', item_id: img(0), duration_seconds: 2 + (n % 5) * 0.1 },
       { type: 'set_item_transform', item_id: img(1), left: 0.1, top: 0.1 + (n % 7) * 0.05, width: 0.5, height: 0.3 },
-      { type: 'set_item_animation', item_id: img(2), enter: { type: 'fade', duration_seconds: 0.3 }, exit: n % 2 ? null : { type: 'slide', direction: 'left' } },
+      {
+        type: 'set_item_animation',
+        item_id: img(2),
+        enter: { type: 'fade', duration_seconds: 0.3 },
+        exit: n % 2 ? null : { type: 'slide', direction: 'left' },
+      },
       { type: 'set_item_layer_order', item_id: img(3), position: n % 2 ? 'forward' : 'backward' },
       { type: 'update_text', item_id: txt(0), text: `Edited ${n}`, style: { font_size: 50 + (n % 20) } },
       { type: 'update_text', item_id: txt(1), style: { color: n % 2 ? '#FFD400' : '#FFFFFF' } },
@@ -98,13 +123,17 @@ try {
     const t0 = performance.now();
     const r = await api('PATCH', `/api/v1/editor/videos/${project.id}`, { instructions: `bench edit ${n}`, operations: ops });
     times.push(performance.now() - t0);
-    await api('PATCH', `/api/v1/editor/videos/${project.id}`, { operations: [{ type: 'remove_item', item_id: r.applied_operations[15].item_ids[0] }] });
+    await api('PATCH', `/api/v1/editor/videos/${project.id}`, {
+      operations: [{ type: 'remove_item', item_id: r.applied_operations[15].item_ids[0] }],
+    });
   }
   video = await api('GET', `/api/v1/editor/videos/${project.id}`);
   const size = Buffer.byteLength(JSON.stringify(video));
   const median = pct(times, 50);
   say(`editor PATCH bench: ${video.items.length} items after the run, response ${(size / 1024).toFixed(0)} KiB`);
-  say(`editor PATCH bench: latency median ${median.toFixed(2)} ms, p90 ${pct(times, 90).toFixed(2)} ms, p99 ${pct(times, 99).toFixed(2)} ms, max ${Math.max(...times).toFixed(2)} ms`);
+  say(
+    `editor PATCH bench: latency median ${median.toFixed(2)} ms, p90 ${pct(times, 90).toFixed(2)} ms, p99 ${pct(times, 99).toFixed(2)} ms, max ${Math.max(...times).toFixed(2)} ms`,
+  );
   say(`editor PATCH bench: MEDIAN ${median.toFixed(2)} ms (target < 20 ms) ${median < 20 ? 'MET' : 'NOT MET'}`);
 } finally {
   await service.stop();

@@ -18,9 +18,12 @@ const duration = Number(values.duration);
 const connections = Number(values.connections);
 const say = (s: string) => process.stdout.write(`${s}\n`);
 
-const PGBENCH = ['/usr/lib/postgresql/17/bin/pgbench', '/usr/lib/postgresql/16/bin/pgbench', '/usr/lib/postgresql/15/bin/pgbench', 'pgbench'].find(
-  (p) => !p.startsWith('/') || fs.existsSync(p),
-)!;
+const PGBENCH = [
+  '/usr/lib/postgresql/17/bin/pgbench',
+  '/usr/lib/postgresql/16/bin/pgbench',
+  '/usr/lib/postgresql/15/bin/pgbench',
+  'pgbench',
+].find((p) => !p.startsWith('/') || fs.existsSync(p))!;
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'media-api-bench-gen-'));
 say('generations bench: starting the service (API only, embedded PostgreSQL) …');
@@ -32,7 +35,9 @@ const dbUrl = `postgres://${creds.user}:${encodeURIComponent(creds.password)}@12
 const sql = postgres(dbUrl, { max: 2, onnotice: () => {} });
 
 const admin = async (...args: string[]) => {
-  const { stdout } = await promisify(execFile)(process.execPath, ['src/cli/admin.ts', ...args], { env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: dbUrl } });
+  const { stdout } = await promisify(execFile)(process.execPath, ['src/cli/admin.ts', ...args], {
+    env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: dbUrl },
+  });
   return JSON.parse(stdout);
 };
 const org = await admin('org', 'create', '--name', 'Bench', '--credits', '1000000000');
@@ -88,9 +93,31 @@ COMMIT;
   );
   say(`generations bench: pgbench (${PGBENCH}) with the same writes for ${duration}s at ${connections} connections …`);
   const pgb = await new Promise<string>((resolve, reject) => {
-    const child = spawn(PGBENCH, ['-n', '-h', '127.0.0.1', '-p', String(pgPort), '-U', creds.user, '-c', String(connections), '-j', '2', '-T', String(duration), '-r', '-f', script, 'media_api'], {
-      env: { ...process.env, PGPASSWORD: creds.password },
-    });
+    const child = spawn(
+      PGBENCH,
+      [
+        '-n',
+        '-h',
+        '127.0.0.1',
+        '-p',
+        String(pgPort),
+        '-U',
+        creds.user,
+        '-c',
+        String(connections),
+        '-j',
+        '2',
+        '-T',
+        String(duration),
+        '-r',
+        '-f',
+        script,
+        'media_api',
+      ],
+      {
+        env: { ...process.env, PGPASSWORD: creds.password },
+      },
+    );
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
@@ -101,7 +128,9 @@ COMMIT;
   const ratio = api.rps / tps;
   say(`  service: ${api.rps.toFixed(0)} req/s, p50 ${api.p50} ms, p99 ${api.p99} ms`);
   say(`  pgbench: ${tps.toFixed(0)} tps, average latency ${pgLatency} ms`);
-  say(`generations bench: RATIO ${ratio.toFixed(3)} of pgbench (target ≥ 0.5) ${ratio >= 0.5 ? 'MET' : 'NOT MET'}; service p99 ${api.p99} ms`);
+  say(
+    `generations bench: RATIO ${ratio.toFixed(3)} of pgbench (target ≥ 0.5) ${ratio >= 0.5 ? 'MET' : 'NOT MET'}; service p99 ${api.p99} ms`,
+  );
 
   // --- 2. queue pickup -----------------------------------------------------------------------
   await sql`delete from pgboss.job where name = 'generation'`;

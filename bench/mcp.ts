@@ -18,7 +18,11 @@ import { parseArgs } from 'node:util';
 import { load, median, startService } from './lib/servers.ts';
 
 const { values } = parseArgs({
-  options: { duration: { type: 'string', default: '5' }, rounds: { type: 'string', default: '5' }, connections: { type: 'string', default: '32' } },
+  options: {
+    duration: { type: 'string', default: '5' },
+    rounds: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '32' },
+  },
 });
 const duration = Number(values.duration);
 const rounds = Number(values.rounds);
@@ -79,7 +83,8 @@ try {
   for (let i = 0; i < rounds; i++) {
     const r = await measured(() => load(rest.url, { duration, connections }));
     const m = await measured(() => load(mcp.url, { duration, connections, method: 'POST', headers: mcp.headers, body: mcp.body }));
-    if (m.non2xx || m.errors || r.non2xx || r.errors) throw new Error(`non-2xx or errors: REST ${r.non2xx}/${r.errors}, MCP ${m.non2xx}/${m.errors}`);
+    if (m.non2xx || m.errors || r.non2xx || r.errors)
+      throw new Error(`non-2xx or errors: REST ${r.non2xx}/${r.errors}, MCP ${m.non2xx}/${m.errors}`);
     base.push(r.rps);
     ours.push(m.rps);
     ratios.push(m.rps / r.rps);

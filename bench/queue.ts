@@ -72,14 +72,18 @@ async function jobTimes(ids: string[], timeoutMs: number): Promise<Times[]> {
       return rows.map((r) => ({ created: Number(r.created), started: Number(r.started), completed: Number(r.completed) }));
     }
     if (rows.some((r) => r.state === 'failed')) throw new Error('a job failed');
-    if (Date.now() > deadline) throw new Error(`timed out: ${rows.filter((r) => r.state === 'completed').length} of ${ids.length} jobs completed`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out: ${rows.filter((r) => r.state === 'completed').length} of ${ids.length} jobs completed`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
 
 const admin = async (...args: string[]) => {
   const out = await new Promise<string>((resolve, reject) => {
-    const child = spawn(process.execPath, ['src/cli/admin.ts', ...args], { cwd: root, env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: dbUrl } });
+    const child = spawn(process.execPath, ['src/cli/admin.ts', ...args], {
+      cwd: root,
+      env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: dbUrl },
+    });
     let s = '';
     child.stdout.on('data', (d) => (s += d));
     child.on('exit', (code) => (code === 0 ? resolve(s) : reject(new Error(`admin ${args.join(' ')} exited ${code}`))));
@@ -101,7 +105,12 @@ const post = async (count: number): Promise<string[]> => {
 let worker: ChildProcess | undefined;
 try {
   // --- 1. single-job time ------------------------------------------------------------------
-  say(`queue bench: ${os.availableParallelism()} CPUs, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  say(
+    `queue bench: ${os.availableParallelism()} CPUs, load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
   say(`queue bench: single-job time (one static generation at a time, ${SINGLES} runs after 2 warm-ups) …`);
   worker = startWorker();
   for (let i = 0; i < 2; i++) await jobTimes(await post(1), 120_000);
@@ -113,7 +122,9 @@ try {
     services.push(t.completed - t.started);
   }
   const single = median(singles);
-  say(`  end to end (ms): ${singles.map((s) => s.toFixed(0)).join(', ')}; median ${single.toFixed(0)} ms (of which pickup ${(single - median(services)).toFixed(0)} ms)`);
+  say(
+    `  end to end (ms): ${singles.map((s) => s.toFixed(0)).join(', ')}; median ${single.toFixed(0)} ms (of which pickup ${(single - median(services)).toFixed(0)} ms)`,
+  );
   await stopWorker(worker);
 
   // --- 2. drain -----------------------------------------------------------------------------
@@ -137,7 +148,9 @@ try {
     after.push(t.completed - t.created);
   }
   const baseline = median([...singles, ...after]);
-  say(`  single again after the drain (ms): ${after.map((s) => s.toFixed(0)).join(', ')}; single-job time: median of both ${baseline.toFixed(0)} ms`);
+  say(
+    `  single again after the drain (ms): ${after.map((s) => s.toFixed(0)).join(', ')}; single-job time: median of both ${baseline.toFixed(0)} ms`,
+  );
   const ideal = (JOBS * baseline) / C;
   const ratio = drain / ideal;
 
@@ -147,19 +160,29 @@ try {
   const gaps = starts.slice(C).map((s, k) => Math.max(0, s - completions[k]));
   const waits = times.map((t) => t.started - Math.max(t.created, firstStart));
 
-  say(`  drain of ${JOBS}: ${(drain / 1000).toFixed(1)} s (first start → last completion); ideal ${JOBS} × ${baseline.toFixed(0)} ms ÷ ${C} = ${(ideal / 1000).toFixed(1)} s`);
+  say(
+    `  drain of ${JOBS}: ${(drain / 1000).toFixed(1)} s (first start → last completion); ideal ${JOBS} × ${baseline.toFixed(0)} ms ÷ ${C} = ${(ideal / 1000).toFixed(1)} s`,
+  );
   const own = times.map((t) => t.completed - t.started);
   // How much of the drain the slots spent on jobs: 1.0 means no slot ever sat idle while jobs waited.
   const busyShare = own.reduce((a, b) => a + b, 0) / C / drain;
-  say(`  throughput: ${((JOBS / drain) * 1000).toFixed(1)} jobs/s; a job's own time in the drain: median ${median(own).toFixed(0)} ms (alone: ${median(services).toFixed(0)} ms)`);
+  say(
+    `  throughput: ${((JOBS / drain) * 1000).toFixed(1)} jobs/s; a job's own time in the drain: median ${median(own).toFixed(0)} ms (alone: ${median(services).toFixed(0)} ms)`,
+  );
   say(`  slots busy ${(busyShare * 100).toFixed(1)} % of the drain (the rest: fetching and settling between jobs)`);
-  say(`  pickup after a slot frees (ms): p50 ${pct(gaps, 50).toFixed(0)}, p95 ${pct(gaps, 95).toFixed(0)}, max ${Math.max(...gaps).toFixed(0)}`);
+  say(
+    `  pickup after a slot frees (ms): p50 ${pct(gaps, 50).toFixed(0)}, p95 ${pct(gaps, 95).toFixed(0)}, max ${Math.max(...gaps).toFixed(0)}`,
+  );
   say(`  queue wait since the worker started (ms): p50 ${pct(waits, 50).toFixed(0)}, p95 ${pct(waits, 95).toFixed(0)}`);
   const slowdown = median(own) / median(services);
   if (slowdown > 1.3) {
-    say(`  note: side by side, jobs ran ${slowdown.toFixed(1)}× slower than alone while the slots were busy ${(busyShare * 100).toFixed(0)} % of the time: the CPU (${os.availableParallelism()} cores, load ${os.loadavg()[0].toFixed(1)}), not the queue, limits this drain`);
+    say(
+      `  note: side by side, jobs ran ${slowdown.toFixed(1)}× slower than alone while the slots were busy ${(busyShare * 100).toFixed(0)} % of the time: the CPU (${os.availableParallelism()} cores, load ${os.loadavg()[0].toFixed(1)}), not the queue, limits this drain`,
+    );
   }
-  say(`queue bench: RATIO ${ratio.toFixed(3)} drain ÷ (${JOBS} × single ÷ concurrency) (target ≤ 1.3) ${ratio <= 1.3 ? 'MET' : 'NOT MET'}; pickup p95 ${pct(gaps, 95).toFixed(0)} ms`);
+  say(
+    `queue bench: RATIO ${ratio.toFixed(3)} drain ÷ (${JOBS} × single ÷ concurrency) (target ≤ 1.3) ${ratio <= 1.3 ? 'MET' : 'NOT MET'}; pickup p95 ${pct(gaps, 95).toFixed(0)} ms`,
+  );
 } finally {
   if (worker) await stopWorker(worker);
   await sql.end();

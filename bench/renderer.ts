@@ -38,7 +38,8 @@ const job: GenerationJob = {
   generationId: 'bench-video',
   type: 'video_ad',
   output: 'video',
-  prompt: 'Create a video ad for our new ceramic pour-over coffee set. Slow mornings, rich aroma and a clean cup every time. Limited launch price this week only.',
+  prompt:
+    'Create a video ad for our new ceramic pour-over coffee set. Slow mornings, rich aroma and a clean cup every time. Limited launch price this week only.',
   title: 'Product Demo Showcase',
   templateSlug: 'product-demo-showcase',
   aspectRatio: '9:16',
@@ -52,17 +53,23 @@ const job: GenerationJob = {
 };
 
 const provider = new LocalProvider();
-say(`renderer bench: ${width}×${height}, ${duration} s, x264 preset ${provider.videoSettings.preset}, ${rounds} rounds, ffmpeg ${FFMPEG_PATH}`);
+say(
+  `renderer bench: ${width}×${height}, ${duration} s, x264 preset ${provider.videoSettings.preset}, ${rounds} rounds, ffmpeg ${FFMPEG_PATH}`,
+);
 
 // The direct command: the provider's own plan (still, caption files, filter graph, encoder
 // settings), prepared once and then run as a bare ffmpeg process.
 const plan = await prepareVideo(job, dir, path.join(dir, 'direct.mp4'), provider.videoSettings);
-say(`renderer bench: direct command = ffmpeg ${plan.args.length} args, filter graph ${plan.args[plan.args.indexOf('-filter_complex') + 1].length} chars, still ${plan.stillPath}`);
+say(
+  `renderer bench: direct command = ffmpeg ${plan.args.length} args, filter graph ${plan.args[plan.args.indexOf('-filter_complex') + 1].length} chars, still ${plan.stillPath}`,
+);
 
 function runDirect(): Promise<number> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(FFMPEG_PATH, ['-hide_banner', '-nostdin', '-y', '-loglevel', 'error', ...plan.args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(FFMPEG_PATH, ['-hide_banner', '-nostdin', '-y', '-loglevel', 'error', ...plan.args], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let err = '';
     child.stderr.on('data', (d) => (err += d));
     child.on('close', (code) => (code === 0 ? resolve(performance.now() - started) : reject(new Error(`ffmpeg exited ${code}: ${err}`))));
@@ -116,10 +123,14 @@ try {
     say(`  round ${i + 1}: ffmpeg alone ${(d / 1000).toFixed(2)} s | provider ${(p / 1000).toFixed(2)} s | ratio ${(p / d).toFixed(3)}`);
   }
   const check = await probe(plan.outPath);
-  say(`renderer bench: direct output ${check.width}×${check.height} ${check.video_codec}/${check.audio_codec} ${check.duration_seconds?.toFixed(2)} s`);
+  say(
+    `renderer bench: direct output ${check.width}×${check.height} ${check.video_codec}/${check.audio_codec} ${check.duration_seconds?.toFixed(2)} s`,
+  );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
 const ratio = median(ours) / median(base);
-say(`renderer bench: ffmpeg alone median ${(median(base) / 1000).toFixed(2)} s, provider median ${(median(ours) / 1000).toFixed(2)} s (median of per-round ratios ${median(ratios).toFixed(3)})`);
+say(
+  `renderer bench: ffmpeg alone median ${(median(base) / 1000).toFixed(2)} s, provider median ${(median(ours) / 1000).toFixed(2)} s (median of per-round ratios ${median(ratios).toFixed(3)})`,
+);
 say(`renderer bench: RATIO ${ratio.toFixed(3)} (target ≤ 1.5) ${ratio <= 1.5 ? 'MET' : 'NOT MET'}`);

@@ -16,7 +16,13 @@ import { connect } from '../src/db/client.ts';
 import { createApiKey } from '../src/services/workspaces/api-keys.ts';
 import { createOrganization } from '../src/services/workspaces/organizations.ts';
 
-const { values } = parseArgs({ options: { duration: { type: 'string', default: '5' }, connections: { type: 'string', default: '32' }, workspaces: { type: 'string', default: '16' } } });
+const { values } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '32' },
+    workspaces: { type: 'string', default: '16' },
+  },
+});
 const duration = Number(values.duration);
 const connections = Number(values.connections);
 const workspaces = Number(values.workspaces);
@@ -31,7 +37,17 @@ const children: ChildProcess[] = [];
 function startNode(): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, ['src/main.ts'], {
     cwd: root,
-    env: { ...process.env, PORT: '0', API_ONLY: '1', LOG_LEVEL: 'error', DEMO_WORKSPACE: '0', DATA_DIR: dataDir, DATABASE_URL: '', RATE_LIMIT_GENERATIONS: '100000000', MEDIA_SIGNING_SECRET: 'bench' },
+    env: {
+      ...process.env,
+      PORT: '0',
+      API_ONLY: '1',
+      LOG_LEVEL: 'error',
+      DEMO_WORKSPACE: '0',
+      DATA_DIR: dataDir,
+      DATABASE_URL: '',
+      RATE_LIMIT_GENERATIONS: '100000000',
+      MEDIA_SIGNING_SECRET: 'bench',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
@@ -60,7 +76,11 @@ const postmaster = () => {
 };
 
 /** Load against every node at once (connections split between them); requests/s summed. */
-async function loadNodes(urls: string[], path_: string, opts: { method?: string; keys?: string[]; body?: string }): Promise<{ rps: number; p99: number; non2xx: number }> {
+async function loadNodes(
+  urls: string[],
+  path_: string,
+  opts: { method?: string; keys?: string[]; body?: string },
+): Promise<{ rps: number; p99: number; non2xx: number }> {
   const per = Math.max(1, Math.floor(connections / urls.length));
   const results = await Promise.all(
     urls.map((url) => {
@@ -79,7 +99,11 @@ async function loadNodes(urls: string[], path_: string, opts: { method?: string;
               const key = opts.keys?.[n % opts.keys.length];
               return {
                 ...req,
-                headers: { ...(req.headers ?? {}), ...(key ? { authorization: `Bearer ${key}`, 'idempotency-key': `${process.pid}-${url}-${n}` } : {}), ...(opts.body ? { 'content-type': 'application/json' } : {}) },
+                headers: {
+                  ...(req.headers ?? {}),
+                  ...(key ? { authorization: `Bearer ${key}`, 'idempotency-key': `${process.pid}-${url}-${n}` } : {}),
+                  ...(opts.body ? { 'content-type': 'application/json' } : {}),
+                },
               };
             },
           },
@@ -87,7 +111,11 @@ async function loadNodes(urls: string[], path_: string, opts: { method?: string;
       });
     }),
   );
-  return { rps: results.reduce((a, r) => a + r.requests.average, 0), p99: Math.max(...results.map((r) => r.latency.p99)), non2xx: results.reduce((a, r) => a + r.non2xx, 0) };
+  return {
+    rps: results.reduce((a, r) => a + r.requests.average, 0),
+    p99: Math.max(...results.map((r) => r.latency.p99)),
+    non2xx: results.reduce((a, r) => a + r.non2xx, 0),
+  };
 }
 
 try {
@@ -96,7 +124,10 @@ try {
   const b = await startNode();
   const creds = JSON.parse(fs.readFileSync(path.join(dataDir, 'pg-credentials.json'), 'utf8')) as { user: string; password: string };
   const port = Number(fs.readFileSync(path.join(dataDir, 'pg-port'), 'utf8'));
-  const { db, sql } = connect(`postgres://${encodeURIComponent(creds.user)}:${encodeURIComponent(creds.password)}@127.0.0.1:${port}/media_api`, 2);
+  const { db, sql } = connect(
+    `postgres://${encodeURIComponent(creds.user)}:${encodeURIComponent(creds.password)}@127.0.0.1:${port}/media_api`,
+    2,
+  );
   const keys: string[] = [];
   for (let i = 0; i < workspaces; i++) {
     const org = await createOrganization(db, { name: `Scale ${i}`, plan: 'paid', credits: 1_000_000_000 });
@@ -127,8 +158,12 @@ try {
   const base = (name: string) => (name.startsWith('GET') ? rps('GET /models, 1 node') : rps('POST /generations, 1 node, 1 workspace'));
   for (const [name, r] of rows) say(`| ${name} | ${r.rps.toFixed(0)} | ${r.p99} | ${r.non2xx} | ${(r.rps / base(name)).toFixed(2)} |`);
   say('');
-  say(`2 nodes / 1 node: GET /models ${(rps('GET /models, 2 nodes') / rps('GET /models, 1 node')).toFixed(2)}, POST /generations ${(rps('POST /generations, 2 nodes, 1 workspace') / rps('POST /generations, 1 node, 1 workspace')).toFixed(2)} (1 workspace), ${(rps(`POST /generations, 2 nodes, ${workspaces} workspaces`) / rps(`POST /generations, 1 node, ${workspaces} workspaces`)).toFixed(2)} (${workspaces} workspaces)`);
-  say(`${workspaces} workspaces / 1 workspace: ${(rps(`POST /generations, 1 node, ${workspaces} workspaces`) / rps('POST /generations, 1 node, 1 workspace')).toFixed(2)} (1 node), ${(rps(`POST /generations, 2 nodes, ${workspaces} workspaces`) / rps('POST /generations, 2 nodes, 1 workspace')).toFixed(2)} (2 nodes)`);
+  say(
+    `2 nodes / 1 node: GET /models ${(rps('GET /models, 2 nodes') / rps('GET /models, 1 node')).toFixed(2)}, POST /generations ${(rps('POST /generations, 2 nodes, 1 workspace') / rps('POST /generations, 1 node, 1 workspace')).toFixed(2)} (1 workspace), ${(rps(`POST /generations, 2 nodes, ${workspaces} workspaces`) / rps(`POST /generations, 1 node, ${workspaces} workspaces`)).toFixed(2)} (${workspaces} workspaces)`,
+  );
+  say(
+    `${workspaces} workspaces / 1 workspace: ${(rps(`POST /generations, 1 node, ${workspaces} workspaces`) / rps('POST /generations, 1 node, 1 workspace')).toFixed(2)} (1 node), ${(rps(`POST /generations, 2 nodes, ${workspaces} workspaces`) / rps('POST /generations, 2 nodes, 1 workspace')).toFixed(2)} (2 nodes)`,
+  );
   await sql.end();
 
   // PostgreSQL killed and back: kill → restarted (accepting connections) → first 200.
@@ -154,7 +189,9 @@ try {
     else await sleep(10);
   }
   say('');
-  say(`PostgreSQL kill -9 → restarted by the service in ${readyAt - killedAt} ms; first 200 ${firstOk - readyAt} ms after it accepted connections (${firstOk - killedAt} ms after the kill); answers seen: ${[...statuses].sort().join(', ')}`);
+  say(
+    `PostgreSQL kill -9 → restarted by the service in ${readyAt - killedAt} ms; first 200 ${firstOk - readyAt} ms after it accepted connections (${firstOk - killedAt} ms after the kill); answers seen: ${[...statuses].sort().join(', ')}`,
+  );
 } finally {
   for (const c of children) {
     if (c.exitCode === null) {

@@ -97,5 +97,7 @@ if (check) {
   console.error(`generated/ is up to date (and ${SDK_SOURCE_DIR}/)`);
 } else {
   if (outArg < 0) writeTree(path.join(root, SDK_SOURCE_DIR), sdk);
-  process.stderr.write(`generate: wrote ${wanted.size} files to ${path.relative(root, outDir) || outDir}${outArg < 0 ? ` and ${Object.keys(sdk).length} to ${SDK_SOURCE_DIR}` : ''} in ${Date.now() - started} ms\n`);
+  process.stderr.write(
+    `generate: wrote ${wanted.size} files to ${path.relative(root, outDir) || outDir}${outArg < 0 ? ` and ${Object.keys(sdk).length} to ${SDK_SOURCE_DIR}` : ''} in ${Date.now() - started} ms\n`,
+  );
 }

@@ -33,12 +33,7 @@ function n(v: number): string {
 }
 
 function esc(s: string): string {
-  return s
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&apos;');
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
 }
 
 function hslToHex(h: number, s: number, l: number): string {
@@ -48,7 +43,9 @@ function hslToHex(h: number, s: number, l: number): string {
   const f = (k0: number): string => {
     const k = (k0 + h / 30) % 12;
     const c = lig - a * Math.max(-1, Math.min(k - 3, 9 - k, 1));
-    return Math.round(c * 255).toString(16).padStart(2, '0');
+    return Math.round(c * 255)
+      .toString(16)
+      .padStart(2, '0');
   };
   return `#${f(0)}${f(8)}${f(4)}`;
 }
@@ -136,8 +133,7 @@ function text(
   opts: { weight?: number; anchor?: 'start' | 'middle' | 'end'; spacing?: number; italic?: boolean } = {},
 ): string {
   const anchor = opts.anchor ?? 'start';
-  const extra =
-    (opts.spacing ? ` letter-spacing="${n(opts.spacing)}"` : '') + (opts.italic ? ' font-style="italic"' : '');
+  const extra = (opts.spacing ? ` letter-spacing="${n(opts.spacing)}"` : '') + (opts.italic ? ' font-style="italic"' : '');
   return (
     `<text x="${n(x)}" y="${n(y)}" font-family="${esc(FONT)}" font-size="${n(size)}" ` +
     `font-weight="${opts.weight ?? 400}" fill="${fill}" text-anchor="${anchor}"${extra}>${esc(s)}</text>`
@@ -191,7 +187,16 @@ function textBlock(
   return { svg, height: fit.lines.length * lh };
 }
 
-function bars(x: number, y: number, w: number, lineH: number, count: number, fill: string, seed: string, align: 'start' | 'middle' = 'start'): string {
+function bars(
+  x: number,
+  y: number,
+  w: number,
+  lineH: number,
+  count: number,
+  fill: string,
+  seed: string,
+  align: 'start' | 'middle' = 'start',
+): string {
   const r = rng(seed);
   let out = '';
   for (let i = 0; i < count; i++) {
@@ -254,7 +259,15 @@ function ctaButton(cx: number, cy: number, w: number, h: number, label: string, 
   );
 }
 
-function pill(x: number, y: number, label: string, size: number, fill: string, ink: string, opacity = 1): { svg: string; w: number; h: number } {
+function pill(
+  x: number,
+  y: number,
+  label: string,
+  size: number,
+  fill: string,
+  ink: string,
+  opacity = 1,
+): { svg: string; w: number; h: number } {
   const h = size * 1.9;
   const w = label.length * size * 0.62 + size * 1.8;
   return {
@@ -423,7 +436,9 @@ function heroSketch(b: Box, p: Palette, ref: PreviewRef, copy: Copy): string {
     const s = Math.min(b.w * 0.4, b.h) * 0.85;
     out += product(b.x + b.w * 0.78, b.y + b.h * 0.5, s, p, ref.seed);
   } else {
-    const hb = textBlock(b.x + b.w / 2, b.y, sale ? copy.headline.toUpperCase() : copy.headline, b.w * 0.92, b.w * 0.11, 3, '#ffffff', { anchor: 'middle' });
+    const hb = textBlock(b.x + b.w / 2, b.y, sale ? copy.headline.toUpperCase() : copy.headline, b.w * 0.92, b.w * 0.11, 3, '#ffffff', {
+      anchor: 'middle',
+    });
     out += hb.svg;
     const ctaH = b.w * 0.11;
     const ctaY = b.y + b.h - ctaH / 2;
@@ -455,7 +470,11 @@ function splitSketch(b: Box, p: Palette, ref: PreviewRef, copy: Copy): string {
   out += rect(b.x + pw + gap, top, pw, ph, pw * 0.06, p.light, op(0.95));
   out += product(b.x + pw / 2, top + ph * 0.55, s, p, ref.seed, true);
   out += product(b.x + pw + gap + pw / 2, top + ph * 0.55, s, p, ref.seed);
-  for (const [dx, dy, k] of [[0.2, 0.2, 0.09], [0.82, 0.3, 0.06], [0.75, 0.78, 0.07]] as const) {
+  for (const [dx, dy, k] of [
+    [0.2, 0.2, 0.09],
+    [0.82, 0.3, 0.06],
+    [0.75, 0.78, 0.07],
+  ] as const) {
     out += sparkle(b.x + pw + gap + pw * dx, top + ph * dy, pw * k, p.accent);
   }
   const fs = pw * 0.075;
@@ -477,7 +496,9 @@ function quoteSketch(b: Box, p: Palette, ref: PreviewRef, copy: Copy): string {
   const starsY = b.y + pad + qs * 0.45;
   const sr = Math.min(b.w, b.h) * 0.032;
   for (let i = 0; i < 5; i++) out += star(b.x + b.w - pad - sr - i * sr * 2.4, starsY, sr, p.accent);
-  const qb = textBlock(b.x + pad, b.y + pad + qs * 0.8, copy.headline, b.w - pad * 2, Math.min(b.w, b.h) * 0.075, 5, p.ink, { weight: 700 });
+  const qb = textBlock(b.x + pad, b.y + pad + qs * 0.8, copy.headline, b.w - pad * 2, Math.min(b.w, b.h) * 0.075, 5, p.ink, {
+    weight: 700,
+  });
   out += qb.svg;
   const ay = b.y + b.h * 0.97 - pad - Math.min(b.w, b.h) * 0.06;
   const ar = Math.min(b.w, b.h) * 0.065;
@@ -585,7 +606,10 @@ function appSketch(b: Box, p: Palette, ref: PreviewRef, copy: Copy): string {
   const by = ty + icon * 1.3 + hb.height + icon * 0.35;
   const bw = Math.min(tw * 0.46, icon * 2.9);
   const bh = icon * 0.62;
-  for (const [i, label] of [[0, 'App Store'], [1, 'Google Play']] as const) {
+  for (const [i, label] of [
+    [0, 'App Store'],
+    [1, 'Google Play'],
+  ] as const) {
     const bx = tx + i * (bw + icon * 0.2);
     out += rect(bx, by, bw, bh, bh * 0.22, '#0b0b0f');
     out += circle(bx + bh * 0.5, by + bh / 2, bh * 0.22, '#ffffff');
@@ -613,11 +637,27 @@ function storyOfferSketch(b: Box, p: Palette, ref: PreviewRef, copy: Copy): stri
   const codeY = cy + r * 1.35 + hb.height + b.w * 0.08;
   const cw = b.w * 0.62;
   const ch = b.w * 0.14;
-  out += rect(b.x + (b.w - cw) / 2, codeY, cw, ch, ch * 0.2, p.light, `${op(0.12)} stroke="#ffffff" stroke-width="${n(ch * 0.04)}" stroke-dasharray="${n(ch * 0.16)} ${n(ch * 0.1)}"`);
-  out += text(b.x + b.w / 2, codeY + ch * 0.64, 'CODE: GLOW40', ch * 0.36, '#ffffff', { weight: 800, anchor: 'middle', spacing: ch * 0.03 });
+  out += rect(
+    b.x + (b.w - cw) / 2,
+    codeY,
+    cw,
+    ch,
+    ch * 0.2,
+    p.light,
+    `${op(0.12)} stroke="#ffffff" stroke-width="${n(ch * 0.04)}" stroke-dasharray="${n(ch * 0.16)} ${n(ch * 0.1)}"`,
+  );
+  out += text(b.x + b.w / 2, codeY + ch * 0.64, 'CODE: GLOW40', ch * 0.36, '#ffffff', {
+    weight: 800,
+    anchor: 'middle',
+    spacing: ch * 0.03,
+  });
   const ay = b.y + b.h - b.w * 0.14;
   out += `<path d="M${n(b.x + b.w / 2 - b.w * 0.05)} ${n(ay)} L${n(b.x + b.w / 2)} ${n(ay - b.w * 0.05)} L${n(b.x + b.w / 2 + b.w * 0.05)} ${n(ay)}" fill="none" stroke="#ffffff" stroke-width="${n(b.w * 0.014)}" stroke-linecap="round" stroke-linejoin="round"/>`;
-  out += text(b.x + b.w / 2, ay + b.w * 0.09, copy.cta.toUpperCase(), b.w * 0.05, '#ffffff', { weight: 800, anchor: 'middle', spacing: b.w * 0.006 });
+  out += text(b.x + b.w / 2, ay + b.w * 0.09, copy.cta.toUpperCase(), b.w * 0.05, '#ffffff', {
+    weight: 800,
+    anchor: 'middle',
+    spacing: b.w * 0.006,
+  });
   return out;
 }
 
@@ -654,7 +694,8 @@ function videoSketch(b: Box, p: Palette, ref: PreviewRef, copy: Copy, poster: bo
     const y = frame.y + frame.h * 0.17;
     out += rect(x, y, w, h, m * 0.025, '#ffffff');
     out += rect(x, y, w, h * 0.1, m * 0.025, p.soft);
-    for (let i = 0; i < 3; i++) out += circle(x + h * 0.06 + i * h * 0.07, y + h * 0.05, h * 0.022, i === 0 ? '#ff5f57' : i === 1 ? '#febc2e' : '#28c840');
+    for (let i = 0; i < 3; i++)
+      out += circle(x + h * 0.06 + i * h * 0.07, y + h * 0.05, h * 0.022, i === 0 ? '#ff5f57' : i === 1 ? '#febc2e' : '#28c840');
     for (let i = 0; i < 3; i++) {
       const sx = x + w * 0.06 + i * w * 0.31;
       out += rect(sx, y + h * 0.2, w * 0.27, h * 0.6, m * 0.02, i === 1 ? p.accent : p.soft, op(i === 1 ? 0.9 : 0.7));
@@ -705,7 +746,10 @@ function videoSketch(b: Box, p: Palette, ref: PreviewRef, copy: Copy, poster: bo
   out += rect(px, py, pw, m * 0.012, m * 0.006, '#ffffff', op(0.35));
   out += rect(px, py, pw * done, m * 0.012, m * 0.006, p.accent);
   out += circle(px + pw * done, py + m * 0.006, m * 0.018, '#ffffff');
-  out += text(frame.x + frame.w - m * 0.05, py + m * 0.018, formatDuration(ref.duration ?? 8), m * 0.035, '#ffffff', { weight: 700, anchor: 'end' });
+  out += text(frame.x + frame.w - m * 0.05, py + m * 0.018, formatDuration(ref.duration ?? 8), m * 0.035, '#ffffff', {
+    weight: 700,
+    anchor: 'end',
+  });
   out += '</g>';
   return out;
 }
@@ -754,7 +798,8 @@ function ugcSketch(b: Box, p: Palette, ref: PreviewRef, copy: Copy, poster: bool
     out += circle(rx, ry, sc.w * 0.055, '#000000', op(0.3));
     if (i === 0) out += heart(rx, ry, sc.w * 0.03, '#ff4d6d');
     else if (i === 1) out += rect(rx - sc.w * 0.028, ry - sc.w * 0.02, sc.w * 0.056, sc.w * 0.04, sc.w * 0.012, '#ffffff');
-    else out += `<path d="M${n(rx - sc.w * 0.025)} ${n(ry + sc.w * 0.02)} L${n(rx + sc.w * 0.028)} ${n(ry)} L${n(rx - sc.w * 0.025)} ${n(ry - sc.w * 0.02)}Z" fill="#ffffff"/>`;
+    else
+      out += `<path d="M${n(rx - sc.w * 0.025)} ${n(ry + sc.w * 0.02)} L${n(rx + sc.w * 0.028)} ${n(ry)} L${n(rx - sc.w * 0.025)} ${n(ry - sc.w * 0.02)}Z" fill="#ffffff"/>`;
   }
   // username + text lines
   out += circle(sc.x + sc.w * 0.1, sc.y + sc.h * 0.88, sc.w * 0.045, p.accent);
@@ -769,7 +814,7 @@ function ugcSketch(b: Box, p: Palette, ref: PreviewRef, copy: Copy, poster: bool
 }
 
 function slideshowSketch(b: Box, p: Palette, ref: PreviewRef, copy: Copy): string {
-  const cw = Math.min(b.w * 0.62, (b.h * 0.8) * 0.8);
+  const cw = Math.min(b.w * 0.62, b.h * 0.8 * 0.8);
   const ch = cw * 1.25;
   const cx = b.x + b.w / 2;
   const cy = b.y + b.h * 0.46;
@@ -873,7 +918,9 @@ function avatarSvg(ref: PreviewRef): string {
   body += text(W * 0.07, H - bandH * 0.42, ref.title, bandH * 0.34, '#ffffff', { weight: 800 });
   if (ref.subtitle) body += text(W * 0.07, H - bandH * 0.14, ref.subtitle.replace(/-/g, ' '), bandH * 0.16, p.soft, { weight: 500 });
   const br = W * 0.1;
-  body += circle(W - W * 0.07 - br, H - bandH - br * 0.4, br, p.accent) + circle(W - W * 0.07 - br, H - bandH - br * 0.4, br, 'none', ` stroke="#ffffff" stroke-width="${n(br * 0.08)}"`);
+  body +=
+    circle(W - W * 0.07 - br, H - bandH - br * 0.4, br, p.accent) +
+    circle(W - W * 0.07 - br, H - bandH - br * 0.4, br, 'none', ` stroke="#ffffff" stroke-width="${n(br * 0.08)}"`);
   body += text(W - W * 0.07 - br, H - bandH - br * 0.4 + br * 0.3, initials, br * 0.85, p.accentInk, { weight: 900, anchor: 'middle' });
   return wrapSvg(W, H, `${ref.title} avatar`, body);
 }
@@ -916,7 +963,10 @@ function renderPreview(ref: PreviewRef): string {
   else if (ref.section === 'ugc_ads') body += ugcSketch(box, p, ref, copy, poster);
   else body += slideshowSketch(box, p, ref, copy);
   body += chipSvg + bandSvg;
-  const label = ref.kind === 'template' || ref.kind === 'slideshow' ? ref.title : `${ref.title} \u2013 ${ref.subtitle ?? ''}${poster ? ' (poster)' : ''}`;
+  const label =
+    ref.kind === 'template' || ref.kind === 'slideshow'
+      ? ref.title
+      : `${ref.title} \u2013 ${ref.subtitle ?? ''}${poster ? ' (poster)' : ''}`;
   return wrapSvg(W, H, label, body);
 }
 

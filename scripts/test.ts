@@ -109,7 +109,9 @@ const child = (tapProcess = spawn(process.execPath, [path.resolve('node_modules/
   env: {
     ...process.env,
     NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE ?? path.resolve('node_modules/.cache/node-compile-cache'),
-    NODE_OPTIONS: [process.env.NODE_OPTIONS, `--import=${JSON.stringify(path.resolve('test/helpers/processinfo-off.ts'))}`].filter(Boolean).join(' '),
+    NODE_OPTIONS: [process.env.NODE_OPTIONS, `--import=${JSON.stringify(path.resolve('test/helpers/processinfo-off.ts'))}`]
+      .filter(Boolean)
+      .join(' '),
     TEST_PG_ADMIN_URL: adminUrl,
     TEST_TEMPLATE_DB: TEMPLATE,
   },
@@ -135,7 +137,9 @@ const summary = /# \{ total: (\d+)(?:, pass: (\d+))?(?:, fail: (\d+))?(?:, skip:
 if (summary) {
   const [, , pass = '0', fail = '0', skip] = summary;
   const failed = Number(fail) || (code !== 0 ? 1 : 0);
-  process.stdout.write(`\ntests: ${pass} passed, ${failed} failed${skip ? `, ${skip} skipped` : ''}${interrupted ? ` (interrupted by ${interrupted})` : ''}\n`);
+  process.stdout.write(
+    `\ntests: ${pass} passed, ${failed} failed${skip ? `, ${skip} skipped` : ''}${interrupted ? ` (interrupted by ${interrupted})` : ''}\n`,
+  );
 }
 
 saveDurations(took);
@@ -166,7 +170,9 @@ function readDurations(): Record<string, number> {
 
 function longestFirst(files: string[]): string[] {
   const known = readDurations();
-  const unknown = files.filter((f) => known[f] === undefined).sort((a, b) => fs.statSync(b).size - fs.statSync(a).size || a.localeCompare(b));
+  const unknown = files
+    .filter((f) => known[f] === undefined)
+    .sort((a, b) => fs.statSync(b).size - fs.statSync(a).size || a.localeCompare(b));
   const timed = files.filter((f) => known[f] !== undefined).sort((a, b) => known[b] - known[a] || a.localeCompare(b));
   return [...unknown, ...timed];
 }

@@ -294,9 +294,11 @@ function storageConfig(env: NodeJS.ProcessEnv): StorageConfig {
   }
   const accessKeyId = env.S3_ACCESS_KEY_ID || undefined;
   const secretAccessKey = env.S3_SECRET_ACCESS_KEY || undefined;
-  if (!accessKeyId !== !secretAccessKey) throw new Error('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together: set both, or neither (the AWS SDK default credential chain)');
+  if (!accessKeyId !== !secretAccessKey)
+    throw new Error('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together: set both, or neither (the AWS SDK default credential chain)');
   const prefix = (env.S3_PREFIX ?? '').replace(/^\/+|\/+$/g, '');
-  if (prefix && !/^[A-Za-z0-9][A-Za-z0-9._/-]{0,200}$/.test(prefix)) throw new Error(`Environment variable S3_PREFIX must be a key prefix of letters, digits, "._/-", got "${env.S3_PREFIX}"`);
+  if (prefix && !/^[A-Za-z0-9][A-Za-z0-9._/-]{0,200}$/.test(prefix))
+    throw new Error(`Environment variable S3_PREFIX must be a key prefix of letters, digits, "._/-", got "${env.S3_PREFIX}"`);
   return {
     kind,
     s3: {
@@ -318,7 +320,10 @@ function trustProxy(raw: string | undefined): boolean | number | string[] {
   if (v === '' || v === 'false' || v === '0') return false;
   if (v === 'true') return true;
   if (/^\d+$/.test(v)) return Number(v);
-  const list = v.split(',').map((x) => x.trim()).filter(Boolean);
+  const list = v
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
   for (const x of list) {
     if (!/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(x) && !['loopback', 'linklocal', 'uniquelocal'].includes(x)) {
       throw new Error(`Environment variable TRUST_PROXY must be true, false, a hop count or addresses/CIDRs, got "${raw}"`);
@@ -331,7 +336,8 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 
 function logLevel(raw: string | undefined): string {
   const level = raw || 'info';
-  if (!LOG_LEVELS.includes(level)) throw new Error(`Environment variable LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${level}"`);
+  if (!LOG_LEVELS.includes(level))
+    throw new Error(`Environment variable LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${level}"`);
   return level;
 }
 
@@ -347,7 +353,9 @@ function timeoutConfig(env: NodeJS.ProcessEnv): TimeoutConfig {
     responseMinBytesPerSecond: int(env, 'RESPONSE_MIN_BYTES_PER_SECOND', 16 * 1024, 0),
   };
   if (t.requestSeconds < t.headersSeconds || t.requestSeconds < t.bodySeconds) {
-    throw new Error(`Environment variable REQUEST_TIMEOUT_SECONDS (${t.requestSeconds}) must be at least HEADERS_TIMEOUT_SECONDS (${t.headersSeconds}) and BODY_TIMEOUT_SECONDS (${t.bodySeconds})`);
+    throw new Error(
+      `Environment variable REQUEST_TIMEOUT_SECONDS (${t.requestSeconds}) must be at least HEADERS_TIMEOUT_SECONDS (${t.headersSeconds}) and BODY_TIMEOUT_SECONDS (${t.bodySeconds})`,
+    );
   }
   return t;
 }
@@ -371,7 +379,8 @@ function jobConcurrency(env: NodeJS.ProcessEnv): Pick<Config, 'imageConcurrency'
 /** METRICS_TOKEN: unset or empty means no /metrics; a short one is refused (it guards the process's internals). */
 function metricsToken(raw: string | undefined): string | undefined {
   if (!raw) return undefined;
-  if (raw.length < 16 || /\s/.test(raw)) throw new Error('Environment variable METRICS_TOKEN must be at least 16 characters without spaces');
+  if (raw.length < 16 || /\s/.test(raw))
+    throw new Error('Environment variable METRICS_TOKEN must be at least 16 characters without spaces');
   return raw;
 }
 
@@ -429,14 +438,19 @@ export function hostNameOf(entry: string): string | undefined {
 /** An http(s) origin (`scheme://host[:port]`, a trailing slash allowed), as browsers send it. */
 function originOf(entry: string): string | undefined {
   const u = URL.parse(entry);
-  if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:') || u.username || u.password || u.pathname !== '/' || u.search || u.hash) return undefined;
+  if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:') || u.username || u.password || u.pathname !== '/' || u.search || u.hash)
+    return undefined;
   return u.origin;
 }
 
 /** SECRETS_KEY: 32 bytes as 64 hex digits or base64/base64url. */
 function secretsKey(raw: string | undefined): Buffer | undefined {
   if (!raw) return undefined;
-  const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : /^[A-Za-z0-9+/_-]{43}=?$/.test(raw) ? Buffer.from(raw, 'base64') : undefined;
+  const key = /^[0-9a-fA-F]{64}$/.test(raw)
+    ? Buffer.from(raw, 'hex')
+    : /^[A-Za-z0-9+/_-]{43}=?$/.test(raw)
+      ? Buffer.from(raw, 'base64')
+      : undefined;
   if (key?.length !== 32) throw new Error('Environment variable SECRETS_KEY must be 32 bytes, as 64 hex digits or base64');
   return key;
 }

@@ -29,7 +29,9 @@ const EXIT_CODE: Record<(typeof SIGNALS)[number], number> = { SIGINT: 130, SIGTE
 /** Until the configuration (and so LOG_LEVEL) is known: plain JSON lines on stderr. */
 const bootLogger = (name: string): Logger => {
   const line = (level: string) => (obj: unknown, msg?: string) =>
-    process.stderr.write(`${JSON.stringify({ level, time: new Date().toISOString(), name, msg, ...(typeof obj === 'object' ? obj : { detail: obj }) })}\n`);
+    process.stderr.write(
+      `${JSON.stringify({ level, time: new Date().toISOString(), name, msg, ...(typeof obj === 'object' ? obj : { detail: obj }) })}\n`,
+    );
   return { info: line('info'), warn: line('warn'), error: line('error') };
 };
 

@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { PgBoss } from 'pg-boss';
 import { loadConfig, type Config } from './config.ts';
-import type { AppContext, } from './context.ts';
+import type { AppContext } from './context.ts';
 import { ShutdownRequested } from './lifecycle.ts';
 import { createLogger, type AppLogger } from './logger.ts';
 import { readiness } from './services/platform/health.ts';
@@ -100,7 +100,9 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
     // connections commit without waiting for the WAL flush: the hot counter row stays cheap.
     rateLimit = connect(database.url, 4, { synchronous_commit: 'off' });
     const rateLimitDb = rateLimit.db;
-    const secret = config.mediaSigningSecret ? Buffer.from(config.mediaSigningSecret) : await sharedSecret(database.db, 'media_url_signing');
+    const secret = config.mediaSigningSecret
+      ? Buffer.from(config.mediaSigningSecret)
+      : await sharedSecret(database.db, 'media_url_signing');
     // STORAGE: a missing bucket or refused credentials stop start-up here (StorageUnavailable).
     storage = await createStorage(config, secret);
     await storage.check();
@@ -138,7 +140,8 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
       });
       await app.listen({ port: config.port, host: config.host });
       const addr = app.server.address();
-      address = typeof addr === 'object' && addr ? `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}` : undefined;
+      address =
+        typeof addr === 'object' && addr ? `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}` : undefined;
     }
     checkSignal();
     if (workers) await startWorkers(boss, ctx);
@@ -179,9 +182,16 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
               req.socket.destroy();
               cut++;
             }
-            if (cut) log.warn({ grace_seconds: config.shutdownGraceSeconds, requests: cut }, 'requests still arriving at the end of the grace period: connections closed');
+            if (cut)
+              log.warn(
+                { grace_seconds: config.shutdownGraceSeconds, requests: cut },
+                'requests still arriving at the end of the grace period: connections closed',
+              );
             if ((await within(closing, FINISH_AFTER_GRACE_MS)) === 'late') {
-              log.warn({ grace_seconds: config.shutdownGraceSeconds }, 'requests still running at the end of the grace period: connections closed');
+              log.warn(
+                { grace_seconds: config.shutdownGraceSeconds },
+                'requests still running at the end of the grace period: connections closed',
+              );
               server.closeAllConnections();
             }
           }

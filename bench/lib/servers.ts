@@ -59,7 +59,15 @@ export async function startService(env: Record<string, string> = {}): Promise<Ru
   const dataDir = process.env.DATABASE_URL ? undefined : fs.mkdtempSync(path.join(os.tmpdir(), 'media-api-bench-'));
   const child = spawn(process.execPath, ['src/main.ts'], {
     cwd: root,
-    env: { ...process.env, PORT: '0', API_ONLY: '1', LOG_LEVEL: 'warn', DEMO_WORKSPACE: '0', ...(dataDir ? { DATA_DIR: dataDir } : {}), ...env },
+    env: {
+      ...process.env,
+      PORT: '0',
+      API_ONLY: '1',
+      LOG_LEVEL: 'warn',
+      DEMO_WORKSPACE: '0',
+      ...(dataDir ? { DATA_DIR: dataDir } : {}),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const m = await waitFor(child, /API listening on (\S+)\/api\/v1/, 'service');
@@ -94,7 +102,14 @@ export interface LoadResult {
 
 export async function load(
   url: string,
-  opts: { duration?: number; connections?: number; method?: string; headers?: Record<string, string>; body?: string; idReplacement?: boolean } = {},
+  opts: {
+    duration?: number;
+    connections?: number;
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string;
+    idReplacement?: boolean;
+  } = {},
 ): Promise<LoadResult> {
   const r = await autocannon({
     url,

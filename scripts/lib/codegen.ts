@@ -5,7 +5,17 @@ import standaloneCode from 'ajv/dist/standalone/index.js';
 import addFormats from 'ajv-formats';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { renderSkill, type SkillCatalog } from './skill.ts';
-import { COMPACT_LEVELS, compactInput, mapDescriptions, MCP_LIST_MAX_BYTES, MCP_TOOL_MAX_BYTES, portabilityFindings, restToTools, shallowOutput, toolDescription } from './mcp-compact.ts';
+import {
+  COMPACT_LEVELS,
+  compactInput,
+  mapDescriptions,
+  MCP_LIST_MAX_BYTES,
+  MCP_TOOL_MAX_BYTES,
+  portabilityFindings,
+  restToTools,
+  shallowOutput,
+  toolDescription,
+} from './mcp-compact.ts';
 import type { ValidateFunction } from 'ajv';
 import { createRequire } from 'node:module';
 import { CatalogDataError, schemaProblems } from '../../src/services/catalog/catalog-checks.ts';
@@ -83,7 +93,12 @@ export function toAjvSchema(node: Json): Json {
       continue;
     }
     // `properties`, `$defs`, `patternProperties` map names to schemas: keep every name.
-    if ((k === 'properties' || k === '$defs' || k === 'patternProperties' || k === 'dependentSchemas') && v && typeof v === 'object' && !Array.isArray(v)) {
+    if (
+      (k === 'properties' || k === '$defs' || k === 'patternProperties' || k === 'dependentSchemas') &&
+      v &&
+      typeof v === 'object' &&
+      !Array.isArray(v)
+    ) {
       out[k] = Object.fromEntries(Object.entries(v).map(([name, s]) => [name, toAjvSchema(s)]));
       continue;
     }
@@ -162,7 +177,9 @@ export function buildIndex(spec: JsonObject): OperationIndex {
         const types = Object.keys((r.content ?? {}) as JsonObject);
         responses[status] = { contentType: types[0] ?? null, description: String(r.description ?? '') };
       }
-      const success = Object.keys(responses).map(Number).filter((s) => s >= 200 && s < 300);
+      const success = Object.keys(responses)
+        .map(Number)
+        .filter((s) => s >= 200 && s < 300);
       if (success.length === 0) throw new Error(`${operationId} declares no 2xx response`);
       const tags = (op.tags ?? []) as string[];
       const servers = (op.servers ?? item.servers) as JsonObject[] | undefined;
@@ -231,7 +248,8 @@ function mcpOnlyEntry(tool: JsonObject): McpOnlyToolIndexEntry {
   const name = String(tool.name ?? '');
   if (!MCP_TOOL_NAME.test(name)) throw new Error(`MCP tool name "${name}" must match ${MCP_TOOL_NAME}`);
   for (const key of ['inputSchema', 'outputSchema'] as const) {
-    if (!componentName(tool[key])) throw new Error(`MCP-only tool ${name}: ${key} must be a $ref to #/components/schemas (its type is generated)`);
+    if (!componentName(tool[key]))
+      throw new Error(`MCP-only tool ${name}: ${key} must be a $ref to #/components/schemas (its type is generated)`);
   }
   const scopes = tool.scopes;
   if (!Array.isArray(scopes) || scopes.length === 0 || !scopes.every((x) => typeof x === 'string')) {
@@ -274,8 +292,25 @@ export const MCP_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 // JSON Schema keeps the standard formats; OpenAPI's own (int32, int64, float, double, byte,
 // binary, password) are type hints a JSON Schema validator would reject as unknown.
 const JSON_SCHEMA_FORMATS = new Set([
-  'date-time', 'date', 'time', 'duration', 'email', 'idn-email', 'hostname', 'idn-hostname', 'ipv4', 'ipv6',
-  'uri', 'uri-reference', 'iri', 'iri-reference', 'uuid', 'uri-template', 'json-pointer', 'relative-json-pointer', 'regex',
+  'date-time',
+  'date',
+  'time',
+  'duration',
+  'email',
+  'idn-email',
+  'hostname',
+  'idn-hostname',
+  'ipv4',
+  'ipv6',
+  'uri',
+  'uri-reference',
+  'iri',
+  'iri-reference',
+  'uuid',
+  'uri-template',
+  'json-pointer',
+  'relative-json-pointer',
+  'regex',
 ]);
 const ANNOTATION_KEYS = new Set(['description', 'title', 'default', 'examples', 'deprecated', 'readOnly', 'writeOnly']);
 
@@ -294,9 +329,23 @@ export function toToolSchema(spec: JsonObject, node: Json, stack: string[] = [])
   }
   const out: JsonObject = {};
   for (const [k, v] of Object.entries(node)) {
-    if (k === 'example' || k === 'xml' || k === 'externalDocs' || k === 'discriminator' || k === '$schema' || k === '$id' || k.startsWith('x-')) continue;
+    if (
+      k === 'example' ||
+      k === 'xml' ||
+      k === 'externalDocs' ||
+      k === 'discriminator' ||
+      k === '$schema' ||
+      k === '$id' ||
+      k.startsWith('x-')
+    )
+      continue;
     if (k === 'format' && typeof v === 'string' && !JSON_SCHEMA_FORMATS.has(v)) continue;
-    if ((k === 'properties' || k === 'patternProperties' || k === '$defs' || k === 'dependentSchemas') && v && typeof v === 'object' && !Array.isArray(v)) {
+    if (
+      (k === 'properties' || k === 'patternProperties' || k === '$defs' || k === 'dependentSchemas') &&
+      v &&
+      typeof v === 'object' &&
+      !Array.isArray(v)
+    ) {
       out[k] = Object.fromEntries(Object.entries(v).map(([name, s]) => [name, toToolSchema(spec, s, stack)]));
       continue;
     }
@@ -359,7 +408,8 @@ export function buildMcpTools(spec: JsonObject, index: OperationIndex, listBudge
     const required: string[] = [];
     const routes: Record<string, McpArgRoute> = {};
     const add = (name: string, schema: JsonObject, route: McpArgRoute, isRequired: boolean) => {
-      if (name in routes) throw new Error(`${op.operationId}: MCP tool argument "${name}" comes from two places (${routes[name]} and ${route})`);
+      if (name in routes)
+        throw new Error(`${op.operationId}: MCP tool argument "${name}" comes from two places (${routes[name]} and ${route})`);
       properties[name] = schema;
       routes[name] = route;
       if (isRequired) required.push(name);
@@ -368,7 +418,8 @@ export function buildMcpTools(spec: JsonObject, index: OperationIndex, listBudge
       const s = toToolSchema(spec, p.schema) as JsonObject;
       return p.description && !s.description ? { ...s, description: p.description } : s;
     };
-    for (const where of ['path', 'query'] as const) for (const p of op.params.filter((x) => x.in === where)) add(p.name, param(p), where, p.required);
+    for (const where of ['path', 'query'] as const)
+      for (const p of op.params.filter((x) => x.in === where)) add(p.name, param(p), where, p.required);
     let closed = true;
     if (op.requestBody) {
       const rb = deref(spec, raw.requestBody as Json) as JsonObject;
@@ -398,7 +449,8 @@ export function buildMcpTools(spec: JsonObject, index: OperationIndex, listBudge
       const fixed = (tool.fixed ?? {}) as JsonObject;
       const props = { ...properties };
       for (const k of Object.keys(fixed)) {
-        if (!(k in routes)) throw new Error(`MCP tool ${tool.name}: fixed argument "${k}" is not a parameter or body field of ${op.operationId}`);
+        if (!(k in routes))
+          throw new Error(`MCP tool ${tool.name}: fixed argument "${k}" is not a parameter or body field of ${op.operationId}`);
         delete props[k];
       }
       const inputSchema: McpToolRow['inputSchema'] = { type: 'object', properties: props };
@@ -485,7 +537,10 @@ const listedBytes = (r: McpToolRow) => Buffer.byteLength(JSON.stringify(listedTo
  */
 function compactRows(rows: McpToolRow[], listBudget: number): McpToolRow[] {
   const full = rows.map((r) => ({ ...r, description: toolDescription(r.description) }));
-  const at = (r: McpToolRow, level: number): McpToolRow => ({ ...r, inputSchema: compactInput(r.inputSchema, COMPACT_LEVELS[level]) as McpToolRow['inputSchema'] });
+  const at = (r: McpToolRow, level: number): McpToolRow => ({
+    ...r,
+    inputSchema: compactInput(r.inputSchema, COMPACT_LEVELS[level]) as McpToolRow['inputSchema'],
+  });
   const levels = full.map((r) => {
     let level = 0;
     while (level < COMPACT_LEVELS.length - 1 && listedBytes(at(r, level)) > MCP_TOOL_MAX_BYTES) level++;
@@ -501,11 +556,18 @@ function compactRows(rows: McpToolRow[], listBudget: number): McpToolRow[] {
     out[next[1]] = at(full[next[1]], levels[next[1]]);
   }
   for (const r of out) {
-    if (listedBytes(r) > MCP_TOOL_MAX_BYTES) throw new Error(`MCP tool ${r.name} is ${listedBytes(r)} bytes in tools/list, over ${MCP_TOOL_MAX_BYTES}: shorten its schema or description in the spec`);
-    const findings = [...portabilityFindings(r.inputSchema).map((f) => `inputSchema${f.path} ${f.rule}`), ...portabilityFindings(r.outputSchema ?? { type: 'object' }).map((f) => `outputSchema${f.path} ${f.rule}`)];
+    if (listedBytes(r) > MCP_TOOL_MAX_BYTES)
+      throw new Error(
+        `MCP tool ${r.name} is ${listedBytes(r)} bytes in tools/list, over ${MCP_TOOL_MAX_BYTES}: shorten its schema or description in the spec`,
+      );
+    const findings = [
+      ...portabilityFindings(r.inputSchema).map((f) => `inputSchema${f.path} ${f.rule}`),
+      ...portabilityFindings(r.outputSchema ?? { type: 'object' }).map((f) => `outputSchema${f.path} ${f.rule}`),
+    ];
     if (findings.length) throw new Error(`MCP tool ${r.name}: schema is not portable: ${findings.slice(0, 5).join('; ')}`);
   }
-  if (total() > listBudget) throw new Error(`tools/list is ${total()} bytes, over ${listBudget}: shorten tool schemas or descriptions in the spec`);
+  if (total() > listBudget)
+    throw new Error(`tools/list is ${total()} bytes, over ${listBudget}: shorten tool schemas or descriptions in the spec`);
   return out;
 }
 
@@ -543,7 +605,13 @@ function makeAjv(extra: AjvOptions) {
   return ajv;
 }
 
-function standalone(spec: JsonObject, schemas: Record<string, JsonObject>, options: AjvOptions, log: (m: string) => void, label: string): string {
+function standalone(
+  spec: JsonObject,
+  schemas: Record<string, JsonObject>,
+  options: AjvOptions,
+  log: (m: string) => void,
+  label: string,
+): string {
   const ajv = makeAjv(options);
   const components = (spec.components ?? {}) as JsonObject;
   ajv.addSchema({ $id: SCHEMA_ID, $defs: toAjvSchema((components.schemas ?? {}) as Json) } as JsonObject);
@@ -585,7 +653,8 @@ export function strictNumberCoercion(code: string): string {
       rewritten++;
       return `(dataType${t} == "string" && ${DECIMAL_NUMBER}.test(${d}) && isFinite(+${d}))`;
     });
-  if (rewritten !== sites) throw new Error(`strictNumberCoercion: rewrote ${rewritten} of ${sites} numeric coercions; AJV's generated code changed`);
+  if (rewritten !== sites)
+    throw new Error(`strictNumberCoercion: rewrote ${rewritten} of ${sites} numeric coercions; AJV's generated code changed`);
   return out;
 }
 
@@ -632,7 +701,12 @@ export async function buildArtifacts(spec: JsonObject, log: (m: string) => void,
         headerProps[name.toLowerCase()] = toAjvSchema((h.schema ?? {}) as Json);
         if (h.required) requiredHeaders.push(name.toLowerCase());
       }
-      responseHeaders[`${op.operationId}__${status}__headers`] = { type: 'object', properties: headerProps, required: requiredHeaders, additionalProperties: true };
+      responseHeaders[`${op.operationId}__${status}__headers`] = {
+        type: 'object',
+        properties: headerProps,
+        required: requiredHeaders,
+        additionalProperties: true,
+      };
     }
   }
   // The envelope on its own, for responses outside any operation (unknown routes).
@@ -655,14 +729,32 @@ export async function buildArtifacts(spec: JsonObject, log: (m: string) => void,
     // Parameters (and response headers) arrive as strings: coerce to the declared type ("array" wraps a single value).
     'param-validators.cjs': standalone(spec, params, { useDefaults: true, coerceTypes: 'array', removeAdditional: false }, log, 'params'),
     'param-validators.d.cts': dts(Object.keys(params)),
-    'response-header-validators.cjs': standalone(spec, responseHeaders, { useDefaults: false, coerceTypes: 'array', removeAdditional: false }, log, 'response headers'),
+    'response-header-validators.cjs': standalone(
+      spec,
+      responseHeaders,
+      { useDefaults: false, coerceTypes: 'array', removeAdditional: false },
+      log,
+      'response headers',
+    ),
     'response-header-validators.d.cts': dts(Object.keys(responseHeaders)),
     // The same request validators stopping at the first error (allErrors off): linear in the input,
     // and an array over its maxItems fails before any of its items is looked at. The executor runs
     // these first and the all-errors ones above only on small inputs (src/operations/validate.ts).
-    'request-validators-fast.cjs': standalone(spec, bodies, { useDefaults: true, coerceTypes: false, removeAdditional: false, allErrors: false }, log, 'request (first error)'),
+    'request-validators-fast.cjs': standalone(
+      spec,
+      bodies,
+      { useDefaults: true, coerceTypes: false, removeAdditional: false, allErrors: false },
+      log,
+      'request (first error)',
+    ),
     'request-validators-fast.d.cts': dts(Object.keys(bodies)),
-    'param-validators-fast.cjs': standalone(spec, params, { useDefaults: true, coerceTypes: 'array', removeAdditional: false, allErrors: false }, log, 'params (first error)'),
+    'param-validators-fast.cjs': standalone(
+      spec,
+      params,
+      { useDefaults: true, coerceTypes: 'array', removeAdditional: false, allErrors: false },
+      log,
+      'params (first error)',
+    ),
     'param-validators-fast.d.cts': dts(Object.keys(params)),
     // Responses: validated exactly as sent, nothing filled in.
     'response-validators.cjs': standalone(spec, responses, { useDefaults: false, coerceTypes: false }, log, 'response'),
@@ -688,7 +780,9 @@ function enumValues(spec: JsonObject): string {
     const schema = raw as JsonObject;
     if (schema.type !== 'string' || !Array.isArray(schema.enum)) return [];
     const doc = typeof schema.description === 'string' ? `/** ${schema.description.replace(/\*\//g, '*\\/')} */\n` : '';
-    return [`${doc}export const ${name}Values = ${JSON.stringify(schema.enum)} as const satisfies readonly components['schemas']['${name}'][];\n`];
+    return [
+      `${doc}export const ${name}Values = ${JSON.stringify(schema.enum)} as const satisfies readonly components['schemas']['${name}'][];\n`,
+    ];
   });
   return (
     `// Generated by scripts/generate.ts from spec/openapi.yaml (the string enums of components/schemas). Do not edit.\n` +
@@ -734,7 +828,11 @@ function catalogSchemaAsComponents(schema: JsonObject): JsonObject {
     Array.isArray(n)
       ? n.map(strip)
       : n && typeof n === 'object'
-        ? Object.fromEntries(Object.entries(n).filter(([k]) => !['discriminator', 'contains', 'minContains', 'maxContains'].includes(k)).map(([k, v]) => [k, strip(v)]))
+        ? Object.fromEntries(
+            Object.entries(n)
+              .filter(([k]) => !['discriminator', 'contains', 'minContains', 'maxContains'].includes(k))
+              .map(([k, v]) => [k, strip(v)]),
+          )
         : n;
   return { openapi: '3.1.0', info: { title: 'catalog data', version: '1' }, paths: {}, components: { schemas: strip(defs) } };
 }
@@ -744,7 +842,11 @@ function catalogSchemaAsComponents(schema: JsonObject): JsonObject {
  * Every given file is validated with the generated validator module itself; any problem fails
  * generation with a CatalogDataError naming file and JSON path.
  */
-export async function buildCatalogArtifacts(schema: JsonObject, files: CatalogDataFile[], log: (m: string) => void): Promise<Record<string, string>> {
+export async function buildCatalogArtifacts(
+  schema: JsonObject,
+  files: CatalogDataFile[],
+  log: (m: string) => void,
+): Promise<Record<string, string>> {
   if (schema.$id !== CATALOG_SCHEMA_ID) throw new Error(`the catalog data schema must have $id ${CATALOG_SCHEMA_ID}`);
   const ajv = makeAjv({ useDefaults: false, coerceTypes: false, removeAdditional: false });
   try {
@@ -779,7 +881,9 @@ export async function buildCatalogArtifacts(schema: JsonObject, files: CatalogDa
     'catalog-validators.d.cts':
       `// Generated by scripts/generate.ts from spec/catalog-data.schema.yaml. Do not edit.\n` +
       `import type { ValidateFunction } from 'ajv';\n` +
-      `declare const validators: {\n${Object.keys(refs).map((n) => `  ${JSON.stringify(n)}: ValidateFunction;\n`).join('')}};\n` +
+      `declare const validators: {\n${Object.keys(refs)
+        .map((n) => `  ${JSON.stringify(n)}: ValidateFunction;\n`)
+        .join('')}};\n` +
       `export = validators;\n`,
     'catalog-data.d.ts': `// Generated by scripts/generate.ts (openapi-typescript) from spec/catalog-data.schema.yaml. Do not edit.\n${types}`,
   };

@@ -121,7 +121,8 @@ export function nullableAsType(v: Json): Json {
     const other = list[1 - nullAt];
     if (nullAt < 0 || !isObject(other) || typeof other.type !== 'string') continue;
     const { [key]: _, ...siblings } = out;
-    if ([...Object.keys(other), ...Object.keys(siblings)].some((k) => k !== 'type' && NOT_TYPE_SPECIFIC.includes(k)) || 'type' in siblings) continue;
+    if ([...Object.keys(other), ...Object.keys(siblings)].some((k) => k !== 'type' && NOT_TYPE_SPECIFIC.includes(k)) || 'type' in siblings)
+      continue;
     return { ...other, ...siblings, type: [other.type, 'null'] };
   }
   return out;
@@ -151,7 +152,10 @@ function changedParts(b: JsonObject, a: JsonObject, method: string): [JsonObject
     [ob.responses, oa.responses] = [rb, ra];
   }
   const shared = (item: JsonObject) => Object.fromEntries(Object.entries(item).filter(([k]) => !METHODS.includes(k)));
-  return [{ ...shared(b), [method]: ob }, { ...shared(a), [method]: oa }];
+  return [
+    { ...shared(b), [method]: ob },
+    { ...shared(a), [method]: oa },
+  ];
 }
 
 /** Operations by `METHOD /path` (path parameters renamed to `{}` for matching), with their path item's shared parts. */
@@ -163,7 +167,12 @@ function operations(doc: JsonObject): Map<string, { label: string; path: string;
     for (const method of METHODS) {
       const op = rawItem[method];
       if (!isObject(op)) continue;
-      out.set(`${method.toUpperCase()} ${p.replace(/\{[^}]*\}/g, '{}')}`, { label: `${method.toUpperCase()} ${p}`, path: p, method, item: { ...shared, [method]: op } });
+      out.set(`${method.toUpperCase()} ${p.replace(/\{[^}]*\}/g, '{}')}`, {
+        label: `${method.toUpperCase()} ${p}`,
+        path: p,
+        method,
+        item: { ...shared, [method]: op },
+      });
     }
   }
   return out;
@@ -197,19 +206,27 @@ const get = (node: Json | undefined, path: (string | number)[]): Json | undefine
 /** A response that is the 501 `not_implemented` envelope (by its example's code or its description). */
 function isNotImplemented(response: Json | undefined): boolean {
   const json = get(response, ['content', 'application/json']);
-  const codes = [get(json, ['example', 'error', 'code']), ...Object.values((get(json, ['examples']) ?? {}) as JsonObject).map((e) => get(e, ['value', 'error', 'code']))];
+  const codes = [
+    get(json, ['example', 'error', 'code']),
+    ...Object.values((get(json, ['examples']) ?? {}) as JsonObject).map((e) => get(e, ['value', 'error', 'code'])),
+  ];
   return codes.includes('not_implemented') || /^not_implemented\b/.test(String(get(response, ['description']) ?? ''));
 }
 
 /** api-smart-diff's classification with this gate's explicit rules applied (see the file header). */
-function reclassify(change: Change & { _diff?: { path: (string | number)[]; before?: Json; after?: Json } }, before: JsonObject, after: JsonObject): Change {
+function reclassify(
+  change: Change & { _diff?: { path: (string | number)[]; before?: Json; after?: Json } },
+  before: JsonObject,
+  after: JsonObject,
+): Change {
   const { _diff: d, ...c } = change;
   if (!d) return c;
   const p = d.path;
   const inRequest = (p.includes('requestBody') || p.includes('parameters')) && !p.includes('responses');
   const inResponse = p.includes('responses');
   // The schema keyword `type` (not a property named type), or an entry of a `type` array.
-  const typeAt = p[p.length - 1] === 'type' ? p.length - 1 : p[p.length - 2] === 'type' && typeof p[p.length - 1] === 'number' ? p.length - 2 : -1;
+  const typeAt =
+    p[p.length - 1] === 'type' ? p.length - 1 : p[p.length - 2] === 'type' && typeof p[p.length - 1] === 'number' ? p.length - 2 : -1;
   if (typeAt > 0 && p[typeAt - 1] !== 'properties' && (inRequest || inResponse)) {
     const typePath = p.slice(0, typeAt + 1);
     const types = (v: Json | undefined) => new Set((Array.isArray(v) ? v : v === undefined ? [] : [v]).map(String));
@@ -218,14 +235,29 @@ function reclassify(change: Change & { _diff?: { path: (string | number)[]; befo
     const within = (a: Set<string>, b: Set<string>) => [...a].every((x) => b.has(x) || (x === 'integer' && b.has('number')));
     const safe = was.size > 0 && now.size > 0 && (inRequest ? within(was, now) : within(now, was));
     const type: ChangeType = safe ? 'non-breaking' : 'breaking';
-    if (type !== c.type) return { ...c, type, rule: inRequest ? 'a request type may only be widened' : 'a response type may only be narrowed' };
+    if (type !== c.type)
+      return { ...c, type, rule: inRequest ? 'a request type may only be widened' : 'a response type may only be narrowed' };
     return c;
   }
   // paths.<p>.<method>.responses.<status>
-  if (c.action === 'remove' && p.length === 5 && p[0] === 'paths' && p[3] === 'responses' && p[4] === '501' && isNotImplemented(get(before, p))) {
+  if (
+    c.action === 'remove' &&
+    p.length === 5 &&
+    p[0] === 'paths' &&
+    p[3] === 'responses' &&
+    p[4] === '501' &&
+    isNotImplemented(get(before, p))
+  ) {
     return { ...c, type: 'non-breaking', rule: 'a removed 501 not_implemented response is a capability landing, not a break' };
   }
-  if (inRequest && c.action === 'remove' && p[p.length - 2] === 'properties' && c.type !== 'breaking' && get(after, p.slice(0, -2)) !== undefined && get(get(after, p.slice(0, -2)), ['additionalProperties']) === false) {
+  if (
+    inRequest &&
+    c.action === 'remove' &&
+    p[p.length - 2] === 'properties' &&
+    c.type !== 'breaking' &&
+    get(after, p.slice(0, -2)) !== undefined &&
+    get(get(after, p.slice(0, -2)), ['additionalProperties']) === false
+  ) {
     return { ...c, type: 'breaking', rule: 'a field removed from a closed request schema is refused (400) when clients still send it' };
   }
   if (inResponse && c.action === 'add' && p[p.length - 2] === 'enum' && typeof p[p.length - 1] === 'number' && c.type === 'breaking') {
@@ -290,7 +322,11 @@ export function contractDiff(released: JsonObject, current: JsonObject): GateRes
     const pending = b && a && isNotImplemented(get(b.item, [b.method, 'responses', '501']));
     for (const raw of compare(docB, docA, label)) {
       const c = reclassify(raw, docB, docA);
-      changes.push(pending && c.type === 'breaking' ? { ...c, type: 'non-breaking', rule: 'the operation was pending (501 not_implemented) in the released contract' } : c);
+      changes.push(
+        pending && c.type === 'breaking'
+          ? { ...c, type: 'non-breaking', rule: 'the operation was pending (501 not_implemented) in the released contract' }
+          : c,
+      );
     }
   }
 
@@ -310,9 +346,14 @@ export function formatChange(c: Change): string {
 export function formatResult(r: GateResult): string {
   const lines: string[] = [];
   const count = (t: ChangeType) => r.changes.filter((c) => c.type === t).length;
-  lines.push(`contract ${r.version} against released ${r.releasedVersion}: ${r.breaking.length} breaking, ${count('non-breaking')} non-breaking, ${count('deprecated')} deprecated, ${count('annotation')} annotation, ${count('unclassified')} unclassified change(s)`);
+  lines.push(
+    `contract ${r.version} against released ${r.releasedVersion}: ${r.breaking.length} breaking, ${count('non-breaking')} non-breaking, ${count('deprecated')} deprecated, ${count('annotation')} annotation, ${count('unclassified')} unclassified change(s)`,
+  );
   for (const c of r.changes.filter((x) => x.type !== 'annotation')) lines.push(`  ${formatChange(c)}`);
-  if (!r.ok) lines.push(`BREAKING: ${r.breaking.length} breaking change(s) and info.version ${r.version} keeps major ${major(r.releasedVersion)}; undo them, or raise the major version (${major(r.releasedVersion) + 1}.0.0) for a new release.`);
+  if (!r.ok)
+    lines.push(
+      `BREAKING: ${r.breaking.length} breaking change(s) and info.version ${r.version} keeps major ${major(r.releasedVersion)}; undo them, or raise the major version (${major(r.releasedVersion) + 1}.0.0) for a new release.`,
+    );
   else if (r.breaking.length) lines.push(`allowed: the major version was raised (${r.releasedVersion} -> ${r.version}).`);
   return lines.join('\n');
 }

@@ -21,19 +21,48 @@ const TYPE_KEYWORDS: Record<string, string[]> = {
   number: ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf'],
   array: ['items', 'prefixItems', 'minItems', 'maxItems', 'uniqueItems', 'contains', 'minContains', 'maxContains', 'unevaluatedItems'],
   object: [
-    'properties', 'required', 'additionalProperties', 'patternProperties', 'propertyNames', 'minProperties', 'maxProperties',
-    'dependentRequired', 'dependentSchemas', 'unevaluatedProperties',
+    'properties',
+    'required',
+    'additionalProperties',
+    'patternProperties',
+    'propertyNames',
+    'minProperties',
+    'maxProperties',
+    'dependentRequired',
+    'dependentSchemas',
+    'unevaluatedProperties',
   ],
 };
 TYPE_KEYWORDS.integer = TYPE_KEYWORDS.number;
 const MAP_KEYWORDS = ['properties', 'patternProperties', 'dependentSchemas', '$defs'];
 const LIST_KEYWORDS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
-const ONE_KEYWORDS = ['items', 'additionalProperties', 'unevaluatedProperties', 'unevaluatedItems', 'contains', 'propertyNames', 'not', 'if', 'then', 'else'];
+const ONE_KEYWORDS = [
+  'items',
+  'additionalProperties',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+  'contains',
+  'propertyNames',
+  'not',
+  'if',
+  'then',
+  'else',
+];
 /** Keywords that let a schema be a bare boolean (`additionalProperties: false`). */
 const BOOLEAN_OK = new Set(['additionalProperties', 'unevaluatedProperties', 'unevaluatedItems', 'items', 'propertyNames']);
 /** Keywords that constrain a value (a schema without any accepts anything). */
 const CONSTRAINING = new Set([
-  'type', 'enum', 'const', ...Object.values(TYPE_KEYWORDS).flat(), 'allOf', 'anyOf', 'oneOf', 'not', 'additionalItems', '$ref', '$dynamicRef',
+  'type',
+  'enum',
+  'const',
+  ...Object.values(TYPE_KEYWORDS).flat(),
+  'allOf',
+  'anyOf',
+  'oneOf',
+  'not',
+  'additionalItems',
+  '$ref',
+  '$dynamicRef',
 ]);
 
 /** Every JSON type: `anyOf` these accepts any value, as an untyped schema does. */
@@ -135,7 +164,11 @@ const withoutDescriptions = (node: Json): Json =>
   Array.isArray(node)
     ? node.map(withoutDescriptions)
     : isObj(node)
-      ? Object.fromEntries(Object.entries(node).filter(([k]) => k !== 'description').map(([k, v]) => [k, withoutDescriptions(v)]))
+      ? Object.fromEntries(
+          Object.entries(node)
+            .filter(([k]) => k !== 'description')
+            .map(([k, v]) => [k, withoutDescriptions(v)]),
+        )
       : node;
 
 /** The type(s) a schema admits, as a portable stand-in keeps them; undefined when not plain. */
@@ -181,7 +214,8 @@ export function compactInput(
   if (!isObj(node)) return Array.isArray(node) ? node.map((n) => compactInput(n, opts, depth, state, where)) : node;
   const src = { ...splitTypeArray(node) };
   // A schema that constrains nothing (any value): the same set of values, spelled with types.
-  if (keyword !== 'not' && !Object.keys(src).some((k) => CONSTRAINING.has(k)) && !('if' in src && ('then' in src || 'else' in src))) src.anyOf = ANY_TYPE;
+  if (keyword !== 'not' && !Object.keys(src).some((k) => CONSTRAINING.has(k)) && !('if' in src && ('then' in src || 'else' in src)))
+    src.anyOf = ANY_TYPE;
   const out: JsonObject = {};
   for (const [k, v] of Object.entries(src)) {
     if (k === 'examples' || k === 'title' || k === 'readOnly' || k === 'writeOnly' || k === '$comment') continue;
@@ -200,12 +234,17 @@ export function compactInput(
     }
     if (MAP_KEYWORDS.includes(k) && isObj(v)) {
       out[k] = Object.fromEntries(
-        Object.entries(v).map(([name, s]) => [name, compactInput(s, opts, depth + 1, state, k === 'properties' ? (where ? `${where}.${name}` : name) : where, k)]),
+        Object.entries(v).map(([name, s]) => [
+          name,
+          compactInput(s, opts, depth + 1, state, k === 'properties' ? (where ? `${where}.${name}` : name) : where, k),
+        ]),
       );
       continue;
     }
     if (LIST_KEYWORDS.includes(k) && Array.isArray(v)) {
-      out[k] = v.map((s, i) => compactInput(s, opts, depth, state, k === 'prefixItems' ? `${where}[${i}]` : `${where}(${branchLabel(s, i)})`, k));
+      out[k] = v.map((s, i) =>
+        compactInput(s, opts, depth, state, k === 'prefixItems' ? `${where}[${i}]` : `${where}(${branchLabel(s, i)})`, k),
+      );
       continue;
     }
     if (ONE_KEYWORDS.includes(k) && (isObj(v) || Array.isArray(v) || typeof v === 'boolean')) {
@@ -302,10 +341,14 @@ export function portabilityFindings(node: Json, path = '', keyword?: string): Po
   const constrains = Object.keys(node).some((k) => CONSTRAINING.has(k)) || ('if' in node && ('then' in node || 'else' in node));
   if (!constrains && keyword !== 'not') out.push({ path, rule: 'untyped-schema' });
   for (const k of MAP_KEYWORDS) {
-    if (isObj(node[k])) for (const [name, s] of Object.entries(node[k] as JsonObject)) out.push(...portabilityFindings(s, `${path}.${k}.${name}`, k));
+    if (isObj(node[k]))
+      for (const [name, s] of Object.entries(node[k] as JsonObject)) out.push(...portabilityFindings(s, `${path}.${k}.${name}`, k));
   }
   for (const k of LIST_KEYWORDS) {
-    if (Array.isArray(node[k])) (node[k] as Json[]).forEach((s, i) => { out.push(...portabilityFindings(s, `${path}.${k}[${i}]`, k)); });
+    if (Array.isArray(node[k]))
+      (node[k] as Json[]).forEach((s, i) => {
+        out.push(...portabilityFindings(s, `${path}.${k}[${i}]`, k));
+      });
   }
   for (const k of ONE_KEYWORDS) if (k in node) out.push(...portabilityFindings(node[k], `${path}.${k}`, k));
   return out;
@@ -321,7 +364,10 @@ export function toolDescription(text: string, max = 400): string {
  * (`poll get_generation`), for operations with exactly one tool; others are left as written.
  */
 export function restToTools(text: string, tools: Map<string, string>): string {
-  return text.replace(/(?<![/\w])(GET|POST|PUT|PATCH|DELETE) (\/[A-Za-z0-9_{}/.-]*[A-Za-z0-9_}])/g, (m, method: string, path: string) => tools.get(`${method} ${path}`) ?? m);
+  return text.replace(
+    /(?<![/\w])(GET|POST|PUT|PATCH|DELETE) (\/[A-Za-z0-9_{}/.-]*[A-Za-z0-9_}])/g,
+    (m, method: string, path: string) => tools.get(`${method} ${path}`) ?? m,
+  );
 }
 
 /** Every `description` in a schema passed through `f`. */

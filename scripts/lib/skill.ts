@@ -29,7 +29,10 @@ function gist(text: string, max: number): string {
   const head = trimText(flat, max);
   const sentences = flat.split(/(?<=[.!?])(?<!\b(?:e\.g|i\.e|etc|vs)\.)\s+(?=[A-Z0-9`"(])/);
   // Later sentences only: the first one leads `head`, whole or cut.
-  const extra = sentences.slice(1).filter((x) => NEEDED.test(x) && x.length <= 170 && !head.includes(x)).slice(0, 2);
+  const extra = sentences
+    .slice(1)
+    .filter((x) => NEEDED.test(x) && x.length <= 170 && !head.includes(x))
+    .slice(0, 2);
   return [head, ...extra].join(' ');
 }
 
@@ -40,12 +43,16 @@ export interface SkillCatalog {
 }
 
 const isObj = (v: unknown): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);
-const oneLine = (s: unknown) => String(s ?? '').replace(/\s+/g, ' ').trim();
+const oneLine = (s: unknown) =>
+  String(s ?? '')
+    .replace(/\s+/g, ' ')
+    .trim();
 const code = (v: Json) => `\`${typeof v === 'string' ? v : JSON.stringify(v)}\``;
 
 function deref(spec: JsonObject, node: Json | undefined): JsonObject {
   let cur = node;
-  while (isObj(cur) && typeof cur.$ref === 'string') cur = { ...(resolveRef(spec, cur.$ref) as JsonObject), ...Object.fromEntries(Object.entries(cur).filter(([k]) => k !== '$ref')) };
+  while (isObj(cur) && typeof cur.$ref === 'string')
+    cur = { ...(resolveRef(spec, cur.$ref) as JsonObject), ...Object.fromEntries(Object.entries(cur).filter(([k]) => k !== '$ref')) };
   if (!isObj(cur)) return {};
   // `allOf: [X]` with annotations beside it (a described reference): X's keywords, then the annotations.
   if (Array.isArray(cur.allOf)) {
@@ -86,7 +93,8 @@ const objectBranches = (spec: JsonObject, s: JsonObject): JsonObject[] | undefin
 
 /** The discriminating const of a union branch (`type: set_title`), if any. */
 function branchName(b: JsonObject): string | undefined {
-  for (const [name, p] of Object.entries((b.properties ?? {}) as JsonObject)) if (isObj(p) && p.const !== undefined) return `${name}: ${String(p.const)}`;
+  for (const [name, p] of Object.entries((b.properties ?? {}) as JsonObject))
+    if (isObj(p) && p.const !== undefined) return `${name}: ${String(p.const)}`;
   return undefined;
 }
 
@@ -109,14 +117,16 @@ export function describeSchema(spec: JsonObject, raw: Json | undefined): string 
       parts.push(items.properties || objectBranches(spec, items) ? 'object[]' : `[${describeSchema(spec, s.items as Json)}]`);
     } else if (type === 'string' && format) parts.push(format);
     else if (type) parts.push(type);
-    else if (Array.isArray(s.oneOf ?? s.anyOf)) parts.push(((s.oneOf ?? s.anyOf) as Json[]).map((b) => describeSchema(spec, b)).join(' or '));
+    else if (Array.isArray(s.oneOf ?? s.anyOf))
+      parts.push(((s.oneOf ?? s.anyOf) as Json[]).map((b) => describeSchema(spec, b)).join(' or '));
     if (format && type !== 'string') parts.push(`(${format})`);
   }
   if (s.minLength !== undefined && s.maxLength !== undefined) parts.push(`${s.minLength}–${s.maxLength}`);
   else if (s.maxLength !== undefined && format !== 'uuid' && format !== 'uri') parts.push(`≤${s.maxLength}`);
   if (Array.isArray(s.enum)) {
     // The values say it all.
-  } else if (s.minimum !== undefined && s.maximum !== undefined && s.maximum !== Number.MAX_SAFE_INTEGER) parts.push(`${s.minimum}–${s.maximum}`);
+  } else if (s.minimum !== undefined && s.maximum !== undefined && s.maximum !== Number.MAX_SAFE_INTEGER)
+    parts.push(`${s.minimum}–${s.maximum}`);
   else if (s.minimum !== undefined) parts.push(`≥${s.minimum}`);
   else if (s.maximum !== undefined && s.maximum !== Number.MAX_SAFE_INTEGER) parts.push(`≤${s.maximum}`);
   if (s.maxItems !== undefined) parts.push(s.minItems ? `${s.minItems}–${s.maxItems} items` : `≤${s.maxItems} items`);
@@ -173,7 +183,6 @@ function meaning(state: RenderState, name: string, description: unknown, top: bo
   return ` — ${text}`;
 }
 
-
 /**
  * One line per field (`- \`name\` type limits, required — meaning`), nested objects and array
  * items indented under their field, union shapes (the edit operations) each under its name.
@@ -183,12 +192,30 @@ function fieldLines(spec: JsonObject, schemaRaw: Json | undefined, indent: strin
   const required = new Set((schema.required ?? []) as string[]);
   for (const [name, p] of Object.entries((schema.properties ?? {}) as JsonObject)) {
     const head = `${indent}- ${code(name)} ${describeSchema(spec, p)}${required.has(name) ? ' *' : ''}`;
-    nested(spec, p, head, () => meaning(state, name, deref(spec, p).description, indent === ''), indent, where ? `${where}.${name}` : name, state, out);
+    nested(
+      spec,
+      p,
+      head,
+      () => meaning(state, name, deref(spec, p).description, indent === ''),
+      indent,
+      where ? `${where}.${name}` : name,
+      state,
+      out,
+    );
   }
 }
 
 /** The field's line, then what is inside it: an object's fields, array items, a union's shapes. */
-function nested(spec: JsonObject, p: Json, head: string, text: () => string, indent: string, where: string, state: RenderState, out: string[]): void {
+function nested(
+  spec: JsonObject,
+  p: Json,
+  head: string,
+  text: () => string,
+  indent: string,
+  where: string,
+  state: RenderState,
+  out: string[],
+): void {
   let { schema: s, ref } = unwrapNull(spec, p);
   let path = where;
   if (s.type === 'array' || (Array.isArray(s.type) && s.type.includes('array'))) {
@@ -215,7 +242,10 @@ function nested(spec: JsonObject, p: Json, head: string, text: () => string, ind
       const label = branchName(b);
       const text = trimText(oneLine(b.description), state.level.branch);
       out.push(`${indent}  - ${label ? code(label.split(': ')[1]) : 'shape'}${text ? ` — ${text}` : ''}`);
-      const rest = { ...b, properties: Object.fromEntries(Object.entries(b.properties as JsonObject).filter(([k]) => !label || k !== label.split(':')[0])) };
+      const rest = {
+        ...b,
+        properties: Object.fromEntries(Object.entries(b.properties as JsonObject).filter(([k]) => !label || k !== label.split(':')[0])),
+      };
       fieldLines(spec, rest, `${indent}    `, label ? label.split(': ')[1] : path, state, out);
     }
     return;
@@ -246,7 +276,11 @@ export function sampleValue(spec: JsonObject, raw: Json | undefined, depth = 0):
     case 'object': {
       if (depth > 4) return {};
       const req = new Set((s.required ?? []) as string[]);
-      return Object.fromEntries(Object.entries((s.properties ?? {}) as JsonObject).filter(([k]) => req.has(k)).map(([k, v]) => [k, sampleValue(spec, v, depth + 1)]));
+      return Object.fromEntries(
+        Object.entries((s.properties ?? {}) as JsonObject)
+          .filter(([k]) => req.has(k))
+          .map(([k, v]) => [k, sampleValue(spec, v, depth + 1)]),
+      );
     }
     default:
       return null;
@@ -276,19 +310,38 @@ const shownPath = (op: OperationIndexEntry) => (op.server === undefined ? op.pat
 function pricesSection(catalog: SkillCatalog | undefined): string[] {
   const c = catalog?.catalog;
   if (!c && !catalog?.voices) return [];
-  const out = ['## Prices (credits)', '', 'Deducted before work is queued; `GET /models` (list_generation_catalog) always has the current prices.', ''];
+  const out = [
+    '## Prices (credits)',
+    '',
+    'Deducted before work is queued; `GET /models` (list_generation_catalog) always has the current prices.',
+    '',
+  ];
   const list = (k: string) => (Array.isArray(c?.[k]) ? (c[k] as JsonObject[]) : []);
   const statics = list('static_ads').filter((t) => typeof t.credits === 'number');
   if (statics.length) out.push(`- static_ad, per output: ${statics.map((t) => `${t.slug} ${t.credits}`).join(', ')}.`);
-  for (const [key, kind] of [['video_ads', 'video_ad'], ['ugc_ads', 'ugc_ad']] as const) {
-    const rows = list(key).map((t) => `${t.slug} ${((t.quality_tiers ?? []) as JsonObject[]).map((q) => `${q.id} ${q.credits}/${q.default_duration}s`).join(' ')}`);
-    if (rows.length) out.push(`- ${kind}, per output by quality tier, at its default duration (other durations cost proportionally): ${rows.join('; ')}.`);
+  for (const [key, kind] of [
+    ['video_ads', 'video_ad'],
+    ['ugc_ads', 'ugc_ad'],
+  ] as const) {
+    const rows = list(key).map(
+      (t) => `${t.slug} ${((t.quality_tiers ?? []) as JsonObject[]).map((q) => `${q.id} ${q.credits}/${q.default_duration}s`).join(' ')}`,
+    );
+    if (rows.length)
+      out.push(`- ${kind}, per output by quality tier, at its default duration (other durations cost proportionally): ${rows.join('; ')}.`);
   }
-  const models = list('ai_models').map((m) => `${m.slug} ${((m.variants ?? []) as JsonObject[]).map((v) => `${v.id} ${v.credits}`).join(' ')}`);
+  const models = list('ai_models').map(
+    (m) => `${m.slug} ${((m.variants ?? []) as JsonObject[]).map((v) => `${v.id} ${v.credits}`).join(' ')}`,
+  );
   if (models.length) out.push(`- ai_model, per output by variant (video variants at their default duration): ${models.join('; ')}.`);
   const slideshow = isObj(c?.slideshow_pricing) ? c.slideshow_pricing.credits_per_slide : undefined;
-  if (typeof slideshow === 'number') out.push(`- slideshow, per slide: ${slideshow} (slide_count × ${slideshow}; 3 slides ${3 * slideshow}, 6 slides ${6 * slideshow}, 10 slides ${10 * slideshow}).`);
-  if (catalog?.voices?.length) out.push(`- faceless video, by voice (9:16/16:9): ${catalog.voices.map((v) => `${v.id} ${v.credits_9_16}/${v.credits_16_9}`).join(', ')}.`);
+  if (typeof slideshow === 'number')
+    out.push(
+      `- slideshow, per slide: ${slideshow} (slide_count × ${slideshow}; 3 slides ${3 * slideshow}, 6 slides ${6 * slideshow}, 10 slides ${10 * slideshow}).`,
+    );
+  if (catalog?.voices?.length)
+    out.push(
+      `- faceless video, by voice (9:16/16:9): ${catalog.voices.map((v) => `${v.id} ${v.credits_9_16}/${v.credits_16_9}`).join(', ')}.`,
+    );
   out.push('- Other prices are stated with each operation below (`Costs …` or `Free`).', '');
   return out;
 }
@@ -313,7 +366,10 @@ export function renderAt(spec: JsonObject, index: OperationIndex, catalog: Skill
   const out: string[] = [];
 
   out.push(`# ${info.title} — agent instructions`, '');
-  out.push(`API version ${info.version}. ${oneLine(info.summary)} Generated from the OpenAPI contract (\`GET ${server}/openapi.json\`); this page alone is enough to use the API.`, '');
+  out.push(
+    `API version ${info.version}. ${oneLine(info.summary)} Generated from the OpenAPI contract (\`GET ${server}/openapi.json\`); this page alone is enough to use the API.`,
+    '',
+  );
 
   out.push('## Connect', '');
   out.push(`- **REST**: every path below is under \`<origin>${server}\` (the health probes under the origin). JSON in, JSON out.`);
@@ -321,19 +377,29 @@ export function renderAt(spec: JsonObject, index: OperationIndex, catalog: Skill
     const s = deref(spec, raw);
     if (s.type === 'http') out.push(`- **API key** (\`${name}\`): ${trimText(oneLine(s.description), 200)}`);
   }
-  out.push(`- **MCP**: \`POST <origin>${MCP_PATH}\`, the remote MCP endpoint (Streamable HTTP, stateless JSON-RPC \`tools/list\`, \`tools/call\`). Each operation below names its tool, whose arguments are the operation's path, query and body fields side by side (\`Idempotency-Key\` → \`idempotency_key\`). Connect either way:`);
+  out.push(
+    `- **MCP**: \`POST <origin>${MCP_PATH}\`, the remote MCP endpoint (Streamable HTTP, stateless JSON-RPC \`tools/list\`, \`tools/call\`). Each operation below names its tool, whose arguments are the operation's path, query and body fields side by side (\`Idempotency-Key\` → \`idempotency_key\`). Connect either way:`,
+  );
   out.push(`  1. API key as bearer: \`Authorization: Bearer <API key>\` on \`${MCP_PATH}\`, as for REST.`);
   for (const [name, raw] of Object.entries(schemes)) {
     const s = deref(spec, raw);
     if (s.type !== 'oauth2') continue;
     const flow = deref(spec, ((s.flows ?? {}) as JsonObject).authorizationCode as Json);
-    const scopes = Object.entries((flow.scopes ?? {}) as JsonObject).map(([k, v]) => `${code(k)} ${oneLine(v)}`).join('; ');
-    out.push(`  2. OAuth 2.1 (\`${name}\`): ${trimText(oneLine(s.description), 380)} Authorize at \`${flow.authorizationUrl}\`, token at \`${flow.tokenUrl}\`. Scopes: ${scopes}`);
+    const scopes = Object.entries((flow.scopes ?? {}) as JsonObject)
+      .map(([k, v]) => `${code(k)} ${oneLine(v)}`)
+      .join('; ');
+    out.push(
+      `  2. OAuth 2.1 (\`${name}\`): ${trimText(oneLine(s.description), 380)} Authorize at \`${flow.authorizationUrl}\`, token at \`${flow.tokenUrl}\`. Scopes: ${scopes}`,
+    );
   }
   out.push('');
   // The spec's prose, paragraph by paragraph; its **Errors.** paragraph goes to the Errors section,
   // and its **Authentication.** paragraph is said by Connect above (from the security schemes).
-  const paragraphs = String(info.description ?? '').trim().split(/\n\s*\n/).map(oneLine).filter(Boolean);
+  const paragraphs = String(info.description ?? '')
+    .trim()
+    .split(/\n\s*\n/)
+    .map(oneLine)
+    .filter(Boolean);
   const lead = (p: string) => /^\*\*([^*]+)\.\*\*/.exec(p)?.[1]?.toLowerCase();
   out.push(...paragraphs.filter((p) => lead(p) !== 'errors' && lead(p) !== 'authentication').flatMap((p) => [p, '']));
   out.push(...pricesSection(catalog));
@@ -341,13 +407,21 @@ export function renderAt(spec: JsonObject, index: OperationIndex, catalog: Skill
   // Error statuses every authenticated operation may answer are said once, in the Errors section.
   const authed = index.operations.filter((o) => o.scopes.length > 0);
   const common = Object.keys(authed[0]?.responses ?? {}).filter((st) => !st.startsWith('2') && authed.every((o) => st in o.responses));
-  out.push('## Operations', '', "Each once: method and path, operationId, MCP tool, scopes, what it does, its fields (one line each: name, type and limits (a string's limits are its length), `*` if required, meaning; nested fields indented; `a|b` lists the allowed values) and an example request.", '');
+  out.push(
+    '## Operations',
+    '',
+    "Each once: method and path, operationId, MCP tool, scopes, what it does, its fields (one line each: name, type and limits (a string's limits are its length), `*` if required, meaning; nested fields indented; `a|b` lists the allowed values) and an example request.",
+    '',
+  );
   for (const op of index.operations) {
     const raw = deref(spec, deref(spec, paths[op.path] as Json)[op.method.toLowerCase()] as Json);
     // Heading: method, path, operationId, MCP tool(s), scopes (the summary is the description's gist).
-    const tags = [op.mcpTools.length ? `tool ${toolsOf(op)}` : '', scopeText(op.scopes), op.rateLimit ? 'rate-limited' : ''].filter(Boolean);
+    const tags = [op.mcpTools.length ? `tool ${toolsOf(op)}` : '', scopeText(op.scopes), op.rateLimit ? 'rate-limited' : ''].filter(
+      Boolean,
+    );
     out.push(`### ${op.method} ${shownPath(op)} · \`${op.operationId}\` · ${tags.join(' · ')}`, '');
-    if (op.deprecated) out.push(`**Deprecated**${op.aliasOf ? `: the same as \`${op.aliasOf}\` (fields above); use that instead` : ''}.`, '');
+    if (op.deprecated)
+      out.push(`**Deprecated**${op.aliasOf ? `: the same as \`${op.aliasOf}\` (fields above); use that instead` : ''}.`, '');
     if (!op.description) out.push(`${oneLine(op.summary)}.`, '');
     if (op.aliasOf) continue;
     if (op.mcpTools.length > 1) {
@@ -362,7 +436,16 @@ export function renderAt(spec: JsonObject, index: OperationIndex, catalog: Skill
         continue;
       }
       const head = `- ${code(p.name)} (${p.in}) ${describeSchema(spec, p.schema)}${p.required ? ' *' : ''}`;
-      nested(spec, p.schema, head, () => meaning(state, p.name, p.description ?? deref(spec, p.schema).description, true), '', `${op.operationId}.${p.name}`, state, lines);
+      nested(
+        spec,
+        p.schema,
+        head,
+        () => meaning(state, p.name, p.description ?? deref(spec, p.schema).description, true),
+        '',
+        `${op.operationId}.${p.name}`,
+        state,
+        lines,
+      );
     }
     let example = '';
     if (raw.requestBody) {
@@ -381,7 +464,9 @@ export function renderAt(spec: JsonObject, index: OperationIndex, catalog: Skill
           const props = (schema.properties ?? {}) as JsonObject;
           const missing = Object.keys(firstProps).filter((k) => !(k in props));
           const extra = { ...schema, properties: Object.fromEntries(Object.entries(props).filter(([k]) => !(k in firstProps))) };
-          lines.push(`Or as \`${other}\`: the same fields${missing.length ? ` except ${missing.map((k) => code(k)).join(', ')}` : ''}${Object.keys(extra.properties).length ? ', plus:' : '.'}`);
+          lines.push(
+            `Or as \`${other}\`: the same fields${missing.length ? ` except ${missing.map((k) => code(k)).join(', ')}` : ''}${Object.keys(extra.properties).length ? ', plus:' : '.'}`,
+          );
           fieldLines(spec, extra, '', `${op.operationId}(${other})`, state, lines);
         }
       }
@@ -391,7 +476,9 @@ export function renderAt(spec: JsonObject, index: OperationIndex, catalog: Skill
       const p = op.params.find((x) => x.in === 'path' && x.name === name);
       return String(sampleValue(spec, p?.schema));
     });
-    const query = op.params.filter((p) => p.in === 'query' && p.required).map((p) => `${p.name}=${encodeURIComponent(String(sampleValue(spec, p.schema)))}`);
+    const query = op.params
+      .filter((p) => p.in === 'query' && p.required)
+      .map((p) => `${p.name}=${encodeURIComponent(String(sampleValue(spec, p.schema)))}`);
     // Under the document's server like the headings (Connect says where that is); other servers in full.
     const target = `${op.server === undefined ? '' : op.server.replace(/\/$/, '')}${pathValues}${query.length ? `?${query.join('&')}` : ''}`;
     const success = Object.entries(op.responses).filter(([s]) => s.startsWith('2'));
@@ -419,11 +506,15 @@ export function renderAt(spec: JsonObject, index: OperationIndex, catalog: Skill
   const codeSchema = deref(spec, (inner.properties as JsonObject)?.code as Json);
   out.push('## Errors and retries', '');
   const errorsProse = paragraphs.find((p) => lead(p) === 'errors');
-  out.push(`${errorsProse ?? 'Every error uses one envelope: `{"error": {"code", "message", "retryable", "context"}}`.'} Over MCP an error is a result with \`isError: true\` and the envelope as structured content.`, '');
+  out.push(
+    `${errorsProse ?? 'Every error uses one envelope: `{"error": {"code", "message", "retryable", "context"}}`.'} Over MCP an error is a result with \`isError: true\` and the envelope as structured content.`,
+    '',
+  );
   out.push(`${oneLine(codeSchema.description)}`, '');
   const unnamed = ((codeSchema.enum ?? []) as string[]).filter((c) => !new RegExp(`\\b${c}\\b`).test(String(codeSchema.description ?? '')));
   if (unnamed.length) out.push(`Other codes: ${unnamed.map((c) => code(c)).join(', ')}.`, '');
-  if (common.length) out.push(`Every operation that needs a key may answer ${common.join(', ')}; the other statuses are named with each operation.`, '');
+  if (common.length)
+    out.push(`Every operation that needs a key may answer ${common.join(', ')}; the other statuses are named with each operation.`, '');
   out.push(
     '- `context.errors[]` names each failing field (`body.prompt`, `query.limit`, `path.id`; over MCP the argument: `prompt`, `limit`, `id`); a 404 has `context.resource` and `context.field`.',
     '- Retry only when `retryable` is true. On 429 wait `Retry-After` seconds (or until `X-RateLimit-Reset`, Unix ms; over MCP `context.retry_after_seconds`); on 5xx back off exponentially. Resend paid requests with the same idempotency key: nothing is charged twice.',

@@ -14,7 +14,12 @@ export function registerFastResolve(): void {
   module.registerHooks?.({
     resolve(specifier, context, nextResolve) {
       const parent = context.parentURL;
-      if (parent?.includes(DRIZZLE) && parent.endsWith('.js') && (specifier.startsWith('./') || specifier.startsWith('../')) && specifier.endsWith('.js')) {
+      if (
+        parent?.includes(DRIZZLE) &&
+        parent.endsWith('.js') &&
+        (specifier.startsWith('./') || specifier.startsWith('../')) &&
+        specifier.endsWith('.js')
+      ) {
         return { url: new URL(specifier, parent).href, format: 'module', shortCircuit: true };
       }
       if (specifier === 'drizzle-orm' || specifier.startsWith('drizzle-orm/')) {

@@ -37,7 +37,14 @@ import { createApiKey, revokeApiKey, validateScopes } from '../services/workspac
 import { checkEmail, checkPassword, createMember, MemberError } from '../services/oauth/members.ts';
 import { listGrants, revokeGrantById } from '../services/oauth/oauth.ts';
 import { pendingReviews, reviewReference } from '../services/references/references.ts';
-import { connectAccount, describeAccount, disconnectAccount, isSocialPlatform, listAccounts, SOCIAL_PLATFORMS } from '../services/social/accounts.ts';
+import {
+  connectAccount,
+  describeAccount,
+  disconnectAccount,
+  isSocialPlatform,
+  listAccounts,
+  SOCIAL_PLATFORMS,
+} from '../services/social/accounts.ts';
 import { loadTokenKey, tokenCipher } from '../services/social/token-crypto.ts';
 import { createOrganization, getOrganization, grantCredits, isUuid, setPlan, type Plan } from '../services/workspaces/organizations.ts';
 
@@ -104,7 +111,12 @@ function checked<T>(operationId: string, body: Record<string, unknown>): T {
     const e = v.errors?.[0];
     const where = (e?.instancePath ?? '').split('/').filter(Boolean);
     const option = where[0] ? `--${where[0]}` : 'the options';
-    const extra = e?.keyword === 'enum' ? ` (one of: ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')})` : e?.keyword === 'additionalProperties' ? ` (${(e.params as { additionalProperty: string }).additionalProperty})` : '';
+    const extra =
+      e?.keyword === 'enum'
+        ? ` (one of: ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')})`
+        : e?.keyword === 'additionalProperties'
+          ? ` (${(e.params as { additionalProperty: string }).additionalProperty})`
+          : '';
     throw new UsageError(`${option}${where.length > 1 ? ` ${where.slice(1).join('.')}` : ''} ${e?.message ?? 'is invalid'}${extra}`);
   }
   return body as T;
@@ -128,7 +140,12 @@ async function asCommand<T>(work: Promise<T>): Promise<T> {
   }
 }
 
-async function run(argv: string[], config: Config, database: () => Promise<Database>, storageOf: (db: Database) => Promise<Storage>): Promise<unknown> {
+async function run(
+  argv: string[],
+  config: Config,
+  database: () => Promise<Database>,
+  storageOf: (db: Database) => Promise<Storage>,
+): Promise<unknown> {
   const [group, action, ...rest] = argv;
   const { values } = parseArgs({
     args: rest,
@@ -191,7 +208,12 @@ async function run(argv: string[], config: Config, database: () => Promise<Datab
       const id = orgId(need(opts, 'org'));
       let scopes: string[];
       try {
-        scopes = validateScopes(need(opts, 'scopes').split(',').map((s) => s.trim()).filter(Boolean));
+        scopes = validateScopes(
+          need(opts, 'scopes')
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean),
+        );
       } catch (err) {
         throw new UsageError(`--scopes: ${(err as Error).message}`);
       }
@@ -265,7 +287,8 @@ async function run(argv: string[], config: Config, database: () => Promise<Datab
       const platform = need(opts, 'platform');
       if (!isSocialPlatform(platform)) throw new UsageError(`--platform must be one of ${SOCIAL_PLATFORMS.join(', ')}, got "${platform}"`);
       const handle = need(opts, 'handle').replace(/^@/, '');
-      if (handle.length > 200 || /[\u0000-\u001f\u007f]/.test(handle)) throw new UsageError('--handle must be at most 200 characters without control characters');
+      if (handle.length > 200 || /[\u0000-\u001f\u007f]/.test(handle))
+        throw new UsageError('--handle must be at most 200 characters without control characters');
       const accessToken = need(opts, 'access-token');
       const expiresIn = opts['expires-in'] !== undefined ? nonNegativeInt('expires-in', opts['expires-in'], 0) : undefined;
       const { db } = await database();
@@ -324,9 +347,16 @@ async function run(argv: string[], config: Config, database: () => Promise<Datab
         };
         checked('createBrandKit', body);
       } else if (command === 'avatar create') {
-        body = checked('createAvatar', { name: need(opts, 'name'), image: await fileBase64('image', need(opts, 'image'), 5 * 1024 * 1024) });
+        body = checked('createAvatar', {
+          name: need(opts, 'name'),
+          image: await fileBase64('image', need(opts, 'image'), 5 * 1024 * 1024),
+        });
       } else if (command === 'voice create') {
-        body = checked('createVoice', { name: need(opts, 'name'), language: need(opts, 'language'), sample: await fileBase64('sample', need(opts, 'sample'), VOICE_SAMPLE_MAX_BYTES) });
+        body = checked('createVoice', {
+          name: need(opts, 'name'),
+          language: need(opts, 'language'),
+          sample: await fileBase64('sample', need(opts, 'sample'), VOICE_SAMPLE_MAX_BYTES),
+        });
       }
       const id = command.endsWith(' delete') ? need(opts, 'id') : undefined;
       const database_ = await database();

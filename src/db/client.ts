@@ -64,7 +64,8 @@ export async function migrationsApplied(sql: Sql): Promise<boolean> {
  */
 export const DB_CONNECT_TIMEOUT_SECONDS = 5;
 export const DB_RECONNECT_BACKOFF_MAX_SECONDS = 0.5;
-export const reconnectBackoff = (retries: number): number => Math.min(DB_RECONNECT_BACKOFF_MAX_SECONDS, 0.05 * 2 ** Math.max(0, retries - 1));
+export const reconnectBackoff = (retries: number): number =>
+  Math.min(DB_RECONNECT_BACKOFF_MAX_SECONDS, 0.05 * 2 ** Math.max(0, retries - 1));
 
 /** Every pool made by `connect` and not ended yet (see `recyclePools`). */
 const pools = new Set<{ recycle(): void }>();

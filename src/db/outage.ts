@@ -8,7 +8,18 @@ import { recyclePools } from './client.ts';
 export const DATABASE_RETRY_AFTER_SECONDS = 2;
 
 /** Socket-level codes of a refused, reset or timed-out connection. */
-const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'EHOSTDOWN', 'ENETUNREACH', 'ENETDOWN', 'EAI_AGAIN']);
+const SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EAI_AGAIN',
+]);
 
 /** postgres.js's own connection error codes (its src/errors.js). */
 const DRIVER_CODES = new Set(['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT']);
@@ -101,7 +112,10 @@ export function guardPostgresDriverCrash(log: { error(obj: object, msg: string):
   guardInstalled = true;
   process.on('uncaughtException', (err, origin) => {
     if (isPostgresDriverCrash(err) || isPostgresDriverOrphanRejection(err, origin)) {
-      log.error({ err: { message: err.message, stack: err.stack } }, 'postgres.js threw outside any handler while the database connection dropped (known driver bug): the pools are replaced');
+      log.error(
+        { err: { message: err.message, stack: err.stack } },
+        'postgres.js threw outside any handler while the database connection dropped (known driver bug): the pools are replaced',
+      );
       // One replacement for a burst of them (every transaction cut at once throws its own).
       if (!recycleScheduled) {
         recycleScheduled = true;
@@ -114,7 +128,9 @@ export function guardPostgresDriverCrash(log: { error(obj: object, msg: string):
     }
     // Not ours to keep: behave as Node does without a listener.
     process.removeAllListeners('uncaughtException');
-    process.stderr.write(`${origin === 'unhandledRejection' ? 'Unhandled rejection' : 'Uncaught exception'}: ${(err as Error)?.stack ?? String(err)}\n`);
+    process.stderr.write(
+      `${origin === 'unhandledRejection' ? 'Unhandled rejection' : 'Uncaught exception'}: ${(err as Error)?.stack ?? String(err)}\n`,
+    );
     process.exit(1);
   });
 }

@@ -111,7 +111,10 @@ const localRenderer: Entry<Provider> = { make: () => new LocalProvider() };
 
 const REGISTRY: { [C in Capability]: readonly Entry<NonNullable<Capabilities[C]>>[] } = {
   write: [
-    { when: (s) => Boolean(s.config.writer.url), make: (s) => createOpenAICompatibleWriter({ ...s.config.writer, url: s.config.writer.url! }) },
+    {
+      when: (s) => Boolean(s.config.writer.url),
+      make: (s) => createOpenAICompatibleWriter({ ...s.config.writer, url: s.config.writer.url! }),
+    },
     { make: () => createLocalWriter() },
   ],
   image: [HOSTED.replicate, HOSTED.fal, HOSTED.openai, localRenderer],
@@ -120,7 +123,12 @@ const REGISTRY: { [C in Capability]: readonly Entry<NonNullable<Capabilities[C]>
   scene: [{ make: () => localScenes }],
   slide: [{ make: () => localSlides }],
   speech: [{ make: () => espeakNg }],
-  transcribe: [{ when: (s) => Boolean(s.config.transcription.url), make: (s) => createOpenAICompatibleTranscriber({ ...s.config.transcription, url: s.config.transcription.url! }) }],
+  transcribe: [
+    {
+      when: (s) => Boolean(s.config.transcription.url),
+      make: (s) => createOpenAICompatibleTranscriber({ ...s.config.transcription, url: s.config.transcription.url! }),
+    },
+  ],
   render: [{ make: () => ffmpegRenderer }],
 };
 

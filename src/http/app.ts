@@ -4,7 +4,14 @@
 import { fileURLToPath } from 'node:url';
 import fastifyCors from '@fastify/cors';
 import fastifyStatic from '@fastify/static';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import type { AppContext } from '../context.ts';
 import { ApiError, isRetryableStatus, type ErrorCode } from '../errors.ts';
 import { createExecutor, operationIndex, type Executor } from '../operations/executor.ts';
@@ -85,12 +92,18 @@ function fromFastifyError(err: FastifyError): ApiError | undefined {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new ApiError('unsupported_media_type', 'Unsupported Content-Type; send application/json');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new ApiError('bad_request', 'Content-Type is application/json but the body is empty', { errors: [{ field: 'body', message: 'is empty' }] });
+      return new ApiError('bad_request', 'Content-Type is application/json but the body is empty', {
+        errors: [{ field: 'body', message: 'is empty' }],
+      });
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return new ApiError('bad_request', `Malformed JSON body: ${err.message}`, { errors: [{ field: 'body', message: 'is not valid JSON' }] });
+      return new ApiError('bad_request', `Malformed JSON body: ${err.message}`, {
+        errors: [{ field: 'body', message: 'is not valid JSON' }],
+      });
   }
   if (err instanceof SyntaxError || (status === 400 && /JSON/i.test(err.message))) {
-    return new ApiError('bad_request', `Malformed JSON body: ${err.message}`, { errors: [{ field: 'body', message: 'is not valid JSON' }] });
+    return new ApiError('bad_request', `Malformed JSON body: ${err.message}`, {
+      errors: [{ field: 'body', message: 'is not valid JSON' }],
+    });
   }
   if (status >= 400 && status < 500) {
     const code: ErrorCode = status === 413 ? 'payload_too_large' : status === 415 ? 'unsupported_media_type' : 'bad_request';
@@ -110,7 +123,9 @@ function fromFrameworkError(err: FastifyError): ApiError {
     });
   }
   if (err.code === 'FST_ERR_BAD_URL') {
-    return new ApiError('bad_request', 'Invalid request: the URL path is not valid percent-encoded UTF-8', { errors: [{ field: 'path', message: 'is not a valid URL component' }] });
+    return new ApiError('bad_request', 'Invalid request: the URL path is not valid percent-encoded UTF-8', {
+      errors: [{ field: 'path', message: 'is not a valid URL component' }],
+    });
   }
   return new ApiError('bad_request', 'Invalid request: the request could not be routed');
 }
@@ -169,7 +184,16 @@ export function buildApp({ ctx, handlers = bindHandlers(), logger }: BuildOption
     origin: '*',
     credentials: false,
     allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'Mcp-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID'],
-    exposedHeaders: ['RateLimit', 'RateLimit-Policy', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'WWW-Authenticate', 'Mcp-Session-Id'],
+    exposedHeaders: [
+      'RateLimit',
+      'RateLimit-Policy',
+      'X-RateLimit-Limit',
+      'X-RateLimit-Remaining',
+      'X-RateLimit-Reset',
+      'Retry-After',
+      'WWW-Authenticate',
+      'Mcp-Session-Id',
+    ],
     maxAge: 600,
   });
 

@@ -76,7 +76,11 @@ export function registerDocs(app: FastifyInstance, ctx: AppContext, openApiUrl: 
         pages = undefined;
         throw err;
       });
-      const res = await (await pages).inject({ method: req.method as 'GET' | 'HEAD', url: req.url, headers: { host: req.headers.host ?? 'localhost' } });
+      const res = await (await pages).inject({
+        method: req.method as 'GET' | 'HEAD',
+        url: req.url,
+        headers: { host: req.headers.host ?? 'localhost' },
+      });
       if (res.statusCode === 404) return reply.callNotFound();
       reply.code(res.statusCode);
       for (const [name, value] of Object.entries(res.headers)) if (value !== undefined && !HOP_BY_HOP.has(name)) reply.header(name, value);

@@ -28,7 +28,12 @@ export function downloadLimit(max: number, sendError: SendError) {
       const retry = DOWNLOAD_RETRY_AFTER_SECONDS;
       return sendError(
         reply,
-        new ApiError('rate_limited', `Too many downloads in progress from this address (at most ${max} at once); retry when one has finished`, { retry_after_seconds: retry }, { 'retry-after': String(retry) }),
+        new ApiError(
+          'rate_limited',
+          `Too many downloads in progress from this address (at most ${max} at once); retry when one has finished`,
+          { retry_after_seconds: retry },
+          { 'retry-after': String(retry) },
+        ),
       );
     }
     active.set(ip, n + 1);

@@ -142,7 +142,11 @@ function oneAtATime() {
     if (!conn) {
       const c: Connection = (conn = { busy: false, waiting: [] });
       connections.set(socket, c);
-      socket.once('close', () => c.waiting.splice(0).forEach((go) => { go(); }));
+      socket.once('close', () =>
+        c.waiting.splice(0).forEach((go) => {
+          go();
+        }),
+      );
     }
     return conn;
   }

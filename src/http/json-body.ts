@@ -30,13 +30,19 @@ export function registerJsonParser(app: FastifyInstance): void {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req: FastifyRequest, body: string, done) => {
     const charset = charsetOf(req.headers['content-type']);
     if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
-      const contentType = String(req.headers['content-type']).replace(/[\u0000-\u001f\u007f]/g, '').slice(0, 255);
+      const contentType = String(req.headers['content-type'])
+        .replace(/[\u0000-\u001f\u007f]/g, '')
+        .slice(0, 255);
       done(
         withStatus(
-          new ApiError('unsupported_media_type', `Unsupported charset "${charset.slice(0, 40)}": JSON bodies must be UTF-8 (send charset=utf-8 or no charset)`, {
-            content_type: contentType,
-            supported_content_types: ['application/json'],
-          }),
+          new ApiError(
+            'unsupported_media_type',
+            `Unsupported charset "${charset.slice(0, 40)}": JSON bodies must be UTF-8 (send charset=utf-8 or no charset)`,
+            {
+              content_type: contentType,
+              supported_content_types: ['application/json'],
+            },
+          ),
         ),
         undefined,
       );
@@ -45,7 +51,11 @@ export function registerJsonParser(app: FastifyInstance): void {
     parse(req, body, (err, value) => {
       if (err) return done(err, undefined);
       const problem = jsonProblem(value);
-      if (problem) return done(withStatus(new ApiError('bad_request', `Invalid request: ${problem.field} ${problem.message}`, { errors: [problem] })), undefined);
+      if (problem)
+        return done(
+          withStatus(new ApiError('bad_request', `Invalid request: ${problem.field} ${problem.message}`, { errors: [problem] })),
+          undefined,
+        );
       done(null, value);
     });
   });

@@ -33,10 +33,18 @@ export function parseRange(header: string | undefined, size: number): ByteRange 
   return { start, end: Math.min(end, size - 1) };
 }
 
-const storageDown = () => new ApiError('service_unavailable', 'Media storage cannot be reached just now; retry shortly', {}, { 'retry-after': '5' });
+const storageDown = () =>
+  new ApiError('service_unavailable', 'Media storage cannot be reached just now; retry shortly', {}, { 'retry-after': '5' });
 
 /** Streams the stored object `key` as the answer to `req` (404 in the envelope when it is gone). */
-async function sendStored(req: FastifyRequest, reply: FastifyReply, ctx: AppContext, sendError: SendError, key: string, cacheControl: string) {
+async function sendStored(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  ctx: AppContext,
+  sendError: SendError,
+  key: string,
+  cacheControl: string,
+) {
   const storage: Storage = ctx.storage;
   let info: Awaited<ReturnType<typeof storage.stat>>;
   try {
@@ -52,17 +60,28 @@ async function sendStored(req: FastifyRequest, reply: FastifyReply, ctx: AppCont
   reply.header('last-modified', info.lastModified.toUTCString());
   reply.header('x-content-type-options', 'nosniff');
   const inm = req.headers['if-none-match'];
-  if (inm?.split(',').some((t) => t.trim() === info.etag || t.trim() === `W/${info.etag}` || t.trim() === '*')) return reply.code(304).send();
+  if (inm?.split(',').some((t) => t.trim() === info.etag || t.trim() === `W/${info.etag}` || t.trim() === '*'))
+    return reply.code(304).send();
   // If-Range: the range only applies to the object it was asked of.
   const ifRange = req.headers['if-range'];
   const range = ifRange && ifRange !== info.etag ? undefined : parseRange(req.headers.range, info.bytes);
   if (range === 'unsatisfiable') {
-    const err = new ApiError('bad_request', `Range not satisfiable: this media is ${info.bytes} bytes`, { field: 'range', size_bytes: info.bytes });
-    return reply.code(416).header('content-range', `bytes */${info.bytes}`).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(err.toJSON()));
+    const err = new ApiError('bad_request', `Range not satisfiable: this media is ${info.bytes} bytes`, {
+      field: 'range',
+      size_bytes: info.bytes,
+    });
+    return reply
+      .code(416)
+      .header('content-range', `bytes */${info.bytes}`)
+      .header('content-type', 'application/json; charset=utf-8')
+      .send(JSON.stringify(err.toJSON()));
   }
   reply.type(info.contentType);
   if (range) {
-    reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${info.bytes}`).header('content-length', range.end - range.start + 1);
+    reply
+      .code(206)
+      .header('content-range', `bytes ${range.start}-${range.end}/${info.bytes}`)
+      .header('content-length', range.end - range.start + 1);
   } else {
     reply.header('content-length', info.bytes);
   }
@@ -85,7 +104,13 @@ export function registerStoredMedia(app: FastifyInstance, ctx: AppContext, sendE
       const q = req.query as { expires?: string; signature?: string };
       const verdict = ctx.storage.verify(key, q.expires, q.signature);
       if (verdict !== 'ok') {
-        return sendError(reply, new ApiError('forbidden', verdict === 'expired' ? 'This media URL has expired; fetch the resource again for a fresh URL' : 'Invalid media URL signature'));
+        return sendError(
+          reply,
+          new ApiError(
+            'forbidden',
+            verdict === 'expired' ? 'This media URL has expired; fetch the resource again for a fresh URL' : 'Invalid media URL signature',
+          ),
+        );
       }
       return sendStored(req, reply, ctx, sendError, key, 'private, max-age=300');
     },
@@ -101,7 +126,11 @@ export function registerCatalogSamples(app: FastifyInstance, ctx: AppContext, se
   const serve = (dir: string, ext: string) => async (req: FastifyRequest, reply: FastifyReply) => {
     const rel = `${dir}/${(req.params as { id: string }).id}.${ext}`;
     const sample = sampleFor(rel);
-    if (!sample) return sendError(reply, new ApiError('not_found', `No catalog preview at ${PREVIEW_PREFIX}${rel}`, { resource: 'media', field: 'path' }));
+    if (!sample)
+      return sendError(
+        reply,
+        new ApiError('not_found', `No catalog preview at ${PREVIEW_PREFIX}${rel}`, { resource: 'media', field: 'path' }),
+      );
     let key: string;
     try {
       key = await store.ensure(sample);
@@ -110,7 +139,10 @@ export function registerCatalogSamples(app: FastifyInstance, ctx: AppContext, se
         req.log.error({ err: { message: err.message }, sample: rel }, 'media storage failed');
         return sendError(reply, storageDown());
       }
-      ctx.log.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack }, sample: rel }, 'catalog sample could not be made');
+      ctx.log.error(
+        { err: { message: (err as Error)?.message, stack: (err as Error)?.stack }, sample: rel },
+        'catalog sample could not be made',
+      );
       return sendError(reply, new ApiError('server_error', 'This preview could not be made just now; retry shortly'));
     }
     return sendStored(req, reply, ctx, sendError, key, 'public, max-age=86400');

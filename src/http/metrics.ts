@@ -22,7 +22,11 @@ export const QUEUE_DEPTH_WAIT_MS = 1000;
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
 function sendError(reply: FastifyReply, err: ApiError) {
-  return reply.code(err.status).headers(err.headers).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(err.toJSON()));
+  return reply
+    .code(err.status)
+    .headers(err.headers)
+    .header('content-type', 'application/json; charset=utf-8')
+    .send(JSON.stringify(err.toJSON()));
 }
 
 /** The route's label: the operationId, else the route's pattern, else "(no route)". */
@@ -45,7 +49,9 @@ function queueDepthReader(ctx: AppContext) {
     if (!reading && Date.now() - readAt >= cacheMs) {
       readAt = Date.now();
       reading = read()
-        .catch((err: unknown) => ctx.log.warn({ err: { message: (err as Error)?.message } }, 'metrics: queue depth could not be read; the previous values stand'))
+        .catch((err: unknown) =>
+          ctx.log.warn({ err: { message: (err as Error)?.message } }, 'metrics: queue depth could not be read; the previous values stand'),
+        )
         .finally(() => (reading = undefined));
     }
     if (reading) {
@@ -59,7 +65,10 @@ function queueDepthReader(ctx: AppContext) {
 export function registerMetrics(app: FastifyInstance, ctx: AppContext): void {
   // Every request, when its answer has been written (404s and 405s included).
   app.addHook('onResponse', async (req, reply) => {
-    httpRequestDuration.observe({ operation: operationOf(req), method: req.method, status_code: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    httpRequestDuration.observe(
+      { operation: operationOf(req), method: req.method, status_code: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
   });
 
   const token = ctx.config.metricsToken;
@@ -72,7 +81,12 @@ export function registerMetrics(app: FastifyInstance, ctx: AppContext): void {
     if (!m || !timingSafeEqual(digest(m[1]), expected)) {
       return sendError(
         reply,
-        new ApiError('unauthorized', 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>', {}, { 'www-authenticate': 'Bearer realm="metrics"' }),
+        new ApiError(
+          'unauthorized',
+          'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>',
+          {},
+          { 'www-authenticate': 'Bearer realm="metrics"' },
+        ),
       );
     }
     await refreshQueueDepth();
@@ -94,7 +108,15 @@ export function buildMetricsOnlyApp(ctx: AppContext, logger?: FastifyBaseLogger)
   // No line per scrape: scrapes come every few seconds and say nothing new.
   const app = Fastify({ ...(logger ? { loggerInstance: logger } : { logger: false }), logController: new Quiet() });
   app.setNotFoundHandler((req, reply) =>
-    sendError(reply, new ApiError('not_found', 'This worker process serves only GET /metrics', { resource: 'route', field: 'path', method: req.method, path: req.url.split('?')[0] })),
+    sendError(
+      reply,
+      new ApiError('not_found', 'This worker process serves only GET /metrics', {
+        resource: 'route',
+        field: 'path',
+        method: req.method,
+        path: req.url.split('?')[0],
+      }),
+    ),
   );
   registerMetrics(app, ctx);
   return app;

@@ -13,7 +13,14 @@ export function registerMultipart(app: FastifyInstance, maxFileBytes: number): v
   });
 }
 
-const CLIENT_ERRORS = new Set(['FST_PARTS_LIMIT', 'FST_FILES_LIMIT', 'FST_FIELDS_LIMIT', 'FST_REQ_FILE_TOO_LARGE', 'FST_INVALID_MULTIPART_CONTENT_TYPE', 'FST_PROTO_VIOLATION']);
+const CLIENT_ERRORS = new Set([
+  'FST_PARTS_LIMIT',
+  'FST_FILES_LIMIT',
+  'FST_FIELDS_LIMIT',
+  'FST_REQ_FILE_TOO_LARGE',
+  'FST_INVALID_MULTIPART_CONTENT_TYPE',
+  'FST_PROTO_VIOLATION',
+]);
 
 /** The client's fault in a multipart error (limits, bad framing, a body cut short) as a 400; else undefined. */
 function clientError(err: unknown): ApiError | undefined {
@@ -24,10 +31,14 @@ function clientError(err: unknown): ApiError | undefined {
     return new ApiError('bad_request', `Invalid multipart body: ${message}`, { errors: [{ field: 'body', message }] });
   }
   if (/Unexpected end of (multipart|form)|Malformed|boundary/i.test(message)) {
-    return new ApiError('bad_request', `Malformed multipart body: ${message}`, { errors: [{ field: 'body', message: 'is not valid multipart/form-data' }] });
+    return new ApiError('bad_request', `Malformed multipart body: ${message}`, {
+      errors: [{ field: 'body', message: 'is not valid multipart/form-data' }],
+    });
   }
   if (code === 'ECONNRESET' || code === 'ERR_STREAM_PREMATURE_CLOSE' || /^aborted$/i.test(message)) {
-    return new ApiError('bad_request', 'The request body was cut off before its end', { errors: [{ field: 'body', message: 'ended early' }] });
+    return new ApiError('bad_request', 'The request body was cut off before its end', {
+      errors: [{ field: 'body', message: 'ended early' }],
+    });
   }
   return undefined;
 }
@@ -54,7 +65,8 @@ export function multipartBody(req: FastifyRequest): MultipartBody {
   return new MultipartBody(async function* (): AsyncGenerator<UploadPart> {
     try {
       for await (const part of req.parts()) {
-        if (part.type === 'file') yield { kind: 'file', name: part.fieldname, filename: part.filename, mimetype: part.mimetype, stream: fileStream(part.file) };
+        if (part.type === 'file')
+          yield { kind: 'file', name: part.fieldname, filename: part.filename, mimetype: part.mimetype, stream: fileStream(part.file) };
         else yield { kind: 'field', name: part.fieldname, value: typeof part.value === 'string' ? part.value : String(part.value) };
       }
     } catch (err) {

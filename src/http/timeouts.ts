@@ -79,7 +79,11 @@ export interface BodyTimeouts {
  * Watches request bodies (onRequest hook) and cuts those too slow; `send` answers the 408.
  * Register before the routes.
  */
-export function registerBodyTimeouts(app: FastifyInstance, t: TimeoutConfig, send: (reply: FastifyReply, err: ApiError) => unknown): BodyTimeouts {
+export function registerBodyTimeouts(
+  app: FastifyInstance,
+  t: TimeoutConfig,
+  send: (reply: FastifyReply, err: ApiError) => unknown,
+): BodyTimeouts {
   const bodyMs = t.bodySeconds * 1000;
   const idleMs = t.uploadIdleSeconds * 1000;
   const minRate = t.uploadMinBytesPerSecond;
@@ -138,7 +142,8 @@ export function registerBodyTimeouts(app: FastifyInstance, t: TimeoutConfig, sen
     const raw = req.raw;
     const socket = raw.socket;
     const headers = req.headers;
-    const hasBody = headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+    const hasBody =
+      headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
     if (hasBody && !raw.complete && socket && !socket.destroyed) {
       const now = performance.now();
       const multipart = /^multipart\//i.test(headers['content-type'] ?? '');

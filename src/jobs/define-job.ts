@@ -123,7 +123,12 @@ function defaultDescribe(err: unknown): { detail: FailureDetail; retry: boolean 
   return { detail: { code: 'job_failed', message: message.slice(0, 1900), retryable: true, context: {} }, retry: true };
 }
 
-async function ensureQueue(boss: PgBoss, name: string, options: QueueOptions & { deadLetter?: string; notify?: boolean }, existing: Set<string>) {
+async function ensureQueue(
+  boss: PgBoss,
+  name: string,
+  options: QueueOptions & { deadLetter?: string; notify?: boolean },
+  existing: Set<string>,
+) {
   if (existing.has(name)) return void (await boss.updateQueue(name, options));
   await boss.createQueue(name, options).catch(async (err) => {
     // Created concurrently by another process.

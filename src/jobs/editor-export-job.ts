@@ -9,7 +9,15 @@ import { FfmpegError, probe } from '../media/ffmpeg.ts';
 import { engineFor } from '../engines/index.ts';
 import { jobFolder } from '../media/work-folder.ts';
 import { editorExportKey } from '../storage/keys.ts';
-import { completeExport, exportResource, failExport, isCanceled, startExport, type ExportRow, type ExportSnapshot } from '../services/editor/exports.ts';
+import {
+  completeExport,
+  exportResource,
+  failExport,
+  isCanceled,
+  startExport,
+  type ExportRow,
+  type ExportSnapshot,
+} from '../services/editor/exports.ts';
 import { runStages, type StageContext, type Stages } from '../kernel/stages.ts';
 import { copyTimelineMedia } from '../services/editor/render-inputs.ts';
 import { defineJob, type FailureDetail, type JobTools, type RunningJob } from './define-job.ts';
@@ -47,7 +55,9 @@ async function runExport(ctx: AppContext, job: RunningJob<ExportJobData>, tools:
   const signal = AbortSignal.any([tools.signal, cancel.signal]);
   try {
     // One stage, run again in full by a retry (it overwrites the same key).
-    const stages: Stages<ExportRow, { rendering: StoredExport }> = [{ name: 'rendering', weight: 100, run: (stage) => render(ctx, row, workDir, stage) }];
+    const stages: Stages<ExportRow, { rendering: StoredExport }> = [
+      { name: 'rendering', weight: 100, run: (stage) => render(ctx, row, workDir, stage) },
+    ];
     const { outputs } = await runStages(ctx, exportResource, row, stages, { ...tools, signal });
     const out = outputs.rendering;
     const completed = await completeExport(ctx, row, out);
@@ -74,16 +84,26 @@ interface StoredExport {
 }
 
 /** The snapshot rendered with the timeline renderer (one ffmpeg run) and stored. */
-async function render(ctx: AppContext, row: ExportRow, workDir: string, { signal, report }: StageContext<ExportRow>): Promise<StoredExport> {
+async function render(
+  ctx: AppContext,
+  row: ExportRow,
+  workDir: string,
+  { signal, report }: StageContext<ExportRow>,
+): Promise<StoredExport> {
   const snap = row.snapshot as ExportSnapshot;
   const { files, lost } = await copyTimelineMedia(ctx, row.orgId, snap.timeline, workDir);
   if (lost.length) throw new MissingMedia(`media ${lost.join(', ')} of the project no longer exist`);
   const out = path.join(workDir, 'export.mp4');
-  await engineFor('render', ctx).render({ width: snap.width, height: snap.height, fps: snap.fps, tracks: snap.timeline.tracks, items: snap.timeline.items, media: files }, workDir, out, {
-    quality: snap.quality,
-    signal,
-    onProgress: report,
-  });
+  await engineFor('render', ctx).render(
+    { width: snap.width, height: snap.height, fps: snap.fps, tracks: snap.timeline.tracks, items: snap.timeline.items, media: files },
+    workDir,
+    out,
+    {
+      quality: snap.quality,
+      signal,
+      onProgress: report,
+    },
+  );
   const probed = await probe({ path: out, type: 'video/mp4' }, { signal });
   const key = editorExportKey(row.orgId, row.id);
   const stored = await ctx.storage.put(key, { file: out }, 'video/mp4');
@@ -92,8 +112,19 @@ async function render(ctx: AppContext, row: ExportRow, workDir: string, { signal
 
 function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean } {
   const permanent = err instanceof MissingMedia;
-  const message = err instanceof FfmpegError ? `Rendering failed: ${err.message.split('\n').slice(-3).join(' ')}` : `Rendering failed: ${(err as Error)?.message ?? String(err)}`;
-  return { detail: { code: permanent ? 'input_unavailable' : 'render_failed', message: message.slice(0, 1900), retryable: !permanent, context: {} }, retry: !permanent };
+  const message =
+    err instanceof FfmpegError
+      ? `Rendering failed: ${err.message.split('\n').slice(-3).join(' ')}`
+      : `Rendering failed: ${(err as Error)?.message ?? String(err)}`;
+  return {
+    detail: {
+      code: permanent ? 'input_unavailable' : 'render_failed',
+      message: message.slice(0, 1900),
+      retryable: !permanent,
+      context: {},
+    },
+    retry: !permanent,
+  };
 }
 
 export const editorExportJob = defineJob<ExportJobData>({

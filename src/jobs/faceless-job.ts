@@ -21,8 +21,23 @@ import { jobFolder } from '../media/work-folder.ts';
 import { WriterFailed } from '../engines/write/types.ts';
 import { facelessMusicKey, facelessSceneKey, facelessVideoKey, facelessVoiceoverKey } from '../storage/keys.ts';
 import type { CaptionEntry } from '../services/editor/model.ts';
-import { completeFaceless, facelessResource, failFaceless, startFacelessAttempt, type FacelessRow, type FacelessStage } from '../services/faceless/faceless.ts';
-import { captionCues, captionTop, facelessTimeline, fitSpeed, partsFromScript, partStarts, type NarrationPart } from '../services/faceless/plan.ts';
+import {
+  completeFaceless,
+  facelessResource,
+  failFaceless,
+  startFacelessAttempt,
+  type FacelessRow,
+  type FacelessStage,
+} from '../services/faceless/faceless.ts';
+import {
+  captionCues,
+  captionTop,
+  facelessTimeline,
+  fitSpeed,
+  partsFromScript,
+  partStarts,
+  type NarrationPart,
+} from '../services/faceless/plan.ts';
 import { WORDS_PER_SECOND, type FacelessSpec } from '../services/faceless/requests.ts';
 import { runStages, type StageContext, type Stages } from '../kernel/stages.ts';
 import { defineJob, JobFailure, type FailureDetail, type JobTools, type RunningJob } from './define-job.ts';
@@ -62,8 +77,21 @@ async function fetchReference(ctx: AppContext, url: string, field: string, signa
     types: REFERENCE_TYPES,
     refuse: (r) =>
       r.reason === 'fetch'
-        ? new JobFailure({ code: 'input_unavailable', message: `${field} ${url} ${r.error.message}`, retryable: r.error.retryable, context: { field, url, reason: r.error.reason } }, r.error.retryable)
-        : new JobFailure({ code: 'input_unavailable', message: `${field} ${url} is ${('mime' in r && r.mime) || 'not a recognised image'}; PNG, JPEG or WebP only`, retryable: false, context: { field, url } }),
+        ? new JobFailure(
+            {
+              code: 'input_unavailable',
+              message: `${field} ${url} ${r.error.message}`,
+              retryable: r.error.retryable,
+              context: { field, url, reason: r.error.reason },
+            },
+            r.error.retryable,
+          )
+        : new JobFailure({
+            code: 'input_unavailable',
+            message: `${field} ${url} is ${('mime' in r && r.mime) || 'not a recognised image'}; PNG, JPEG or WebP only`,
+            retryable: false,
+            context: { field, url },
+          }),
   });
   return bytes;
 }
@@ -94,7 +122,8 @@ interface Attempt {
 type Stage = StageContext<FacelessRow>;
 
 /** The video lasts the requested duration, or the narration plus a breath if that is longer. */
-const videoSeconds = (spec: FacelessSpec, voiceover: FacelessOutputs['voiceover']) => Math.max(spec.durationSeconds, Math.ceil((voiceover.durationMs + 300) / 100) / 10);
+const videoSeconds = (spec: FacelessSpec, voiceover: FacelessOutputs['voiceover']) =>
+  Math.max(spec.durationSeconds, Math.ceil((voiceover.durationMs + 300) / 100) / 10);
 
 /** The stages in order, each spanning `weight` points of the whole progress: script 0–5, scenes 5–25, voiceover 25–40, captions 40–45, render 45–99. */
 function facelessStages(a: Attempt): Stages<FacelessRow, FacelessOutputs> {
@@ -150,7 +179,12 @@ async function writeScript({ ctx, spec }: Attempt, s: Stage): Promise<FacelessOu
     .catch((err: unknown) => {
       if (err instanceof WriterFailed) {
         throw new JobFailure(
-          { code: err.retryable ? 'provider_unavailable' : 'provider_error', message: `The script writer failed: ${err.message}`, retryable: err.retryable, context: err.status ? { status: err.status } : {} },
+          {
+            code: err.retryable ? 'provider_unavailable' : 'provider_error',
+            message: `The script writer failed: ${err.message}`,
+            retryable: err.retryable,
+            context: err.status ? { status: err.status } : {},
+          },
           err.retryable,
         );
       }
@@ -158,7 +192,11 @@ async function writeScript({ ctx, spec }: Attempt, s: Stage): Promise<FacelessOu
     });
   const texts = [written.hook, ...written.beats, written.callToAction];
   const parts: NarrationPart[] = texts
-    .map((text, i) => ({ role: i === 0 ? ('hook' as const) : i === texts.length - 1 ? ('cta' as const) : ('beat' as const), text: text.trim(), scene: written.scenes[i] ?? text }))
+    .map((text, i) => ({
+      role: i === 0 ? ('hook' as const) : i === texts.length - 1 ? ('cta' as const) : ('beat' as const),
+      text: text.trim(),
+      scene: written.scenes[i] ?? text,
+    }))
     .filter((p) => /[\p{L}\p{N}]/u.test(p.text));
   return { parts, writer: writer.name };
 }
@@ -238,25 +276,48 @@ async function drawScenes(a: Attempt, s: Stage, script: FacelessOutputs['script'
  * length as a tempo change (atempo keeps the pitch; the word timings scale exactly): one synthesis.
  * Stored as a voice media row with its transcript.
  */
-async function speak({ ctx, f, spec, workDir }: Attempt, s: Stage, script: FacelessOutputs['script']): Promise<FacelessOutputs['voiceover']> {
+async function speak(
+  { ctx, f, spec, workDir }: Attempt,
+  s: Stage,
+  script: FacelessOutputs['script'],
+): Promise<FacelessOutputs['voiceover']> {
   const targetMs = spec.durationSeconds * 1000;
   const text = script.parts.map((p) => p.text).join(' ');
   const raw = path.join(workDir, 'voice-raw.wav');
   const words = text.split(/\s+/).length;
   const speed = fitSpeed((words / WORDS_PER_SECOND) * 1000, 1, targetMs);
-  const speech = await engineFor('speech', ctx).synthesize(text, raw, { voice: spec.voice.espeak, speed, timeoutMs: 120_000 }).catch((err: unknown) => {
-    if (err instanceof SpeechFailed) throw new JobFailure({ code: 'render_failed', message: `Speech synthesis failed: ${err.message}`, retryable: true, context: {} }, true);
-    throw err;
-  });
+  const speech = await engineFor('speech', ctx)
+    .synthesize(text, raw, { voice: spec.voice.espeak, speed, timeoutMs: 120_000 })
+    .catch((err: unknown) => {
+      if (err instanceof SpeechFailed)
+        throw new JobFailure(
+          { code: 'render_failed', message: `Speech synthesis failed: ${err.message}`, retryable: true, context: {} },
+          true,
+        );
+      throw err;
+    });
   s.report(0.6);
   const tempo = Math.max(0.75, Math.min(1.5, fitSpeed(speech.durationMs, speed, targetMs) / speed));
   const scaled = Math.abs(tempo - 1) > 0.02 ? tempo : 1;
   // 48 kHz stereo, the mixer's format.
   const out = path.join(workDir, 'voice.wav');
-  await runFfmpeg([...inputArgs({ path: raw, type: 'audio/wav' }), ...(scaled !== 1 ? ['-af', `atempo=${scaled.toFixed(4)}`] : []), '-ar', '48000', '-ac', '2', '-c:a', 'pcm_s16le', out], {
-    cwd: workDir,
-    signal: s.signal,
-  });
+  await runFfmpeg(
+    [
+      ...inputArgs({ path: raw, type: 'audio/wav' }),
+      ...(scaled !== 1 ? ['-af', `atempo=${scaled.toFixed(4)}`] : []),
+      '-ar',
+      '48000',
+      '-ac',
+      '2',
+      '-c:a',
+      'pcm_s16le',
+      out,
+    ],
+    {
+      cwd: workDir,
+      signal: s.signal,
+    },
+  );
   const timed = speech.words.map((w) => ({ text: w.text, startMs: Math.round(w.startMs / scaled), endMs: Math.round(w.endMs / scaled) }));
   const durationMs = Math.round(speech.durationMs / scaled);
   const id = stableUuid(`faceless:${f.videoId}:voiceover`);
@@ -348,22 +409,51 @@ async function render({ ctx, f, spec, workDir }: Attempt, s: Stage, done: Facele
   for (const [i, id] of scenes.mediaIds.entries()) {
     const file = path.join(workDir, `scene-${i + 1}.jpg`);
     await ctx.storage.copyToFile(facelessSceneKey(f.orgId, f.videoId, i), file);
-    files.set(id, { path: file, type: 'image/jpeg', kind: 'image', width: spec.width, height: spec.height, durationSeconds: null, hasAudio: null });
+    files.set(id, {
+      path: file,
+      type: 'image/jpeg',
+      kind: 'image',
+      width: spec.width,
+      height: spec.height,
+      durationSeconds: null,
+      hasAudio: null,
+    });
   }
   const voiceFile = path.join(workDir, 'voiceover.wav');
   await ctx.storage.copyToFile(facelessVoiceoverKey(f.orgId, f.videoId), voiceFile);
-  files.set(voiceover.mediaId, { path: voiceFile, type: 'audio/wav', kind: 'voice', width: null, height: null, durationSeconds: voiceover.durationMs / 1000, hasAudio: true });
+  files.set(voiceover.mediaId, {
+    path: voiceFile,
+    type: 'audio/wav',
+    kind: 'voice',
+    width: null,
+    height: null,
+    durationSeconds: voiceover.durationMs / 1000,
+    hasAudio: true,
+  });
   if (captions.music) {
     const musicFile = path.join(workDir, 'music.wav');
     await ctx.storage.copyToFile(facelessMusicKey(f.orgId, f.videoId), musicFile);
-    files.set(captions.music.mediaId, { path: musicFile, type: 'audio/wav', kind: 'audio', width: null, height: null, durationSeconds: captions.music.durationMs / 1000, hasAudio: true });
+    files.set(captions.music.mediaId, {
+      path: musicFile,
+      type: 'audio/wav',
+      kind: 'audio',
+      width: null,
+      height: null,
+      durationSeconds: captions.music.durationMs / 1000,
+      hasAudio: true,
+    });
   }
   const out = path.join(workDir, 'video.mp4');
-  await engineFor('render', ctx).render({ width: spec.width, height: spec.height, fps: FPS, tracks: timeline.tracks, items: timeline.items, media: files }, workDir, out, {
-    quality: 'standard',
-    signal: s.signal,
-    onProgress: s.report,
-  });
+  await engineFor('render', ctx).render(
+    { width: spec.width, height: spec.height, fps: FPS, tracks: timeline.tracks, items: timeline.items, media: files },
+    workDir,
+    out,
+    {
+      quality: 'standard',
+      signal: s.signal,
+      onProgress: s.report,
+    },
+  );
   const probed = await probe({ path: out, type: 'video/mp4' }, { signal: s.signal });
   const key = facelessVideoKey(f.orgId, f.videoId);
   const stored = await ctx.storage.put(key, { file: out }, 'video/mp4');
@@ -372,8 +462,12 @@ async function render({ ctx, f, spec, workDir }: Attempt, s: Stage, done: Facele
 
 function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean } {
   if (err instanceof JobFailure) return { detail: err.detail, retry: err.retry };
-  const message = err instanceof FfmpegError ? err.message.split('\n').slice(-3).join(' ') : err instanceof Error ? err.message : String(err);
-  return { detail: { code: 'render_failed', message: `The faceless video failed: ${message.slice(0, 1500)}`, retryable: true, context: {} }, retry: true };
+  const message =
+    err instanceof FfmpegError ? err.message.split('\n').slice(-3).join(' ') : err instanceof Error ? err.message : String(err);
+  return {
+    detail: { code: 'render_failed', message: `The faceless video failed: ${message.slice(0, 1500)}`, retryable: true, context: {} },
+    retry: true,
+  };
 }
 
 export const facelessJob = defineJob<FacelessJobData>({

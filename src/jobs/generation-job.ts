@@ -47,24 +47,51 @@ const EXT: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', '
 
 async function loadMedia(ctx: AppContext, orgId: string, ids: string[]) {
   if (!ids.length) return new Map<string, typeof media.$inferSelect>();
-  const rows = await ctx.db.select().from(media).where(and(eq(media.orgId, orgId), inArray(media.id, ids)));
+  const rows = await ctx.db
+    .select()
+    .from(media)
+    .where(and(eq(media.orgId, orgId), inArray(media.id, ids)));
   return new Map(rows.map((r) => [r.id, r]));
 }
 
-async function gatherInputs(ctx: AppContext, g: GenerationRow, workDir: string, signal: AbortSignal | undefined): Promise<Partial<GenerationJob>> {
+async function gatherInputs(
+  ctx: AppContext,
+  g: GenerationRow,
+  workDir: string,
+  signal: AbortSignal | undefined,
+): Promise<Partial<GenerationJob>> {
   const spec = g.spec;
   const ids = [...spec.references, spec.sourceVideo, spec.motionVideo, spec.audio].flatMap((m) => (m?.mediaId ? [m.mediaId] : []));
   const rows = await loadMedia(ctx, g.orgId, ids);
   // A URL the guarded client refused, or fetched bytes refused: input_unavailable, retried only when the fetch may succeed later.
   const fetchRefused = (input: MediaInput, field: string) => (r: MediaRefusal) =>
-    new JobFailure({ code: 'input_unavailable', message: `${field} ${input.url} ${r.message}`, retryable: r.reason === 'fetch' && r.error.retryable, context: { field, url: input.url, reason: r.code } }, r.reason === 'fetch' && r.error.retryable);
+    new JobFailure(
+      {
+        code: 'input_unavailable',
+        message: `${field} ${input.url} ${r.message}`,
+        retryable: r.reason === 'fetch' && r.error.retryable,
+        context: { field, url: input.url, reason: r.code },
+      },
+      r.reason === 'fetch' && r.error.retryable,
+    );
   const bytesOf = async (input: MediaInput, field: string, maxBytes: number): Promise<Buffer> => {
     if (input.mediaId) {
       const row = rows.get(input.mediaId);
-      if (!row) throw new JobFailure({ code: 'input_unavailable', message: `Media ${input.mediaId} no longer exists`, retryable: false, context: { field } });
+      if (!row)
+        throw new JobFailure({
+          code: 'input_unavailable',
+          message: `Media ${input.mediaId} no longer exists`,
+          retryable: false,
+          context: { field },
+        });
       return ctx.storage.readBuffer(row.storageKey);
     }
-    return fetchMediaBytes(ctx.fetcher, input.url!, { maxBytes, timeoutMs: ctx.config.outboundFetchJobTimeoutMs, signal, refuse: fetchRefused(input, field) });
+    return fetchMediaBytes(ctx.fetcher, input.url!, {
+      maxBytes,
+      timeoutMs: ctx.config.outboundFetchJobTimeoutMs,
+      signal,
+      refuse: fetchRefused(input, field),
+    });
   };
   // Reference images are decoded by sharp, which also reads SVG, TIFF, GIF …: only the three image
   // types the contract names get that far, whatever a URL serves.
@@ -88,7 +115,13 @@ async function gatherInputs(ctx: AppContext, g: GenerationRow, workDir: string, 
     if (!input) return undefined;
     if (input.mediaId) {
       const row = rows.get(input.mediaId);
-      if (!row) throw new JobFailure({ code: 'input_unavailable', message: `Media ${input.mediaId} no longer exists`, retryable: false, context: { field } });
+      if (!row)
+        throw new JobFailure({
+          code: 'input_unavailable',
+          message: `Media ${input.mediaId} no longer exists`,
+          retryable: false,
+          context: { field },
+        });
       const file = path.join(workDir, `${name}${path.extname(row.storageKey)}`);
       await ctx.storage.copyToFile(row.storageKey, file);
       return { path: file, type: row.contentType };
@@ -106,21 +139,41 @@ async function gatherInputs(ctx: AppContext, g: GenerationRow, workDir: string, 
   // when uploaded; older URL assets through the guarded client, checked like references).
   const stored = async (key: string, field: string): Promise<Buffer> =>
     ctx.storage.readBuffer(key).catch((err: unknown) => {
-      if (isNotFound(err)) throw new JobFailure({ code: 'input_unavailable', message: `${field}: the stored image is gone`, retryable: false, context: { field, reason: 'missing' } });
+      if (isNotFound(err))
+        throw new JobFailure({
+          code: 'input_unavailable',
+          message: `${field}: the stored image is gone`,
+          retryable: false,
+          context: { field, reason: 'missing' },
+        });
       throw err;
     });
   const kit = spec.brandKit;
-  const logo = kit?.logoKey ? await stored(kit.logoKey, 'brand_kit_id') : kit?.logoUrl ? await referenceImage({ url: kit.logoUrl }, 'brand_kit_id') : undefined;
+  const logo = kit?.logoKey
+    ? await stored(kit.logoKey, 'brand_kit_id')
+    : kit?.logoUrl
+      ? await referenceImage({ url: kit.logoUrl }, 'brand_kit_id')
+      : undefined;
   const avatar = spec.avatar;
   let avatarImage: Buffer | undefined;
   if (avatar?.imageKey) avatarImage = await stored(avatar.imageKey, 'avatar_id');
   else if (avatar && (avatar.source === 'catalog' || !/^https?:\/\//i.test(avatar.imageUrl))) {
     // A catalog avatar: its portrait among our own preview files (SVG, rasterised here).
     const file = new URL(avatar.imageUrl, PREVIEWS_DIR_URL);
-    if (!file.href.startsWith(PREVIEWS_DIR_URL.href)) throw new JobFailure({ code: 'input_unavailable', message: `avatar ${avatar.id} has no portrait`, retryable: false, context: { field: 'avatar_id' } });
-    avatarImage = await sharp(await fs.readFile(file)).png().toBuffer();
+    if (!file.href.startsWith(PREVIEWS_DIR_URL.href))
+      throw new JobFailure({
+        code: 'input_unavailable',
+        message: `avatar ${avatar.id} has no portrait`,
+        retryable: false,
+        context: { field: 'avatar_id' },
+      });
+    avatarImage = await sharp(await fs.readFile(file))
+      .png()
+      .toBuffer();
   } else if (avatar?.imageUrl) avatarImage = await referenceImage({ url: avatar.imageUrl }, 'avatar_id');
-  const reference = spec.customReferenceInspirationId ? await customReferenceStyle(ctx, g.orgId, spec.customReferenceInspirationId, workDir, signal) : undefined;
+  const reference = spec.customReferenceInspirationId
+    ? await customReferenceStyle(ctx, g.orgId, spec.customReferenceInspirationId, workDir, signal)
+    : undefined;
   return {
     logo,
     avatarImage,
@@ -165,10 +218,16 @@ function presetIndexOf(templateSlug: string | undefined, presetId: string | unde
 function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean } {
   if (err instanceof JobFailure) return { detail: err.detail, retry: err.retry };
   if (err instanceof ProviderError) {
-    return { detail: { code: err.code, message: err.message, retryable: err.retryable, context: err.status ? { status: err.status } : {} }, retry: err.retryable };
+    return {
+      detail: { code: err.code, message: err.message, retryable: err.retryable, context: err.status ? { status: err.status } : {} },
+      retry: err.retryable,
+    };
   }
   const message = err instanceof Error ? err.message : String(err);
-  return { detail: { code: 'render_failed', message: `Rendering failed: ${message.slice(0, 500)}`, retryable: true, context: {} }, retry: true };
+  return {
+    detail: { code: 'render_failed', message: `Rendering failed: ${message.slice(0, 500)}`, retryable: true, context: {} },
+    retry: true,
+  };
 }
 
 /** The catalog variant of an AI model generation (read when the job runs): the hosted model it names and its inputs. */
@@ -195,7 +254,9 @@ async function runGeneration(ctx: AppContext, job: RunningJob<GenerationJobData>
   const workDir = await jobFolder(ctx.config.dataDir, `gen-${g.id}`);
   try {
     // One stage: its resume point is the hosted provider's job (saveProviderJob), not its output.
-    const stages: Stages<GenerationRow, GenerationOutputs> = [{ name: 'rendering', weight: 100, run: (stage) => render(ctx, g, job, workDir, stage) }];
+    const stages: Stages<GenerationRow, GenerationOutputs> = [
+      { name: 'rendering', weight: 100, run: (stage) => render(ctx, g, job, workDir, stage) },
+    ];
     const { outputs } = await runStages(ctx, generationResource, g, stages, tools);
     await completeGeneration(ctx, g, outputs.rendering);
   } finally {
@@ -204,64 +265,77 @@ async function runGeneration(ctx: AppContext, job: RunningJob<GenerationJobData>
 }
 
 /** Gathers the inputs, runs the provider (resuming a hosted job an earlier attempt submitted) and stores the output. */
-async function render(ctx: AppContext, g: GenerationRow, job: RunningJob<GenerationJobData>, workDir: string, { signal, report }: StageContext<GenerationRow>): Promise<StoredOutput> {
+async function render(
+  ctx: AppContext,
+  g: GenerationRow,
+  job: RunningJob<GenerationJobData>,
+  workDir: string,
+  { signal, report }: StageContext<GenerationRow>,
+): Promise<StoredOutput> {
   const inputs = await gatherInputs(ctx, g, workDir, signal);
   const spec = g.spec;
   const variant = variantOf(g);
   const providerModel = variant?.provider;
-  const engine = engineFor(generationCapability(spec.output, variant?.input_mode), { config: ctx.config, fetcher: ctx.fetcher, model: providerModel });
-  let hostedJob = storedProviderJob(g);
-  const result = await engine.generate(
-    {
-      generationId: g.id,
-      type: g.type as GenerationJob['type'],
-      output: spec.output,
-      prompt: spec.prompt,
-      title: spec.title,
-      templateSlug: spec.templateSlug,
-      modelSlug: spec.modelSlug,
-      variantId: spec.variantId,
-      presetId: spec.presetId ?? null,
-      qualityTier: spec.qualityTier,
-      aspectRatio: spec.aspectRatio,
-      width: spec.width,
-      height: spec.height,
-      durationSeconds: spec.durationSeconds,
-      imageFormat: spec.imageFormat,
-      brandColors: spec.brandKit?.colors,
-      brandColorRoles: spec.brandKit?.colorRoles,
-      brandName: spec.brandKit?.name,
-      generateAudio: spec.generateAudio,
-      avatarName: spec.avatar?.name,
-      avatarImage: inputs.avatarImage,
-      presetIndex: presetIndexOf(spec.templateSlug, spec.presetId),
-      logo: inputs.logo,
-      fonts: spec.brandKit?.fonts,
-      referenceColors: inputs.referenceColors,
-      referenceSubject: inputs.referenceSubject,
-      referenceImages: inputs.referenceImages ?? [],
-      maxInputPixels: ctx.config.mediaMaxPixels,
-      sourceVideo: inputs.sourceVideo,
-      motionVideo: inputs.motionVideo,
-      audio: inputs.audio,
-      providerModel,
-    },
-    {
-      workDir,
-      signal,
-      onProgress: report,
-      resume: storedProviderJob(g),
-      onSubmitted: async (ref) => {
-        hostedJob = ref ?? undefined;
-        await saveProviderJob(ctx, g.id, ref);
-      },
-    },
-  ).catch(async (err: unknown) => {
-    // No attempt will follow (or none can use it): stop the hosted job rather than pay for it.
-    // A stopping worker (aborted signal) leaves it for the next attempt to resume.
-    if (hostedJob && !signal.aborted && (job.lastAttempt || !describeFailure(err).retry)) await cancelHostedJob(ctx, hostedJob).catch(() => {});
-    throw err;
+  const engine = engineFor(generationCapability(spec.output, variant?.input_mode), {
+    config: ctx.config,
+    fetcher: ctx.fetcher,
+    model: providerModel,
   });
+  let hostedJob = storedProviderJob(g);
+  const result = await engine
+    .generate(
+      {
+        generationId: g.id,
+        type: g.type as GenerationJob['type'],
+        output: spec.output,
+        prompt: spec.prompt,
+        title: spec.title,
+        templateSlug: spec.templateSlug,
+        modelSlug: spec.modelSlug,
+        variantId: spec.variantId,
+        presetId: spec.presetId ?? null,
+        qualityTier: spec.qualityTier,
+        aspectRatio: spec.aspectRatio,
+        width: spec.width,
+        height: spec.height,
+        durationSeconds: spec.durationSeconds,
+        imageFormat: spec.imageFormat,
+        brandColors: spec.brandKit?.colors,
+        brandColorRoles: spec.brandKit?.colorRoles,
+        brandName: spec.brandKit?.name,
+        generateAudio: spec.generateAudio,
+        avatarName: spec.avatar?.name,
+        avatarImage: inputs.avatarImage,
+        presetIndex: presetIndexOf(spec.templateSlug, spec.presetId),
+        logo: inputs.logo,
+        fonts: spec.brandKit?.fonts,
+        referenceColors: inputs.referenceColors,
+        referenceSubject: inputs.referenceSubject,
+        referenceImages: inputs.referenceImages ?? [],
+        maxInputPixels: ctx.config.mediaMaxPixels,
+        sourceVideo: inputs.sourceVideo,
+        motionVideo: inputs.motionVideo,
+        audio: inputs.audio,
+        providerModel,
+      },
+      {
+        workDir,
+        signal,
+        onProgress: report,
+        resume: storedProviderJob(g),
+        onSubmitted: async (ref) => {
+          hostedJob = ref ?? undefined;
+          await saveProviderJob(ctx, g.id, ref);
+        },
+      },
+    )
+    .catch(async (err: unknown) => {
+      // No attempt will follow (or none can use it): stop the hosted job rather than pay for it.
+      // A stopping worker (aborted signal) leaves it for the next attempt to resume.
+      if (hostedJob && !signal.aborted && (job.lastAttempt || !describeFailure(err).retry))
+        await cancelHostedJob(ctx, hostedJob).catch(() => {});
+      throw err;
+    });
   const ext = EXT[result.contentType] ?? 'bin';
   const stored = await ctx.storage.put(generationOutputKey(g.orgId, g.id, ext), { file: result.path }, result.contentType);
   return {

@@ -54,7 +54,8 @@ export const maintenanceJob = defineJob<object>({
         if (swept) ctx.log.info({ swept }, 'removed temporary files of processes that are gone');
         if (new Date().getUTCMinutes() < 10) {
           const orphans = await sweepOrphanedMedia(ctx.db, ctx.storage);
-          if (orphans.deleted.length) ctx.log.info({ deleted: orphans.deleted.length, checked: orphans.checked }, 'orphaned stored media deleted');
+          if (orphans.deleted.length)
+            ctx.log.info({ deleted: orphans.deleted.length, checked: orphans.checked }, 'orphaned stored media deleted');
         }
       } finally {
         await conn`select pg_advisory_unlock(${MAINTENANCE_LOCK})`;
@@ -66,4 +67,14 @@ export const maintenanceJob = defineJob<object>({
   },
 });
 
-export const JOBS: readonly AnyJob[] = [imageGenerationJob, videoGenerationJob, editorExportJob, referenceAnalysisJob, slideshowJob, facelessJob, maintenanceJob, webhookDeliveryJob, socialPublishJob];
+export const JOBS: readonly AnyJob[] = [
+  imageGenerationJob,
+  videoGenerationJob,
+  editorExportJob,
+  referenceAnalysisJob,
+  slideshowJob,
+  facelessJob,
+  maintenanceJob,
+  webhookDeliveryJob,
+  socialPublishJob,
+];

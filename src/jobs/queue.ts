@@ -73,7 +73,11 @@ export function jobQueue(boss: PgBoss): JobQueue {
     boss,
     async sendInTx(tx, queue, data, id, options) {
       const payload = { ...data, $version: PAYLOAD_VERSIONS[queue] };
-      const sent = await boss.send(queue, payload, { db: fromDrizzle(tx as never, sql as never), ...(id ? { id } : {}), ...(options?.startAfter ? { startAfter: options.startAfter } : {}) });
+      const sent = await boss.send(queue, payload, {
+        db: fromDrizzle(tx as never, sql as never),
+        ...(id ? { id } : {}),
+        ...(options?.startAfter ? { startAfter: options.startAfter } : {}),
+      });
       if (!sent) throw new QueueRefused(queue);
       return sent;
     },

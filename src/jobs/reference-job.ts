@@ -11,7 +11,14 @@ import type { AppContext } from '../context.ts';
 import { jobFolder } from '../media/work-folder.ts';
 import { analyseFiles } from '../services/references/analysis.ts';
 import { discardStored } from '../services/editor/media.ts';
-import { completeAnalysis, failAnalysis, fetchReferenceMedia, MediaRefused, orderedMedia, startAnalysis } from '../services/references/references.ts';
+import {
+  completeAnalysis,
+  failAnalysis,
+  fetchReferenceMedia,
+  MediaRefused,
+  orderedMedia,
+  startAnalysis,
+} from '../services/references/references.ts';
 import { defineJob, type FailureDetail, type JobTools, type RunningJob } from './define-job.ts';
 import { QUEUES } from './queue.ts';
 
@@ -36,7 +43,10 @@ async function runAnalysis(ctx: AppContext, job: RunningJob<ReferenceJobData>, {
     const analyses = await analyseFiles(ctx, files, workDir, signal);
     await completeAnalysis(ctx, row, fetched, analyses);
   } catch (err) {
-    await discardStored(ctx, fetched.map((m) => m.storageKey));
+    await discardStored(
+      ctx,
+      fetched.map((m) => m.storageKey),
+    );
     throw err;
   } finally {
     await fs.rm(workDir, { recursive: true, force: true });
@@ -45,7 +55,15 @@ async function runAnalysis(ctx: AppContext, job: RunningJob<ReferenceJobData>, {
 
 function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean } {
   if (err instanceof MediaRefused) {
-    return { detail: { code: 'media_rejected', message: `${err.field} ${err.message}`.slice(0, 1900), retryable: false, context: { field: err.field } }, retry: false };
+    return {
+      detail: {
+        code: 'media_rejected',
+        message: `${err.field} ${err.message}`.slice(0, 1900),
+        retryable: false,
+        context: { field: err.field },
+      },
+      retry: false,
+    };
   }
   const message = `The reference could not be analysed: ${(err as Error)?.message ?? String(err)}`.slice(0, 1900);
   return { detail: { code: 'analysis_failed', message, retryable: true, context: {} }, retry: true };

@@ -25,7 +25,18 @@ import { WriterFailed, type SlideCopy } from '../engines/write/types.ts';
 import { slideshowSlideKey, slideshowVideoKey } from '../storage/keys.ts';
 import { PREVIEWS_DIR_URL } from '../services/catalog/catalog-data.ts';
 import { referenceColors } from '../services/references/reference-colors.ts';
-import { addTrack, baseItem, frontLayer, mediaLayer, newItemId, t3, TEXT_DEFAULTS, textBlockHeight, textTransform, type Timeline } from '../services/editor/model.ts';
+import {
+  addTrack,
+  baseItem,
+  frontLayer,
+  mediaLayer,
+  newItemId,
+  t3,
+  TEXT_DEFAULTS,
+  textBlockHeight,
+  textTransform,
+  type Timeline,
+} from '../services/editor/model.ts';
 import { copyTimelineMedia } from '../services/editor/render-inputs.ts';
 import type { SlideshowSpec } from '../services/slideshows/slideshow-requests.ts';
 import {
@@ -60,7 +71,13 @@ const FULL_BLEED_TEMPLATES = new Set(['photo-dump-carousel', 'storytime-slidesho
 /** An uploaded asset image (avatar portrait, brand logo) from storage; checked when it was uploaded. */
 async function storedImage(ctx: AppContext, key: string, field: string): Promise<Buffer> {
   return ctx.storage.readBuffer(key).catch((err: unknown) => {
-    if (isNotFound(err)) throw new JobFailure({ code: 'input_unavailable', message: `${field}: the stored image is gone`, retryable: false, context: { field, reason: 'missing' } });
+    if (isNotFound(err))
+      throw new JobFailure({
+        code: 'input_unavailable',
+        message: `${field}: the stored image is gone`,
+        retryable: false,
+        context: { field, reason: 'missing' },
+      });
     throw err;
   });
 }
@@ -75,9 +92,23 @@ async function fetchImage(ctx: AppContext, url: string, field: string, signal: A
     pixels: { maxPixels: ctx.config.mediaMaxPixels, maxDimension: ctx.config.mediaMaxDimension },
     refuse: (r) => {
       if (r.reason === 'fetch') {
-        return new JobFailure({ code: 'input_unavailable', message: `${field} ${url} ${r.error.message}`, retryable: r.error.retryable, context: { field, url, reason: r.error.reason } }, r.error.retryable);
+        return new JobFailure(
+          {
+            code: 'input_unavailable',
+            message: `${field} ${url} ${r.error.message}`,
+            retryable: r.error.retryable,
+            context: { field, url, reason: r.error.reason },
+          },
+          r.error.retryable,
+        );
       }
-      if (r.reason === 'pixels') return new JobFailure({ code: 'input_unavailable', message: `${field} ${url} ${r.message}`, retryable: false, context: { field, url, reason: 'pixels' } });
+      if (r.reason === 'pixels')
+        return new JobFailure({
+          code: 'input_unavailable',
+          message: `${field} ${url} ${r.message}`,
+          retryable: false,
+          context: { field, url, reason: 'pixels' },
+        });
       return new JobFailure({
         code: 'input_unavailable',
         message: `${field} ${url} is ${('mime' in r && r.mime) || 'not a recognised image'}; PNG, JPEG or WebP only`,
@@ -102,7 +133,8 @@ async function gatherInputs(ctx: AppContext, s: SlideshowRow, signal: AbortSigna
   let avatar: Buffer | undefined;
   if (spec.avatar?.source === 'catalog') avatar = await fs.readFile(new URL(spec.avatar.image, PREVIEWS_DIR_URL));
   else if (spec.avatar?.source === 'custom' && spec.avatar.imageKey) avatar = await storedImage(ctx, spec.avatar.imageKey, 'avatar_id');
-  else if (spec.avatar) avatar = await fetchImage(ctx, spec.avatar.imageUrl, spec.avatar.source === 'custom' ? 'avatar_id' : 'avatar_image_url', signal);
+  else if (spec.avatar)
+    avatar = await fetchImage(ctx, spec.avatar.imageUrl, spec.avatar.source === 'custom' ? 'avatar_id' : 'avatar_image_url', signal);
   const logo = spec.brandKit?.logoKey
     ? await storedImage(ctx, spec.brandKit.logoKey, 'brand_kit_id')
     : spec.brandKit?.logoUrl
@@ -111,15 +143,28 @@ async function gatherInputs(ctx: AppContext, s: SlideshowRow, signal: AbortSigna
   return { products, avatar, logo };
 }
 
-const layoutOf = (spec: SlideshowSpec): SlideLayout => (spec.reference && FULL_BLEED_TEMPLATES.has(spec.reference.templateSlug) ? 'full-bleed' : 'card');
+const layoutOf = (spec: SlideshowSpec): SlideLayout =>
+  spec.reference && FULL_BLEED_TEMPLATES.has(spec.reference.templateSlug) ? 'full-bleed' : 'card';
 
 /** The words of a slide as its text item shows them: the headline, then the body on a new line. */
-export const slideText = (copy: SlideCopy, i: number) => [copy.slides[i].heading, copy.slides[i].body].map((t) => t.trim()).filter(Boolean).join('\n');
+export const slideText = (copy: SlideCopy, i: number) =>
+  [copy.slides[i].heading, copy.slides[i].body]
+    .map((t) => t.trim())
+    .filter(Boolean)
+    .join('\n');
 
 function checkCopy(copy: SlideCopy, count: number): SlideCopy {
   const slides = copy.slides?.filter((x) => x && typeof x.heading === 'string');
   if (!slides || slides.length !== count || slides.some((x) => !x.heading.trim())) {
-    throw new JobFailure({ code: 'writer_failed', message: `The copy writer returned ${slides?.length ?? 0} usable slides, not ${count}`, retryable: true, context: {} }, true);
+    throw new JobFailure(
+      {
+        code: 'writer_failed',
+        message: `The copy writer returned ${slides?.length ?? 0} usable slides, not ${count}`,
+        retryable: true,
+        context: {},
+      },
+      true,
+    );
   }
   return { ...copy, slides: slides.map((x) => ({ role: x.role, heading: x.heading.slice(0, 200), body: (x.body ?? '').slice(0, 1000) })) };
 }
@@ -136,7 +181,16 @@ function addSlides(tl: Timeline, slides: { mediaId: string; text: string | null 
   const layer = mediaLayer(tl, video, true);
   slides.forEach((sl, i) => {
     tl.items.push(
-      baseItem({ item_id: newItemId(tl, 'image'), track_id: video.track_id, type: 'image', media_id: sl.mediaId, from_seconds: t3(i * SLIDE_SECONDS), duration_seconds: SLIDE_SECONDS, fit: 'cover', layer }),
+      baseItem({
+        item_id: newItemId(tl, 'image'),
+        track_id: video.track_id,
+        type: 'image',
+        media_id: sl.mediaId,
+        from_seconds: t3(i * SLIDE_SECONDS),
+        duration_seconds: SLIDE_SECONDS,
+        fit: 'cover',
+        layer,
+      }),
     );
   });
   if (!slides.some((sl) => sl.text)) return;
@@ -145,7 +199,8 @@ function addSlides(tl: Timeline, slides: { mediaId: string; text: string | null 
   const g = slideGeometry(spec.width, spec.height);
   const zoneTop = g.textZone.y / spec.height;
   const zoneHeight = g.textZone.h / spec.height;
-  const { color, stroke } = layoutOf(spec) === 'full-bleed' ? { color: '#FFFFFF', stroke: '#000000' } : overlayTextColours(palette.background);
+  const { color, stroke } =
+    layoutOf(spec) === 'full-bleed' ? { color: '#FFFFFF', stroke: '#000000' } : overlayTextColours(palette.background);
   const font = spec.brandKit?.fonts[0] ?? TEXT_DEFAULTS.font_family;
   const textLayer = frontLayer(tl);
   slides.forEach((sl, i) => {
@@ -211,13 +266,20 @@ function slideshowStages(a: Attempt): Stages<SlideshowRow, SlideshowOutputs> {
       },
       run: (st, done) => renderSlides(a, st, done.copy),
     },
-    { name: 'project', weight: 5, startAt: 0.4, stored: (_ctx, s) => s.projectVersion ?? undefined, run: (st, done) => fillSlides(a, st, done) },
+    {
+      name: 'project',
+      weight: 5,
+      startAt: 0.4,
+      stored: (_ctx, s) => s.projectVersion ?? undefined,
+      run: (st, done) => fillSlides(a, st, done),
+    },
     { name: 'video', weight: 24, run: (st) => renderCarousel(a, st) },
   ];
 }
 
 /** The words of every slide's text item, or nulls without overlays. */
-const textsOf = (spec: SlideshowSpec, copy: SlideCopy) => Array.from({ length: spec.slideCount }, (_, i) => (spec.generateTextOverlays ? slideText(copy, i) : null));
+const textsOf = (spec: SlideshowSpec, copy: SlideCopy) =>
+  Array.from({ length: spec.slideCount }, (_, i) => (spec.generateTextOverlays ? slideText(copy, i) : null));
 
 async function runSlideshow(ctx: AppContext, job: RunningJob<SlideshowJobData>, tools: JobTools): Promise<void> {
   const s = await startSlideshow(ctx, job.data.slideshowId);
@@ -264,28 +326,44 @@ async function renderSlides(a: Attempt, st: Stage, copy: SlideCopy): Promise<str
     if (recorded.has(i)) continue;
     st.report(recorded.size / count);
     const productIndex = inputs.products.length ? i % inputs.products.length : -1;
-    const png = await engineFor('slide', ctx).renderSlide({
-      width: spec.width,
-      height: spec.height,
-      index: i,
-      count,
-      layout: layoutOf(spec),
-      palette,
-      product: productIndex >= 0 ? inputs.products[productIndex] : undefined,
-      avatar: inputs.avatar,
-      logo: inputs.logo,
-      maxInputPixels: ctx.config.mediaMaxPixels,
-      seed: `${s.id}`,
-    }).catch((err: unknown) => {
-      if (!(err instanceof SlideInputError)) throw err;
-      // Which request field the image came from.
-      const field =
-        err.input === 'product' ? `product_image_urls[${productIndex}]` : err.input === 'logo' ? 'brand_kit_id' : spec.avatar?.source === 'url' ? 'avatar_image_url' : 'avatar_id';
-      throw new JobFailure({ code: 'input_unavailable', message: `${field}: the ${err.input} image ${err.message}`.slice(0, 1900), retryable: false, context: { field } });
-    });
+    const png = await engineFor('slide', ctx)
+      .renderSlide({
+        width: spec.width,
+        height: spec.height,
+        index: i,
+        count,
+        layout: layoutOf(spec),
+        palette,
+        product: productIndex >= 0 ? inputs.products[productIndex] : undefined,
+        avatar: inputs.avatar,
+        logo: inputs.logo,
+        maxInputPixels: ctx.config.mediaMaxPixels,
+        seed: `${s.id}`,
+      })
+      .catch((err: unknown) => {
+        if (!(err instanceof SlideInputError)) throw err;
+        // Which request field the image came from.
+        const field =
+          err.input === 'product'
+            ? `product_image_urls[${productIndex}]`
+            : err.input === 'logo'
+              ? 'brand_kit_id'
+              : spec.avatar?.source === 'url'
+                ? 'avatar_image_url'
+                : 'avatar_id';
+        throw new JobFailure({
+          code: 'input_unavailable',
+          message: `${field}: the ${err.input} image ${err.message}`.slice(0, 1900),
+          retryable: false,
+          context: { field },
+        });
+      });
     const key = slideshowSlideKey(s.orgId, s.id, i);
     const stored = await ctx.storage.put(key, png, 'image/png');
-    recorded.set(i, await recordSlide(ctx, s, { index: i, storageKey: key, bytes: stored.bytes, width: spec.width, height: spec.height, text: texts[i] }));
+    recorded.set(
+      i,
+      await recordSlide(ctx, s, { index: i, storageKey: key, bytes: stored.bytes, width: spec.width, height: spec.height, text: texts[i] }),
+    );
   }
   return Array.from({ length: count }, (_, i) => recorded.get(i)!);
 }
@@ -311,14 +389,24 @@ async function renderCarousel({ ctx, s, workDir }: Attempt, st: Stage): Promise<
   const tl = project.timeline as Timeline;
   const { files, lost } = await copyTimelineMedia(ctx, s.orgId, tl, workDir);
   if (lost.length) {
-    throw new JobFailure({ code: 'input_unavailable', message: `Media ${lost.join(', ')} of the project no longer exist`, retryable: false, context: { video_id: s.videoId } });
+    throw new JobFailure({
+      code: 'input_unavailable',
+      message: `Media ${lost.join(', ')} of the project no longer exist`,
+      retryable: false,
+      context: { video_id: s.videoId },
+    });
   }
   const out = path.join(workDir, 'carousel.mp4');
-  await engineFor('render', ctx).render({ width: project.width, height: project.height, fps: project.fps, tracks: tl.tracks, items: tl.items, media: files }, workDir, out, {
-    quality: 'standard',
-    signal: st.signal,
-    onProgress: st.report,
-  });
+  await engineFor('render', ctx).render(
+    { width: project.width, height: project.height, fps: project.fps, tracks: tl.tracks, items: tl.items, media: files },
+    workDir,
+    out,
+    {
+      quality: 'standard',
+      signal: st.signal,
+      onProgress: st.report,
+    },
+  );
   const probed = await probe({ path: out, type: 'video/mp4' }, { signal: st.signal });
   const key = slideshowVideoKey(s.orgId, s.id);
   const stored = await ctx.storage.put(key, { file: out }, 'video/mp4');
@@ -336,11 +424,19 @@ function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean 
   if (err instanceof JobFailure) return { detail: err.detail, retry: err.retry };
   if (err instanceof WriterFailed) {
     return {
-      detail: { code: 'writer_failed', message: `The copy could not be written: ${err.message}`.slice(0, 1900), retryable: err.retryable, context: err.status ? { status: err.status } : {} },
+      detail: {
+        code: 'writer_failed',
+        message: `The copy could not be written: ${err.message}`.slice(0, 1900),
+        retryable: err.retryable,
+        context: err.status ? { status: err.status } : {},
+      },
       retry: err.retryable,
     };
   }
-  const message = err instanceof FfmpegError ? `Rendering failed: ${err.message.split('\n').slice(-3).join(' ')}` : `The slideshow failed: ${(err as Error)?.message ?? String(err)}`;
+  const message =
+    err instanceof FfmpegError
+      ? `Rendering failed: ${err.message.split('\n').slice(-3).join(' ')}`
+      : `The slideshow failed: ${(err as Error)?.message ?? String(err)}`;
   return { detail: { code: 'render_failed', message: message.slice(0, 1900), retryable: true, context: {} }, retry: true };
 }
 

@@ -27,14 +27,31 @@ async function run(ctx: AppContext, job: RunningJob<SocialPublishJobData>, { sig
   if (!loaded || loaded.target.status === 'published' || loaded.target.status === 'failed') return;
   const platform = loaded.target.platform as SocialPlatform;
   const adapter = SOCIAL_ADAPTERS[platform];
-  if (!adapter) throw new JobFailure({ code: 'platform_unavailable', message: `platform ${platform} publishing is not available yet`, retryable: false, context: { platform } });
+  if (!adapter)
+    throw new JobFailure({
+      code: 'platform_unavailable',
+      message: `platform ${platform} publishing is not available yet`,
+      retryable: false,
+      context: { platform },
+    });
   const started = await startTarget(ctx, loaded.target.id);
   if (!started) return;
   const base = ctx.config.social.apiBase[platform];
   const client = ctx.config.social.clients[platform];
   try {
-    const creds = await credentials(ctx, loaded.target.accountId, (rt, s, account) => adapter.refresh(caller(platform, base, undefined, s), client, rt, account), signal);
-    if (!creds) throw new JobFailure({ code: 'account_disconnected', message: 'the social account was disconnected before publishing', retryable: false, context: { platform } });
+    const creds = await credentials(
+      ctx,
+      loaded.target.accountId,
+      (rt, s, account) => adapter.refresh(caller(platform, base, undefined, s), client, rt, account),
+      signal,
+    );
+    if (!creds)
+      throw new JobFailure({
+        code: 'account_disconnected',
+        message: 'the social account was disconnected before publishing',
+        retryable: false,
+        context: { platform },
+      });
     const state = { ...(started.state as Record<string, unknown>) };
     const post = await adapter.publish({
       account: creds.account,
@@ -53,7 +70,12 @@ async function run(ctx: AppContext, job: RunningJob<SocialPublishJobData>, { sig
     await completeTarget(ctx, loaded.target.id, post);
   } catch (err) {
     if (signal.aborted) throw err;
-    if (err instanceof PlatformError && err.retryable && err.retryAfterSeconds !== undefined && started.attempts < SOCIAL_PUBLISH_MAX_ATTEMPTS) {
+    if (
+      err instanceof PlatformError &&
+      err.retryable &&
+      err.retryAfterSeconds !== undefined &&
+      started.attempts < SOCIAL_PUBLISH_MAX_ATTEMPTS
+    ) {
       const wait = Math.min(Math.max(err.retryAfterSeconds, 1), MAX_RETRY_AFTER_SECONDS);
       ctx.log.warn({ target: loaded.target.id, platform, status: err.status, wait }, 'social publish: the platform asked to retry later');
       await rescheduleTarget(ctx, loaded.target.id, wait);
@@ -78,7 +100,11 @@ function platformDetail(platform: string, err: PlatformError, prefix = ''): Fail
 
 function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean } {
   if (err instanceof JobFailure) return { detail: err.detail, retry: err.retry };
-  if (err instanceof RefreshRefused) return { detail: { code: 'reauthorization_required', message: err.message.slice(0, 1900), retryable: false, context: {} }, retry: false };
+  if (err instanceof RefreshRefused)
+    return {
+      detail: { code: 'reauthorization_required', message: err.message.slice(0, 1900), retryable: false, context: {} },
+      retry: false,
+    };
   const message = `Publishing failed: ${(err as Error)?.message ?? String(err)}`.slice(0, 1900);
   return { detail: { code: 'publish_failed', message, retryable: true, context: {} }, retry: true };
 }

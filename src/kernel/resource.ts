@@ -58,7 +58,13 @@ export interface ResourceDeclaration<T extends PgTable, Id extends string | numb
     /** The pg-boss job id (`cancel` cancels a queued one). */
     jobId?: ColumnKey<T>;
   };
-  statuses: { pending?: RowOf<T>[string]; running: RowOf<T>[string]; completed: RowOf<T>[string]; failed: RowOf<T>[string]; canceled?: RowOf<T>[string] };
+  statuses: {
+    pending?: RowOf<T>[string];
+    running: RowOf<T>[string];
+    completed: RowOf<T>[string];
+    failed: RowOf<T>[string];
+    canceled?: RowOf<T>[string];
+  };
   /** The stage names in order, where the resource reports its stage: progress is then forward only. */
   stages?: readonly string[];
   /** The ledger row of a failure's refund. */
@@ -67,7 +73,9 @@ export interface ResourceDeclaration<T extends PgTable, Id extends string | numb
    * The webhook event of a terminal transition: its types, with `view` as its data; or a function
    * that decides (undefined: no event). None: no event.
    */
-  events?: { completed: WebhookEventType; failed: WebhookEventType } | ((ctx: AppContext, tx: Tx, row: RowOf<T>, outcome: Outcome) => Promise<TerminalEvent | undefined>);
+  events?:
+    | { completed: WebhookEventType; failed: WebhookEventType }
+    | ((ctx: AppContext, tx: Tx, row: RowOf<T>, outcome: Outcome) => Promise<TerminalEvent | undefined>);
   /** The resource as its GET operation returns it, read in the transaction that made it terminal. */
   view?(ctx: AppContext, tx: Tx, row: RowOf<T>): Promise<TerminalEvent['data']>;
   /** Further columns a failure sets (e.g. clearing the stage). */
@@ -179,14 +187,17 @@ class DeclaredResource<T extends PgTable, Id extends string | number> implements
     const { stages } = this.declaration;
     if (!c.progress) return;
     const progress = Math.max(0, Math.min(99, Math.round(percent)));
-    const forward = c.stage && stages ? forwardOnly({ progress: this.col(c.progress), stage: this.col(c.stage) }, progress, stage, stages) : undefined;
+    const forward =
+      c.stage && stages ? forwardOnly({ progress: this.col(c.progress), stage: this.col(c.stage) }, progress, stage, stages) : undefined;
     await this.update(ctx.db, { [c.progress]: progress, ...opt(c.stage, stage) }).where(and(this.byId(id), this.isRunning(), forward));
   }
 
   async saveState(ctx: AppContext, id: Id, patch: Record<string, unknown>): Promise<void> {
     const state = this.c.state;
     if (!state) throw new Error(`${this.declaration.name} has no state column`);
-    await this.update(ctx.db, { [state]: sql`${this.col(state)} || ${JSON.stringify(patch)}::jsonb` }).where(and(this.byId(id), this.isRunning()));
+    await this.update(ctx.db, { [state]: sql`${this.col(state)} || ${JSON.stringify(patch)}::jsonb` }).where(
+      and(this.byId(id), this.isRunning()),
+    );
   }
 
   async record(ctx: AppContext, id: Id, set: Partial<T['$inferInsert']>): Promise<void> {
@@ -235,7 +246,12 @@ class DeclaredResource<T extends PgTable, Id extends string | number> implements
       if (!row) return false;
       const credits = refund && c.credits ? Number(field(row, c.credits)) : 0;
       if (refund && credits > 0) {
-        await applyCreditChange(tx, { orgId: field(row, c.org) as string, delta: credits, reason: refund.reason, reference: refund.reference(field(row, c.id) as Id) });
+        await applyCreditChange(tx, {
+          orgId: field(row, c.org) as string,
+          delta: credits,
+          reason: refund.reason,
+          reference: refund.reference(field(row, c.id) as Id),
+        });
       }
       await this.emit(ctx, tx, row, 'failed');
       return true;
@@ -261,7 +277,9 @@ class DeclaredResource<T extends PgTable, Id extends string | number> implements
     const jobId = done && this.c.jobId ? (field(done.row, this.c.jobId) as string | null) : null;
     if (done && jobId && done.previous === statuses.pending) {
       // Best effort: a job that still runs finds the resource canceled and does nothing.
-      await ctx.queue.boss.cancel(cancel.queue, jobId).catch((err: unknown) => ctx.log.warn({ [name]: id, err: String(err) }, `could not cancel the ${name} job`));
+      await ctx.queue.boss
+        .cancel(cancel.queue, jobId)
+        .catch((err: unknown) => ctx.log.warn({ [name]: id, err: String(err) }, `could not cancel the ${name} job`));
     }
     return done;
   }
@@ -287,7 +305,9 @@ class DeclaredResource<T extends PgTable, Id extends string | number> implements
     const { events, view } = this.declaration;
     if (!events) return;
     const event =
-      typeof events === 'function' ? await events(ctx, tx, row, outcome) : { orgId: field(row, this.c.org) as string, type: events[outcome], data: await view!(ctx, tx, row) };
+      typeof events === 'function'
+        ? await events(ctx, tx, row, outcome)
+        : { orgId: field(row, this.c.org) as string, type: events[outcome], data: await view!(ctx, tx, row) };
     if (event) await recordTerminalEvent(ctx, tx, event);
   }
 }

@@ -77,7 +77,10 @@ export async function runStages<Row extends object, Outputs>(
     };
     await mark(at(stage.startAt ?? 0));
     const t0 = performance.now();
-    const out = await stage.run({ app: ctx, row, signal: tools.signal, report: (fraction) => tools.progress(stage.name, at(fraction)) }, outputs as Outputs);
+    const out = await stage.run(
+      { app: ctx, row, signal: tools.signal, report: (fraction) => tools.progress(stage.name, at(fraction)) },
+      outputs as Outputs,
+    );
     await mark(at(1));
     timings[stage.name] = Math.round(performance.now() - t0) / 1000;
     if (!stage.stored && state) await resource.saveState(ctx, id, { [stage.name]: out, timings });

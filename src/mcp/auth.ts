@@ -135,12 +135,20 @@ async function resolveUncached(ctx: AppContext, header: string | undefined): Pro
   if (header === undefined || header.trim() === '') {
     throw unauthorized(
       urls.resourceMetadata,
-      new ApiError('unauthorized', 'Missing bearer token: connect through the OAuth sign-in flow or send "Authorization: Bearer <API key>"'),
+      new ApiError(
+        'unauthorized',
+        'Missing bearer token: connect through the OAuth sign-in flow or send "Authorization: Bearer <API key>"',
+      ),
       false,
     );
   }
   const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
-  if (!m) throw unauthorized(urls.resourceMetadata, new ApiError('invalid_api_key', 'Malformed Authorization header: expected "Bearer <token>"'), true);
+  if (!m)
+    throw unauthorized(
+      urls.resourceMetadata,
+      new ApiError('invalid_api_key', 'Malformed Authorization header: expected "Bearer <token>"'),
+      true,
+    );
   const token = m[1];
   if (token.startsWith('mapi_')) {
     try {

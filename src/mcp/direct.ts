@@ -72,7 +72,12 @@ const closing = (id: RequestId) => `,"jsonrpc":"2.0","id":${JSON.stringify(id)}}
  * text, to write in order. Pre-serialised structured content (the catalog bytes the executor
  * keeps) is written as those bytes, not serialised again.
  */
-export async function answerDirect(request: DirectRequest, deps: ToolDeps, auth: AuthContext, signal?: AbortSignal): Promise<(string | Buffer)[]> {
+export async function answerDirect(
+  request: DirectRequest,
+  deps: ToolDeps,
+  auth: AuthContext,
+  signal?: AbortSignal,
+): Promise<(string | Buffer)[]> {
   if (request.method === 'tools/list') return [RESULT_OPEN, toolList(), closing(request.id)];
   let json: { value: object; bytes: Buffer } | undefined;
   const result = await runTool(deps, request.tool, request.args, auth, (value, bytes) => (json = { value, bytes }), signal);

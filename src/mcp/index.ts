@@ -18,20 +18,30 @@ export function registerMcp(app: FastifyInstance, ctx: AppContext, executor: Exe
       // The bearer check found the database unreachable: 503, retryable, not a server fault.
       if (isDatabaseUnavailable(err)) {
         const message = `The database is unreachable right now; retry in ${DATABASE_RETRY_AFTER_SECONDS} s`;
-        return reply.code(503).header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS)).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message }, id: null }));
+        return reply
+          .code(503)
+          .header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS))
+          .header('content-type', 'application/json; charset=utf-8')
+          .send(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message }, id: null }));
       }
       const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
       if (status === 500) ctx.log.error({ err: { message: err.message, stack: err.stack }, url: req.url }, 'unhandled error');
       // Every route of this scope is /mcp (or /mcp/, the router ignoring a trailing slash).
       if (req.method !== 'POST') return sendNotAllowed(reply); // a body sent with GET/DELETE failed to parse
-      const parse = err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err instanceof SyntaxError;
+      const parse =
+        err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err instanceof SyntaxError;
       const code = status === 500 ? -32603 : parse ? -32700 : -32600;
       const message = status === 500 ? 'Internal server error' : parse ? `Parse error: ${err.message}` : err.message;
-      return reply.code(status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+      return reply
+        .code(status)
+        .header('content-type', 'application/json; charset=utf-8')
+        .send(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
     });
     // A form body is no MCP message, but it reaches the endpoint (bearer check, then the
     // transport's 415 as the SDK transport answers it) rather than Fastify's own refusal.
-    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_LIMIT }, (_req, body, done) => done(null, body));
+    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_LIMIT }, (_req, body, done) =>
+      done(null, body),
+    );
     registerMcpEndpoint(scope, ctx, { executor, log: ctx.log });
     // Resolved bearer tokens are forgotten as soon as any node commits a revocation (src/mcp/auth.ts).
     if (ctx.config.oauth.mcpAuthCacheSeconds > 0) {

@@ -40,7 +40,16 @@ export function toOperationCall(tool: McpToolRow, args: Record<string, unknown>,
   if (tool.operationId === null) {
     if (!entriesById.has(tool.name)) throw new Error(`MCP-only tool ${tool.name} is not in the operation index`);
     // Validated in place (defaults filled in): a copy, so the message the client sent is left as it was.
-    return { operationId: tool.name, authorization: undefined, auth, path: {}, query: {}, headers: {}, body: { ...args }, contentType: 'application/json' };
+    return {
+      operationId: tool.name,
+      authorization: undefined,
+      auth,
+      path: {},
+      query: {},
+      headers: {},
+      body: { ...args },
+      contentType: 'application/json',
+    };
   }
   const op = operationsById.get(tool.operationId);
   if (!op) throw new Error(`MCP tool ${tool.name} names unknown operation ${tool.operationId}`);
@@ -112,7 +121,8 @@ function parseJsonReply(body: unknown): JsonBytes {
 /** The reply's body as a value, with its JSON bytes when the executor pre-serialised it. */
 function replyBody(out: Reply): JsonBytes {
   if (!out.raw) return { value: out.body, bytes: undefined };
-  if (!/json/.test(out.contentType)) return { value: Buffer.isBuffer(out.body) ? out.body.toString('utf8') : String(out.body), bytes: undefined };
+  if (!/json/.test(out.contentType))
+    return { value: Buffer.isBuffer(out.body) ? out.body.toString('utf8') : String(out.body), bytes: undefined };
   return parseJsonReply(out.body);
 }
 
@@ -168,7 +178,9 @@ export function toolFieldName(tool: McpToolRow, field: string): string {
   if (where === 'header') {
     if (rest === undefined) return field;
     const name = /^[^.[]+/.exec(rest)![0];
-    const arg = Object.entries(tool.routes).find(([, r]) => r.startsWith('header:') && r.slice('header:'.length).toLowerCase() === name.toLowerCase())?.[0];
+    const arg = Object.entries(tool.routes).find(
+      ([, r]) => r.startsWith('header:') && r.slice('header:'.length).toLowerCase() === name.toLowerCase(),
+    )?.[0];
     return `${arg ?? name.toLowerCase().replace(/-/g, '_')}${rest.slice(name.length)}`;
   }
   if (where === 'body') {
@@ -192,7 +204,10 @@ export function toolErrorEnvelope(tool: McpToolRow | undefined, err: ApiError) {
   };
   const context: Record<string, unknown> = { ...ctx };
   if ('field' in ctx) context.field = rename(ctx.field);
-  if (Array.isArray(ctx.errors)) context.errors = ctx.errors.map((e) => (e && typeof e === 'object' && 'field' in e ? { ...e, field: rename((e as { field: unknown }).field) } : e));
+  if (Array.isArray(ctx.errors))
+    context.errors = ctx.errors.map((e) =>
+      e && typeof e === 'object' && 'field' in e ? { ...e, field: rename((e as { field: unknown }).field) } : e,
+    );
   let message = envelope.error.message;
   // Longest first, each as a whole name (not the start of a longer one).
   for (const [from, to] of [...renamed].sort((a, b) => b[0].length - a[0].length)) {
@@ -259,7 +274,10 @@ async function callTool(
   } catch (err) {
     if (err instanceof ApiError) return errorResult(err, tool);
     if (isDatabaseUnavailable(err)) return errorResult(databaseUnavailable());
-    deps.log.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack }, tool: tool.name }, 'unhandled error in MCP tool');
+    deps.log.error(
+      { err: { message: (err as Error)?.message, stack: (err as Error)?.stack }, tool: tool.name },
+      'unhandled error in MCP tool',
+    );
     return errorResult(new ApiError('server_error', 'Unexpected server error; retry with backoff and the same idempotency key'));
   }
 }

@@ -67,7 +67,8 @@ function fetchHeader(req: IncomingMessage, name: string): string | undefined {
   const raw = req.rawHeaders;
   let value: string | undefined;
   for (let i = 0; i < raw.length; i += 2) {
-    if (raw[i].length === name.length && raw[i].toLowerCase() === name) value = value === undefined ? raw[i + 1] : `${value}, ${raw[i + 1]}`;
+    if (raw[i].length === name.length && raw[i].toLowerCase() === name)
+      value = value === undefined ? raw[i + 1] : `${value}, ${raw[i + 1]}`;
   }
   return value;
 }
@@ -180,7 +181,8 @@ export class StatelessJsonTransport implements Transport {
     if (this.#closed) return Promise.reject(new Error('Transport closed'));
     for (const m of messages) if (isRequest(m)) this.#responses.set(m.id, undefined);
     this.#waiting = this.#responses.size;
-    const done = this.#waiting === 0 ? Promise.resolve([]) : new Promise<JSONRPCMessage[]>((resolve, reject) => (this.#settle = { resolve, reject }));
+    const done =
+      this.#waiting === 0 ? Promise.resolve([]) : new Promise<JSONRPCMessage[]>((resolve, reject) => (this.#settle = { resolve, reject }));
     try {
       for (const m of messages) this.onmessage?.(m, extra);
     } catch (err) {
@@ -247,7 +249,8 @@ export class StatelessJsonTransport implements Transport {
     // mode drops those related to a pending request), and a stateless server has no standalone
     // stream for the others.
     const related = options?.relatedRequestId;
-    if (related !== undefined && !this.#responses.has(related)) throw new Error(`No connection established for request ID: ${String(related)}`);
+    if (related !== undefined && !this.#responses.has(related))
+      throw new Error(`No connection established for request ID: ${String(related)}`);
   }
 }
 

@@ -88,7 +88,14 @@ export function hexToLab(hex: string): [number, number, number] {
 /** CIE76 colour difference. */
 export const deltaE = (a: readonly number[], b: readonly number[]) => Math.hypot(a[0] - b[0], a[1] - b[1], a[2] - b[2]);
 
-const hex = (r: number, g: number, b: number) => `#${[r, g, b].map((v) => Math.round(Math.max(0, Math.min(255, v))).toString(16).padStart(2, '0')).join('')}`;
+const hex = (r: number, g: number, b: number) =>
+  `#${[r, g, b]
+    .map((v) =>
+      Math.round(Math.max(0, Math.min(255, v)))
+        .toString(16)
+        .padStart(2, '0'),
+    )
+    .join('')}`;
 
 /** A small deterministic generator (mulberry32), so the same pixels give the same palette. */
 function rng(seed: number) {
@@ -163,7 +170,8 @@ export function paletteOf(rgb: Buffer, channels: number): PaletteColor[] {
       for (let j = 0; j < 3; j++) sums[best * 6 + j] += lab[i * 3 + j];
       for (let j = 0; j < 3; j++) sums[best * 6 + 3 + j] += rgb[i * channels + j];
     }
-    for (let c = 0; c < k; c++) if (counts[c]) centres[c] = [sums[c * 6] / counts[c], sums[c * 6 + 1] / counts[c], sums[c * 6 + 2] / counts[c]];
+    for (let c = 0; c < k; c++)
+      if (counts[c]) centres[c] = [sums[c * 6] / counts[c], sums[c * 6 + 1] / counts[c], sums[c * 6 + 2] / counts[c]];
     if (iter > 0 && moved === 0) break;
   }
   // Clusters as (share, mean RGB, Lab), merged when close, small ones dropped.
@@ -186,7 +194,9 @@ export function paletteOf(rgb: Buffer, channels: number): PaletteColor[] {
     into.count = total;
   }
   clusters = merged.filter((c) => c.count / n >= MIN_SHARE).sort((a, b) => b.count - a.count);
-  return clusters.slice(0, MAX_COLORS).map((c) => ({ hex: hex(c.rgb[0], c.rgb[1], c.rgb[2]), proportion: Math.round((c.count / n) * 1000) / 1000 }));
+  return clusters
+    .slice(0, MAX_COLORS)
+    .map((c) => ({ hex: hex(c.rgb[0], c.rgb[1], c.rgb[2]), proportion: Math.round((c.count / n) * 1000) / 1000 }));
 }
 
 /** The salient box of raw RGB pixels (frequency-tuned saliency; see the head of this file). */
@@ -241,7 +251,11 @@ export function orientationOf(width: number, height: number): ImageAnalysis['ori
 const plainText = (s: string) => s.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g, '');
 
 /** A 64-bit sharp-phash bit string as 16 hex digits. */
-const bitsToHex = (bits: string) => bits.match(/.{4}/g)!.map((b) => Number.parseInt(b, 2).toString(16)).join('');
+const bitsToHex = (bits: string) =>
+  bits
+    .match(/.{4}/g)!
+    .map((b) => Number.parseInt(b, 2).toString(16))
+    .join('');
 
 // ------------------------------------------------------------------------------------- image
 
@@ -262,7 +276,10 @@ export async function analyseImage(input: string | Buffer, opts: AnalyseOptions)
   const working = () => sharp(work, { raw: { width: workInfo.width, height: workInfo.height, channels: workInfo.channels } });
   opts.signal?.throwIfAborted();
 
-  const small = await working().resize(PALETTE_SIDE, PALETTE_SIDE, { fit: 'inside', kernel: 'nearest' }).raw().toBuffer({ resolveWithObject: true });
+  const small = await working()
+    .resize(PALETTE_SIDE, PALETTE_SIDE, { fit: 'inside', kernel: 'nearest' })
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   const palette = paletteOf(small.data, small.info.channels);
   const blurred = await working().resize(PALETTE_SIDE, PALETTE_SIDE, { fit: 'inside' }).blur(1).raw().toBuffer({ resolveWithObject: true });
   const subject = subjectOf(blurred.data, blurred.info.width, blurred.info.height, blurred.info.channels);
@@ -277,7 +294,17 @@ export async function analyseImage(input: string | Buffer, opts: AnalyseOptions)
     text = plainText(ocr.text).slice(0, 20_000);
     regions = ocr.lines.slice(0, MAX_REGIONS).map((b) => fractions(b, workInfo.width, workInfo.height));
   }
-  return { kind: 'image', width, height, orientation: orientationOf(width, height), palette, subject, text, text_regions: regions, phash: hash };
+  return {
+    kind: 'image',
+    width,
+    height,
+    orientation: orientationOf(width, height),
+    palette,
+    subject,
+    text,
+    text_regions: regions,
+    phash: hash,
+  };
 }
 
 // ------------------------------------------------------------------------------------- video
@@ -316,7 +343,8 @@ export function looksLikeSpeech(levels: number[]): boolean {
   const mean = voiced.reduce((a, b) => a + b, 0) / voiced.length;
   const sd = Math.sqrt(voiced.reduce((a, b) => a + (b - mean) ** 2, 0) / voiced.length);
   let onsets = 0;
-  for (let i = 1; i < levels.length; i++) if (levels[i] - (Number.isFinite(levels[i - 1]) ? levels[i - 1] : -120) >= 6 && levels[i] > -45) onsets++;
+  for (let i = 1; i < levels.length; i++)
+    if (levels[i] - (Number.isFinite(levels[i - 1]) ? levels[i - 1] : -120) >= 6 && levels[i] > -45) onsets++;
   return sd >= 3 && onsets >= Math.max(1, (3 * levels.length) / 100);
 }
 
@@ -341,16 +369,31 @@ export async function analyseVideo(file: MediaFile, opts: VideoAnalyseOptions): 
       : []),
   ].join(';');
   await runFfmpeg(
-    [...inputArgs(file, limit), '-filter_complex', graph, '-map', '[v]', '-f', 'null', '-', ...(info.has_audio ? ['-map', '[l]', '-f', 'null', '-', '-map', '[s]', '-f', 'null', '-'] : [])],
+    [
+      ...inputArgs(file, limit),
+      '-filter_complex',
+      graph,
+      '-map',
+      '[v]',
+      '-f',
+      'null',
+      '-',
+      ...(info.has_audio ? ['-map', '[l]', '-f', 'null', '-', '-map', '[s]', '-f', 'null', '-'] : []),
+    ],
     { cwd, signal: opts.signal },
   );
   const cuts = (await metadataReport(scenes, 'lavfi.scene_score')).map((x) => Math.round(x.t * 1000) / 1000).filter((t) => t > 0);
   const loudness = info.has_audio ? (await metadataReport(loud, 'lavfi.r128.I')).at(-1)?.v : undefined;
-  const levels = info.has_audio ? (await metadataReport(voice, 'lavfi.astats.Overall.RMS_level')).map((x) => (Number.isFinite(x.v) ? x.v : -120)) : [];
+  const levels = info.has_audio
+    ? (await metadataReport(voice, 'lavfi.astats.Overall.RMS_level')).map((x) => (Number.isFinite(x.v) ? x.v : -120))
+    : [];
 
   // Keyframes: the middle of the longest shots, in time order.
   const bounds = [0, ...cuts, duration];
-  const shots = bounds.slice(1).map((end, i) => ({ start: bounds[i], end })).filter((s) => s.end > s.start);
+  const shots = bounds
+    .slice(1)
+    .map((end, i) => ({ start: bounds[i], end }))
+    .filter((s) => s.end > s.start);
   const picked = shots
     .sort((a, b) => b.end - b.start - (a.end - a.start))
     .slice(0, MAX_KEYFRAMES)
@@ -367,7 +410,26 @@ export async function analyseVideo(file: MediaFile, opts: VideoAnalyseOptions): 
   if (info.has_audio && opts.transcribe) {
     // The audio alone, 16 kHz mono WAV, at most 13 minutes (about 25 MB, the usual upload limit of these APIs).
     const wav = path.join(cwd, 'speech.wav');
-    await runFfmpeg([...inputArgs(file, limit), '-map', '0:a:0', '-vn', '-ac', '1', '-ar', '16000', '-t', String(TRANSCRIBE_MAX_SECONDS), '-c:a', 'pcm_s16le', '-f', 'wav', wav], { cwd, signal: opts.signal });
+    await runFfmpeg(
+      [
+        ...inputArgs(file, limit),
+        '-map',
+        '0:a:0',
+        '-vn',
+        '-ac',
+        '1',
+        '-ar',
+        '16000',
+        '-t',
+        String(TRANSCRIBE_MAX_SECONDS),
+        '-c:a',
+        'pcm_s16le',
+        '-f',
+        'wav',
+        wav,
+      ],
+      { cwd, signal: opts.signal },
+    );
     said = await opts.transcribe({ path: wav, type: 'audio/wav' });
   }
   const transcript = said === null ? null : plainText(said).slice(0, 200_000);

@@ -87,7 +87,8 @@ function anchorOf(item: Item, frame: AssFrame): Anchor {
   const style = item.style ?? {};
   const align = style.align ?? 'center';
   const t = item.transform;
-  const x = align === 'left' ? t.left * frame.width : align === 'right' ? (t.left + t.width) * frame.width : (t.left + t.width / 2) * frame.width;
+  const x =
+    align === 'left' ? t.left * frame.width : align === 'right' ? (t.left + t.width) * frame.width : (t.left + t.width / 2) * frame.width;
   return { x: r(x), y: r(t.top * frame.height), an: align === 'left' ? 7 : align === 'right' ? 9 : 8 };
 }
 
@@ -100,9 +101,13 @@ function animationTags(a: Animation, entering: boolean, ms: number, at: Anchor, 
     // Where the motion starts (enter) or ends (exit), relative to the anchor.
     switch (dir) {
       case 'up':
-        return entering ? { dx: 0, dy: scale >= 1 ? frame.height - at.y + 10 : h } : { dx: 0, dy: scale >= 1 ? -(at.y + blockHeight + 10) : -h };
+        return entering
+          ? { dx: 0, dy: scale >= 1 ? frame.height - at.y + 10 : h }
+          : { dx: 0, dy: scale >= 1 ? -(at.y + blockHeight + 10) : -h };
       case 'down':
-        return entering ? { dx: 0, dy: scale >= 1 ? -(at.y + blockHeight + 10) : -h } : { dx: 0, dy: scale >= 1 ? frame.height - at.y + 10 : h };
+        return entering
+          ? { dx: 0, dy: scale >= 1 ? -(at.y + blockHeight + 10) : -h }
+          : { dx: 0, dy: scale >= 1 ? frame.height - at.y + 10 : h };
       case 'left':
         return entering ? { dx: scale >= 1 ? frame.width : w, dy: 0 } : { dx: scale >= 1 ? -frame.width : -w, dy: 0 };
       default:
@@ -116,7 +121,8 @@ function animationTags(a: Animation, entering: boolean, ms: number, at: Anchor, 
     return entering ? `\\move(${far},${home},0,${ms})` : `\\move(${home},${far},0,${ms})`;
   };
   const fad = entering ? `\\fad(${ms},0)` : `\\fad(0,${ms})`;
-  const grow = (from: number) => (entering ? `\\fscx${from}\\fscy${from}\\t(0,${ms},\\fscx100\\fscy100)` : `\\t(0,${ms},\\fscx${from}\\fscy${from})`);
+  const grow = (from: number) =>
+    entering ? `\\fscx${from}\\fscy${from}\\t(0,${ms},\\fscx100\\fscy100)` : `\\t(0,${ms},\\fscx${from}\\fscy${from})`;
   switch (a.type) {
     case 'fade':
       return fad;
@@ -197,7 +203,13 @@ export function buildAss(items: AssItem[], frame: AssFrame): string {
       `Style: I${k},${fontFamily(style.font_family)},${size},${primary},${secondary},${outlineColour},${boxed ? outlineColour : '&H80000000'},${bold},0,0,0,100,100,0,0,${boxed ? 3 : 1},${outline},0,8,${marginL},${marginR},0,1`,
     );
     const at = anchorOf(item, frame);
-    const alphaTag = opacity < 1 ? `\\alpha&H${Math.round(255 - 255 * opacity).toString(16).padStart(2, '0').toUpperCase()}&` : '';
+    const alphaTag =
+      opacity < 1
+        ? `\\alpha&H${Math.round(255 - 255 * opacity)
+            .toString(16)
+            .padStart(2, '0')
+            .toUpperCase()}&`
+        : '';
     const blockHeight = item.transform.height * frame.height;
     const start = item.from_seconds;
     const end = item.from_seconds + item.duration_seconds;
@@ -223,7 +235,12 @@ export function buildAss(items: AssItem[], frame: AssFrame): string {
       const din = enter && Math.abs(line.from - start) < 1e-6 ? Math.min(enter.duration_seconds ?? 0.5, line.to - line.from) : 0;
       const dout = exit && Math.abs(line.to - end) < 1e-6 ? Math.min(exit.duration_seconds ?? 0.5, line.to - line.from - din) : 0;
       const pos = `\\an${at.an}\\pos(${at.x},${at.y})`;
-      if (din > 0) segs.push({ from: line.from, to: line.from + din, tags: `\\an${at.an}${/\\move/.test(animationTags(enter!, true, r(din * 1000), at, frame, blockHeight)) ? '' : `\\pos(${at.x},${at.y})`}${animationTags(enter!, true, r(din * 1000), at, frame, blockHeight)}` });
+      if (din > 0)
+        segs.push({
+          from: line.from,
+          to: line.from + din,
+          tags: `\\an${at.an}${/\\move/.test(animationTags(enter!, true, r(din * 1000), at, frame, blockHeight)) ? '' : `\\pos(${at.x},${at.y})`}${animationTags(enter!, true, r(din * 1000), at, frame, blockHeight)}`,
+        });
       if (line.to - dout > line.from + din + 1e-6) segs.push({ from: line.from + din, to: line.to - dout, tags: pos });
       if (dout > 0) {
         const tags = animationTags(exit!, false, r(dout * 1000), at, frame, blockHeight);
@@ -231,7 +248,9 @@ export function buildAss(items: AssItem[], frame: AssFrame): string {
       }
       for (const seg of segs) {
         const segStartMs = Math.round((seg.from - start) * 1000);
-        events.push(`Dialogue: ${layer},${cs(seg.from)},${cs(seg.to)},I${k},,${marginL},${marginR},0,,{${seg.tags}${alphaTag}}${line.body(segStartMs)}`);
+        events.push(
+          `Dialogue: ${layer},${cs(seg.from)},${cs(seg.to)},I${k},,${marginL},${marginR},0,,{${seg.tags}${alphaTag}}${line.body(segStartMs)}`,
+        );
       }
     }
   }

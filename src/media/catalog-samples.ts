@@ -84,7 +84,10 @@ async function makeAvatarVideo(avatar: RawAvatar, out: string): Promise<void> {
   const svg = fileURLToPath(new URL(avatar.image, PREVIEWS_DIR_URL));
   // Twice the output size, so the push-in (zoompan) crops from detail rather than upscaling.
   const png = `${out}.png`;
-  await sharp(svg, { density: 144 }).resize(width * 2, height * 2, { fit: 'cover' }).png().toFile(png);
+  await sharp(svg, { density: 144 })
+    .resize(width * 2, height * 2, { fit: 'cover' })
+    .png()
+    .toFile(png);
   const frames = fps * seconds;
   try {
     await runFfmpeg(
@@ -92,9 +95,20 @@ async function makeAvatarVideo(avatar: RawAvatar, out: string): Promise<void> {
         ...inputArgs({ path: png, type: 'image/png' }, ['-loop', '1', '-framerate', String(fps)]),
         '-vf',
         `zoompan=z='1+0.08*on/${frames}':x='iw/2-(iw/zoom/2)':y='ih/2-(ih/zoom/2)':d=1:s=${width}x${height}:fps=${fps},format=yuv420p`,
-        '-frames:v', String(frames),
-        '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-movflags', '+faststart', '-an',
-        '-f', 'mp4', out,
+        '-frames:v',
+        String(frames),
+        '-c:v',
+        'libx264',
+        '-preset',
+        'veryfast',
+        '-crf',
+        '23',
+        '-movflags',
+        '+faststart',
+        '-an',
+        '-f',
+        'mp4',
+        out,
       ],
       { expectedDurationSeconds: seconds, cwd: path.dirname(png) },
     );
@@ -107,7 +121,6 @@ export interface SampleStore {
   /** Makes the sample unless storage holds it; resolves with its storage key. */
   ensure(sample: SampleFile & { make: MakeSample }): Promise<string>;
 }
-
 
 export function sampleStore(storage: Storage, dataDir: string, speech: Speaker): SampleStore {
   const inFlight = new Map<string, Promise<string>>();

@@ -22,8 +22,10 @@ import { pixelProblem, type PixelLimits } from './limits.ts';
  * (width × height), the most accepted`), and `code`, the cause's own reason (FetchRefused.reason,
  * MediaRejected.reason, or the refusal's own).
  */
-export type MediaRefusal = { code: string; message: string } & (
-  /** The guarded client refused or failed (address, status, size, deadline, abandoned, network). */
+export type MediaRefusal = {
+  code: string;
+  message: string;
+} /** The guarded client refused or failed (address, status, size, deadline, abandoned, network). */ & (
   | { reason: 'fetch'; error: FetchRefused }
   /** The sniffed type is not among `types` (mime undefined: no recognised type, or one the media inspector does not take: GIF, SVG, …). */
   | { reason: 'type'; mime: string | undefined }
@@ -72,7 +74,9 @@ export interface CheckedMedia {
 }
 
 /** What checking with `O` gives: with `inspect`, the inspection always. */
-export type Checked<O extends MediaCheckOptions> = O extends { inspect: object } ? CheckedMedia & Required<Pick<CheckedMedia, 'inspected'>> : CheckedMedia;
+export type Checked<O extends MediaCheckOptions> = O extends { inspect: object }
+  ? CheckedMedia & Required<Pick<CheckedMedia, 'inspected'>>
+  : CheckedMedia;
 
 /** The body at `url`, through the guarded client; its refusals go to `refuse`. */
 export async function fetchMediaBytes(
@@ -81,7 +85,9 @@ export async function fetchMediaBytes(
   opts: MediaFetchOptions & { refuse: Refuse<Extract<MediaRefusal, { reason: 'fetch' }>> },
 ): Promise<Buffer> {
   try {
-    return (await fetcher.fetch(url, { maxBytes: opts.maxBytes, timeoutMs: opts.timeoutMs, signal: opts.signal, httpsOnly: opts.httpsOnly })).body;
+    return (
+      await fetcher.fetch(url, { maxBytes: opts.maxBytes, timeoutMs: opts.timeoutMs, signal: opts.signal, httpsOnly: opts.httpsOnly })
+    ).body;
   } catch (err) {
     if (err instanceof FetchRefused) throw opts.refuse({ reason: 'fetch', error: err, code: err.reason, message: err.message });
     throw err;
@@ -89,20 +95,26 @@ export async function fetchMediaBytes(
 }
 
 /** Sniffs and checks `bytes` as `check` says; refusals go to `refuse`. */
-export async function checkMediaBytes<O extends MediaCheckOptions>(bytes: Buffer, check: O & { refuse: Refuse<MediaRefusal> }): Promise<Checked<O>> {
+export async function checkMediaBytes<O extends MediaCheckOptions>(
+  bytes: Buffer,
+  check: O & { refuse: Refuse<MediaRefusal> },
+): Promise<Checked<O>> {
   const { refuse } = check;
   let sniffed: Sniffed;
   if (check.types) {
     const allowed = new Set(check.types);
     const found = await sniff(bytes).catch(() => undefined);
-    if (!found || !allowed.has(found.mime)) throw refuse({ reason: 'type', mime: found?.mime, code: 'type', message: `is ${found?.mime ?? 'not a recognised file'}` });
+    if (!found || !allowed.has(found.mime))
+      throw refuse({ reason: 'type', mime: found?.mime, code: 'type', message: `is ${found?.mime ?? 'not a recognised file'}` });
     sniffed = found;
   } else {
     sniffed = await sniff(bytes).catch(rejected(refuse));
   }
   if (check.pixels) {
     const limits = check.pixels;
-    const meta = await sharp(bytes).metadata().catch(() => undefined);
+    const meta = await sharp(bytes)
+      .metadata()
+      .catch(() => undefined);
     const problem = meta?.width && meta.height ? pixelProblem(meta.width, meta.height, limits) : 'could not be decoded';
     if (problem) throw refuse({ reason: 'pixels', code: 'pixels', message: problem });
   }
@@ -112,10 +124,17 @@ export async function checkMediaBytes<O extends MediaCheckOptions>(bytes: Buffer
   await fs.writeFile(file, bytes);
   try {
     const facts = await inspect(file, sniffed, limits).catch(rejected(refuse));
-    if (kinds && !kinds.includes(facts.kind)) throw refuse({ reason: 'kind', inspected: facts, code: 'kind', message: `is ${facts.contentType}` });
+    if (kinds && !kinds.includes(facts.kind))
+      throw refuse({ reason: 'kind', inspected: facts, code: 'kind', message: `is ${facts.contentType}` });
     if (maxSeconds !== undefined && facts.kind !== 'image' && (facts.durationSeconds ?? 0) > maxSeconds) {
       const seconds = facts.durationSeconds ?? 0;
-      throw refuse({ reason: 'duration', seconds, limit: maxSeconds, code: 'duration', message: `lasts ${seconds} s, more than the ${maxSeconds} s accepted` });
+      throw refuse({
+        reason: 'duration',
+        seconds,
+        limit: maxSeconds,
+        code: 'duration',
+        message: `lasts ${seconds} s, more than the ${maxSeconds} s accepted`,
+      });
     }
     return { bytes, sniffed, inspected: { facts, file } } as Checked<O>;
   } catch (err) {

@@ -81,7 +81,8 @@ export function demuxerOf(type: string): string | undefined {
 /** The forced demuxer (and image decoder) arguments of a typed file, or an FfmpegError for a type we do not read. */
 function forcedFormat(file: MediaFile): string[] {
   const forced = DEMUXER[file.type];
-  if (!forced) throw new FfmpegError(`${path.basename(file.path)} is ${file.type}, which is not a media type ffmpeg may read here`, null, null, '');
+  if (!forced)
+    throw new FfmpegError(`${path.basename(file.path)} is ${file.type}, which is not a media type ffmpeg may read here`, null, null, '');
   return forced;
 }
 
@@ -101,7 +102,12 @@ export async function sniffFile(file: string): Promise<MediaFile> {
     const { bytesRead } = await fh.read(head, 0, head.length, 0);
     const found = await fileTypeFromBuffer(head.subarray(0, bytesRead)).catch(() => undefined);
     if (!found || !DEMUXER[found.mime]) {
-      throw new FfmpegError(`${path.basename(file)} is ${found?.mime ?? 'of an unknown type'}, which is not a media type ffmpeg may read here`, null, null, '');
+      throw new FfmpegError(
+        `${path.basename(file)} is ${found?.mime ?? 'of an unknown type'}, which is not a media type ffmpeg may read here`,
+        null,
+        null,
+        '',
+      );
     }
     return { path: file, type: found.mime };
   } finally {
@@ -209,7 +215,17 @@ export function runFfmpeg(args: string[], opts: RunFfmpegOptions = {}): Promise<
   const expected = opts.expectedDurationSeconds && opts.expectedDurationSeconds > 0 ? opts.expectedDurationSeconds : 0;
   if (signal?.aborted) return Promise.reject(abortReason(signal));
   return new Promise<void>((resolve, reject) => {
-    const fullArgs = ['-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-progress', 'pipe:1', '-nostats', ...guardInputs(args, opts.cwd)];
+    const fullArgs = [
+      '-hide_banner',
+      '-nostdin',
+      '-y',
+      '-loglevel',
+      'error',
+      '-progress',
+      'pipe:1',
+      '-nostats',
+      ...guardInputs(args, opts.cwd),
+    ];
     const child = spawnGuarded(FFMPEG_PATH, fullArgs, { cwd: opts.cwd, maxMemoryMb: mediaLimits.maxMemoryMb });
     const stdout = child.stdout!;
     const stderr = lineTail(STDERR_LINES);
@@ -304,7 +320,14 @@ function collect(program: string, args: string[], signal?: AbortSignal): Promise
       if (code === 0) return resolve(Buffer.concat(out));
       const tail = stderr.text();
       const name = program === FFPROBE_PATH ? 'ffprobe' : 'ffmpeg';
-      reject(new FfmpegError(`${name} exited with ${code !== null ? `code ${code}` : `signal ${sig}`}${tail ? `:\n${tail}` : ''}`, code, sig, tail));
+      reject(
+        new FfmpegError(
+          `${name} exited with ${code !== null ? `code ${code}` : `signal ${sig}`}${tail ? `:\n${tail}` : ''}`,
+          code,
+          sig,
+          tail,
+        ),
+      );
     });
   });
 }
@@ -339,7 +362,8 @@ function probeInput(file: MediaFile, program: 'ffprobe' | 'ffmpeg'): string[] {
   const forced = forcedFormat(file);
   // ffprobe has no -c:v: an image's decoder follows from the image2 demuxer and the sniffed extension.
   // It reads headers only (the caller checks the frame size it reports); ffmpeg decodes, so it is bounded.
-  if (program === 'ffprobe') return [...forced.slice(0, forced[1] === 'image2' ? 4 : 2), '-format_whitelist', forced[1], '-protocol_whitelist', 'file'];
+  if (program === 'ffprobe')
+    return [...forced.slice(0, forced[1] === 'image2' ? 4 : 2), '-format_whitelist', forced[1], '-protocol_whitelist', 'file'];
   return [...forced, '-format_whitelist', forced[1], '-protocol_whitelist', 'file', '-max_pixels', String(mediaLimits.maxPixels)];
 }
 
@@ -356,7 +380,8 @@ export async function probe(input: string | MediaFile, opts: { signal?: AbortSig
   );
   const json = JSON.parse(out.toString('utf8')) as { format?: { format_name?: string; duration?: string }; streams?: FfprobeStream[] };
   const streams = json.streams ?? [];
-  const video = streams.find((s) => s.codec_type === 'video' && !s.disposition?.attached_pic) ?? streams.find((s) => s.codec_type === 'video');
+  const video =
+    streams.find((s) => s.codec_type === 'video' && !s.disposition?.attached_pic) ?? streams.find((s) => s.codec_type === 'video');
   const audio = streams.find((s) => s.codec_type === 'audio');
   const dur = Number(json.format?.duration ?? video?.duration ?? audio?.duration);
   return {
@@ -392,7 +417,25 @@ export async function readsAsSniffed(file: MediaFile, opts: { signal?: AbortSign
   try {
     await collect(
       FFMPEG_PATH,
-      ['-hide_banner', '-nostdin', '-loglevel', 'error', '-format_whitelist', demuxer, '-protocol_whitelist', 'file', '-max_pixels', String(mediaLimits.maxPixels), '-i', file.path, '-t', '0', '-f', 'null', '-'],
+      [
+        '-hide_banner',
+        '-nostdin',
+        '-loglevel',
+        'error',
+        '-format_whitelist',
+        demuxer,
+        '-protocol_whitelist',
+        'file',
+        '-max_pixels',
+        String(mediaLimits.maxPixels),
+        '-i',
+        file.path,
+        '-t',
+        '0',
+        '-f',
+        'null',
+        '-',
+      ],
       opts.signal,
     );
     return 'yes';
@@ -409,7 +452,24 @@ export async function extractFrame(input: string | MediaFile, seconds: number, o
   const file = await typed(input);
   return collect(
     FFMPEG_PATH,
-    ['-hide_banner', '-nostdin', '-loglevel', 'error', ...probeInput(file, 'ffmpeg'), '-ss', String(seconds), '-i', file.path, '-frames:v', '1', '-f', 'image2pipe', '-c:v', 'png', 'pipe:1'],
+    [
+      '-hide_banner',
+      '-nostdin',
+      '-loglevel',
+      'error',
+      ...probeInput(file, 'ffmpeg'),
+      '-ss',
+      String(seconds),
+      '-i',
+      file.path,
+      '-frames:v',
+      '1',
+      '-f',
+      'image2pipe',
+      '-c:v',
+      'png',
+      'pipe:1',
+    ],
     opts.signal,
   );
 }

@@ -84,7 +84,10 @@ export async function sniff(head: Uint8Array): Promise<Sniffed> {
   const found = await fileTypeFromBuffer(head.subarray(0, SNIFF_BYTES)).catch(() => undefined);
   if (!found) throw new MediaRejected('type', 'is not a recognised image, video or audio file (unknown format)');
   if (!SUPPORTED[found.mime]) {
-    throw new MediaRejected('type', `is ${found.mime}, which the editor does not support (supported: PNG, JPEG, WebP images; MP4, MOV, WebM videos; MP3, WAV, M4A, AAC, OGG, Opus, FLAC audio)`);
+    throw new MediaRejected(
+      'type',
+      `is ${found.mime}, which the editor does not support (supported: PNG, JPEG, WebP images; MP4, MOV, WebM videos; MP3, WAV, M4A, AAC, OGG, Opus, FLAC audio)`,
+    );
   }
   return { mime: found.mime, ext: found.ext };
 }
@@ -136,13 +139,22 @@ export async function inspect(file: string, sniffed: Sniffed, limits: PixelLimit
     const meta = await sharp(file, { limitInputPixels: limits.maxPixels })
       .metadata()
       .catch((err: Error) => {
-        if (/exceeds pixel limit/i.test(err.message)) throw new MediaRejected('pixels', `has more than ${limits.maxPixels} pixels (width × height), the most accepted`);
+        if (/exceeds pixel limit/i.test(err.message))
+          throw new MediaRejected('pixels', `has more than ${limits.maxPixels} pixels (width × height), the most accepted`);
         throw new MediaRejected('decode', `could not be decoded as ${sniffed.mime}: ${err.message}`);
       });
     if (!meta.width || !meta.height) throw new MediaRejected('decode', `could not be decoded as ${sniffed.mime} (no dimensions)`);
     const tooBig = pixelProblem(meta.width, meta.height, limits);
     if (tooBig) throw new MediaRejected('pixels', tooBig);
-    return { kind: 'image', contentType: sniffed.mime, ext: info.ext, width: meta.width, height: meta.height, durationSeconds: null, hasAudio: null };
+    return {
+      kind: 'image',
+      contentType: sniffed.mime,
+      ext: info.ext,
+      width: meta.width,
+      height: meta.height,
+      durationSeconds: null,
+      hasAudio: null,
+    };
   }
   if (await carriesPlaylist(file)) throw new MediaRejected('mismatch', `is not a plain ${sniffed.mime} file: it carries a playlist`);
   // Headers only, with the sniffed demuxer forced; nothing is decoded before the pixel check.
@@ -151,7 +163,10 @@ export async function inspect(file: string, sniffed: Sniffed, limits: PixelLimit
   });
   const plain = async () => {
     if ((await readsAsSniffed({ path: file, type: sniffed.mime })) === 'other_format') {
-      throw new MediaRejected('mismatch', `is not a plain ${sniffed.mime} file: its content does not read as that format all the way through`);
+      throw new MediaRejected(
+        'mismatch',
+        `is not a plain ${sniffed.mime} file: its content does not read as that format all the way through`,
+      );
     }
   };
   const duration = p.duration_seconds !== null && p.duration_seconds > 0 ? Math.round(p.duration_seconds * 1000) / 1000 : null;
@@ -162,12 +177,27 @@ export async function inspect(file: string, sniffed: Sniffed, limits: PixelLimit
     if (!duration) throw new MediaRejected('decode', 'is a video without a duration');
     await plain();
     const contentType = sniffed.mime === 'video/x-m4v' ? 'video/mp4' : sniffed.mime;
-    return { kind: 'video', contentType, ext: info.ext, width: p.width, height: p.height, durationSeconds: duration, hasAudio: p.has_audio };
+    return {
+      kind: 'video',
+      contentType,
+      ext: info.ext,
+      width: p.width,
+      height: p.height,
+      durationSeconds: duration,
+      hasAudio: p.has_audio,
+    };
   }
   if (!p.has_audio) throw new MediaRejected('decode', `is ${sniffed.mime} without an audio or video stream`);
   if (!duration) throw new MediaRejected('decode', 'is audio without a duration');
   await plain();
-  const contentType = info.family === 'mp4' ? 'audio/mp4' : info.family === 'webm' ? 'audio/webm' : info.family === 'ogg' && sniffed.mime !== 'audio/opus' ? 'audio/ogg' : sniffed.mime;
+  const contentType =
+    info.family === 'mp4'
+      ? 'audio/mp4'
+      : info.family === 'webm'
+        ? 'audio/webm'
+        : info.family === 'ogg' && sniffed.mime !== 'audio/opus'
+          ? 'audio/ogg'
+          : sniffed.mime;
   const ext = info.family === 'mp4' ? 'm4a' : info.ext === 'ogv' ? 'ogg' : info.ext;
   return { kind: 'audio', contentType, ext, width: null, height: null, durationSeconds: duration, hasAudio: true };
 }

@@ -39,7 +39,10 @@ export function duckExpression(words: { startMs: number; endMs: number }[]): str
 }
 
 /** Writes a `seconds`-long 48 kHz stereo WAV bed in the style's chord into `out` (inside `cwd`). */
-export async function renderMusicBed(out: string, opts: { seconds: number; style: string; words: { startMs: number; endMs: number }[]; cwd: string; signal?: AbortSignal }): Promise<void> {
+export async function renderMusicBed(
+  out: string,
+  opts: { seconds: number; style: string; words: { startMs: number; endMs: number }[]; cwd: string; signal?: AbortSignal },
+): Promise<void> {
   const tones = CHORDS[opts.style] ?? CHORDS.cinematic;
   const amp = 0.22 / tones.length;
   const voice = tones.map((f, i) => `${n(amp)}*sin(2*PI*${n(f)}*t+${i})`).join('+');
@@ -55,5 +58,8 @@ export async function renderMusicBed(out: string, opts: { seconds: number; style
     `afade=t=out:st=${n(Math.max(0, d - 1.5))}:d=${n(Math.min(1.5, d / 4))}`,
     `volume=volume='${duckExpression(opts.words)}':eval=frame[out]`,
   ].join(',');
-  await runFfmpeg(['-filter_complex', graph, '-map', '[out]', '-ac', '2', '-ar', '48000', '-c:a', 'pcm_s16le', '-t', n(d), out], { cwd: opts.cwd, signal: opts.signal });
+  await runFfmpeg(['-filter_complex', graph, '-map', '[out]', '-ac', '2', '-ar', '48000', '-c:a', 'pcm_s16le', '-t', n(d), out], {
+    cwd: opts.cwd,
+    signal: opts.signal,
+  });
 }

@@ -43,9 +43,9 @@ function getWorker(): Promise<Worker> {
       return w;
     })
     .catch((err) => {
-    worker = undefined;
-    throw err;
-  });
+      worker = undefined;
+      throw err;
+    });
   return worker;
 }
 

@@ -57,7 +57,9 @@ export function estimatePitch(pcm: Float32Array, rate = RATE): number | null {
 /** The estimated pitch (Hz) of an audio file inside `workDir` (a folder the caller owns). */
 export async function samplePitch(file: MediaFile, workDir: string): Promise<number | null> {
   const out = path.join(workDir, 'pitch.pcm');
-  await runFfmpeg([...inputArgs(file, ['-t', String(ANALYSED_SECONDS)]), '-vn', '-ac', '1', '-ar', String(RATE), '-f', 's16le', out], { cwd: workDir });
+  await runFfmpeg([...inputArgs(file, ['-t', String(ANALYSED_SECONDS)]), '-vn', '-ac', '1', '-ar', String(RATE), '-f', 's16le', out], {
+    cwd: workDir,
+  });
   const raw = await fs.readFile(out);
   const pcm = new Float32Array(Math.floor(raw.length / 2));
   for (let i = 0; i < pcm.length; i++) pcm[i] = raw.readInt16LE(i * 2) / 32768;

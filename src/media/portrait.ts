@@ -12,9 +12,6 @@ export async function facePortrait(bytes: Buffer, limits: PixelLimits): Promise<
   const img = sharp(bytes, { limitInputPixels: limits.maxPixels }).rotate();
   const meta = await img.metadata();
   const side = Math.min(meta.width ?? 0, meta.height ?? 0, PORTRAIT_MAX_SIDE);
-  const png = await img
-    .resize({ width: side, height: side, fit: 'cover', position: sharp.strategy.attention })
-    .png()
-    .toBuffer();
+  const png = await img.resize({ width: side, height: side, fit: 'cover', position: sharp.strategy.attention }).png().toBuffer();
   return { png, side };
 }

@@ -160,7 +160,21 @@ export function ensureSoundEffect(storage: Storage, id: string): Promise<string>
       const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'sfx-'));
       try {
         const out = path.join(dir, `${id}.wav`);
-        await runFfmpeg(['-filter_complex', def.graph, '-map', '[out]', '-ac', '2', '-ar', '44100', '-c:a', 'pcm_s16le', '-t', d(def.duration_seconds), out]);
+        await runFfmpeg([
+          '-filter_complex',
+          def.graph,
+          '-map',
+          '[out]',
+          '-ac',
+          '2',
+          '-ar',
+          '44100',
+          '-c:a',
+          'pcm_s16le',
+          '-t',
+          d(def.duration_seconds),
+          out,
+        ]);
         await storage.put(key, { file: out }, 'audio/wav');
         return key;
       } finally {
@@ -173,7 +187,6 @@ export function ensureSoundEffect(storage: Storage, id: string): Promise<string>
   return p;
 }
 
-
 /**
  * The library, optionally filtered: `query` matches words of the id, name, category and tags
  * (every word must match), `category` is exact. Files are synthesized on first listing so the
@@ -183,7 +196,10 @@ export async function listSoundEffects(
   storage: Storage,
   opts: { query?: string; category?: string; limit?: number } = {},
 ): Promise<components['schemas']['SoundEffect'][]> {
-  const words = (opts.query ?? '').toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
+  const words = (opts.query ?? '')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter(Boolean);
   const matches = SOUND_EFFECTS.filter((s) => {
     if (opts.category && s.category !== opts.category) return false;
     const hay = [s.id, s.name, s.category, ...s.tags].join(' ').toLowerCase();

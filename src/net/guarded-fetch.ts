@@ -162,7 +162,12 @@ export function createGuardedFetcher(config: GuardedFetcherOptions = {}): Guarde
           lookup,
           timeout: opts.idleTimeoutMs,
           headers: opts.post
-            ? { 'user-agent': 'media-api/1.0 (+webhook)', accept: '*/*', 'content-length': String(Buffer.byteLength(opts.post.body)), ...opts.post.headers }
+            ? {
+                'user-agent': 'media-api/1.0 (+webhook)',
+                accept: '*/*',
+                'content-length': String(Buffer.byteLength(opts.post.body)),
+                ...opts.post.headers,
+              }
             : { 'user-agent': 'media-api/1.0 (+reference fetch)', accept: '*/*' },
         },
         (response) => {
@@ -223,7 +228,12 @@ export function createGuardedFetcher(config: GuardedFetcherOptions = {}): Guarde
       if (res.status < 200 || res.status >= 300) {
         throw new FetchRefused('status', `answered HTTP ${res.status}`, res.status >= 500 || res.status === 429, res.status);
       }
-      return { url: current, status: res.status, contentType: res.headers['content-type']?.split(';')[0].trim().toLowerCase(), body: res.body };
+      return {
+        url: current,
+        status: res.status,
+        contentType: res.headers['content-type']?.split(';')[0].trim().toLowerCase(),
+        body: res.body,
+      };
     }
     throw new FetchRefused('redirects', `redirected more than ${opts.maxRedirects} times`);
   }

@@ -42,8 +42,11 @@ import { attemptSignIn, currentSession, sameSite, setSessionCookie } from './ses
 
 /** What each scope allows, worded in the spec (components.securitySchemes.oauth2). */
 const SCOPE_TEXT: Record<string, string> =
-  ((openapi as { components?: { securitySchemes?: Record<string, { flows?: { authorizationCode?: { scopes?: Record<string, string> } } }> } })
-    .components?.securitySchemes?.oauth2?.flows?.authorizationCode?.scopes ?? {});
+  (
+    openapi as {
+      components?: { securitySchemes?: Record<string, { flows?: { authorizationCode?: { scopes?: Record<string, string> } } }> };
+    }
+  ).components?.securitySchemes?.oauth2?.flows?.authorizationCode?.scopes ?? {};
 
 /** GET /oauth/authorize: the checked request is stored, then sign-in (or consent if signed in). */
 async function authorize(server: OAuthServer, req: FastifyRequest, reply: FastifyReply) {
@@ -67,16 +70,24 @@ async function authorize(server: OAuthServer, req: FastifyRequest, reply: Fastif
 
   const state = one('state');
   const fail = (error: string, description: string) =>
-    redirectWith(reply, redirectUri, { error, error_description: description, state: repeated.includes('state') ? undefined : state, iss: urls.issuer });
+    redirectWith(reply, redirectUri, {
+      error,
+      error_description: description,
+      state: repeated.includes('state') ? undefined : state,
+      iss: urls.issuer,
+    });
   if (repeated.length) return fail('invalid_request', `Parameter ${repeated.join(', ')} must not be repeated`);
   const responseType = one('response_type');
   if (!responseType) return fail('invalid_request', 'response_type is required');
   if (responseType !== 'code') return fail('unsupported_response_type', 'Only response_type=code is supported');
-  if (!clientGrantTypes(client).includes('authorization_code')) return fail('unauthorized_client', 'This client did not register the authorization_code grant');
+  if (!clientGrantTypes(client).includes('authorization_code'))
+    return fail('unauthorized_client', 'This client did not register the authorization_code grant');
   const challenge = one('code_challenge');
   if (!challenge) return fail('invalid_request', 'code_challenge is required: PKCE with S256');
-  if (one('code_challenge_method') !== 'S256') return fail('invalid_request', 'code_challenge_method must be S256 (plain is not supported)');
-  if (!PKCE_CHALLENGE.test(challenge)) return fail('invalid_request', 'code_challenge must be BASE64URL(SHA256(code_verifier)): 43 characters');
+  if (one('code_challenge_method') !== 'S256')
+    return fail('invalid_request', 'code_challenge_method must be S256 (plain is not supported)');
+  if (!PKCE_CHALLENGE.test(challenge))
+    return fail('invalid_request', 'code_challenge must be BASE64URL(SHA256(code_verifier)): 43 characters');
   if (state !== undefined && state.length > 2000) return fail('invalid_request', 'state must be at most 2000 characters');
   let scopes: string[];
   try {
@@ -190,7 +201,11 @@ export function registerAuthorize(app: FastifyInstance, server: OAuthServer): vo
     const c = await pageContext(server, req, reply, false);
     if (!c) return reply;
     if (c.session.memberId) return reply.code(303).header('location', `/oauth/consent?request=${c.request.id}`).send();
-    return sendPage(reply, 200, signInPage({ client: clientView(c.request), requestId: c.request.id, csrf: csrfToken(c.session, c.request.id) }));
+    return sendPage(
+      reply,
+      200,
+      signInPage({ client: clientView(c.request), requestId: c.request.id, csrf: csrfToken(c.session, c.request.id) }),
+    );
   });
 
   app.post('/oauth/sign-in', { bodyLimit: FORM_LIMIT }, async (req, reply) => {
@@ -199,7 +214,17 @@ export function registerAuthorize(app: FastifyInstance, server: OAuthServer): vo
     const email = (c.form.get('email') ?? '').trim();
     const password = c.form.get('password') ?? '';
     const again = (message: string, status = 400) =>
-      sendPage(reply, status, signInPage({ client: clientView(c.request), requestId: c.request.id, csrf: csrfToken(c.session, c.request.id), email, error: message }));
+      sendPage(
+        reply,
+        status,
+        signInPage({
+          client: clientView(c.request),
+          requestId: c.request.id,
+          csrf: csrfToken(c.session, c.request.id),
+          email,
+          error: message,
+        }),
+      );
     if (!email || !password) return again(!email ? 'Enter your email address.' : 'Enter your password.');
     const attempt = await attemptSignIn(server, req, reply, email, password);
     if ('refused' in attempt) return again(attempt.refused, attempt.status);
@@ -224,14 +249,24 @@ export function registerAuthorize(app: FastifyInstance, server: OAuthServer): vo
     const back = { state: c.request.state, iss: urls.issuer };
     if (decision === 'deny') {
       if (!(await denyRequest(ctx.db, c.request.id))) return expired(reply);
-      return redirectWith(reply, c.request.redirectUri, { error: 'access_denied', error_description: 'The workspace member denied access', ...back });
+      return redirectWith(reply, c.request.redirectUri, {
+        error: 'access_denied',
+        error_description: 'The workspace member denied access',
+        ...back,
+      });
     }
     if (decision !== 'approve') return renderConsent(server, reply, c.session, c.request, 400, 'Choose “Allow access” or “Deny”.');
     const chosen = c.form.getAll('scope').filter((s) => c.request.scopes.includes(s));
     if (chosen.length === 0) {
       return renderConsent(server, reply, c.session, c.request, 400, 'Leave at least one permission checked, or choose “Deny”.', []);
     }
-    const code = await approveRequest(ctx.db, cfg, c.request, member, SCOPES.filter((s) => chosen.includes(s)));
+    const code = await approveRequest(
+      ctx.db,
+      cfg,
+      c.request,
+      member,
+      SCOPES.filter((s) => chosen.includes(s)),
+    );
     if (!code) return expired(reply);
     return redirectWith(reply, c.request.redirectUri, { code, ...back });
   });

@@ -6,7 +6,15 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { getSignedInMember } from '../services/oauth/members.ts';
 import { OAUTH_LIMITS, waitText } from '../services/oauth/oauth-limits.ts';
-import { createBrowserSession, csrfToken, listGrants, revokeGrantById, safeEqual, switchBrowserSession, type BrowserSession } from '../services/oauth/oauth.ts';
+import {
+  createBrowserSession,
+  csrfToken,
+  listGrants,
+  revokeGrantById,
+  safeEqual,
+  switchBrowserSession,
+  type BrowserSession,
+} from '../services/oauth/oauth.ts';
 import { FORM_LIMIT, limited, sendPage, seeOther, type OAuthServer } from './http.ts';
 import { connectionsPage, connectionsSignInPage, errorPage } from './pages.ts';
 import { attemptSignIn, currentSession, sameSite, setSessionCookie } from './session.ts';
@@ -36,7 +44,13 @@ async function renderConnections(
       csrf: connectionsCsrf(session),
       memberEmail: member.email,
       workspace: member.orgName,
-      connections: grants.map((g) => ({ grantId: g.id, name: g.client_name, scopes: g.scopes, connectedAt: g.created_at, lastUsedAt: g.last_token_at })),
+      connections: grants.map((g) => ({
+        grantId: g.id,
+        name: g.client_name,
+        scopes: g.scopes,
+        connectedAt: g.created_at,
+        lastUsedAt: g.last_token_at,
+      })),
       notice,
       error: opts.error,
     }),
@@ -50,7 +64,14 @@ async function showConnections(server: OAuthServer, req: FastifyRequest, reply: 
     const decision = await server.limiter(OAUTH_LIMITS.authorize).consume(req.ip);
     if (!decision.allowed) {
       limited(reply, decision.retryAfterSeconds);
-      return sendPage(reply, 429, errorPage('Too many requests', `Too many sign-in pages opened from this address; retry in ${waitText(decision.retryAfterSeconds)}.`));
+      return sendPage(
+        reply,
+        429,
+        errorPage(
+          'Too many requests',
+          `Too many sign-in pages opened from this address; retry in ${waitText(decision.retryAfterSeconds)}.`,
+        ),
+      );
     }
     session = await createBrowserSession(server.ctx.db, server.cfg);
     setSessionCookie(server, reply, session);
@@ -73,7 +94,8 @@ async function actOnConnections(server: OAuthServer, req: FastifyRequest, reply:
   if (action === 'sign-in') {
     const email = (form.get('email') ?? '').trim();
     const password = form.get('password') ?? '';
-    const again = (message: string, status = 400) => sendPage(reply, status, connectionsSignInPage({ csrf: connectionsCsrf(session), email, error: message }));
+    const again = (message: string, status = 400) =>
+      sendPage(reply, status, connectionsSignInPage({ csrf: connectionsCsrf(session), email, error: message }));
     if (!email || !password) return again(!email ? 'Enter your email address.' : 'Enter your password.');
     const attempt = await attemptSignIn(server, req, reply, email, password);
     if ('refused' in attempt) return again(attempt.refused, attempt.status);
@@ -89,7 +111,10 @@ async function actOnConnections(server: OAuthServer, req: FastifyRequest, reply:
     const grantId = form.get('grant') ?? '';
     const grant = (await listGrants(ctx.db, { memberId: session.memberId })).find((g) => g.id === grantId);
     if (!grant || !(await revokeGrantById(ctx.db, grant.id, 'revoked_by_member', session.memberId))) {
-      return renderConnections(server, reply, session, { status: 404, error: 'That app is not connected with your account (it may be disconnected already).' });
+      return renderConnections(server, reply, session, {
+        status: 404,
+        error: 'That app is not connected with your account (it may be disconnected already).',
+      });
     }
     return seeOther(reply, `${CONNECTIONS}?disconnected=${grant.id}`);
   }

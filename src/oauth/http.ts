@@ -104,7 +104,8 @@ export function redirectWith(reply: FastifyReply, redirectUri: string, params: R
 }
 
 /** A 303 to a page of this server. */
-export const seeOther = (reply: FastifyReply, location: string) => reply.code(303).header('cache-control', 'no-store').header('location', location).send();
+export const seeOther = (reply: FastifyReply, location: string) =>
+  reply.code(303).header('cache-control', 'no-store').header('location', location).send();
 
 export function parseBasic(header: string | undefined): { id: string; secret: string } | undefined {
   const m = /^Basic[ ]+([A-Za-z0-9+/=]+)\s*$/i.exec(header ?? '');
@@ -122,7 +123,8 @@ export function parseBasic(header: string | undefined): { id: string; secret: st
 
 /** A form body (application/x-www-form-urlencoded); parameters may not repeat (RFC 6749 §3.2). */
 export function readForm(req: FastifyRequest, repeatable: string[] = []): URLSearchParams {
-  if (!(req.body instanceof URLSearchParams)) throw new OAuthError('invalid_request', 'Send the parameters as application/x-www-form-urlencoded');
+  if (!(req.body instanceof URLSearchParams))
+    throw new OAuthError('invalid_request', 'Send the parameters as application/x-www-form-urlencoded');
   const form = req.body;
   const repeated = [...new Set(form.keys())].filter((k) => !repeatable.includes(k) && form.getAll(k).length > 1);
   if (repeated.length) throw new OAuthError('invalid_request', `Parameter ${repeated.join(', ')} must not be repeated`);

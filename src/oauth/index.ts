@@ -34,7 +34,8 @@ export function registerOAuth(app: FastifyInstance, ctx: AppContext): void {
       if (isDatabaseUnavailable(err)) {
         reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
         const message = `The database is unreachable right now; retry in ${DATABASE_RETRY_AFTER_SECONDS} s`;
-        if (JSON_ENDPOINTS.has(req.url.split('?')[0])) return sendOAuthError(reply, new OAuthError('temporarily_unavailable', message, 503));
+        if (JSON_ENDPOINTS.has(req.url.split('?')[0]))
+          return sendOAuthError(reply, new OAuthError('temporarily_unavailable', message, 503));
         return sendPage(reply, 503, errorPage('Temporarily unavailable', message));
       }
       const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
@@ -42,9 +43,19 @@ export function registerOAuth(app: FastifyInstance, ctx: AppContext): void {
       const path = req.url.split('?')[0];
       if (JSON_ENDPOINTS.has(path)) {
         if (status === 500) return sendOAuthError(reply, new OAuthError('server_error', 'Unexpected server error', 500));
-        return sendOAuthError(reply, new OAuthError(path === '/oauth/register' ? 'invalid_client_metadata' : 'invalid_request', err.message, 400));
+        return sendOAuthError(
+          reply,
+          new OAuthError(path === '/oauth/register' ? 'invalid_client_metadata' : 'invalid_request', err.message, 400),
+        );
       }
-      return sendPage(reply, status, errorPage(status === 500 ? 'Something went wrong' : 'Request refused', status === 500 ? 'Unexpected server error; try again.' : err.message));
+      return sendPage(
+        reply,
+        status,
+        errorPage(
+          status === 500 ? 'Something went wrong' : 'Request refused',
+          status === 500 ? 'Unexpected server error; try again.' : err.message,
+        ),
+      );
     });
     registerFormParser(scope);
 

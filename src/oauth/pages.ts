@@ -67,7 +67,13 @@ const clientLabel = (c: ClientView) => (c.name ? `“${esc(c.name)}”` : 'An ap
  * The error (if any), then a sign-in form posting to `action` with the hidden fields, email and
  * password (marked invalid and pointing at the error after a failure; focus where the fix goes).
  */
-function signInForm(action: string, hiddenFields: Record<string, string>, email: string | undefined, err: string | undefined, intro: string): string {
+function signInForm(
+  action: string,
+  hiddenFields: Record<string, string>,
+  email: string | undefined,
+  err: string | undefined,
+  intro: string,
+): string {
   const invalid = err ? ' aria-invalid="true" aria-describedby="form-error"' : '';
   const focusEmail = !err || !email;
   return `${err ? `<div class="alert" role="alert" id="form-error">${esc(err)}</div>` : ''}
@@ -285,7 +291,9 @@ export function socialConnectionsPage(opts: {
       return `<li class="who">
 <h2>${esc(label(a.platform))}: ${esc(a.handle)}</h2>
 <p class="note">${a.displayName ? `${esc(a.displayName)}. ` : ''}Connected ${day(a.connectedAt)}. ${
-        a.status === 'connected' ? 'Status: connected.' : `Status: <strong>needs reconnecting</strong>${a.statusReason ? ` (${esc(a.statusReason)})` : ''}.`
+        a.status === 'connected'
+          ? 'Status: connected.'
+          : `Status: <strong>needs reconnecting</strong>${a.statusReason ? ` (${esc(a.statusReason)})` : ''}.`
       }</p>
 <form method="post" action="/social/connections">
 ${hidden('action', 'disconnect')}

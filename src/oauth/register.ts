@@ -11,10 +11,18 @@ export function registerRegistration(app: FastifyInstance, { ctx, limiter }: OAu
       const decision = await limiter(OAUTH_LIMITS.register).consume(req.ip);
       if (!decision.allowed) {
         limited(reply, decision.retryAfterSeconds);
-        throw new OAuthError('temporarily_unavailable', `Too many client registrations from this address; retry in ${waitText(decision.retryAfterSeconds)}`, 429);
+        throw new OAuthError(
+          'temporarily_unavailable',
+          `Too many client registrations from this address; retry in ${waitText(decision.retryAfterSeconds)}`,
+          429,
+        );
       }
       const client = await registerClient(ctx.db, req.body);
-      return reply.code(201).header('cache-control', 'no-store').header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(client));
+      return reply
+        .code(201)
+        .header('cache-control', 'no-store')
+        .header('content-type', 'application/json; charset=utf-8')
+        .send(JSON.stringify(client));
     } catch (err) {
       if (err instanceof OAuthError) return sendOAuthError(reply, err);
       throw err;

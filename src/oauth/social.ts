@@ -11,7 +11,14 @@ import { getSignedInMember } from '../services/oauth/members.ts';
 import { OAUTH_LIMITS, waitText } from '../services/oauth/oauth-limits.ts';
 import { createBrowserSession, csrfToken, safeEqual, switchBrowserSession, type BrowserSession } from '../services/oauth/oauth.ts';
 import { disconnectAccount, isSocialPlatform, listAccounts, SOCIAL_PLATFORMS, type SocialPlatform } from '../services/social/accounts.ts';
-import { authorizeOrigin, beginConnect, ConnectRefused, consumeConnectState, finishConnect, oauthClientOf } from '../services/social/connect.ts';
+import {
+  authorizeOrigin,
+  beginConnect,
+  ConnectRefused,
+  consumeConnectState,
+  finishConnect,
+  oauthClientOf,
+} from '../services/social/connect.ts';
 import { FORM_LIMIT, limited, sendPage, seeOther, type OAuthServer } from './http.ts';
 import { socialConnectionsPage, socialErrorPage, socialSignInPage } from './pages.ts';
 import { attemptSignIn, currentSession, sameSite, setSessionCookie } from './session.ts';
@@ -42,7 +49,14 @@ async function sessionOrNew(server: OAuthServer, req: FastifyRequest, reply: Fas
   const decision = await server.limiter(OAUTH_LIMITS.authorize).consume(req.ip);
   if (!decision.allowed) {
     limited(reply, decision.retryAfterSeconds);
-    sendPage(reply, 429, socialErrorPage('Too many requests', `Too many sign-in pages opened from this address; retry in ${waitText(decision.retryAfterSeconds)}.`));
+    sendPage(
+      reply,
+      429,
+      socialErrorPage(
+        'Too many requests',
+        `Too many sign-in pages opened from this address; retry in ${waitText(decision.retryAfterSeconds)}.`,
+      ),
+    );
     return undefined;
   }
   const fresh = await createBrowserSession(server.ctx.db, server.cfg);
@@ -54,9 +68,19 @@ async function sessionOrNew(server: OAuthServer, req: FastifyRequest, reply: Fas
  * The sign-in page; when it goes on to connecting a platform, its CSP form-action also names that
  * platform's authorization origin (browsers apply form-action to the redirects after a submit).
  */
-function sendSignIn(server: OAuthServer, reply: FastifyReply, session: BrowserSession, o: { connect?: SocialPlatform; email?: string; error?: string; status?: number }) {
+function sendSignIn(
+  server: OAuthServer,
+  reply: FastifyReply,
+  session: BrowserSession,
+  o: { connect?: SocialPlatform; email?: string; error?: string; status?: number },
+) {
   const targets = o.connect && oauthClientOf(server.ctx, o.connect) ? [authorizeOrigin(server.ctx, o.connect)] : [];
-  return sendPage(reply, o.status ?? 200, socialSignInPage({ csrf: socialCsrf(session), connect: o.connect, email: o.email, error: o.error }), targets);
+  return sendPage(
+    reply,
+    o.status ?? 200,
+    socialSignInPage({ csrf: socialCsrf(session), connect: o.connect, email: o.email, error: o.error }),
+    targets,
+  );
 }
 
 async function renderConnections(
@@ -100,7 +124,8 @@ async function showConnections(server: OAuthServer, req: FastifyRequest, reply: 
   let notice: string | undefined;
   const connected = q('connected');
   const disconnected = q('disconnected');
-  if (connected && isSocialPlatform(connected)) notice = `Connected your ${LABELS[connected]} account. The workspace can publish to it now.`;
+  if (connected && isSocialPlatform(connected))
+    notice = `Connected your ${LABELS[connected]} account. The workspace can publish to it now.`;
   if (disconnected && isSocialPlatform(disconnected)) notice = `Disconnected the ${LABELS[disconnected]} account.`;
   return renderConnections(server, reply, session, { connect: connect && isSocialPlatform(connect) ? connect : undefined, notice });
 }
@@ -108,7 +133,8 @@ async function showConnections(server: OAuthServer, req: FastifyRequest, reply: 
 async function actOnConnections(server: OAuthServer, req: FastifyRequest, reply: FastifyReply) {
   const { ctx, cfg } = server;
   if (!sameSite(server, req, reply)) return reply;
-  if (!(req.body instanceof URLSearchParams)) return sendPage(reply, 400, socialErrorPage('Request refused', 'The form was not sent as a form.'));
+  if (!(req.body instanceof URLSearchParams))
+    return sendPage(reply, 400, socialErrorPage('Request refused', 'The form was not sent as a form.'));
   const form = req.body;
   const session = await currentSession(server, req);
   if (!session) return seeOther(reply, CONNECTIONS);
@@ -139,7 +165,11 @@ async function actOnConnections(server: OAuthServer, req: FastifyRequest, reply:
     // Only an account of the member's own workspace.
     const account = (await listAccounts(ctx.db, member.orgId)).find((a) => a.id === id);
     const gone = account ? await disconnectAccount(ctx.db, account.id) : undefined;
-    if (!gone) return renderConnections(server, reply, session, { status: 404, error: 'That account is not connected to your workspace (it may be disconnected already).' });
+    if (!gone)
+      return renderConnections(server, reply, session, {
+        status: 404,
+        error: 'That account is not connected to your workspace (it may be disconnected already).',
+      });
     ctx.log.info({ org: member.orgId, member: member.id, socialAccount: gone.id, platform: gone.platform }, 'social account disconnected');
     return seeOther(reply, `${CONNECTIONS}?disconnected=${gone.platform}`);
   }
@@ -149,7 +179,14 @@ async function actOnConnections(server: OAuthServer, req: FastifyRequest, reply:
 async function startConnect(server: OAuthServer, req: FastifyRequest, reply: FastifyReply, platform: SocialPlatform) {
   const { ctx } = server;
   if (!oauthClientOf(ctx, platform)) {
-    return sendPage(reply, 409, socialErrorPage(`${LABELS[platform]} is not configured`, `Connecting ${LABELS[platform]} accounts is not configured on this server (the operator sets its app's client id). No account was connected.`));
+    return sendPage(
+      reply,
+      409,
+      socialErrorPage(
+        `${LABELS[platform]} is not configured`,
+        `Connecting ${LABELS[platform]} accounts is not configured on this server (the operator sets its app's client id). No account was connected.`,
+      ),
+    );
   }
   const session = await sessionOrNew(server, req, reply);
   if (!session) return reply;
@@ -159,7 +196,14 @@ async function startConnect(server: OAuthServer, req: FastifyRequest, reply: Fas
   const decision = await server.limiter(OAUTH_LIMITS.authorize).consume(req.ip);
   if (!decision.allowed) {
     limited(reply, decision.retryAfterSeconds);
-    return sendPage(reply, 429, socialErrorPage('Too many requests', `Too many connection attempts from this address; retry in ${waitText(decision.retryAfterSeconds)}.`));
+    return sendPage(
+      reply,
+      429,
+      socialErrorPage(
+        'Too many requests',
+        `Too many connection attempts from this address; retry in ${waitText(decision.retryAfterSeconds)}.`,
+      ),
+    );
   }
   const url = await beginConnect(ctx, { sessionId: session.id, memberId: member.id, orgId: member.orgId, platform });
   return reply.code(303).header('cache-control', 'no-store').header('location', url).send();
@@ -173,7 +217,11 @@ async function callback(server: OAuthServer, req: FastifyRequest, reply: Fastify
   const session = await currentSession(server, req);
   const attempt = session ? await consumeConnectState(ctx, { sessionId: session.id, platform, state: q('state') }) : undefined;
   if (!session || !attempt || attempt.memberId !== session.memberId) {
-    return refuse(400, 'This connection link cannot be used', `The ${label} connection was already completed, has expired, or was started in another browser or by someone else. No account was connected; start again from the social accounts page.`);
+    return refuse(
+      400,
+      'This connection link cannot be used',
+      `The ${label} connection was already completed, has expired, or was started in another browser or by someone else. No account was connected; start again from the social accounts page.`,
+    );
   }
   const error = q('error');
   if (error) {
@@ -181,15 +229,23 @@ async function callback(server: OAuthServer, req: FastifyRequest, reply: Fastify
     if (error === 'access_denied' || error === 'user_denied' || error === 'user_cancelled_authorize') {
       return refuse(400, `${label} access was not allowed`, `You did not allow access at ${label}, so no account was connected.`);
     }
-    return refuse(400, `${label} refused the connection`, `${label} answered ${error}${description ? `: ${description.slice(0, 300)}` : ''}. No account was connected.`);
+    return refuse(
+      400,
+      `${label} refused the connection`,
+      `${label} answered ${error}${description ? `: ${description.slice(0, 300)}` : ''}. No account was connected.`,
+    );
   }
   const code = q('code');
   if (!code) return refuse(400, `${label} sent no code`, `${label} returned without an authorization code. No account was connected.`);
   try {
     const rows = await finishConnect(ctx, attempt, code);
-    ctx.log.info({ org: attempt.orgId, member: attempt.memberId, platform, socialAccounts: rows.map((r) => r.id) }, 'social account connected');
+    ctx.log.info(
+      { org: attempt.orgId, member: attempt.memberId, platform, socialAccounts: rows.map((r) => r.id) },
+      'social account connected',
+    );
   } catch (err) {
-    if (err instanceof ConnectRefused) return refuse(502, `${label} connection failed`, `${err.message.replace(/\.$/, '')}. No account was connected; try again.`);
+    if (err instanceof ConnectRefused)
+      return refuse(502, `${label} connection failed`, `${err.message.replace(/\.$/, '')}. No account was connected; try again.`);
     throw err;
   }
   return seeOther(reply, `${CONNECTIONS}?connected=${platform}`);
@@ -199,7 +255,11 @@ export function registerSocialConnect(app: FastifyInstance, server: OAuthServer)
   const platformOf = (req: FastifyRequest, reply: FastifyReply): SocialPlatform | undefined => {
     const p = (req.params as { platform: string }).platform;
     if (isSocialPlatform(p)) return p;
-    sendPage(reply, 404, socialErrorPage('Unknown platform', `There is no platform “${p.slice(0, 40)}”. Choose one of ${SOCIAL_PLATFORMS.join(', ')}.`));
+    sendPage(
+      reply,
+      404,
+      socialErrorPage('Unknown platform', `There is no platform “${p.slice(0, 40)}”. Choose one of ${SOCIAL_PLATFORMS.join(', ')}.`),
+    );
     return undefined;
   };
   app.get('/social/connect/:platform', async (req, reply) => {

@@ -5,7 +5,15 @@
 // Errors are JSON {error, error_description}: 400, or 401 for invalid_client (with a Basic
 // challenge when Basic credentials were tried).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { authenticateClient, checkScopes, exchangeCode, OAuthError, parseScope, refreshTokens, revokeToken } from '../services/oauth/oauth.ts';
+import {
+  authenticateClient,
+  checkScopes,
+  exchangeCode,
+  OAuthError,
+  parseScope,
+  refreshTokens,
+  revokeToken,
+} from '../services/oauth/oauth.ts';
 import { FORM_LIMIT, opt, parseBasic, readForm, sendOAuthError, type OAuthServer } from './http.ts';
 
 type Basic = { id: string; secret: string } | undefined;
@@ -32,7 +40,11 @@ export function registerToken(app: FastifyInstance, { ctx, cfg }: OAuthServer): 
       basic = basicCredentials(req);
       const grantType = opt(form, 'grant_type');
       if (!grantType) throw new OAuthError('invalid_request', 'grant_type is required');
-      const client = await authenticateClient(ctx.db, { basic, clientId: opt(form, 'client_id'), clientSecret: opt(form, 'client_secret') });
+      const client = await authenticateClient(ctx.db, {
+        basic,
+        clientId: opt(form, 'client_id'),
+        clientSecret: opt(form, 'client_secret'),
+      });
       let tokens: Awaited<ReturnType<typeof exchangeCode>>;
       if (grantType === 'authorization_code') {
         const code = opt(form, 'code');
@@ -52,7 +64,11 @@ export function registerToken(app: FastifyInstance, { ctx, cfg }: OAuthServer): 
       } else {
         throw new OAuthError('unsupported_grant_type', `grant_type ${grantType} is not supported; use authorization_code or refresh_token`);
       }
-      return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(tokens));
+      return reply
+        .header('cache-control', 'no-store')
+        .header('pragma', 'no-cache')
+        .header('content-type', 'application/json; charset=utf-8')
+        .send(JSON.stringify(tokens));
     } catch (err) {
       return refuse(req, reply, err, basic);
     }
@@ -63,7 +79,11 @@ export function registerToken(app: FastifyInstance, { ctx, cfg }: OAuthServer): 
     try {
       const form = readForm(req);
       basic = basicCredentials(req);
-      const client = await authenticateClient(ctx.db, { basic, clientId: opt(form, 'client_id'), clientSecret: opt(form, 'client_secret') });
+      const client = await authenticateClient(ctx.db, {
+        basic,
+        clientId: opt(form, 'client_id'),
+        clientSecret: opt(form, 'client_secret'),
+      });
       const token = opt(form, 'token');
       if (!token) throw new OAuthError('invalid_request', 'token is required');
       await revokeToken(ctx.db, client, token);

@@ -4,7 +4,14 @@
 import { listSoundEffects } from '../media/sound-effects.ts';
 import { listEditorMedia } from '../services/editor/media.ts';
 import { cancelExport, getExport, queueExport as queueExportOf } from '../services/editor/exports.ts';
-import { addEditorMedia, applyEditorEdits, createEditorVideo, getEditorVideo, getVideoStatus, listEditorVideos } from '../services/editor/projects.ts';
+import {
+  addEditorMedia,
+  applyEditorEdits,
+  createEditorVideo,
+  getEditorVideo,
+  getVideoStatus,
+  listEditorVideos,
+} from '../services/editor/projects.ts';
 import { importEditorMediaFromUrl, uploadJson, uploadMultipart } from '../services/editor/uploads.ts';
 import { MultipartBody } from './multipart.ts';
 import { defineHandlers } from './types.ts';

@@ -27,7 +27,9 @@ export const operationIndex = indexJson as unknown as OperationIndex;
 export const operationsById = new Map(operationIndex.operations.map((o) => [o.operationId, o]));
 
 /** Everything the executor runs, by operationId or MCP-only tool name. */
-export const entriesById = new Map<string, IndexEntry>([...operationIndex.operations, ...operationIndex.mcpOnlyTools].map((o) => [o.operationId, o]));
+export const entriesById = new Map<string, IndexEntry>(
+  [...operationIndex.operations, ...operationIndex.mcpOnlyTools].map((o) => [o.operationId, o]),
+);
 
 export interface OperationCall {
   /** The operationId, or the name of an MCP-only tool (its arguments are the JSON body). */
@@ -105,7 +107,10 @@ export function invalid(errors: FieldError[], firstOnly = false): ApiError {
     .join('; ');
   const more = errors.length > 5 ? ` (and ${errors.length - 5} more)` : '';
   const stopped = firstOnly ? ' (the request is large: validation stopped at its first error)' : '';
-  const left = errors.length > MAX_FIELD_ERRORS ? ` (context.errors lists the first ${MAX_FIELD_ERRORS}; ${errors.length - MAX_FIELD_ERRORS} more were left out)` : '';
+  const left =
+    errors.length > MAX_FIELD_ERRORS
+      ? ` (context.errors lists the first ${MAX_FIELD_ERRORS}; ${errors.length - MAX_FIELD_ERRORS} more were left out)`
+      : '';
   return badRequest(`Invalid request: ${summary}${more}${stopped}${left}`, errors.slice(0, MAX_FIELD_ERRORS));
 }
 
@@ -118,16 +123,18 @@ function check(kind: 'body' | 'params', name: string, where: string, data: unkno
 
 export function requireScope(op: Pick<IndexEntry, 'operationId' | 'scopes'>, auth: AuthContext): void {
   if (op.scopes.some((s) => auth.scopes.includes(s))) return;
-  throw new ApiError(
-    'forbidden',
-    `This API key lacks the scope for ${op.operationId}: needs ${op.scopes.join(' or ')}`,
-    { scope: op.scopes[0], required_scopes: op.scopes, granted_scopes: auth.scopes },
-  );
+  throw new ApiError('forbidden', `This API key lacks the scope for ${op.operationId}: needs ${op.scopes.join(' or ')}`, {
+    scope: op.scopes[0],
+    required_scopes: op.scopes,
+    granted_scopes: auth.scopes,
+  });
 }
 
 export function requirePaidPlan(auth: AuthContext): void {
   if (auth.plan !== 'paid') {
-    throw new ApiError('payment_required', 'This workspace has no active paid plan; subscribe to a plan to use the API', { plan: auth.plan });
+    throw new ApiError('payment_required', 'This workspace has no active paid plan; subscribe to a plan to use the API', {
+      plan: auth.plan,
+    });
   }
 }
 
@@ -141,13 +148,15 @@ export interface Executor {
 export function createExecutor(ctx: AppContext, handlers: Map<string, AnyHandler>): Executor {
   // Every policy the contract names has its limiter, or the server does not start.
   for (const entry of entriesById.values()) {
-    if (entry.rateLimit && !ctx.rateLimiters[entry.rateLimit]) throw new Error(`No rate limiter configured for policy ${entry.rateLimit} (x-rate-limit of ${entry.operationId})`);
+    if (entry.rateLimit && !ctx.rateLimiters[entry.rateLimit])
+      throw new Error(`No rate limiter configured for policy ${entry.rateLimit} (x-rate-limit of ${entry.operationId})`);
   }
   return {
     async execute(call) {
       const op = entriesById.get(call.operationId);
       const handler = handlers.get(call.operationId);
-      if (!op || !handler) throw new ApiError('not_found', `Unknown operation ${call.operationId}`, { resource: 'route', field: 'operation_id' });
+      if (!op || !handler)
+        throw new ApiError('not_found', `Unknown operation ${call.operationId}`, { resource: 'route', field: 'operation_id' });
 
       let auth: AuthContext | null = null;
       if (op.scopes.length > 0) {
@@ -195,11 +204,19 @@ export function createExecutor(ctx: AppContext, handlers: Map<string, AnyHandler
         // Media storage unreachable (S3 down, a full disk): 503, retryable (checked first: its cause may be a refused connection too).
         if (err instanceof StorageUnavailable) {
           ctx.log.error({ err: { message: err.message }, operation: op.operationId }, 'media storage unavailable');
-          throw new ApiError('service_unavailable', 'Media storage cannot be reached just now; retry shortly with the same idempotency key', {}, { ...limitHeaders, 'retry-after': '5' });
+          throw new ApiError(
+            'service_unavailable',
+            'Media storage cannot be reached just now; retry shortly with the same idempotency key',
+            {},
+            { ...limitHeaders, 'retry-after': '5' },
+          );
         }
         // The database went away (or is not back yet): 503, retryable, not a server fault.
         if (isDatabaseUnavailable(err)) throw databaseUnavailable(limitHeaders);
-        ctx.log.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack }, operation: op.operationId }, 'unhandled error');
+        ctx.log.error(
+          { err: { message: (err as Error)?.message, stack: (err as Error)?.stack }, operation: op.operationId },
+          'unhandled error',
+        );
         throw new ApiError('server_error', 'Unexpected server error; retry with backoff and the same idempotency key', {}, limitHeaders);
       }
     },
@@ -237,12 +254,17 @@ export function createExecutor(ctx: AppContext, handlers: Map<string, AnyHandler
     if (op.requestBody) {
       const absent = body === undefined || body === null;
       if (absent && call.contentType === undefined) {
-        if (op.requestBody.required) errors.push({ field: bodyField, message: `is required (${op.requestBody.contentTypes.join(' or ')})` });
+        if (op.requestBody.required)
+          errors.push({ field: bodyField, message: `is required (${op.requestBody.contentTypes.join(' or ')})` });
       } else if (call.contentType !== undefined && !op.requestBody.contentTypes.includes(call.contentType)) {
-        throw new ApiError('unsupported_media_type', `Content-Type ${call.contentType} is not accepted here; send ${op.requestBody.contentTypes.join(' or ')}`, {
-          content_type: call.contentType,
-          supported_content_types: op.requestBody.contentTypes,
-        });
+        throw new ApiError(
+          'unsupported_media_type',
+          `Content-Type ${call.contentType} is not accepted here; send ${op.requestBody.contentTypes.join(' or ')}`,
+          {
+            content_type: call.contentType,
+            supported_content_types: op.requestBody.contentTypes,
+          },
+        );
       } else if (call.contentType === 'application/json' || call.contentType === undefined) {
         // Validated in place: the body was parsed for this call alone; defaults are filled in.
         firstOnly = check('body', bodyValidatorName(op), bodyField, body, errors) || firstOnly;
@@ -252,7 +274,13 @@ export function createExecutor(ctx: AppContext, handlers: Map<string, AnyHandler
     return input as CheckedInput;
   }
 
-  async function run(op: IndexEntry, handler: AnyHandler, call: OperationCall, auth: AuthContext | null, input: CheckedInput): Promise<Reply> {
+  async function run(
+    op: IndexEntry,
+    handler: AnyHandler,
+    call: OperationCall,
+    auth: AuthContext | null,
+    input: CheckedInput,
+  ): Promise<Reply> {
     const result = await (handler as (input: unknown) => unknown)({
       path: input.path,
       query: input.query,

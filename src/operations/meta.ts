@@ -15,12 +15,15 @@ type Server = { url: string; [k: string]: unknown };
 export function servedOpenApi(publicBaseUrl: string): Buffer {
   const doc = JSON.parse(openapiJson) as { servers?: Server[]; paths?: Record<string, { servers?: Server[] } & Record<string, unknown>> };
   const absolute = (servers: Server[] | undefined) =>
-    servers?.map((s) => (/^[a-z][a-z0-9+.-]*:/i.test(s.url) ? s : { ...s, url: `${publicBaseUrl}${s.url === '/' ? '' : s.url.replace(/\/$/, '')}` }));
+    servers?.map((s) =>
+      /^[a-z][a-z0-9+.-]*:/i.test(s.url) ? s : { ...s, url: `${publicBaseUrl}${s.url === '/' ? '' : s.url.replace(/\/$/, '')}` },
+    );
   doc.servers = absolute(doc.servers);
   for (const item of Object.values(doc.paths ?? {})) {
     if (item.servers) item.servers = absolute(item.servers);
     for (const op of Object.values(item)) {
-      if (op && typeof op === 'object' && 'servers' in op) (op as { servers?: Server[] }).servers = absolute((op as { servers?: Server[] }).servers);
+      if (op && typeof op === 'object' && 'servers' in op)
+        (op as { servers?: Server[] }).servers = absolute((op as { servers?: Server[] }).servers);
     }
   }
   return Buffer.from(JSON.stringify(doc));
@@ -37,5 +40,10 @@ export const handlers = defineHandlers({
     return new Reply({ body, raw: true, headers: { 'cache-control': 'public, max-age=300' } });
   },
   getSkill: () =>
-    new Reply({ body: skillMd, raw: true, contentType: 'text/markdown; charset=utf-8', headers: { 'cache-control': 'public, max-age=300' } }),
+    new Reply({
+      body: skillMd,
+      raw: true,
+      contentType: 'text/markdown; charset=utf-8',
+      headers: { 'cache-control': 'public, max-age=300' },
+    }),
 });

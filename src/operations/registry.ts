@@ -19,7 +19,20 @@ import { handlers as webhooks } from './webhooks.ts';
 import { handlers as workspace } from './workspace.ts';
 
 /** Every handler module, one per domain (operations and MCP-only tools alike). */
-export const HANDLER_MODULES: Record<string, HandlerMap> = { assets, catalog, editor, faceless, generations, health, meta, references, slideshows, social, webhooks, workspace };
+export const HANDLER_MODULES: Record<string, HandlerMap> = {
+  assets,
+  catalog,
+  editor,
+  faceless,
+  generations,
+  health,
+  meta,
+  references,
+  slideshows,
+  social,
+  webhooks,
+  workspace,
+};
 
 interface EntryLike {
   operationId: string;
@@ -74,9 +87,11 @@ export function bindHandlers(
     if (!fn) problems.push(`${what} has no handler${op.aliasOf ? ` (alias of ${op.aliasOf})` : ''}`);
     else bound.set(op.operationId, fn);
   }
-  for (const id of provided.keys()) if (!opIds.has(id) && !toolIds.has(id)) problems.push(`handler ${id} has no operation or MCP-only tool in spec/openapi.yaml`);
+  for (const id of provided.keys())
+    if (!opIds.has(id) && !toolIds.has(id)) problems.push(`handler ${id} has no operation or MCP-only tool in spec/openapi.yaml`);
   for (const id of pending) if (!opIds.has(id)) problems.push(`pending operation ${id} is not in spec/openapi.yaml`);
-  for (const id of pendingTools) if (!toolIds.has(id)) problems.push(`pending MCP-only tool ${id} is not in spec/openapi.yaml (x-mcp-only-tools)`);
+  for (const id of pendingTools)
+    if (!toolIds.has(id)) problems.push(`pending MCP-only tool ${id} is not in spec/openapi.yaml (x-mcp-only-tools)`);
   if (problems.length) {
     throw new BindError(`Refusing to start: the handlers and the contract disagree:\n  - ${problems.join('\n  - ')}`);
   }
@@ -86,7 +101,11 @@ export function bindHandlers(
 /** The handler of an entry whose capability lands later: it authenticates and validates, then answers 501. */
 function notImplemented(id: string, tool: boolean): AnyHandler {
   return () => {
-    throw new ApiError('not_implemented', `${id} is part of the contract but not available on this server yet`, tool ? { tool: id } : { operation_id: id });
+    throw new ApiError(
+      'not_implemented',
+      `${id} is part of the contract but not available on this server yet`,
+      tool ? { tool: id } : { operation_id: id },
+    );
   };
 }
 

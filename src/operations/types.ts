@@ -76,7 +76,9 @@ export interface ToolHandlerInput<N extends ToolName> {
   signal?: AbortSignal;
 }
 
-export type ToolHandler<N extends ToolName> = (input: ToolHandlerInput<N>) => Promise<McpOnlyTools[N]['output']> | McpOnlyTools[N]['output'];
+export type ToolHandler<N extends ToolName> = (
+  input: ToolHandlerInput<N>,
+) => Promise<McpOnlyTools[N]['output']> | McpOnlyTools[N]['output'];
 
 /** Handlers by operationId or MCP-only tool name (the two never share a name: the generator refuses it). */
 export type HandlerMap = { [O in OperationId]?: Handler<O> } & { [N in ToolName]?: ToolHandler<N> };

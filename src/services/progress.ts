@@ -5,7 +5,12 @@
 import { and, eq, inArray, isNull, lt, or, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 
-export function forwardOnly(columns: { progress: PgColumn; stage: PgColumn }, progress: number, stage: string, order: readonly string[]): SQL {
+export function forwardOnly(
+  columns: { progress: PgColumn; stage: PgColumn },
+  progress: number,
+  stage: string,
+  order: readonly string[],
+): SQL {
   const upTo = order.slice(0, Math.max(0, order.indexOf(stage)) + 1);
   return or(lt(columns.progress, progress), and(eq(columns.progress, progress), or(isNull(columns.stage), inArray(columns.stage, upTo))))!;
 }

@@ -16,7 +16,10 @@ export { localStorage };
  * The backend the configuration names (STORAGE), signing URLs with `secret`. The S3 backend (the AWS
  * SDK: about 0.1 s of CPU to load) is loaded only when it is the one chosen.
  */
-export async function createStorage(config: Pick<Config, 'dataDir' | 'publicBaseUrl' | 'mediaUrlTtlSeconds' | 'storage'>, secret: Buffer): Promise<Storage> {
+export async function createStorage(
+  config: Pick<Config, 'dataDir' | 'publicBaseUrl' | 'mediaUrlTtlSeconds' | 'storage'>,
+  secret: Buffer,
+): Promise<Storage> {
   const signer = urlSigner({ publicBaseUrl: config.publicBaseUrl, secret, defaultTtlSeconds: config.mediaUrlTtlSeconds });
   if (config.storage.kind === 's3') {
     const { s3Storage } = await import('./s3.ts');

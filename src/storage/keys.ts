@@ -58,13 +58,16 @@ function make<L extends KeyLayout>(which: L, parts: Record<NamesOf<L>, Segment>)
 
 // ------------------------------------------------------------------------------ making keys
 
-export const generationOutputKey = (orgId: string, generationId: string, ext: string) => make('generationOutput', { orgId, generationId, ext });
+export const generationOutputKey = (orgId: string, generationId: string, ext: string) =>
+  make('generationOutput', { orgId, generationId, ext });
 /** `index` counts from 0 (the scene's position in the script); the key numbers scenes from 1. */
-export const facelessSceneKey = (orgId: string, videoId: number, index: number) => make('facelessScene', { orgId, videoId, scene: index + 1 });
+export const facelessSceneKey = (orgId: string, videoId: number, index: number) =>
+  make('facelessScene', { orgId, videoId, scene: index + 1 });
 export const facelessVoiceoverKey = (orgId: string, videoId: number) => make('facelessVoiceover', { orgId, videoId });
 export const facelessMusicKey = (orgId: string, videoId: number) => make('facelessMusic', { orgId, videoId });
 export const facelessVideoKey = (orgId: string, videoId: number) => make('facelessVideo', { orgId, videoId });
-export const slideshowSlideKey = (orgId: string, slideshowId: string, index: number) => make('slideshowSlide', { orgId, slideshowId, index });
+export const slideshowSlideKey = (orgId: string, slideshowId: string, index: number) =>
+  make('slideshowSlide', { orgId, slideshowId, index });
 export const slideshowVideoKey = (orgId: string, slideshowId: string) => make('slideshowVideo', { orgId, slideshowId });
 export const editorExportKey = (orgId: string, exportId: string) => make('editorExport', { orgId, exportId });
 export const editorMediaKey = (orgId: string, mediaId: string, ext: string) => make('editorMedia', { orgId, mediaId, ext });

@@ -5,7 +5,16 @@ import { constants as fsConstants, createReadStream, createWriteStream } from 'n
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { assertKey, contentTypeOf, isNotFound, ObjectNotFound, StorageUnavailable, type ListedObject, type Storage, type UrlSigner } from './core.ts';
+import {
+  assertKey,
+  contentTypeOf,
+  isNotFound,
+  ObjectNotFound,
+  StorageUnavailable,
+  type ListedObject,
+  type Storage,
+  type UrlSigner,
+} from './core.ts';
 
 export interface LocalStorageOptions {
   /** The folder objects live in. */
@@ -52,7 +61,8 @@ export function localStorage({ root, signer }: LocalStorageOptions): Storage {
         await fs.rm(tmp, { force: true });
         // A full or failing disk is an outage (503 to clients), not a fault of the request.
         const code = (err as { code?: string }).code ?? '';
-        if (['ENOSPC', 'EDQUOT', 'EROFS', 'EIO'].includes(code)) throw new StorageUnavailable(`Storage: the media folder ${root} cannot take the object: ${code}`, { cause: err });
+        if (['ENOSPC', 'EDQUOT', 'EROFS', 'EIO'].includes(code))
+          throw new StorageUnavailable(`Storage: the media folder ${root} cannot take the object: ${code}`, { cause: err });
         throw err;
       }
       const { size } = await fs.stat(target);
@@ -70,7 +80,12 @@ export function localStorage({ root, signer }: LocalStorageOptions): Storage {
         throw err;
       });
       if (!st?.isFile()) return undefined;
-      return { bytes: st.size, contentType: contentTypeOf(key), etag: `"${st.size.toString(16)}-${Math.floor(st.mtimeMs).toString(16)}"`, lastModified: st.mtime };
+      return {
+        bytes: st.size,
+        contentType: contentTypeOf(key),
+        etag: `"${st.size.toString(16)}-${Math.floor(st.mtimeMs).toString(16)}"`,
+        lastModified: st.mtime,
+      };
     },
     async exists(key) {
       return fs.stat(file(key)).then(
@@ -95,7 +110,10 @@ export function localStorage({ root, signer }: LocalStorageOptions): Storage {
         await fs.mkdir(root, { recursive: true });
         await fs.access(root, fsConstants.W_OK);
       } catch (err) {
-        throw new StorageUnavailable(`Storage: the media folder ${root} cannot be created or written (DATA_DIR): ${(err as Error).message}`, { cause: err });
+        throw new StorageUnavailable(
+          `Storage: the media folder ${root} cannot be created or written (DATA_DIR): ${(err as Error).message}`,
+          { cause: err },
+        );
       }
     },
     close() {},

@@ -52,7 +52,18 @@ const isMissing = (err: unknown) =>
   (err instanceof S3ServiceException && (err.name === 'NoSuchKey' || err.name === 'NotFound')) || statusOf(err) === 404;
 
 /** Network failures of a request (after the SDK's own retries) and 5xx/429 answers: S3 is unreachable or overloaded. */
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'TimeoutError', 'RequestTimeout']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'TimeoutError',
+  'RequestTimeout',
+]);
 const isOutage = (err: unknown) => {
   const status = statusOf(err);
   if (status !== undefined) return status >= 500 || status === 429;
@@ -83,7 +94,9 @@ export function s3Storage(cfg: S3Config, signer: UrlSigner): Storage {
       httpAgent: { keepAlive: true, maxSockets: MAX_SOCKETS },
       httpsAgent: { keepAlive: true, maxSockets: MAX_SOCKETS },
     },
-    ...(cfg.accessKeyId && cfg.secretAccessKey ? { credentials: { accessKeyId: cfg.accessKeyId, secretAccessKey: cfg.secretAccessKey } } : {}),
+    ...(cfg.accessKeyId && cfg.secretAccessKey
+      ? { credentials: { accessKeyId: cfg.accessKeyId, secretAccessKey: cfg.secretAccessKey } }
+      : {}),
     // Checksums only where S3 requires them: many S3-compatible services refuse the newer
     // flexible-checksum trailers (TLS and the Content-MD5/ETag of each part still guard the bytes).
     requestChecksumCalculation: 'WHEN_REQUIRED',
@@ -98,12 +111,17 @@ export function s3Storage(cfg: S3Config, signer: UrlSigner): Storage {
   /** A missing object as ObjectNotFound, an unreachable S3 as StorageUnavailable (503 to clients), anything else as is. */
   const mapped = (key: string | undefined, err: unknown): unknown => {
     if (key !== undefined && isMissing(err)) return new ObjectNotFound(key);
-    if (isOutage(err)) return new StorageUnavailable(`Storage: S3 ${where} cannot be reached: ${(err as Error)?.name}: ${(err as Error)?.message}`, { cause: err });
+    if (isOutage(err))
+      return new StorageUnavailable(`Storage: S3 ${where} cannot be reached: ${(err as Error)?.name}: ${(err as Error)?.message}`, {
+        cause: err,
+      });
     return err;
   };
-  const mapMissing = (key: string) => (err: unknown): never => {
-    throw mapped(key, err);
-  };
+  const mapMissing =
+    (key: string) =>
+    (err: unknown): never => {
+      throw mapped(key, err);
+    };
   const mapOutage = (err: unknown): never => {
     throw mapped(undefined, err);
   };
@@ -131,7 +149,9 @@ export function s3Storage(cfg: S3Config, signer: UrlSigner): Storage {
     async put(key, source, contentType) {
       const Key = objectKey(key);
       if (Buffer.isBuffer(source) && source.length <= SINGLE_PUT_MAX) {
-        await client.send(new PutObjectCommand({ Bucket, Key, Body: source, ContentType: contentType, ContentLength: source.length })).catch(mapOutage);
+        await client
+          .send(new PutObjectCommand({ Bucket, Key, Body: source, ContentType: contentType, ContentLength: source.length }))
+          .catch(mapOutage);
         return { key, bytes: source.length, contentType };
       }
       let bytes: number;
@@ -150,7 +170,13 @@ export function s3Storage(cfg: S3Config, signer: UrlSigner): Storage {
         Body = source.pipe(count);
         bytes = 0;
       }
-      const upload = new Upload({ client, params: { Bucket, Key, Body, ContentType: contentType }, partSize: cfg.partSizeBytes, queueSize: UPLOAD_QUEUE_SIZE, leavePartsOnError: false });
+      const upload = new Upload({
+        client,
+        params: { Bucket, Key, Body, ContentType: contentType },
+        partSize: cfg.partSizeBytes,
+        queueSize: UPLOAD_QUEUE_SIZE,
+        leavePartsOnError: false,
+      });
       try {
         await upload.done().catch(mapOutage);
       } finally {
@@ -199,7 +225,9 @@ export function s3Storage(cfg: S3Config, signer: UrlSigner): Storage {
     async *list(prefix) {
       let ContinuationToken: string | undefined;
       do {
-        const page = await client.send(new ListObjectsV2Command({ Bucket, Prefix: `${cfg.prefix}${prefix}`, ContinuationToken })).catch(mapOutage);
+        const page = await client
+          .send(new ListObjectsV2Command({ Bucket, Prefix: `${cfg.prefix}${prefix}`, ContinuationToken }))
+          .catch(mapOutage);
         for (const o of page.Contents ?? []) {
           if (!o.Key) continue;
           yield { key: o.Key.slice(cfg.prefix.length), bytes: o.Size ?? 0, lastModified: o.LastModified ?? new Date(0) };

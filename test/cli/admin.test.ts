@@ -64,7 +64,10 @@ t.test('commands against DATABASE_URL', async (t) => {
   }
   // As processes: a usage error exits 2, a failed command 1, each with nothing on stdout.
   const [usage, failed] = await Promise.all([adminProcess(env, ...bads[1]), adminProcess(env, ...bads[4])]);
-  for (const [r, code] of [[usage, 2], [failed, 1]] as const) {
+  for (const [r, code] of [
+    [usage, 2],
+    [failed, 1],
+  ] as const) {
     t.equal(r.code, code, `process exit code ${code}`);
     t.equal(r.stdout, '');
     t.match(r.stderr, /^admin: error: /);
@@ -87,14 +90,23 @@ t.test('the CLI attaches to the embedded PostgreSQL of a running server', async 
     await exited;
   });
   const deadline = Date.now() + 60_000;
-  while (!/API listening on (\S+)/.test(out) && Date.now() < deadline && server.exitCode === null) await new Promise((r) => setTimeout(r, 100));
+  while (!/API listening on (\S+)/.test(out) && Date.now() < deadline && server.exitCode === null)
+    await new Promise((r) => setTimeout(r, 100));
   const m = /API listening on (\S+)\/api\/v1/.exec(out);
   t.ok(m, `server started: ${out}`);
   if (!m) return;
 
   const org = await adminProcess({ DATABASE_URL: '', DATA_DIR: dataDir }, 'org', 'create', '--name', 'Embedded', '--credits', '7');
   t.equal(org.code, 0, org.stderr);
-  const key = await adminProcess({ DATABASE_URL: '', DATA_DIR: dataDir }, 'key', 'create', '--org', org.json.id, '--scopes', 'generations:read');
+  const key = await adminProcess(
+    { DATABASE_URL: '', DATA_DIR: dataDir },
+    'key',
+    'create',
+    '--org',
+    org.json.id,
+    '--scopes',
+    'generations:read',
+  );
   t.equal(key.code, 0, key.stderr);
 
   // The running server sees what the CLI wrote: same cluster, same database.

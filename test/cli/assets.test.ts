@@ -12,7 +12,6 @@ import { runFfmpeg } from '../../src/media/ffmpeg.ts';
 import { adminInProcess, admin as runAdmin } from '../helpers/cli.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 
-
 const admin = (env: Record<string, string>, ...args: string[]) => adminInProcess(env, args);
 const adminProcess = (env: Record<string, string>, ...args: string[]) => runAdmin(env, args);
 
@@ -23,8 +22,27 @@ t.test('brand-kit, avatar and voice commands', async (t) => {
   const org = (await admin(env, 'org', 'create', '--name', 'Assets Co')).json.id;
 
   const logo = path.join(dataDir, 'logo.png');
-  await fs.writeFile(logo, await sharp({ create: { width: 200, height: 80, channels: 3, background: '#ff0000' } }).png().toBuffer());
-  const kit = await adminProcess(env, 'brand-kit', 'create', '--org', org, '--name', 'Acme', '--colors', 'primary=#112233,accent=#FFCC00', '--fonts', 'DejaVu Serif', '--logo', logo);
+  await fs.writeFile(
+    logo,
+    await sharp({ create: { width: 200, height: 80, channels: 3, background: '#ff0000' } })
+      .png()
+      .toBuffer(),
+  );
+  const kit = await adminProcess(
+    env,
+    'brand-kit',
+    'create',
+    '--org',
+    org,
+    '--name',
+    'Acme',
+    '--colors',
+    'primary=#112233,accent=#FFCC00',
+    '--fonts',
+    'DejaVu Serif',
+    '--logo',
+    logo,
+  );
   t.equal(kit.code, 0, kit.stderr);
   t.equal(kit.stdout.trim().split('\n').length, 1, 'one JSON object on stdout');
   t.match(kit.json, { kit_name: 'Acme', kit_data: { colors: ['#112233', '#FFCC00'], fonts: ['DejaVu Serif'] } });
@@ -43,7 +61,12 @@ t.test('brand-kit, avatar and voice commands', async (t) => {
   t.match(fake.stderr, /body\.logo/);
 
   const portrait = path.join(dataDir, 'face.jpg');
-  await fs.writeFile(portrait, await sharp({ create: { width: 400, height: 300, channels: 3, background: '#e0ac8c' } }).jpeg().toBuffer());
+  await fs.writeFile(
+    portrait,
+    await sharp({ create: { width: 400, height: 300, channels: 3, background: '#e0ac8c' } })
+      .jpeg()
+      .toBuffer(),
+  );
   const avatar = await adminProcess(env, 'avatar', 'create', '--org', org, '--name', 'Founder', '--image', portrait);
   t.equal(avatar.code, 0, avatar.stderr);
   t.match(avatar.json, { name: 'Founder', isCustom: true });
@@ -54,10 +77,18 @@ t.test('brand-kit, avatar and voice commands', async (t) => {
   t.equal(voice.code, 0, voice.stderr);
   t.match(voice.json, { object: 'custom_voice', status: 'ready', base_voice: 'henry-rp', locale: ['en-GB'] });
 
-  for (const [group, id] of [['brand-kit', kit.json.id], ['avatar', avatar.json.id], ['voice', voice.json.id]]) {
+  for (const [group, id] of [
+    ['brand-kit', kit.json.id],
+    ['avatar', avatar.json.id],
+    ['voice', voice.json.id],
+  ]) {
     const list = await admin(env, group, 'list', '--org', org);
     t.equal(list.code, 0, list.stderr);
-    t.same(list.json.data.map((x: { id: unknown }) => x.id), [id], `${group} list`);
+    t.same(
+      list.json.data.map((x: { id: unknown }) => x.id),
+      [id],
+      `${group} list`,
+    );
     const del = await admin(env, group, 'delete', '--org', org, '--id', String(id));
     t.equal(del.code, 0, del.stderr);
     t.match(del.json, { deleted: true });

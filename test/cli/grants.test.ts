@@ -6,7 +6,6 @@ import t from 'tap';
 import { adminInProcess, admin as runAdmin } from '../helpers/cli.ts';
 import { member, oauthTokens, startMcpApp, tokenRequest } from '../mcp/helpers.ts';
 
-
 const app = await startMcpApp(t);
 const admin = (...args: string[]) => adminInProcess({ DATABASE_URL: app.databaseUrl }, args);
 const adminProcess = (...args: string[]) => runAdmin({ DATABASE_URL: app.databaseUrl }, args);
@@ -58,7 +57,11 @@ t.test('grant list shows the connected apps of one workspace; grant revoke disco
     if (status !== 401) await new Promise((res) => setTimeout(res, 50));
   }
   t.equal(status, 401, 'the access token is refused at once');
-  const refreshed = await tokenRequest(app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: tokens.client.client_id });
+  const refreshed = await tokenRequest(app, {
+    grant_type: 'refresh_token',
+    refresh_token: tokens.refresh_token,
+    client_id: tokens.client.client_id,
+  });
   t.equal(refreshed.status, 400);
   t.equal(refreshed.body.error, 'invalid_grant', 'the refresh token too');
 

@@ -10,7 +10,6 @@ import { verifyMemberPassword } from '../../src/services/oauth/members.ts';
 import { adminInProcess, admin as runAdmin } from '../helpers/cli.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 
-
 const databaseUrl = await createTestDatabase(t);
 const { db, sql } = connect(databaseUrl, 2);
 t.teardown(() => sql.end());
@@ -20,7 +19,16 @@ const adminProcess = (...args: string[]) => runAdmin({ DATABASE_URL: databaseUrl
 const org = await createOrganization(db, { name: 'Members Inc' });
 
 t.test('member create prints the member and stores an argon2id hash', async (t) => {
-  const r = await adminProcess('member', 'create', '--org', org.id, '--email', 'Ana.Lopez@Example.test', '--password', 'correct horse battery');
+  const r = await adminProcess(
+    'member',
+    'create',
+    '--org',
+    org.id,
+    '--email',
+    'Ana.Lopez@Example.test',
+    '--password',
+    'correct horse battery',
+  );
   t.equal(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout);
   t.match(out, { object: 'member', id: /^[0-9a-f-]{36}$/, org: org.id, email: 'ana.lopez@example.test', created_at: String });
@@ -44,7 +52,16 @@ t.test('member create refuses bad input', async (t) => {
   const missing = await admin('member', 'create', '--org', org.id, '--email', 'c@example.test');
   t.equal(missing.code, 2);
   t.match(missing.stderr, /--password is required/);
-  const noOrg = await admin('member', 'create', '--org', '7a0e4c8e-1c1f-4b8f-9f0e-000000000000', '--email', 'd@example.test', '--password', 'long enough pw');
+  const noOrg = await admin(
+    'member',
+    'create',
+    '--org',
+    '7a0e4c8e-1c1f-4b8f-9f0e-000000000000',
+    '--email',
+    'd@example.test',
+    '--password',
+    'long enough pw',
+  );
   t.equal(noOrg.code, 1);
   t.match(noOrg.stderr, /organization .* not found/);
 });

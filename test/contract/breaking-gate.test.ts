@@ -45,7 +45,11 @@ t.test('the released contract is 1.0.0 and the contract passes the gate (npm run
 
 t.test('each kind of break is caught, naming the operation and the place', async (t) => {
   const breaks: [string, (s: any) => void, { operation: string; path: RegExp; description?: RegExp }][] = [
-    ['a removed operation', (s) => delete s.paths['/assets'].get, { operation: 'GET /assets', path: /^paths\.\/assets\.get$/, description: /Removed\] operation GET \/assets/ }],
+    [
+      'a removed operation',
+      (s) => delete s.paths['/assets'].get,
+      { operation: 'GET /assets', path: /^paths\.\/assets\.get$/, description: /Removed\] operation GET \/assets/ },
+    ],
     [
       'a removed response field',
       (s) => {
@@ -53,12 +57,20 @@ t.test('each kind of break is caught, naming the operation and the place', async
         delete g.properties.progress;
         g.required = g.required.filter((f: string) => f !== 'progress');
       },
-      { operation: 'GET /generations/{id}', path: /responses\.200\.content\.application\/json\.schema\.properties\.progress$/, description: /Removed\] property `progress` in Response 200/ },
+      {
+        operation: 'GET /generations/{id}',
+        path: /responses\.200\.content\.application\/json\.schema\.properties\.progress$/,
+        description: /Removed\] property `progress` in Response 200/,
+      },
     ],
     [
       'a removed request field (the schema is closed: clients still sending it get 400)',
       (s) => delete s.components.schemas.CreateEditorVideoRequest.properties.fps,
-      { operation: 'POST /editor/videos', path: /requestBody\.content\.application\/json\.schema\.properties\.fps$/, description: /Removed\] property `fps`/ },
+      {
+        operation: 'POST /editor/videos',
+        path: /requestBody\.content\.application\/json\.schema\.properties\.fps$/,
+        description: /Removed\] property `fps`/,
+      },
     ],
     [
       'a removed query parameter',
@@ -77,12 +89,20 @@ t.test('each kind of break is caught, naming the operation and the place', async
     [
       'a new required request field (the schema had no required list)',
       (s) => (s.components.schemas.CreateEditorVideoRequest.required = ['title']),
-      { operation: 'POST /editor/videos', path: /requestBody\.content\.application\/json\.schema\.required\.0$/, description: /required status to `title`/ },
+      {
+        operation: 'POST /editor/videos',
+        path: /requestBody\.content\.application\/json\.schema\.required\.0$/,
+        description: /required status to `title`/,
+      },
     ],
     [
       'a new required request field (added to a required list)',
       (s) => s.components.schemas.UploadEditorMediaRequest.required.push('title'),
-      { operation: 'POST /editor/media', path: /requestBody\.content\.application\/json\.schema\.required\.\d+$/, description: /required status to `title`/ },
+      {
+        operation: 'POST /editor/media',
+        path: /requestBody\.content\.application\/json\.schema\.required\.\d+$/,
+        description: /required status to `title`/,
+      },
     ],
     [
       'a new required query parameter',
@@ -117,15 +137,32 @@ t.test('each kind of break is caught, naming the operation and the place', async
       (s) => (s.components.schemas.Generation.properties.object.const = 'job'),
       { operation: 'GET /generations/{id}', path: /properties\.object\.const$/ },
     ],
-    ['a removed status', (s) => delete s.paths['/generations/{id}'].get.responses['404'], { operation: 'GET /generations/{id}', path: /^paths\.\/generations\/\{id\}\.get\.responses\.404$/, description: /Removed\] Response 404/ }],
+    [
+      'a removed status',
+      (s) => delete s.paths['/generations/{id}'].get.responses['404'],
+      {
+        operation: 'GET /generations/{id}',
+        path: /^paths\.\/generations\/\{id\}\.get\.responses\.404$/,
+        description: /Removed\] Response 404/,
+      },
+    ],
   ];
-  t.ok(released.components.schemas.CreateGenerationRequest.properties.preset_id.type.includes('null'), 'preset_id is a type array with null');
+  t.ok(
+    released.components.schemas.CreateGenerationRequest.properties.preset_id.type.includes('null'),
+    'preset_id is a type array with null',
+  );
   for (const [name, edit, where] of breaks) {
     const r = gate(edited(edit));
     t.equal(r.ok, false, `${name}: fails the gate\n${r.message}`);
-    const hit = r.breaking.find((c) => c.operation === where.operation && where.path.test(c.path) && (!where.description || where.description.test(c.description)));
+    const hit = r.breaking.find(
+      (c) => c.operation === where.operation && where.path.test(c.path) && (!where.description || where.description.test(c.description)),
+    );
     t.ok(hit, `${name}: a breaking change at ${where.operation} ${where.path}\n${r.message}`);
-    t.match(r.message, new RegExp(`breaking +${where.operation.replace(/[{}/]/g, (c) => `\\${c}`)}: `), `${name}: the message names ${where.operation}`);
+    t.match(
+      r.message,
+      new RegExp(`breaking +${where.operation.replace(/[{}/]/g, (c) => `\\${c}`)}: `),
+      `${name}: the message names ${where.operation}`,
+    );
     t.match(r.message, /BREAKING: \d+ breaking change\(s\) and info\.version 1\.0\.0 keeps major 1; .*raise the major version \(2\.0\.0\)/);
   }
 });
@@ -139,21 +176,35 @@ t.test('additive changes pass', async (t) => {
   let r = gate(optional);
   t.ok(r.ok, `a new optional request field and a new response field:\n${r.message}`);
   t.same(r.breaking, []);
-  t.ok(r.changes.some((c) => c.type === 'non-breaking' && c.operation === 'POST /editor/videos' && /properties\.tone$/.test(c.path)), r.message);
+  t.ok(
+    r.changes.some((c) => c.type === 'non-breaking' && c.operation === 'POST /editor/videos' && /properties\.tone$/.test(c.path)),
+    r.message,
+  );
 
   const widened = edited((s) => s.components.schemas.CreateEditorVideoRequest.properties.tone.enum.push('playful'), optional);
   r = gate(widened, optional);
   t.ok(r.ok, `a widened enum in a request:\n${r.message}`);
-  t.ok(r.changes.some((c) => c.type === 'non-breaking' && /properties\.tone\.enum\.2$/.test(c.path)), r.message);
+  t.ok(
+    r.changes.some((c) => c.type === 'non-breaking' && /properties\.tone\.enum\.2$/.test(c.path)),
+    r.message,
+  );
 
   r = gate(edited((s) => s.components.schemas.GenerationStatus.enum.push('cancelled')));
   t.ok(r.ok, `a value added to a response enum (clients accept unknown values):\n${r.message}`);
-  t.ok(r.changes.some((c) => c.operation === 'GET /generations/{id}' && /enum\.\d+$/.test(c.path) && /unknown enum values/.test(c.rule ?? '')), r.message);
+  t.ok(
+    r.changes.some((c) => c.operation === 'GET /generations/{id}' && /enum\.\d+$/.test(c.path) && /unknown enum values/.test(c.rule ?? '')),
+    r.message,
+  );
   t.match(released.info.description, /accept unknown enum values/, 'the released contract promises it');
 
-  r = gate(edited((s) => (s.paths['/assets/recent'] = { get: { ...structuredClone(s.paths['/assets'].get), operationId: 'listRecentAssets' } })));
+  r = gate(
+    edited((s) => (s.paths['/assets/recent'] = { get: { ...structuredClone(s.paths['/assets'].get), operationId: 'listRecentAssets' } })),
+  );
   t.ok(r.ok, `a new operation:\n${r.message}`);
-  t.ok(r.changes.some((c) => c.type === 'non-breaking' && c.operation === 'GET /assets/recent'), r.message);
+  t.ok(
+    r.changes.some((c) => c.type === 'non-breaking' && c.operation === 'GET /assets/recent'),
+    r.message,
+  );
 
   r = gate(edited((s) => (s.paths['/assets'].get.description = 'Reworded.')));
   t.ok(r.ok, `a reworded description:\n${r.message}`);
@@ -164,7 +215,10 @@ t.test('a nullable field rewritten as a shared schema or null is the same field;
   const rewritten = (kind: 'oneOf' | 'anyOf', more: any[] = []) =>
     edited((s) => {
       s.components.schemas.SharedId = { type: 'integer', format: 'int64', minimum: 1, maximum: 9007199254740991 };
-      s.components.schemas.EditorMediaUpload.properties.video_id = { description: 'The editor video, else null.', [kind]: [{ $ref: '#/components/schemas/SharedId' }, { type: 'null' }, ...more] };
+      s.components.schemas.EditorMediaUpload.properties.video_id = {
+        description: 'The editor video, else null.',
+        [kind]: [{ $ref: '#/components/schemas/SharedId' }, { type: 'null' }, ...more],
+      };
     });
   for (const kind of ['oneOf', 'anyOf'] as const) {
     const r = gate(rewritten(kind));
@@ -173,42 +227,78 @@ t.test('a nullable field rewritten as a shared schema or null is the same field;
   }
   const widened = gate(rewritten('anyOf', [{ type: 'string' }]));
   t.equal(widened.ok, false, `a third alternative (a string) in a response is a break:\n${widened.message}`);
-  const lowered = gate(edited((s) => (s.components.schemas.EditorMediaUpload.properties.video_id = { anyOf: [{ type: 'integer', format: 'int64', minimum: 0, maximum: 9007199254740991 }, { type: 'null' }] })));
+  const lowered = gate(
+    edited(
+      (s) =>
+        (s.components.schemas.EditorMediaUpload.properties.video_id = {
+          anyOf: [{ type: 'integer', format: 'int64', minimum: 0, maximum: 9007199254740991 }, { type: 'null' }],
+        }),
+    ),
+  );
   t.equal(lowered.ok, false, `a lowered minimum in a response is still a break:\n${lowered.message}`);
 });
 
 t.test('a removed 501 not_implemented response is a capability landing, not a break', async (t) => {
-  const with501 = Object.entries<any>(base.paths).flatMap(([p, item]) => Object.entries<any>(item).filter(([, op]) => op?.responses?.['501']).map(([m]) => `${m.toUpperCase()} ${p}`));
+  const with501 = Object.entries<any>(base.paths).flatMap(([p, item]) =>
+    Object.entries<any>(item)
+      .filter(([, op]) => op?.responses?.['501'])
+      .map(([m]) => `${m.toUpperCase()} ${p}`),
+  );
   t.ok(with501.length > 0, `the released contract declares 501 on ${with501.join(', ')}`);
-  const r = gate(edited((s) => {
-    for (const item of Object.values<any>(s.paths)) for (const op of Object.values<any>(item)) delete op?.responses?.['501'];
-  }));
+  const r = gate(
+    edited((s) => {
+      for (const item of Object.values<any>(s.paths)) for (const op of Object.values<any>(item)) delete op?.responses?.['501'];
+    }),
+  );
   t.ok(r.ok, r.message);
-  for (const op of with501) t.ok(r.changes.some((c) => c.operation === op && c.type === 'non-breaking' && /501 not_implemented/.test(c.rule ?? '')), `${op}: reclassified by the rule\n${r.message}`);
+  for (const op of with501)
+    t.ok(
+      r.changes.some((c) => c.operation === op && c.type === 'non-breaking' && /501 not_implemented/.test(c.rule ?? '')),
+      `${op}: reclassified by the rule\n${r.message}`,
+    );
   // A pending operation may change freely as it lands (here: a new required field and a changed
   // response type); the same change to an implemented operation is still caught.
-  const landed = gate(edited((s) => {
-    delete s.paths['/slideshows'].post.responses['501'];
-    s.components.schemas.CreateSlideshowRequest.required = [...(s.components.schemas.CreateSlideshowRequest.required ?? []), 'brand_voice'];
-    s.components.schemas.CreateSlideshowRequest.properties.brand_voice = { type: 'string' };
-  }));
+  const landed = gate(
+    edited((s) => {
+      delete s.paths['/slideshows'].post.responses['501'];
+      s.components.schemas.CreateSlideshowRequest.required = [
+        ...(s.components.schemas.CreateSlideshowRequest.required ?? []),
+        'brand_voice',
+      ];
+      s.components.schemas.CreateSlideshowRequest.properties.brand_voice = { type: 'string' };
+    }),
+  );
   t.ok(landed.ok, landed.message);
-  t.ok(landed.changes.some((c) => c.operation === 'POST /slideshows' && /required/.test(c.path) && /pending \(501 not_implemented\)/.test(c.rule ?? '')), landed.message);
-  const implemented = gate(edited((s) => (s.components.schemas.CreateGenerationRequest.required = [...s.components.schemas.CreateGenerationRequest.required, 'brand_voice'])));
+  t.ok(
+    landed.changes.some(
+      (c) => c.operation === 'POST /slideshows' && /required/.test(c.path) && /pending \(501 not_implemented\)/.test(c.rule ?? ''),
+    ),
+    landed.message,
+  );
+  const implemented = gate(
+    edited(
+      (s) =>
+        (s.components.schemas.CreateGenerationRequest.required = [...s.components.schemas.CreateGenerationRequest.required, 'brand_voice']),
+    ),
+  );
   t.equal(implemented.ok, false, 'the same change to an implemented operation is a break');
   const removedPending = gate(edited((s) => delete s.paths['/slideshows'].post));
   t.equal(removedPending.ok, false, `removing a pending operation is still a break:\n${removedPending.message}`);
 
   // Any other 501 (not the not_implemented envelope) is still a removed status.
-  const removedOther = gate(base, edited((s) => (s.paths['/assets'].get.responses['501'] = { description: 'Gateway says no.' })));
+  const removedOther = gate(
+    base,
+    edited((s) => (s.paths['/assets'].get.responses['501'] = { description: 'Gateway says no.' })),
+  );
   t.equal(removedOther.ok, false, `removing a 501 that is not not_implemented is breaking:\n${removedOther.message}`);
 });
 
 t.test('raising the major version allows a break; a minor bump does not', async (t) => {
-  const removal = (version: string) => edited((s) => {
-    delete s.paths['/assets'].get;
-    s.info.version = version;
-  });
+  const removal = (version: string) =>
+    edited((s) => {
+      delete s.paths['/assets'].get;
+      s.info.version = version;
+    });
   const major = gate(removal('2.0.0'));
   t.ok(major.ok, major.message);
   t.equal(major.majorRaised, true);
@@ -225,6 +315,9 @@ t.test('npm run contract:diff exits 1 on a break and names it', async (t) => {
   fs.writeFileSync(file, JSON.stringify(edited((s) => delete s.paths['/generations/{id}'].get.responses['404'], released)));
   const r = await run(process.execPath, ['scripts/contract-diff.ts', '--spec', file], { cwd: root }).catch((e) => e);
   t.equal(r.code, 1, r.stdout);
-  t.match(r.stdout, /breaking +GET \/generations\/\{id\}: \[Removed\] Response 404 \(at paths\.\/generations\/\{id\}\.get\.responses\.404\)/);
+  t.match(
+    r.stdout,
+    /breaking +GET \/generations\/\{id\}: \[Removed\] Response 404 \(at paths\.\/generations\/\{id\}\.get\.responses\.404\)/,
+  );
   t.match(r.stdout, /BREAKING: 1 breaking change/);
 });

@@ -120,7 +120,8 @@ function minimal(raw: Json): Json {
   if (Array.isArray(s.examples) && s.examples.length) return structuredClone(s.examples[0]);
   if (s.example !== undefined) return structuredClone(s.example);
   if (Array.isArray(s.enum)) return s.enum[0];
-  if (s.allOf) return s.allOf.map(minimal).reduce((a: Json, b: Json) => (isObject(a) && isObject(b) ? { ...a, ...b } : (b ?? a)), undefined);
+  if (s.allOf)
+    return s.allOf.map(minimal).reduce((a: Json, b: Json) => (isObject(a) && isObject(b) ? { ...a, ...b } : (b ?? a)), undefined);
   if (s.oneOf || s.anyOf) return minimal((s.oneOf ?? s.anyOf)[0]);
   const type = types(s).find((x) => x !== 'null') ?? (s.properties ? 'object' : 'string');
   if (type === 'object') return Object.fromEntries((s.required ?? []).map((k: string) => [k, minimal(s.properties?.[k] ?? {})]));
@@ -146,7 +147,8 @@ function has(value: Json, steps: Step[]): boolean {
 
 /** Whether `value` is an instance of the oneOf branch `branch` (every const property equal). */
 const matches = (value: Json, branch: Schema) =>
-  isObject(value) && Object.entries<Json>(branch.properties ?? {}).every(([k, p]) => !('const' in resolve(p)) || value[k] === resolve(p).const);
+  isObject(value) &&
+  Object.entries<Json>(branch.properties ?? {}).every(([k, p]) => !('const' in resolve(p)) || value[k] === resolve(p).const);
 
 // An upload's video_id applies only with add_to_editor (the spec says so): without it the id is
 // not used, so it is probed with add_to_editor set.
@@ -196,8 +198,12 @@ async function prepare(credits: number): Promise<Workspace> {
   const { key, orgId } = await app.workspace({ credits, scopes: ['generations:read', 'generations:write', 'social:read', 'social:write'] });
   const kit = await app.request('POST', '/api/v1/brand-kits', { key, body: { name: 'Probe kit' } });
   const video = await app.request('POST', '/api/v1/editor/videos', { key, body: { title: 'Probe video' } });
-  const media = await app.request('POST', '/api/v1/editor/media', { key, body: { media: { filename: 'dot.png', content_type: 'image/png', data: `data:image/png;base64,${PNG_BASE64}` } } });
-  if (kit.status !== 200 || video.status !== 200 || media.status !== 200) throw new Error(`setup failed: ${kit.text} ${video.text} ${media.text}`);
+  const media = await app.request('POST', '/api/v1/editor/media', {
+    key,
+    body: { media: { filename: 'dot.png', content_type: 'image/png', data: `data:image/png;base64,${PNG_BASE64}` } },
+  });
+  if (kit.status !== 200 || video.status !== 200 || media.status !== 200)
+    throw new Error(`setup failed: ${kit.text} ${video.text} ${media.text}`);
   return { key, orgId, kit: kit.body.id, video: video.body.id, media: media.body.media.id };
 }
 
@@ -216,7 +222,11 @@ function realise(body: Json, schema: Schema, w: Workspace): Json {
     const prop = resolve(schema.properties?.[k]);
     if (k in real) out[k] = real[k];
     else if (k === 'idempotency_key' || k === 'expected_version') continue;
-    else if (!(schema.required ?? []).includes(k) && (prop.format === 'uuid' || resolve(prop.items).format === 'uuid' || (types(prop).includes('integer') && idName(k)))) continue;
+    else if (
+      !(schema.required ?? []).includes(k) &&
+      (prop.format === 'uuid' || resolve(prop.items).format === 'uuid' || (types(prop).includes('integer') && idName(k)))
+    )
+      continue;
     else out[k] = v;
   }
   return out;
@@ -291,7 +301,13 @@ function restBase(op: RestOp, w: Workspace, pick = 0) {
   const path: Record<string, Json> = {};
   for (const p of op.params.filter((x) => x.in === 'path')) {
     const s = resolve(p.schema);
-    path[p.name] = types(s).includes('integer') ? (op.path.includes('/brand-kits/') ? w.kit : w.video) : s.format === 'uuid' ? randomUUID() : minimal(s);
+    path[p.name] = types(s).includes('integer')
+      ? op.path.includes('/brand-kits/')
+        ? w.kit
+        : w.video
+      : s.format === 'uuid'
+        ? randomUUID()
+        : minimal(s);
   }
   const query: Record<string, Json> = {};
   for (const p of op.params.filter((x) => x.in === 'query' && x.required)) query[p.name] = minimal(p.schema);
@@ -303,7 +319,8 @@ function restBase(op: RestOp, w: Workspace, pick = 0) {
 /** Sends one request: its status (an MCP error result's is its code's), error envelope, and what is wrong with the answer's form. */
 type Send = () => Promise<{ status: number; envelope?: Json; problem?: string }>;
 
-const fill = (path: string, values: Record<string, Json>) => path.replace(/\{([^}]+)\}/g, (_, n: string) => encodeURIComponent(String(values[n])));
+const fill = (path: string, values: Record<string, Json>) =>
+  path.replace(/\{([^}]+)\}/g, (_, n: string) => encodeURIComponent(String(values[n])));
 const serialise = (body: Json, literal: string) => JSON.stringify(body).replace(JSON.stringify(SENTINEL), literal);
 
 function restJson(op: RestOp, w: Workspace, path: Record<string, Json>, query: Record<string, Json>, body: Json, literal = ''): Send {
@@ -335,7 +352,12 @@ function restMultipart(op: RestOp, w: Workspace, path: Record<string, Json>, fie
 async function mcp(w: Workspace, method: string, params: Json, literal = ''): Promise<Json> {
   const res = await fetch(`${app.url}/mcp`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${w.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+    headers: {
+      authorization: `Bearer ${w.key}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-06-18',
+    },
     body: serialise({ jsonrpc: '2.0', id: 1, method, params }, literal),
   });
   const text = await res.text();
@@ -346,12 +368,14 @@ async function mcp(w: Workspace, method: string, params: Json, literal = ''): Pr
 function toolCall(w: Workspace, name: string, args: Json, literal = ''): Send {
   return async () => {
     const msg = await mcp(w, 'tools/call', { name, arguments: args }, literal);
-    if (msg.transportStatus) return { status: msg.transportStatus, problem: `HTTP ${msg.transportStatus}: ${String(msg.text).slice(0, 200)}` };
+    if (msg.transportStatus)
+      return { status: msg.transportStatus, problem: `HTTP ${msg.transportStatus}: ${String(msg.text).slice(0, 200)}` };
     if (msg.error) return { status: 500, problem: `JSON-RPC error ${JSON.stringify(msg.error).slice(0, 200)}` };
     const result = msg.result;
     if (!result.isError) return { status: 200 };
     const envelope = result.structuredContent;
-    if (!errorEnvelope(envelope as unknown)) return { status: 500, envelope, problem: `not the error envelope: ${JSON.stringify(envelope).slice(0, 300)}` };
+    if (!errorEnvelope(envelope as unknown))
+      return { status: 500, envelope, problem: `not the error envelope: ${JSON.stringify(envelope).slice(0, 300)}` };
     return { status: ERROR_STATUS[envelope.error.code as ErrorCode], envelope };
   };
 }
@@ -409,10 +433,12 @@ function probeValues(target: Target, used: boolean): Value[] {
   });
 }
 
-const multipartBase = (op: RestOp, contentType: string, w: Workspace) => realise(minimal(op.bodies.find((b) => b.contentType === contentType)!.schema), {}, w);
+const multipartBase = (op: RestOp, contentType: string, w: Workspace) =>
+  realise(minimal(op.bodies.find((b) => b.contentType === contentType)!.schema), {}, w);
 
 /** The example a probe of `target` starts from: the first that uses it, else the first. */
-const examplePick = (count: number, uses: (i: number) => boolean) => Math.max(0, Array.from({ length: count }, (_, i) => i).findIndex(uses));
+const examplePick = (count: number, uses: (i: number) => boolean) =>
+  Math.max(0, Array.from({ length: count }, (_, i) => i).findIndex(uses));
 const jsonExamples = (op: RestOp) => op.bodies.find((b) => b.contentType === 'application/json')?.examples.length ?? 0;
 
 /** The probe of `target` (found in `where`: path, query or a body's media type) of `op` with `v`, from example `pick`. */
@@ -432,24 +458,36 @@ const controls: { label: string; name: string; send: Send }[] = [];
 for (const op of restOps) {
   const found: { where: string; target: Target }[] = [];
   for (const p of op.params.filter((x) => x.in === 'path' || x.in === 'query')) {
-    for (const target of targets(p.schema, `${p.in}.${p.name}`, p.name)) found.push({ where: p.in, target: { ...target, steps: [{ kind: 'prop', name: p.name, schema: {} }] } });
+    for (const target of targets(p.schema, `${p.in}.${p.name}`, p.name))
+      found.push({ where: p.in, target: { ...target, steps: [{ kind: 'prop', name: p.name, schema: {} }] } });
   }
-  for (const b of op.bodies) for (const target of targets(b.schema)) found.push({ where: b.contentType, target: { ...target, label: `body.${target.label}` } });
+  for (const b of op.bodies)
+    for (const target of targets(b.schema)) found.push({ where: b.contentType, target: { ...target, label: `body.${target.label}` } });
   for (const { where, target } of found) {
     restTargets.push({ op, where, target });
     const json = where === 'application/json';
     const pick = json ? examplePick(jsonExamples(op), (i) => has(restBase(op, probed, i).body, target.steps)) : 0;
     const used = where === 'path' || where === 'query' || (json && has(restBase(op, probed, pick).body, target.steps));
     for (const v of probeValues(target, used)) {
-      probes.push({ label: `${op.method} ${op.path} ${json || where === 'path' || where === 'query' ? '' : '(multipart) '}${target.label} = ${v.text}`, expect: v.expect, send: restProbe(op, where, target, v, pick) });
+      probes.push({
+        label: `${op.method} ${op.path} ${json || where === 'path' || where === 'query' ? '' : '(multipart) '}${target.label} = ${v.text}`,
+        expect: v.expect,
+        send: restProbe(op, where, target, v, pick),
+      });
     }
   }
   // The unprobed request succeeds: what the probes change is what they are judged on.
   if (found.some((f) => f.where !== 'path') || new Set(found.map((f) => f.target.label)).size > 1) {
     const { path, query, body } = restBase(op, control);
     const label = `${op.method} ${op.path}`;
-    if (op.bodies.length === 0 || body !== undefined) controls.push({ label, name: op.name, send: restJson(op, control, path, query, body) });
-    if (op.bodies.some((b) => b.contentType === 'multipart/form-data')) controls.push({ label: `${label} (multipart)`, name: op.name, send: restMultipart(op, control, path, multipartBase(op, 'multipart/form-data', control)) });
+    if (op.bodies.length === 0 || body !== undefined)
+      controls.push({ label, name: op.name, send: restJson(op, control, path, query, body) });
+    if (op.bodies.some((b) => b.contentType === 'multipart/form-data'))
+      controls.push({
+        label: `${label} (multipart)`,
+        name: op.name,
+        send: restMultipart(op, control, path, multipartBase(op, 'multipart/form-data', control)),
+      });
   }
 }
 
@@ -462,10 +500,15 @@ for (const tool of toolList) {
     mcpTargets.push({ tool: tool.name, target });
     const pick = op ? examplePick(jsonExamples(op), (i) => has(toolBase(tool, op, probed, i), target.steps)) : 0;
     for (const v of probeValues(target, has(toolBase(tool, op, probed, pick), target.steps))) {
-      probes.push({ label: `MCP ${tool.name} ${target.label} = ${v.text}`, expect: v.expect, send: toolCall(v.w, tool.name, place(toolBase(tool, op, v.w, pick), target.steps, SENTINEL), v.literal) });
+      probes.push({
+        label: `MCP ${tool.name} ${target.label} = ${v.text}`,
+        expect: v.expect,
+        send: toolCall(v.w, tool.name, place(toolBase(tool, op, v.w, pick), target.steps, SENTINEL), v.literal),
+      });
     }
   }
-  if (found.length > 1 || found.some((f) => f.label !== 'id')) controls.push({ label: `MCP ${tool.name}`, name: tool.name, send: toolCall(control, tool.name, toolBase(tool, op, control)) });
+  if (found.length > 1 || found.some((f) => f.label !== 'id'))
+    controls.push({ label: `MCP ${tool.name}`, name: tool.name, send: toolCall(control, tool.name, toolBase(tool, op, control)) });
 }
 
 async function inBatches<T>(jobs: (() => Promise<T>)[], size = 8): Promise<T[]> {
@@ -501,7 +544,14 @@ t.test('the walk reaches the ids the issue names, over REST and MCP', async (t) 
     t.ok(rest.has(want), `REST: ${want}`);
   }
   const tools = new Set(mcpTargets.map((x) => `${x.tool} ${x.target.label}`));
-  for (const want of ['create_generation brand_kit_id', 'create_slideshow brand_kit_id', 'create_faceless_video brand_kit_id', 'get_video id', 'upload_editor_media_from_url video_id', 'get_social_publication id']) {
+  for (const want of [
+    'create_generation brand_kit_id',
+    'create_slideshow brand_kit_id',
+    'create_faceless_video brand_kit_id',
+    'get_video id',
+    'upload_editor_media_from_url video_id',
+    'get_social_publication id',
+  ]) {
     t.ok(tools.has(want), `MCP: ${want}`);
   }
   t.ok(probes.length > 300, `${probes.length} probes`);
@@ -516,7 +566,9 @@ t.test('every integer id of the contract takes its bounds from the one IntegerId
   const annotations = new Set(['example', 'examples', 'enum', 'const', 'default']);
   const visit = (node: Json, where: string, name: string): void => {
     if (Array.isArray(node)) {
-      node.forEach((x, i) => { visit(x, `${where}[${i}]`, name); });
+      node.forEach((x, i) => {
+        visit(x, `${where}[${i}]`, name);
+      });
       return;
     }
     if (!isObject(node) || node.$ref === '#/components/schemas/IntegerId') return;
@@ -542,33 +594,48 @@ t.test('the unprobed requests succeed (so each probe is judged on its value)', a
   });
 });
 
-t.test('0, -1, 2^31, 2^53+1 and nil and upper-case UUIDs: never a 5xx; ids answer 400 or 404 in the envelope; nothing charged', async (t) => {
-  const before = await balance(probed.orgId);
-  const started = Date.now();
-  const answers = await inBatches(probes.map((p) => p.send));
-  const faults: string[] = [];
-  const wrong: string[] = [];
-  for (const [i, p] of probes.entries()) {
-    const { status, envelope, problem } = answers[i];
-    const said = `${status} ${envelope ? JSON.stringify(envelope.error).slice(0, 240) : ''}`;
-    if (problem || status >= 500) {
-      faults.push(`${p.label}: ${problem ?? said}`);
-      continue;
+t.test(
+  '0, -1, 2^31, 2^53+1 and nil and upper-case UUIDs: never a 5xx; ids answer 400 or 404 in the envelope; nothing charged',
+  async (t) => {
+    const before = await balance(probed.orgId);
+    const started = Date.now();
+    const answers = await inBatches(probes.map((p) => p.send));
+    const faults: string[] = [];
+    const wrong: string[] = [];
+    for (const [i, p] of probes.entries()) {
+      const { status, envelope, problem } = answers[i];
+      const said = `${status} ${envelope ? JSON.stringify(envelope.error).slice(0, 240) : ''}`;
+      if (problem || status >= 500) {
+        faults.push(`${p.label}: ${problem ?? said}`);
+        continue;
+      }
+      if (p.expect === 'no_fault') continue;
+      const want = p.expect === 'refused' ? [400] : p.expect === 'not_found' ? [404] : [400, 404];
+      if (!want.includes(status) || !envelope?.error) wrong.push(`${p.label}: ${said} (want ${want.join(' or ')})`);
     }
-    if (p.expect === 'no_fault') continue;
-    const want = p.expect === 'refused' ? [400] : p.expect === 'not_found' ? [404] : [400, 404];
-    if (!want.includes(status) || !envelope?.error) wrong.push(`${p.label}: ${said} (want ${want.join(' or ')})`);
-  }
-  t.same(faults, [], 'no probe answered a 5xx (or outside the envelope)');
-  t.same(wrong, [], 'every id outside its bounds is 400 and every other unknown id 404');
-  t.same(await balance(probed.orgId), before, 'the probed workspace was charged nothing');
-  t.comment(`${probes.length} probes in ${Date.now() - started} ms`);
-});
+    t.same(faults, [], 'no probe answered a 5xx (or outside the envelope)');
+    t.same(wrong, [], 'every id outside its bounds is 400 and every other unknown id 404');
+    t.same(await balance(probed.orgId), before, 'the probed workspace was charged nothing');
+    t.comment(`${probes.length} probes in ${Date.now() - started} ms`);
+  },
+);
 
 t.test('MCP delete_workspace_asset refuses a brand kit id as DELETE /brand-kits/{id} does', async (t) => {
   const w = probed;
   const kit = (await app.request('POST', '/api/v1/brand-kits', { key: w.key, body: { name: 'Keep me' } })).body;
-  for (const id of [`0${kit.id}`, `+${kit.id}`, ` ${kit.id}`, `${kit.id}e0`, `${kit.id}.0`, '0', '-1', '2147483648', '9007199254740991', '9007199254740993', '99999999999999999999']) {
+  for (const id of [
+    `0${kit.id}`,
+    `+${kit.id}`,
+    ` ${kit.id}`,
+    `${kit.id}e0`,
+    `${kit.id}.0`,
+    '0',
+    '-1',
+    '2147483648',
+    '9007199254740991',
+    '9007199254740993',
+    '99999999999999999999',
+  ]) {
     const rest = await app.request('DELETE', `/api/v1/brand-kits/${encodeURIComponent(id)}`, { key: w.key });
     const tool = await toolCall(w, 'delete_workspace_asset', { kind: 'brand_kit', id })();
     t.ok(rest.status === 400 || rest.status === 404, `REST ${JSON.stringify(id)}: ${rest.status}`);
@@ -589,7 +656,8 @@ t.test('MCP delete_workspace_asset refuses a brand kit id as DELETE /brand-kits/
 
 t.test('a brand kit whose id is past 2^31 is made, read, changed, listed and used (the column and its sequence are bigint)', async (t) => {
   const sql = app.service.ctx.sql;
-  const [seq] = await sql`select data_type::text as type, max_value::text as max from pg_sequences where sequencename = 'brand_kits_id_seq'`;
+  const [seq] =
+    await sql`select data_type::text as type, max_value::text as max from pg_sequences where sequencename = 'brand_kits_id_seq'`;
   t.same(seq, { type: 'bigint', max: '9223372036854775807' }, 'the identity sequence is bigint');
   await sql`alter sequence brand_kits_id_seq restart with 2147483648`;
   const w = control;
@@ -597,12 +665,25 @@ t.test('a brand kit whose id is past 2^31 is made, read, changed, listed and use
   t.equal(kit.status, 200, kit.text);
   t.equal(kit.body.id, 2147483648);
   t.equal((await app.request('GET', `/api/v1/brand-kits/${kit.body.id}`, { key: w.key })).body.kit_name, 'Past 2^31');
-  t.equal((await app.request('PATCH', `/api/v1/brand-kits/${kit.body.id}`, { key: w.key, body: { name: 'Renamed' } })).body.kit_name, 'Renamed');
+  t.equal(
+    (await app.request('PATCH', `/api/v1/brand-kits/${kit.body.id}`, { key: w.key, body: { name: 'Renamed' } })).body.kit_name,
+    'Renamed',
+  );
   const assets = await app.request('GET', '/api/v1/assets', { key: w.key });
-  t.ok(assets.body.brand_kits.some((k: { id: number }) => k.id === 2147483648), 'listed in GET /assets');
-  const used = await app.request('POST', '/api/v1/faceless-videos', { key: w.key, body: { prompt: 'Three facts about water.', brand_kit_id: kit.body.id } });
+  t.ok(
+    assets.body.brand_kits.some((k: { id: number }) => k.id === 2147483648),
+    'listed in GET /assets',
+  );
+  const used = await app.request('POST', '/api/v1/faceless-videos', {
+    key: w.key,
+    body: { prompt: 'Three facts about water.', brand_kit_id: kit.body.id },
+  });
   t.equal(used.status, 200, `a faceless video takes it as brand_kit_id: ${used.text.slice(0, 300)}`);
   const inUse = await toolCall(w, 'delete_workspace_asset', { kind: 'brand_kit', id: String(kit.body.id) })();
   t.equal(inUse.envelope?.error?.code, 'conflict', 'queued work uses it: 409 (the jsonb spec holds its id)');
-  t.equal((await app.request('GET', `/api/v1/brand-kits/${kit.body.id}`, { key: probed.key })).status, 404, "another workspace's id is 404");
+  t.equal(
+    (await app.request('GET', `/api/v1/brand-kits/${kit.body.id}`, { key: probed.key })).status,
+    404,
+    "another workspace's id is 404",
+  );
 });

@@ -37,28 +37,55 @@ t.test('every operation once, with an example; every MCP tool named', async (t) 
     t.equal(count(skill, ` · \`${op.operationId}\` · `), 1, `${op.operationId} has one section`);
     t.match(skill, `${op.method} ${op.server && op.server !== '/' ? op.server : ''}${op.path}`);
     const lines = section(`\`${op.operationId}\``);
-    if (!op.aliasOf) t.ok(lines.some((l) => l.startsWith('Example: `')), `${op.operationId}: an example request`);
-    if (!op.aliasOf) for (const p of op.params.filter((x) => x.in !== 'header')) t.ok(lines.some((l) => l.startsWith(`- \`${p.name}\` (${p.in})`)), `${op.operationId}: parameter ${p.name}`);
+    if (!op.aliasOf)
+      t.ok(
+        lines.some((l) => l.startsWith('Example: `')),
+        `${op.operationId}: an example request`,
+      );
+    if (!op.aliasOf)
+      for (const p of op.params.filter((x) => x.in !== 'header'))
+        t.ok(
+          lines.some((l) => l.startsWith(`- \`${p.name}\` (${p.in})`)),
+          `${op.operationId}: parameter ${p.name}`,
+        );
   }
   for (const tool of tools) t.match(skill, `\`${tool.name}\``, `tool ${tool.name} is named`);
   for (const tool of index.mcpOnlyTools) {
     const lines = section(`\`${tool.operationId}\``);
-    t.ok(lines.some((l) => l.startsWith(`Example: \`{"name":"${tool.operationId}"`)), `${tool.operationId}: an example call`);
+    t.ok(
+      lines.some((l) => l.startsWith(`Example: \`{"name":"${tool.operationId}"`)),
+      `${tool.operationId}: an example call`,
+    );
   }
 });
 
 t.test('fields one line each, nested objects too', async (t) => {
   const gen = section('`createGeneration`');
-  t.ok(gen.some((l) => /^- `prompt` string ≤8000 — /.test(l)), 'name, type, bound, meaning');
-  t.ok(gen.some((l) => /^- `type` `static_ad\|video_ad\|ugc_ad\|ai_model` \*/.test(l)), 'enum and required');
+  t.ok(
+    gen.some((l) => /^- `prompt` string ≤8000 — /.test(l)),
+    'name, type, bound, meaning',
+  );
+  t.ok(
+    gen.some((l) => /^- `type` `static_ad\|video_ad\|ugc_ad\|ai_model` \*/.test(l)),
+    'enum and required',
+  );
   const upload = section('`uploadEditorMedia`');
   const at = (name: string) => upload.findIndex((l) => l.startsWith(`- \`${name}\``));
   t.ok(at('media') >= 0 && upload[at('media') + 1].startsWith('  - `'), 'media has its fields under it');
-  t.ok(upload.some((l) => l.startsWith('  - `data` string')), 'media.data');
+  t.ok(
+    upload.some((l) => l.startsWith('  - `data` string')),
+    'media.data',
+  );
   t.ok(at('placement') >= 0 && upload.some((l) => l.startsWith('  - `fit` ')), 'placement.fit');
-  t.ok(upload.some((l) => l.startsWith('- `file` binary')), 'the multipart file part');
+  t.ok(
+    upload.some((l) => l.startsWith('- `file` binary')),
+    'the multipart file part',
+  );
   const refs = section('`createReferenceInspiration`');
-  t.ok(refs.some((l) => /^- `images` object\[\]/.test(l)), 'images[] as objects');
+  t.ok(
+    refs.some((l) => /^- `images` object\[\]/.test(l)),
+    'images[] as objects',
+  );
   t.ok(refs.findIndex((l) => l.startsWith('- `images`')) < refs.findIndex((l) => l.startsWith('  - `data`')), 'with its fields under it');
 });
 
@@ -74,7 +101,10 @@ t.test('every edit operation with its fields', async (t) => {
     const end = edits.findIndex((l, i) => i > start && /^ {0,2}- /.test(l));
     const block = edits.slice(start + 1, end < 0 ? undefined : end);
     for (const field of Object.keys(props).filter((k) => k !== 'type')) {
-      t.ok(block.some((l) => l.startsWith(`    - \`${field}\``)), `${name}.${field}`);
+      t.ok(
+        block.some((l) => l.startsWith(`    - \`${field}\``)),
+        `${name}.${field}`,
+      );
     }
   }
 });
@@ -101,14 +131,20 @@ t.test('the error codes and retry rules once, not per operation', async (t) => {
   t.equal(count(skill, '## Errors'), 1);
   t.equal(count(skill, '{"error": {"code", "message", "retryable", "context"}}'), 1, 'the envelope once');
   t.equal(count(skill, 'invalid_api_key are 401'), 1, 'the code list once');
-  t.equal(count(skill, 'Retry-After'), count(section('Errors').join('\n'), 'Retry-After') + count(section('Connect').join('\n'), 'Retry-After'), 'retry rules only in the general sections');
+  t.equal(
+    count(skill, 'Retry-After'),
+    count(section('Errors').join('\n'), 'Retry-After') + count(section('Connect').join('\n'), 'Retry-After'),
+    'retry rules only in the general sections',
+  );
   const errors = section('Errors').join('\n');
   for (const c of ['retryable', 'Retry-After', 'idempotency_conflict', 'rate_limited']) t.match(errors, c);
 });
 
 t.test('a longer contract is said more briefly, never over the limit', async (t) => {
   const longer = structuredClone(spec) as { paths: Record<string, Record<string, { description: string }>> };
-  for (const item of Object.values(longer.paths)) for (const op of Object.values(item)) if (op && typeof op === 'object' && 'description' in op) op.description = `${op.description} ${'More detail. '.repeat(50)}`;
+  for (const item of Object.values(longer.paths))
+    for (const op of Object.values(item))
+      if (op && typeof op === 'object' && 'description' in op) op.description = `${op.description} ${'More detail. '.repeat(50)}`;
   const text = renderSkill(longer as unknown as JsonObject, buildIndex(longer as unknown as JsonObject));
   t.ok(Buffer.byteLength(text) <= SKILL_MAX_BYTES);
   t.equal(count(text, '## Operations'), 1);

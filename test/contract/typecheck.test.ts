@@ -8,5 +8,7 @@ import t from 'tap';
 import { tsc7 } from '../helpers/tsc.ts';
 
 const cwd = new URL('../..', import.meta.url).pathname;
-const r = await promisify(execFile)(await tsc7(), ['-p', 'tsconfig.json', '--singleThreaded'], { cwd, maxBuffer: 16 << 20 }).catch((e) => e);
+const r = await promisify(execFile)(await tsc7(), ['-p', 'tsconfig.json', '--singleThreaded'], { cwd, maxBuffer: 16 << 20 }).catch(
+  (e) => e,
+);
 t.equal(r.code ?? 0, 0, `tsc:\n${r.stdout}${r.stderr}`);

@@ -38,7 +38,12 @@ t.teardown(async () => {
 t.test('kill -9 of the postmaster: restarted on the same port, committed data kept', async (t) => {
   const events: string[] = [];
   const log = (level: string) => (_: object, msg: string) => events.push(`${level}: ${msg}`);
-  const pg = await startEmbedded({ dataDir, supervise: true, events: { info: log('info'), warn: log('warn'), error: log('error') }, onLost: (err) => t.fail(`lost: ${err.message}`) });
+  const pg = await startEmbedded({
+    dataDir,
+    supervise: true,
+    events: { info: log('info'), warn: log('warn'), error: log('error') },
+    onLost: (err) => t.fail(`lost: ${err.message}`),
+  });
   t.ok(pg.owner, 'this process started the cluster');
   const sql = postgres(pg.url, { max: 1, onnotice: () => {}, connect_timeout: 2 });
   await sql`create table kept (n int)`;

@@ -24,7 +24,8 @@ t.test('every integer id column of the migrated database is a bigint', async (t)
 t.test('holdsId: an integer from 1 to the largest value the column holds as a JavaScript number', async (t) => {
   for (const column of [brandKits.id, videos.id, editorVideos.videoId]) {
     for (const id of [1, 2147483647, 2147483648, Number.MAX_SAFE_INTEGER]) t.ok(holdsId(column, id), `${column.name}: ${id}`);
-    for (const id of [0, -1, 1.5, Number.MAX_SAFE_INTEGER + 1, Infinity, NaN, '1', 1n, null, undefined]) t.notOk(holdsId(column, id), `${column.name}: ${typeof id} ${String(id)} is refused`);
+    for (const id of [0, -1, 1.5, Number.MAX_SAFE_INTEGER + 1, Infinity, NaN, '1', 1n, null, undefined])
+      t.notOk(holdsId(column, id), `${column.name}: ${typeof id} ${String(id)} is refused`);
   }
   // A 32-bit column (organizations.credits is one) holds nothing past 2^31−1.
   t.ok(holdsId(organizations.credits, 2147483647));
@@ -32,8 +33,11 @@ t.test('holdsId: an integer from 1 to the largest value the column holds as a Ja
   t.throws(() => holdsId(customAvatars.id, 1), /not an integer id column/, 'a uuid column is no integer id column');
 });
 
-t.test('rowId: the id, or the caller\'s error thrown before any SQL', async (t) => {
-  t.equal(rowId(brandKits.id, 2147483648, () => new Error('missing')), 2147483648);
+t.test("rowId: the id, or the caller's error thrown before any SQL", async (t) => {
+  t.equal(
+    rowId(brandKits.id, 2147483648, () => new Error('missing')),
+    2147483648,
+  );
   t.throws(() => rowId(brandKits.id, 0, () => new Error('missing')), /missing/);
   t.throws(() => rowId(organizations.credits, 2147483648, () => new Error('missing')), /missing/);
 });

@@ -20,7 +20,11 @@ async function textProject(app: TestApp, key: string, seconds: number) {
 }
 
 const inFlight = async (app: TestApp, orgId: string) =>
-  Number((await app.service.ctx.sql`select count(*)::int as n from editor_exports where org_id = ${orgId} and status in ('queued', 'rendering')`)[0].n);
+  Number(
+    (
+      await app.service.ctx.sql`select count(*)::int as n from editor_exports where org_id = ${orgId} and status in ('queued', 'rendering')`
+    )[0].n,
+  );
 
 t.test('in flight: 3 concurrent exports through two API nodes with a limit of 2 → exactly 2 queued and one 429', async (t) => {
   const env = { EXPORTS_IN_FLIGHT_PER_WORKSPACE: '2' };
@@ -29,7 +33,9 @@ t.test('in flight: 3 concurrent exports through two API nodes with a limit of 2 
   const ws = await a.workspace();
   const p = await textProject(a, ws.key, 5);
   for (let round = 0; round < 3; round++) {
-    const results = await Promise.all([a, b, a].map((node) => node.request('POST', exportsUrl(p.id), { key: ws.key, body: { quality: 'draft' } })));
+    const results = await Promise.all(
+      [a, b, a].map((node) => node.request('POST', exportsUrl(p.id), { key: ws.key, body: { quality: 'draft' } })),
+    );
     const ok = results.filter((r) => r.status === 200);
     const limited = results.filter((r) => r.status === 429);
     t.equal(ok.length, round === 0 ? 2 : 0, `round ${round}: queued`);
@@ -60,7 +66,11 @@ t.test('the daily quota: 429 with when it frees up; canceled and failed exports 
   t.equal(second.status, 200, second.text);
   const third = await app.request('POST', exportsUrl(p.id), { key: ws.key });
   t.equal(third.status, 429, third.text);
-  t.match(third.body.error, { code: 'rate_limited', retryable: true, context: { quota_seconds: 100, used_seconds: 80, requested_seconds: 40 } });
+  t.match(third.body.error, {
+    code: 'rate_limited',
+    retryable: true,
+    context: { quota_seconds: 100, used_seconds: 80, requested_seconds: 40 },
+  });
   const wait = Number(third.headers.get('retry-after'));
   t.ok(wait > 86_000 && wait <= 86_400, `Retry-After is when the first export leaves the 24 h window (${wait} s)`);
   t.equal(third.headers.get('x-ratelimit-remaining'), '20', 'seconds of quota left');
@@ -126,7 +136,10 @@ t.test('cancel: a rendering export stops within a second, its ffmpeg killed; its
   const ws = await app.workspace();
   const img = await upload(app, ws.key, 'still.png', 'image/png', await colorPng('#336699', 1080, 1920));
   const p = await createProject(app, ws.key, { aspect_ratio: '9:16', fps: 30 });
-  await app.request('POST', `/api/v1/editor/videos/${p.id}/media`, { key: ws.key, body: { media_id: img.media.id, from_seconds: 0, duration_seconds: 1800 } });
+  await app.request('POST', `/api/v1/editor/videos/${p.id}/media`, {
+    key: ws.key,
+    body: { media_id: img.media.id, from_seconds: 0, duration_seconds: 1800 },
+  });
   await editOk(app, ws.key, p.id, [{ type: 'add_text', text: 'A long render', from_seconds: 0, duration_seconds: 1800 }]);
   const before = new Set(ffmpegChildren());
   const q = await app.request('POST', exportsUrl(p.id), { key: ws.key, body: { quality: 'high' } });
@@ -150,10 +163,21 @@ t.test('cancel: a rendering export stops within a second, its ffmpeg killed; its
   const del = await app.request('DELETE', url, { key: ws.key });
   t.equal(del.status, 200, del.text);
   t.match(del.body, { object: 'editor_export', id: q.body.id, status: 'canceled', url: null });
-  await until('ffmpeg killed', () => (running.some((pid) => fs.existsSync(`/proc/${pid}`) && !/\) Z /.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'))) ? undefined : true), 10_000);
+  await until(
+    'ffmpeg killed',
+    () =>
+      running.some((pid) => fs.existsSync(`/proc/${pid}`) && !/\) Z /.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8')))
+        ? undefined
+        : true,
+    10_000,
+  );
   const took = Date.now() - canceledAt;
   t.ok(took < 3000, `ffmpeg gone ${took} ms after the cancel`);
-  t.same(ffmpegChildren().filter((pid) => !before.has(pid)), [], 'no ffmpeg of this test is left');
+  t.same(
+    ffmpegChildren().filter((pid) => !before.has(pid)),
+    [],
+    'no ffmpeg of this test is left',
+  );
   await until('the work folder removed', () => (workDirs().length === 0 ? true : undefined), 5000);
 
   // Idempotent, and it stays canceled (the worker does not fail or retry it).
@@ -232,15 +256,33 @@ t.test('GET and DELETE …/exports/{export_id}: a missing video names path.id, a
     for (const tool of ['get_editor_video_export', 'cancel_editor_video_export']) {
       const res = await fetch(`${app.url}/mcp`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${ws.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool, arguments: { id: videoId, export_id: exportId } } }),
+        headers: {
+          authorization: `Bearer ${ws.key}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-06-18',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: tool, arguments: { id: videoId, export_id: exportId } },
+        }),
       });
       const { result } = (await res.json()) as { result: { isError?: boolean; structuredContent?: any } };
       t.ok(result.isError, `${tool} ${name}: an error`);
-      t.match(result.structuredContent, { error: { code: 'not_found', context: { resource: context.resource, field: context.field.slice('path.'.length) } } }, `${tool} ${name}: names ${context.field.slice('path.'.length)}`);
+      t.match(
+        result.structuredContent,
+        { error: { code: 'not_found', context: { resource: context.resource, field: context.field.slice('path.'.length) } } },
+        `${tool} ${name}: names ${context.field.slice('path.'.length)}`,
+      );
     }
   }
-  t.equal((await app.request('GET', `${exportsUrl(theirs.id)}/${theirExport}`, { key: other.key })).body.status, 'queued', 'their export is untouched');
+  t.equal(
+    (await app.request('GET', `${exportsUrl(theirs.id)}/${theirExport}`, { key: other.key })).body.status,
+    'queued',
+    'their export is untouched',
+  );
   t.equal((await app.request('GET', `${exportsUrl(mine.id)}/${mineExport}`, { key: ws.key })).body.status, 'queued', 'and so is this one');
 });
 

@@ -16,14 +16,27 @@ function ffmpeg(args: string[]): void {
 }
 
 /** A solid-colour H.264/AAC MP4 (a tone on the audio track), `seconds` long. */
-export function colorVideo(name: string, color: string, seconds: number, opts: { width?: number; height?: number; audio?: boolean; tone?: number } = {}): Buffer {
+export function colorVideo(
+  name: string,
+  color: string,
+  seconds: number,
+  opts: { width?: number; height?: number; audio?: boolean; tone?: number } = {},
+): Buffer {
   const file = path.join(dir, `${name}.mp4`);
   const size = `${opts.width ?? 320}x${opts.height ?? 240}`;
   const audio = opts.audio ?? true;
   ffmpeg([
-    '-f', 'lavfi', '-i', `color=c=${color}:s=${size}:r=30:d=${seconds}`,
+    '-f',
+    'lavfi',
+    '-i',
+    `color=c=${color}:s=${size}:r=30:d=${seconds}`,
     ...(audio ? ['-f', 'lavfi', '-i', `sine=f=${opts.tone ?? 440}:d=${seconds}:sample_rate=48000`] : []),
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
     ...(audio ? ['-c:a', 'aac', '-shortest'] : []),
     file,
   ]);
@@ -38,19 +51,34 @@ export function tone(name: string, seconds: number, freq = 660): Buffer {
 }
 
 export async function colorPng(color: string, width = 64, height = 64): Promise<Buffer> {
-  return sharp({ create: { width, height, channels: 3, background: color } }).png().toBuffer();
+  return sharp({ create: { width, height, channels: 3, background: color } })
+    .png()
+    .toBuffer();
 }
 
 export const dataUrl = (type: string, bytes: Buffer) => `data:${type};base64,${bytes.toString('base64')}`;
 
 export async function createProject(app: TestApp, key: string, body: Record<string, unknown> = {}): Promise<any> {
-  const res = await app.request('POST', '/api/v1/editor/videos', { key, body: { title: 'Test project', aspect_ratio: '9:16', fps: 30, ...body } });
+  const res = await app.request('POST', '/api/v1/editor/videos', {
+    key,
+    body: { title: 'Test project', aspect_ratio: '9:16', fps: 30, ...body },
+  });
   if (res.status !== 200) throw new Error(`create project: ${res.status} ${res.text}`);
   return res.body;
 }
 
-export async function upload(app: TestApp, key: string, filename: string, type: string, bytes: Buffer, extra: Record<string, unknown> = {}): Promise<any> {
-  const res = await app.request('POST', '/api/v1/editor/media', { key, body: { media: { filename, content_type: type, data: bytes.toString('base64') }, ...extra } });
+export async function upload(
+  app: TestApp,
+  key: string,
+  filename: string,
+  type: string,
+  bytes: Buffer,
+  extra: Record<string, unknown> = {},
+): Promise<any> {
+  const res = await app.request('POST', '/api/v1/editor/media', {
+    key,
+    body: { media: { filename, content_type: type, data: bytes.toString('base64') }, ...extra },
+  });
   if (res.status !== 200) throw new Error(`upload ${filename}: ${res.status} ${res.text}`);
   return res.body;
 }
@@ -65,7 +93,13 @@ export async function edit(app: TestApp, key: string, videoId: number, operation
   return app.request('PATCH', `/api/v1/editor/videos/${videoId}`, { key, body: { operations, ...extra } });
 }
 
-export async function editOk(app: TestApp, key: string, videoId: number, operations: unknown[], extra: Record<string, unknown> = {}): Promise<any> {
+export async function editOk(
+  app: TestApp,
+  key: string,
+  videoId: number,
+  operations: unknown[],
+  extra: Record<string, unknown> = {},
+): Promise<any> {
   const res = await edit(app, key, videoId, operations, extra);
   if (res.status !== 200) throw new Error(`edit: ${res.status} ${res.text}`);
   return res.body;

@@ -47,9 +47,16 @@ async function storedFiles(a: TestApp, orgId: string): Promise<string[]> {
 function multipart(fields: Record<string, string>, file?: { name?: string; filename: string; type: string; body: Buffer }) {
   const boundary = `----editor${Math.random().toString(16).slice(2)}`;
   const parts: Buffer[] = [];
-  for (const [k, v] of Object.entries(fields)) parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`));
+  for (const [k, v] of Object.entries(fields))
+    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`));
   if (file) {
-    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${file.name ?? 'file'}"; filename="${file.filename}"\r\nContent-Type: ${file.type}\r\n\r\n`), file.body, Buffer.from('\r\n'));
+    parts.push(
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="${file.name ?? 'file'}"; filename="${file.filename}"\r\nContent-Type: ${file.type}\r\n\r\n`,
+      ),
+      file.body,
+      Buffer.from('\r\n'),
+    );
   }
   parts.push(Buffer.from(`--${boundary}--\r\n`));
   return { raw: new Uint8Array(Buffer.concat(parts)), contentType: `multipart/form-data; boundary=${boundary}` };
@@ -59,12 +66,27 @@ t.test('JSON uploads: base64 and data URLs, probed from the real file', async (t
   const png = await colorPng('#00ff00', 40, 30);
   const a = await upload(app, ws.key, 'logo.png', 'image/png', png, { title: 'Brand logo' });
   t.match(a, { object: 'editor_media_upload', editor_item: null, video_id: null, version: null });
-  t.match(a.media, { object: 'editor_media', media_type: 'image', title: 'Brand logo', filename: 'logo.png', content_type: 'image/png', size_bytes: png.length, width: 40, height: 30, duration_seconds: null, has_audio: null, status: 'ready' });
+  t.match(a.media, {
+    object: 'editor_media',
+    media_type: 'image',
+    title: 'Brand logo',
+    filename: 'logo.png',
+    content_type: 'image/png',
+    size_bytes: png.length,
+    width: 40,
+    height: 30,
+    duration_seconds: null,
+    has_audio: null,
+    status: 'ready',
+  });
   const got = await fetch(a.media.url);
   t.same(Buffer.from(await got.arrayBuffer()), png, 'the signed URL serves the bytes');
 
   const video = colorVideo('probe', 'red', 2.5, { width: 160, height: 90 });
-  const res = await app.request('POST', '/api/v1/editor/media', { key: ws.key, body: { media: { filename: 'clip.mp4', data: dataUrl('video/mp4', video) } } });
+  const res = await app.request('POST', '/api/v1/editor/media', {
+    key: ws.key,
+    body: { media: { filename: 'clip.mp4', data: dataUrl('video/mp4', video) } },
+  });
   t.equal(res.status, 200);
   t.match(res.body.media, { media_type: 'video', content_type: 'video/mp4', width: 160, height: 90, has_audio: true });
   t.ok(Math.abs(res.body.media.duration_seconds - 2.5) < 0.1, 'duration probed');
@@ -80,27 +102,78 @@ t.test('refused uploads are 400 with a clear message, and nothing is stored', as
   const png = await colorPng('#123456');
   const gif = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
   const cases: [string, Record<string, unknown>, string, RegExp][] = [
-    ['PNG bytes declared as MP4', { media: { filename: 'x.mp4', content_type: 'video/mp4', data: png.toString('base64') } }, 'body.media.content_type', /declared as video\/mp4 but its bytes are image\/png/],
-    ['data URL type disagrees with the bytes', { media: { filename: 'x.jpg', data: dataUrl('image/jpeg', png) } }, 'body.media.data', /image\/jpeg but its bytes are image\/png/],
-    ['text is not media', { media: { filename: 'a.txt', data: Buffer.from('hello world, plain text').toString('base64') } }, 'body.media.data', /not a recognised image, video or audio/],
-    ['GIF is not supported', { media: { filename: 'a.gif', data: gif.toString('base64') } }, 'body.media.data', /image\/gif, which the editor does not support/],
+    [
+      'PNG bytes declared as MP4',
+      { media: { filename: 'x.mp4', content_type: 'video/mp4', data: png.toString('base64') } },
+      'body.media.content_type',
+      /declared as video\/mp4 but its bytes are image\/png/,
+    ],
+    [
+      'data URL type disagrees with the bytes',
+      { media: { filename: 'x.jpg', data: dataUrl('image/jpeg', png) } },
+      'body.media.data',
+      /image\/jpeg but its bytes are image\/png/,
+    ],
+    [
+      'text is not media',
+      { media: { filename: 'a.txt', data: Buffer.from('hello world, plain text').toString('base64') } },
+      'body.media.data',
+      /not a recognised image, video or audio/,
+    ],
+    [
+      'GIF is not supported',
+      { media: { filename: 'a.gif', data: gif.toString('base64') } },
+      'body.media.data',
+      /image\/gif, which the editor does not support/,
+    ],
     ['file:// URI', { media: { filename: 'a.png', data: 'file:///etc/passwd' } }, 'body.media.data', /local file path or file:\/\/ URI/],
     ['absolute local path', { media: { filename: 'a.png', data: '/home/me/Pictures/a.png' } }, 'body.media.data', /local file path/],
     ['Windows path', { media: { filename: 'a.png', data: 'C:\\Users\\me\\a.png' } }, 'body.media.data', /local file path/],
-    ['an https URL is not inline data', { media: { filename: 'a.png', data: 'https://example.com/a.png' } }, 'body.media.data', /not a URL|base64/],
+    [
+      'an https URL is not inline data',
+      { media: { filename: 'a.png', data: 'https://example.com/a.png' } },
+      'body.media.data',
+      /not a URL|base64/,
+    ],
     ['not base64', { media: { filename: 'a.png', data: 'this is not base64 at all!' } }, 'body.media.data', /not valid base64/],
-    ['media_type disagrees with the file', { media_type: 'video', media: { filename: 'a.png', data: png.toString('base64') } }, 'body.media_type', /media_type is video but the file is an image/],
-    ['truncated video', { media: { filename: 'a.mp4', data: colorVideo('cut', 'red', 1).subarray(0, 600).toString('base64') } }, 'body.media.data', /could not be decoded|without/],
-    ['over the size limit (2 MB here)', { media: { filename: 'big.png', data: Buffer.alloc(2.5 * 1024 * 1024, 7).toString('base64') } }, 'body.media.data', /larger than 2097152 bytes/],
-    ['add_to_editor without video_id', { add_to_editor: true, media: { filename: 'a.png', data: png.toString('base64') } }, 'body.video_id', /video_id is required/],
+    [
+      'media_type disagrees with the file',
+      { media_type: 'video', media: { filename: 'a.png', data: png.toString('base64') } },
+      'body.media_type',
+      /media_type is video but the file is an image/,
+    ],
+    [
+      'truncated video',
+      { media: { filename: 'a.mp4', data: colorVideo('cut', 'red', 1).subarray(0, 600).toString('base64') } },
+      'body.media.data',
+      /could not be decoded|without/,
+    ],
+    [
+      'over the size limit (2 MB here)',
+      { media: { filename: 'big.png', data: Buffer.alloc(2.5 * 1024 * 1024, 7).toString('base64') } },
+      'body.media.data',
+      /larger than 2097152 bytes/,
+    ],
+    [
+      'add_to_editor without video_id',
+      { add_to_editor: true, media: { filename: 'a.png', data: png.toString('base64') } },
+      'body.video_id',
+      /video_id is required/,
+    ],
   ];
   for (const [name, body, field, message] of cases) {
     const res = await app.request('POST', '/api/v1/editor/media', { key: own.key, body });
     t.equal(res.status, 400, name);
     t.match(res.body.error.message, message, `${name}: ${res.body.error.message}`);
-    t.ok(res.body.error.context.errors?.some((e: { field: string }) => e.field === field), `${name}: names ${field} (${JSON.stringify(res.body.error.context.errors)})`);
+    t.ok(
+      res.body.error.context.errors?.some((e: { field: string }) => e.field === field),
+      `${name}: names ${field} (${JSON.stringify(res.body.error.context.errors)})`,
+    );
   }
-  const missingProject = await app.request('POST', '/api/v1/editor/media', { key: own.key, body: { add_to_editor: true, video_id: 999999, media: { filename: 'a.png', data: png.toString('base64') } } });
+  const missingProject = await app.request('POST', '/api/v1/editor/media', {
+    key: own.key,
+    body: { add_to_editor: true, video_id: 999999, media: { filename: 'a.png', data: png.toString('base64') } },
+  });
   t.equal(missingProject.status, 404);
   t.equal(missingProject.body.error.context.field, 'body.video_id');
   t.equal(await mediaCount(app, own.orgId), 0, 'no media row');
@@ -111,11 +184,33 @@ t.test('multipart uploads stream the file part; fields are validated like JSON',
   const own = await app.workspace();
   const project = await createProject(app, own.key);
   const video = colorVideo('multi', 'yellow', 2);
-  const form = multipart({ title: 'Streamed clip', media_type: 'video', add_to_editor: 'true', video_id: String(project.id), placement: JSON.stringify({ from_seconds: 1, duration_seconds: 1.5, fit: 'contain' }) }, { filename: 'streamed.mp4', type: 'video/mp4', body: video });
+  const form = multipart(
+    {
+      title: 'Streamed clip',
+      media_type: 'video',
+      add_to_editor: 'true',
+      video_id: String(project.id),
+      placement: JSON.stringify({ from_seconds: 1, duration_seconds: 1.5, fit: 'contain' }),
+    },
+    { filename: 'streamed.mp4', type: 'video/mp4', body: video },
+  );
   const res = await app.request('POST', '/api/v1/editor/media', { key: own.key, ...form });
   t.equal(res.status, 200, res.text.slice(0, 300));
-  t.match(res.body.media, { title: 'Streamed clip', filename: 'streamed.mp4', media_type: 'video', size_bytes: video.length, status: 'ready' });
-  t.match(res.body.editor_item, { type: 'video', media_id: res.body.media.id, from_seconds: 1, duration_seconds: 1.5, fit: 'contain', audio_role: 'source_video' });
+  t.match(res.body.media, {
+    title: 'Streamed clip',
+    filename: 'streamed.mp4',
+    media_type: 'video',
+    size_bytes: video.length,
+    status: 'ready',
+  });
+  t.match(res.body.editor_item, {
+    type: 'video',
+    media_id: res.body.media.id,
+    from_seconds: 1,
+    duration_seconds: 1.5,
+    fit: 'contain',
+    audio_role: 'source_video',
+  });
   t.equal(res.body.video_id, project.id);
   t.equal(res.body.version, 2);
   const stored = await app.service.ctx.storage.readBuffer(`editor-media/${own.orgId}/${res.body.media.id}.mp4`);
@@ -124,10 +219,21 @@ t.test('multipart uploads stream the file part; fields are validated like JSON',
   const before = await mediaCount(app, own.orgId);
   const refusals: [string, ReturnType<typeof multipart>, string][] = [
     ['wrong magic bytes', multipart({}, { filename: 'x.png', type: 'image/png', body: video }), 'body.file'],
-    ['oversize', multipart({}, { filename: 'big.mp3', type: 'audio/mpeg', body: Buffer.concat([tone('big', 1), Buffer.alloc(3 * 1024 * 1024)]) }), 'body.file'],
+    [
+      'oversize',
+      multipart({}, { filename: 'big.mp3', type: 'audio/mpeg', body: Buffer.concat([tone('big', 1), Buffer.alloc(3 * 1024 * 1024)]) }),
+      'body.file',
+    ],
     ['no file part', multipart({ title: 'nothing' }), 'body.file'],
     ['unknown field', multipart({ colour: 'red' }, { filename: 'a.mp4', type: 'video/mp4', body: video }), 'body.colour'],
-    ['bad placement', multipart({ add_to_editor: 'true', video_id: String(project.id), placement: '{"fit":"stretch"}' }, { filename: 'a.mp4', type: 'video/mp4', body: video }), 'body.placement.fit'],
+    [
+      'bad placement',
+      multipart(
+        { add_to_editor: 'true', video_id: String(project.id), placement: '{"fit":"stretch"}' },
+        { filename: 'a.mp4', type: 'video/mp4', body: video },
+      ),
+      'body.placement.fit',
+    ],
     ['file part under another name', multipart({}, { name: 'upload', filename: 'a.mp4', type: 'video/mp4', body: video }), 'body.upload'],
   ];
   // POST /editor/media/file (uploadEditorMediaFile) is the multipart-only alias: same checks.
@@ -135,7 +241,10 @@ t.test('multipart uploads stream the file part; fields are validated like JSON',
     for (const [name, body, field] of refusals) {
       const r = await app.request('POST', url, { key: own.key, ...body });
       t.equal(r.status, 400, `${url} ${name}: ${r.text.slice(0, 200)}`);
-      t.ok(r.body.error.context.errors?.some((e: { field: string }) => e.field === field), `${url} ${name}: names ${field} (${JSON.stringify(r.body.error.context.errors)})`);
+      t.ok(
+        r.body.error.context.errors?.some((e: { field: string }) => e.field === field),
+        `${url} ${name}: names ${field} (${JSON.stringify(r.body.error.context.errors)})`,
+      );
     }
   }
   t.equal(await mediaCount(app, own.orgId), before, 'no media row for any refusal');
@@ -145,7 +254,9 @@ t.test('multipart uploads stream the file part; fields are validated like JSON',
   const leftovers = fs.existsSync(tmp) ? (fs.readdirSync(tmp, { recursive: true }) as string[]).filter((f) => !/^proc-[^/]+$/.test(f)) : [];
   t.same(leftovers, [], 'no temporary file left behind');
 
-  const unauth = await app.request('POST', '/api/v1/editor/media', { ...multipart({}, { filename: 'a.mp4', type: 'video/mp4', body: video }) });
+  const unauth = await app.request('POST', '/api/v1/editor/media', {
+    ...multipart({}, { filename: 'a.mp4', type: 'video/mp4', body: video }),
+  });
   t.equal(unauth.status, 401, 'multipart needs a key before anything is read');
   const wrongOp = await app.request('POST', '/api/v1/editor/videos', { key: own.key, ...multipart({ title: 'x' }) });
   t.equal(wrongOp.status, 415, 'multipart is only accepted where the spec says so');
@@ -155,13 +266,24 @@ t.test('POST /editor/media/file: the multipart-only form of the upload, for gene
   const own = await app.workspace();
   const project = await createProject(app, own.key);
   const video = colorVideo('alias', 'green', 1);
-  const form = multipart({ title: 'Via alias', add_to_editor: 'true', video_id: String(project.id), placement: JSON.stringify({ from_seconds: 0, fit: 'cover' }) }, { filename: 'alias.mp4', type: 'video/mp4', body: video });
+  const form = multipart(
+    {
+      title: 'Via alias',
+      add_to_editor: 'true',
+      video_id: String(project.id),
+      placement: JSON.stringify({ from_seconds: 0, fit: 'cover' }),
+    },
+    { filename: 'alias.mp4', type: 'video/mp4', body: video },
+  );
   const res = await app.request('POST', '/api/v1/editor/media/file', { key: own.key, ...form });
   t.equal(res.status, 200, res.text.slice(0, 300));
   t.match(res.body.media, { title: 'Via alias', filename: 'alias.mp4', media_type: 'video', size_bytes: video.length, status: 'ready' });
   t.match(res.body.editor_item, { type: 'video', media_id: res.body.media.id, fit: 'cover' });
   t.equal(res.body.video_id, project.id);
-  const json = await app.request('POST', '/api/v1/editor/media/file', { key: own.key, body: { media_type: 'image', media: { filename: 'a.png', data: dataUrl('image/png', await colorPng('red')) } } });
+  const json = await app.request('POST', '/api/v1/editor/media/file', {
+    key: own.key,
+    body: { media_type: 'image', media: { filename: 'a.png', data: dataUrl('image/png', await colorPng('red')) } },
+  });
   t.equal(json.status, 415, 'JSON uploads go to POST /editor/media');
   t.match(json.body.error, { code: 'unsupported_media_type', context: { supported_content_types: ['multipart/form-data'] } });
 });
@@ -170,7 +292,12 @@ t.test('POST /editor/media/file: the multipart-only form of the upload, for gene
 async function tool(key: string, name: string, args: Record<string, unknown>): Promise<{ isError: boolean; body: any }> {
   const res = await fetch(`${app.url}/mcp`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+    headers: {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-06-18',
+    },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
   });
   if (res.status !== 200) throw new Error(`MCP ${name}: HTTP ${res.status} ${await res.text()}`);
@@ -196,16 +323,27 @@ t.test('video_id and placement apply only with add_to_editor: true; a 400 naming
     const res = await app.request('POST', '/api/v1/editor/media', { key: own.key, body });
     t.equal(res.status, 400, `JSON ${name}: ${res.text.slice(0, 300)}`);
     t.equal(res.body.error?.code, 'bad_request');
-    t.same(res.body.error?.context?.errors?.map((e: { field: string }) => e.field), fields, `JSON ${name}: names ${fields.join(', ')}`);
+    t.same(
+      res.body.error?.context?.errors?.map((e: { field: string }) => e.field),
+      fields,
+      `JSON ${name}: names ${fields.join(', ')}`,
+    );
     t.match(res.body.error?.message, /add_to_editor/, `JSON ${name}: says add_to_editor is what it needs`);
     const mcp = await tool(own.key, 'upload_editor_media', body);
     t.ok(mcp.isError, `MCP upload_editor_media ${name}: refused`);
     t.match(mcp.body, { error: { code: 'bad_request' } });
-    t.same(mcp.body?.error?.context?.errors?.map((e: { field: string }) => e.field), fields.map((f) => f.slice('body.'.length)), `MCP ${name}: names the arguments`);
+    t.same(
+      mcp.body?.error?.context?.errors?.map((e: { field: string }) => e.field),
+      fields.map((f) => f.slice('body.'.length)),
+      `MCP ${name}: names the arguments`,
+    );
   }
   const fromUrl = await tool(own.key, 'upload_editor_media_from_url', { url: `${base}/song.mp3`, video_id: project.id });
   t.ok(fromUrl.isError, 'upload_editor_media_from_url: video_id without add_to_editor is refused too');
-  t.same(fromUrl.body?.error?.context?.errors?.map((e: { field: string }) => e.field), ['video_id']);
+  t.same(
+    fromUrl.body?.error?.context?.errors?.map((e: { field: string }) => e.field),
+    ['video_id'],
+  );
 
   // Multipart (POST /editor/media and its alias POST /editor/media/file): the same refusals, and
   // an integer field read as the JSON schema reads it (the canonical decimal of an IntegerId).
@@ -222,17 +360,29 @@ t.test('video_id and placement apply only with add_to_editor: true; a 400 naming
   ];
   for (const url of ['/api/v1/editor/media', '/api/v1/editor/media/file']) {
     for (const [name, fields, field] of multiparts) {
-      const res = await app.request('POST', url, { key: own.key, ...multipart(fields, { filename: 'a.mp4', type: 'video/mp4', body: video }) });
+      const res = await app.request('POST', url, {
+        key: own.key,
+        ...multipart(fields, { filename: 'a.mp4', type: 'video/mp4', body: video }),
+      });
       t.equal(res.status, 400, `${url} ${name}: ${res.text.slice(0, 300)}`);
-      t.ok(res.body.error?.context?.errors?.some((e: { field: string }) => e.field === field), `${url} ${name}: names ${field} (${JSON.stringify(res.body.error?.context)})`);
+      t.ok(
+        res.body.error?.context?.errors?.some((e: { field: string }) => e.field === field),
+        `${url} ${name}: names ${field} (${JSON.stringify(res.body.error?.context)})`,
+      );
     }
   }
   t.equal(await mediaCount(app, own.orgId), 0, 'nothing was stored for any refusal');
   // The largest id the contract allows is read exactly (and names no editor video here: 404).
-  const largest = await app.request('POST', '/api/v1/editor/media', { key: own.key, ...multipart({ add_to_editor: 'true', video_id: '9007199254740991' }, { filename: 'a.mp4', type: 'video/mp4', body: video }) });
+  const largest = await app.request('POST', '/api/v1/editor/media', {
+    key: own.key,
+    ...multipart({ add_to_editor: 'true', video_id: '9007199254740991' }, { filename: 'a.mp4', type: 'video/mp4', body: video }),
+  });
   t.equal(largest.status, 404, largest.text.slice(0, 300));
   t.match(largest.body.error, { code: 'not_found', context: { field: 'body.video_id' } });
-  const placed = await app.request('POST', '/api/v1/editor/media/file', { key: own.key, ...multipart({ add_to_editor: 'true', video_id: String(project.id) }, { filename: 'a.mp4', type: 'video/mp4', body: video }) });
+  const placed = await app.request('POST', '/api/v1/editor/media/file', {
+    key: own.key,
+    ...multipart({ add_to_editor: 'true', video_id: String(project.id) }, { filename: 'a.mp4', type: 'video/mp4', body: video }),
+  });
   t.equal(placed.status, 200, placed.text.slice(0, 300));
   t.equal(placed.body.video_id, project.id, 'with add_to_editor and a canonical id the upload is placed');
 });
@@ -259,7 +409,10 @@ t.test('GET /editor/media filters by type (audio includes voices), searches and 
   t.equal(page1.body.data.length, 3);
   t.type(page1.body.next_cursor, 'string');
   const page2 = await app.request('GET', `/api/v1/editor/media?limit=3&cursor=${page1.body.next_cursor}`, { key: own.key });
-  t.same(page2.body.data.map((m: { filename: string }) => m.filename), ['sunset-beach.png']);
+  t.same(
+    page2.body.data.map((m: { filename: string }) => m.filename),
+    ['sunset-beach.png'],
+  );
   t.equal(page2.body.next_cursor, null);
   t.equal((await app.request('GET', '/api/v1/editor/media?limit=0', { key: own.key })).status, 400);
   t.equal((await app.request('GET', '/api/v1/editor/media?cursor=bm90LWpzb24', { key: own.key })).status, 400);
@@ -268,8 +421,13 @@ t.test('GET /editor/media filters by type (audio includes voices), searches and 
 
   // Indexed text: voiceovers are searchable by what they say.
   const p = await createProject(app, own.key);
-  await app.request('PATCH', `/api/v1/editor/videos/${p.id}`, { key: own.key, body: { operations: [{ type: 'add_voiceover', text: 'Crunchy granola mornings' }] } });
-  t.same(await ids('?query=granola'), [(await app.request('GET', '/api/v1/editor/media?media_type=voice&limit=1', { key: own.key })).body.data[0].filename]);
+  await app.request('PATCH', `/api/v1/editor/videos/${p.id}`, {
+    key: own.key,
+    body: { operations: [{ type: 'add_voiceover', text: 'Crunchy granola mornings' }] },
+  });
+  t.same(await ids('?query=granola'), [
+    (await app.request('GET', '/api/v1/editor/media?media_type=voice&limit=1', { key: own.key })).body.data[0].filename,
+  ]);
 });
 
 t.test('POST /editor/videos/{id}/media: by media_id or HTTPS url, with the packing rule', async (t) => {
@@ -277,7 +435,13 @@ t.test('POST /editor/videos/{id}/media: by media_id or HTTPS url, with the packi
   const p = await createProject(app, own.key);
   const clip = await upload(app, own.key, 'a.mp4', 'video/mp4', colorVideo('pack', 'green', 5));
   const first = await addMedia(app, own.key, p.id, { media_id: clip.media.id, from_seconds: 0, duration_seconds: 3 });
-  t.match(first, { object: 'editor_media_addition', video_id: p.id, version: 2, item: { from_seconds: 0, duration_seconds: 3, fit: 'cover' }, track: { type: 'video', order: 0 } });
+  t.match(first, {
+    object: 'editor_media_addition',
+    video_id: p.id,
+    version: 2,
+    item: { from_seconds: 0, duration_seconds: 3, fit: 'cover' },
+    track: { type: 'video', order: 0 },
+  });
   const after = await addMedia(app, own.key, p.id, { media_id: clip.media.id, from_seconds: 3, duration_seconds: 2 });
   t.equal(after.track.track_id, first.track.track_id, 'no overlap: packed onto the same track');
   const overlapping = await addMedia(app, own.key, p.id, { media_id: clip.media.id, from_seconds: 2, duration_seconds: 2 });
@@ -285,14 +449,24 @@ t.test('POST /editor/videos/{id}/media: by media_id or HTTPS url, with the packi
   t.equal(overlapping.track.type, 'video');
   const later = await addMedia(app, own.key, p.id, { media_id: clip.media.id, from_seconds: 4, duration_seconds: 1 });
   t.equal(later.track.track_id, overlapping.track.track_id, 'the first compatible track with room');
-  const explicit = await addMedia(app, own.key, p.id, { media_id: clip.media.id, track_id: first.track.track_id, from_seconds: 5, duration_seconds: 1 });
+  const explicit = await addMedia(app, own.key, p.id, {
+    media_id: clip.media.id,
+    track_id: first.track.track_id,
+    from_seconds: 5,
+    duration_seconds: 1,
+  });
   t.equal(explicit.item.track_id, first.track.track_id);
   const img = await upload(app, own.key, 'a.png', 'image/png', await colorPng('#ffffff'));
   const image = await addMedia(app, own.key, p.id, { media_id: img.media.id, from_seconds: 6 });
   t.equal(image.item.duration_seconds, 5, 'images default to 5 s');
   t.equal(image.track.track_id, first.track.track_id, 'images pack onto video tracks with room');
 
-  const fromUrl = await addMedia(app, own.key, p.id, { url: `${base}/song.mp3`, media_type: 'audio', audio_role: 'music', from_seconds: 0 });
+  const fromUrl = await addMedia(app, own.key, p.id, {
+    url: `${base}/song.mp3`,
+    media_type: 'audio',
+    audio_role: 'music',
+    from_seconds: 0,
+  });
   t.match(fromUrl.item, { type: 'audio', audio_role: 'music', from_seconds: 0 });
   t.ok(Math.abs(fromUrl.item.duration_seconds - 3) < 0.1, 'duration defaults to the media length');
   t.equal(fromUrl.track.type, 'audio');

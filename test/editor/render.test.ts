@@ -22,13 +22,45 @@ t.teardown(() => fs.rmSync(work, { recursive: true, force: true }));
 function triColor(): Buffer {
   const file = path.join(work, 'tri.mp4');
   execFileSync(FFMPEG_PATH, [
-    '-hide_banner', '-loglevel', 'error', '-y',
-    '-f', 'lavfi', '-i', 'color=c=red:s=320x180:r=25:d=1',
-    '-f', 'lavfi', '-i', 'color=c=blue:s=320x180:r=25:d=1',
-    '-f', 'lavfi', '-i', 'color=c=lime:s=320x180:r=25:d=1',
-    '-f', 'lavfi', '-i', 'sine=f=440:d=3:sample_rate=48000',
-    '-filter_complex', '[0:v][1:v][2:v]concat=n=3:v=1:a=0[v]',
-    '-map', '[v]', '-map', '3:a', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-g', '5', '-c:a', 'aac', '-t', '3', file,
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    'color=c=red:s=320x180:r=25:d=1',
+    '-f',
+    'lavfi',
+    '-i',
+    'color=c=blue:s=320x180:r=25:d=1',
+    '-f',
+    'lavfi',
+    '-i',
+    'color=c=lime:s=320x180:r=25:d=1',
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=f=440:d=3:sample_rate=48000',
+    '-filter_complex',
+    '[0:v][1:v][2:v]concat=n=3:v=1:a=0[v]',
+    '-map',
+    '[v]',
+    '-map',
+    '3:a',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    '-g',
+    '5',
+    '-c:a',
+    'aac',
+    '-t',
+    '3',
+    file,
   ]);
   return fs.readFileSync(file);
 }
@@ -41,7 +73,13 @@ async function pixel(file: string, seconds: number, x: number, y: number): Promi
 }
 
 /** Pixels of a region whose colour is within `tol` of `rgb`. */
-async function count(file: string, seconds: number, box: { x: number; y: number; w: number; h: number }, rgb: [number, number, number], tol = 60): Promise<number> {
+async function count(
+  file: string,
+  seconds: number,
+  box: { x: number; y: number; w: number; h: number },
+  rgb: [number, number, number],
+  tol = 60,
+): Promise<number> {
   const png = await extractFrame(file, seconds);
   const { data, info } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
   let n = 0;
@@ -58,7 +96,11 @@ const near = (got: number[], want: number[], tol = 45) => got.every((v, i) => Ma
 
 /** Mean volume (dB) of [from, from+dur) of the file's audio (-200 for digital silence). */
 function meanVolumeOf(file: string, from: number, dur: number): number {
-  const out = spawnSync(FFMPEG_PATH, ['-hide_banner', '-nostats', '-ss', String(from), '-t', String(dur), '-i', file, '-vn', '-af', 'volumedetect', '-f', 'null', '-'], { encoding: 'utf8' });
+  const out = spawnSync(
+    FFMPEG_PATH,
+    ['-hide_banner', '-nostats', '-ss', String(from), '-t', String(dur), '-i', file, '-vn', '-af', 'volumedetect', '-f', 'null', '-'],
+    { encoding: 'utf8' },
+  );
   const m = /mean_volume: (-?[\d.]+|-inf) dB/.exec(out.stderr);
   return !m || m[1] === '-inf' ? -200 : Number(m[1]);
 }
@@ -82,7 +124,18 @@ t.test('trims, rates, fit, transform, layers and fades, frame by frame', async (
     { type: 'set_item_animation', item_id: faded.item.item_id, enter: { type: 'fade', duration_seconds: 1 } },
   ]);
   const { queued, done, seen } = await exportAndWait(app, ws.key, p.id, { quality: 'draft' });
-  t.match(queued, { object: 'editor_export', video_id: p.id, status: 'queued', progress: 0, url: null, quality: 'draft', width: 640, height: 360, fps: 25, duration_seconds: 4 });
+  t.match(queued, {
+    object: 'editor_export',
+    video_id: p.id,
+    status: 'queued',
+    progress: 0,
+    url: null,
+    quality: 'draft',
+    width: 640,
+    height: 360,
+    fps: 25,
+    duration_seconds: 4,
+  });
   t.equal(done.status, 'completed', JSON.stringify(done.error));
   t.equal(done.progress, 100);
   t.ok(done.size_bytes > 1000);
@@ -113,14 +166,29 @@ t.test('trims, rates, fit, transform, layers and fades, frame by frame', async (
   const other = await app.workspace();
   t.equal((await app.request('GET', `/api/v1/editor/videos/${p.id}/exports/${done.id}`, { key: other.key })).status, 404);
   t.equal((await app.request('POST', `/api/v1/editor/videos/${p.id}/exports`, { key: other.key })).status, 404);
-  t.equal((await app.request('GET', `/api/v1/editor/videos/${p.id}/exports/00000000-0000-4000-8000-000000000000`, { key: ws.key })).status, 404);
+  t.equal(
+    (await app.request('GET', `/api/v1/editor/videos/${p.id}/exports/00000000-0000-4000-8000-000000000000`, { key: ws.key })).status,
+    404,
+  );
 });
 
 t.test('text boxes, word-highlighted captions, voiceover and music levels', async (t) => {
   const p = await createProject(app, ws.key, { aspect_ratio: '16:9', width: 640, height: 360, fps: 25 });
   const r = await editOk(app, ws.key, p.id, [
-    { type: 'add_text', text: 'BOXED', from_seconds: 0, duration_seconds: 2.5, style: { top: 0.05, font_size: 48, background_color: '#FF00FF', color: '#FFFFFF' } },
-    { type: 'add_captions', from_seconds: 0, duration_seconds: 3, captions: [{ text: 'MMMM', startMs: 0, endMs: 3000, words: [{ text: 'MMMM', startMs: 1000, endMs: 1600 }] }], style: { top: 0.6, font_size: 72, color: '#FFFFFF', highlight_color: '#00FF00', stroke_width: 0 } },
+    {
+      type: 'add_text',
+      text: 'BOXED',
+      from_seconds: 0,
+      duration_seconds: 2.5,
+      style: { top: 0.05, font_size: 48, background_color: '#FF00FF', color: '#FFFFFF' },
+    },
+    {
+      type: 'add_captions',
+      from_seconds: 0,
+      duration_seconds: 3,
+      captions: [{ text: 'MMMM', startMs: 0, endMs: 3000, words: [{ text: 'MMMM', startMs: 1000, endMs: 1600 }] }],
+      style: { top: 0.6, font_size: 72, color: '#FFFFFF', highlight_color: '#00FF00', stroke_width: 0 },
+    },
     { type: 'add_voiceover', text: 'Hello there', from_seconds: 0.2 },
   ]);
   const voiceId = r.applied_operations[2].item_ids[0];
@@ -139,7 +207,10 @@ t.test('text boxes, word-highlighted captions, voiceover and music levels', asyn
   t.equal(await count(file, 2.8, band, [255, 0, 255]), 0, 'the text is gone after its end');
   const vo = r.video.items.find((i: { item_id: string }) => i.item_id === voiceId);
   t.ok(meanVolumeOf(file, 0.3, Math.min(0.8, vo.duration_seconds - 0.2)) > -45, 'the voiceover is audible');
-  t.ok(Math.abs(((await probe(file)).duration_seconds ?? 0) - Math.max(3, 0.2 + vo.duration_seconds)) < 0.15, 'the duration is the end of the last item');
+  t.ok(
+    Math.abs(((await probe(file)).duration_seconds ?? 0) - Math.max(3, 0.2 + vo.duration_seconds)) < 0.15,
+    'the duration is the end of the last item',
+  );
 });
 
 t.test('exports snapshot the version; an empty project is refused', async (t) => {

@@ -28,7 +28,13 @@ const TEXT = 'Meet the easiest healthy swap for soda today.';
 
 t.test('add_voiceover synthesizes speech, stores it as voice media and places it', async (t) => {
   const p = await createProject(app, ws.key);
-  const r = await editOk(app, ws.key, p.id, [{ type: 'add_voiceover', text: TEXT, voice_id: 'ava-bright', from_seconds: 0.5, volume_db: -2 }], { instructions: 'narrate it' });
+  const r = await editOk(
+    app,
+    ws.key,
+    p.id,
+    [{ type: 'add_voiceover', text: TEXT, voice_id: 'ava-bright', from_seconds: 0.5, volume_db: -2 }],
+    { instructions: 'narrate it' },
+  );
   const vo = item(r.video, r.applied_operations[0].item_ids[0]);
   t.match(vo, { type: 'audio', audio_role: 'voiceover', from_seconds: 0.5, volume_db: -2, source_start_seconds: 0, playback_rate: 1 });
   t.ok(vo.duration_seconds > 1.5 && vo.duration_seconds < 6, `a plausible speech length (${vo.duration_seconds} s)`);
@@ -40,12 +46,20 @@ t.test('add_voiceover synthesizes speech, stores it as voice media and places it
   const pr = await probe(file);
   t.ok(pr.has_audio && Math.abs((pr.duration_seconds ?? 0) - vo.duration_seconds) < 0.05, 'a real audio file of that length');
 
-  const fast = await editOk(app, ws.key, p.id, [{ type: 'add_voiceover', text: TEXT, voice_id: 'marcus-narrator', voice_settings: { speed: 1.8, pitch: -3 } }]);
+  const fast = await editOk(app, ws.key, p.id, [
+    { type: 'add_voiceover', text: TEXT, voice_id: 'marcus-narrator', voice_settings: { speed: 1.8, pitch: -3 } },
+  ]);
   const quick = item(fast.video, fast.applied_operations[0].item_ids[0]);
-  t.ok(quick.duration_seconds < vo.duration_seconds * 0.8, `speed 1.8 is shorter (${quick.duration_seconds} s vs ${vo.duration_seconds} s)`);
+  t.ok(
+    quick.duration_seconds < vo.duration_seconds * 0.8,
+    `speed 1.8 is shorter (${quick.duration_seconds} s vs ${vo.duration_seconds} s)`,
+  );
   t.not(quick.track_id, vo.track_id, 'overlapping speech goes to another audio track');
 
-  const unknown = await edit(app, ws.key, p.id, [{ type: 'set_title', title: 'x' }, { type: 'add_voiceover', text: 'Hi', voice_id: 'nobody-voice' }]);
+  const unknown = await edit(app, ws.key, p.id, [
+    { type: 'set_title', title: 'x' },
+    { type: 'add_voiceover', text: 'Hi', voice_id: 'nobody-voice' },
+  ]);
   t.equal(unknown.status, 404);
   t.equal(unknown.body.error.context.operation_index, 1);
   t.equal(unknown.body.error.context.field, 'body.operations[1].voice_id');
@@ -66,12 +80,21 @@ t.test('generate_captions_from_items: exact word timings of our voiceovers throu
   const cap = item(r.video, capId);
   t.match(cap, { type: 'captions', style: { highlight_color: '#FFD400' } });
   t.ok(cap.layer >= 10, 'a front layer');
-  const words = cap.captions.flatMap((c: any) => c.words.map((w: any) => ({ text: w.text, at: cap.from_seconds * 1000 + w.startMs, end: cap.from_seconds * 1000 + w.endMs })));
-  t.same(words.map((w: any) => w.text), TEXT.split(' '), 'every word, in order');
+  const words = cap.captions.flatMap((c: any) =>
+    c.words.map((w: any) => ({ text: w.text, at: cap.from_seconds * 1000 + w.startMs, end: cap.from_seconds * 1000 + w.endMs })),
+  );
+  t.same(
+    words.map((w: any) => w.text),
+    TEXT.split(' '),
+    'every word, in order',
+  );
   t.ok(words[0].at >= 1000 && words[0].at < 1300, `the first word starts with the voiceover at 1 s (${words[0].at} ms)`);
   for (let k = 1; k < words.length; k++) t.ok(words[k].at >= words[k - 1].at, 'monotonic');
   t.ok(cap.captions.length >= 2, 'grouped into several cues');
-  t.ok(cap.captions.every((c: any) => c.endMs > c.startMs && c.words.every((w: any) => w.startMs >= c.startMs - 1 && w.endMs <= c.endMs + 1)), 'words inside their cue');
+  t.ok(
+    cap.captions.every((c: any) => c.endMs > c.startMs && c.words.every((w: any) => w.startMs >= c.startMs - 1 && w.endMs <= c.endMs + 1)),
+    'words inside their cue',
+  );
 
   // Trim 0.6 s into the speech and play it 1.25× faster: words move to from + (t − 0.6) / 1.25.
   const trimmed = await editOk(app, ws.key, p.id, [
@@ -87,7 +110,11 @@ t.test('generate_captions_from_items: exact word timings of our voiceovers throu
     .filter((w: any) => w.mediaEnd > 600 && w.media < 600 + 1500 * 1.25)
     .map((w: any) => ({ text: w.text, at: 1000 + (Math.max(600, w.media) - 600) / 1.25 }));
   t.ok(expected.length >= 3 && expected.length < words.length, `${expected.length} of ${words.length} words are in the window`);
-  t.same(words2.map((w: any) => w.text), expected.map((w: any) => w.text), 'only the words inside the trimmed window');
+  t.same(
+    words2.map((w: any) => w.text),
+    expected.map((w: any) => w.text),
+    'only the words inside the trimmed window',
+  );
   for (const [k, w] of words2.entries()) t.ok(Math.abs(w.at - expected[k].at) <= 2, `${w.text} at ${w.at} ms (expected ${expected[k].at})`);
   t.equal(trimmed.applied_operations[2].item_ids[0], capId, 'the captions item was replaced in place');
 });
@@ -97,7 +124,10 @@ t.test('captions of other audio need a transcription provider: a 400 naming it w
   const clip = await upload(app, ws.key, 'talk.mp4', 'video/mp4', colorVideo('talk', 'gray', 2));
   const added = await addMedia(app, ws.key, p.id, { media_id: clip.media.id });
   const before = (await app.request('GET', `/api/v1/editor/videos/${p.id}`, { key: ws.key })).body;
-  const res = await edit(app, ws.key, p.id, [{ type: 'add_text', text: 'x' }, { type: 'generate_captions_from_items', source_item_ids: [added.item.item_id] }]);
+  const res = await edit(app, ws.key, p.id, [
+    { type: 'add_text', text: 'x' },
+    { type: 'generate_captions_from_items', source_item_ids: [added.item.item_id] },
+  ]);
   t.equal(res.status, 400);
   t.equal(res.body.error.code, 'bad_request');
   t.match(res.body.error.message, /transcription provider.*none is configured.*TRANSCRIPTION_PROVIDER_URL/);
@@ -116,7 +146,11 @@ t.test('a configured transcription provider (OpenAI-compatible API, local fake) 
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks);
-    const form = await new Request('http://x', { method: 'POST', body, headers: { 'content-type': req.headers['content-type']! } }).formData();
+    const form = await new Request('http://x', {
+      method: 'POST',
+      body,
+      headers: { 'content-type': req.headers['content-type']! },
+    }).formData();
     const file = form.get('file') as File;
     calls.push({
       auth: req.headers.authorization,
@@ -139,21 +173,38 @@ t.test('a configured transcription provider (OpenAI-compatible API, local fake) 
   });
   await new Promise<void>((r) => fake.listen(0, '127.0.0.1', r));
   t.teardown(() => fake.close());
-  const withProvider = await startTestApp(t, { TRANSCRIPTION_PROVIDER_URL: `http://127.0.0.1:${(fake.address() as { port: number }).port}/v1`, TRANSCRIPTION_PROVIDER_API_KEY: 'stt-secret', TRANSCRIPTION_MODEL: 'whisper-large-v3' });
+  const withProvider = await startTestApp(t, {
+    TRANSCRIPTION_PROVIDER_URL: `http://127.0.0.1:${(fake.address() as { port: number }).port}/v1`,
+    TRANSCRIPTION_PROVIDER_API_KEY: 'stt-secret',
+    TRANSCRIPTION_MODEL: 'whisper-large-v3',
+  });
   const own = await withProvider.workspace();
   const p = await createProject(withProvider, own.key);
   const clip = await upload(withProvider, own.key, 'talk.mp4', 'video/mp4', colorVideo('talk2', 'gray', 3));
   const added = await addMedia(withProvider, own.key, p.id, { media_id: clip.media.id, from_seconds: 2 });
-  const r = await editOk(withProvider, own.key, p.id, [{ type: 'set_item_source', item_id: added.item.item_id, source_start_seconds: 0.5 }, { type: 'set_item_timing', item_id: added.item.item_id, duration_seconds: 2.5 }, { type: 'generate_captions_from_items', language: 'en-US' }]);
+  const r = await editOk(withProvider, own.key, p.id, [
+    { type: 'set_item_source', item_id: added.item.item_id, source_start_seconds: 0.5 },
+    { type: 'set_item_timing', item_id: added.item.item_id, duration_seconds: 2.5 },
+    { type: 'generate_captions_from_items', language: 'en-US' },
+  ]);
   t.equal(calls.length, 1, 'one transcription request');
   t.equal(calls[0].auth, 'Bearer stt-secret');
-  t.match(calls[0].fields, { model: 'whisper-large-v3', response_format: 'verbose_json', 'timestamp_granularities[]': 'word', language: 'en' });
+  t.match(calls[0].fields, {
+    model: 'whisper-large-v3',
+    response_format: 'verbose_json',
+    'timestamp_granularities[]': 'word',
+    language: 'en',
+  });
   t.equal(calls[0].fileType, 'audio/wav');
   t.ok(calls[0].fileBytes > 1000, 'the audio was sent');
   const cap = item(r.video, r.applied_operations[2].item_ids[0]);
   const words = cap.captions.flatMap((c: any) => c.words.map((w: any) => [w.text, Math.round(cap.from_seconds * 1000 + w.startMs)]));
   // Placed at 2 s, trimmed 0.5 s: media time m lands at 2000 + (m − 500) ms; "Fresh" (200 ms) is cut off at its start.
-  t.same(words, [['Fresh', 2000], ['lemons', 2100], ['daily', 2800]]);
+  t.same(words, [
+    ['Fresh', 2000],
+    ['lemons', 2100],
+    ['daily', 2800],
+  ]);
   t.equal(cap.captions[0].confidence !== undefined, true, 'confidence carried over');
   // The transcript is kept: captioning the same media again asks the provider nothing.
   await editOk(withProvider, own.key, p.id, [{ type: 'generate_captions_from_items', captions_item_id: cap.item_id }]);

@@ -12,8 +12,22 @@ const IMAGE_STYLES: SceneInput['style'][] = schemas.FacelessImageStyle.enum;
 const AI_STYLES: SceneInput['aiStyles'][number][] = schemas.FacelessAiStyle.enum;
 const FLUX_STYLES: SceneInput['fluxStyles'][number][] = schemas.FacelessFluxDevStyle.enum;
 
-const base: SceneInput = { width: 270, height: 480, index: 0, count: 3, seed: 'test', style: 'minimal', aiStyles: [], fluxStyles: [], captionTop: 0.7 };
-const pixels = async (s: Partial<SceneInput>) => (await sharp(await renderScene({ ...base, ...s })).removeAlpha().raw().toBuffer());
+const base: SceneInput = {
+  width: 270,
+  height: 480,
+  index: 0,
+  count: 3,
+  seed: 'test',
+  style: 'minimal',
+  aiStyles: [],
+  fluxStyles: [],
+  captionTop: 0.7,
+};
+const pixels = async (s: Partial<SceneInput>) =>
+  await sharp(await renderScene({ ...base, ...s }))
+    .removeAlpha()
+    .raw()
+    .toBuffer();
 /** Mean absolute difference per channel value, 0–255. */
 const diff = (a: Buffer, b: Buffer) => {
   let d = 0;
@@ -29,7 +43,9 @@ t.test('the spec publishes the style lists', async (t) => {
 t.test('each image style looks different from every other', async (t) => {
   const out = new Map<string, Buffer>();
   for (const s of IMAGE_STYLES) out.set(s, await pixels({ style: s }));
-  for (const a of IMAGE_STYLES) for (const b of IMAGE_STYLES) if (a < b) t.ok(diff(out.get(a)!, out.get(b)!) > 15, `${a} vs ${b}: ${diff(out.get(a)!, out.get(b)!).toFixed(1)}`);
+  for (const a of IMAGE_STYLES)
+    for (const b of IMAGE_STYLES)
+      if (a < b) t.ok(diff(out.get(a)!, out.get(b)!) > 15, `${a} vs ${b}: ${diff(out.get(a)!, out.get(b)!).toFixed(1)}`);
   t.same(await pixels({ style: 'neon' }), out.get('neon'), 'deterministic');
 });
 
@@ -48,8 +64,18 @@ t.test('each motif and each grade changes the scene', async (t) => {
 });
 
 t.test('brand colours stay exact over a grade; the reference is composited', async (t) => {
-  const ref = await sharp({ create: { width: 100, height: 80, channels: 3, background: '#00FF00' } }).png().toBuffer();
-  const img = await sharp(await renderScene({ ...base, style: 'vintage', fluxStyles: ['black_and_white'], brand: { name: 'Acme', colors: ['#E11D48'] }, reference: ref }))
+  const ref = await sharp({ create: { width: 100, height: 80, channels: 3, background: '#00FF00' } })
+    .png()
+    .toBuffer();
+  const img = await sharp(
+    await renderScene({
+      ...base,
+      style: 'vintage',
+      fluxStyles: ['black_and_white'],
+      brand: { name: 'Acme', colors: ['#E11D48'] },
+      reference: ref,
+    }),
+  )
     .removeAlpha()
     .raw()
     .toBuffer();

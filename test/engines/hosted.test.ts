@@ -28,7 +28,13 @@ t.teardown(async () => {
 });
 
 const fetcher = createGuardedFetcher({ allowIps: ['127.0.0.1'] });
-const opts = (baseUrl: string, key: string, over: Partial<HostedOptions> = {}): HostedOptions => ({ baseUrl, key, fetcher, pollMs: 20, ...over });
+const opts = (baseUrl: string, key: string, over: Partial<HostedOptions> = {}): HostedOptions => ({
+  baseUrl,
+  key,
+  fetcher,
+  pollMs: 20,
+  ...over,
+});
 let seq = 0;
 const job = (over: Partial<GenerationJob> = {}): GenerationJob => ({
   generationId: `5d1e2c3b-0000-4000-8000-${String(++seq).padStart(12, '0')}`,
@@ -59,7 +65,17 @@ t.test('input the model refuses: not retryable, with the provider’s message', 
   t.ok(e instanceof ProviderError);
   t.same([e.retryable, e.code, e.status], [false, 'provider_rejected', 422]);
   t.match(e.message, /Input validation failed: - input.aspect_ratio: aspect_ratio must be one of/);
-  const f = await failure(new FalProvider(opts(fal.url, 'fal:unit')).generate(job({ output: 'video', aspectRatio: '4:5', durationSeconds: 4, providerModel: { name: 'fal', model: 'fal-ai/veo3/fast', duration_format: 'seconds' } }), { workDir: work }));
+  const f = await failure(
+    new FalProvider(opts(fal.url, 'fal:unit')).generate(
+      job({
+        output: 'video',
+        aspectRatio: '4:5',
+        durationSeconds: 4,
+        providerModel: { name: 'fal', model: 'fal-ai/veo3/fast', duration_format: 'seconds' },
+      }),
+      { workDir: work },
+    ),
+  );
   t.same([f.retryable, f.code, f.status], [false, 'provider_rejected', 422]);
   t.match(f.message, /body.aspect_ratio: unexpected value/);
 });
@@ -67,7 +83,12 @@ t.test('input the model refuses: not retryable, with the provider’s message', 
 t.test('a wrong key is not retryable', async (t) => {
   const e = await failure(new ReplicateProvider(opts(replicate.url, 'r8_wrong')).generate(job(), { workDir: work }));
   t.same([e.retryable, e.code, e.status], [false, 'provider_unauthorized', 401]);
-  const o = await failure(new OpenAiImagesProvider(opts(`${openai.url}/v1`, 'sk-wrong')).generate(job({ providerModel: { name: 'openai', model: 'gpt-image-1' } }), { workDir: work }));
+  const o = await failure(
+    new OpenAiImagesProvider(opts(`${openai.url}/v1`, 'sk-wrong')).generate(
+      job({ providerModel: { name: 'openai', model: 'gpt-image-1' } }),
+      { workDir: work },
+    ),
+  );
   t.same([o.retryable, o.code, o.status], [false, 'provider_unauthorized', 401]);
   t.match(o.message, /Incorrect API key provided/);
 });
@@ -91,16 +112,27 @@ t.test('outputs are checked: not an image, over the pixel limits; converted to t
   const jpeg = await rep().generate(job({ imageFormat: 'jpeg' }), { workDir: work });
   const meta = await sharp(jpeg.path).metadata();
   t.same([meta.format, jpeg.contentType, path.extname(jpeg.path), meta.width], ['jpeg', 'image/jpeg', '.jpg', 1024]);
-  t.same(readdirSync(work).filter((f) => f.includes('.download')), [], 'no partial downloads left');
+  t.same(
+    readdirSync(work).filter((f) => f.includes('.download')),
+    [],
+    'no partial downloads left',
+  );
 });
 
 t.test('an abort while polling leaves the hosted job running (no cancel): the next attempt resumes it', async (t) => {
   const ac = new AbortController();
-  const p = rep().generate(job({ prompt: 'slow and aborted' }), { workDir: work, signal: ac.signal, onProgress: (f) => f > 0.1 && ac.abort() });
+  const p = rep().generate(job({ prompt: 'slow and aborted' }), {
+    workDir: work,
+    signal: ac.signal,
+    onProgress: (f) => f > 0.1 && ac.abort(),
+  });
   t.equal((await p.catch((e) => e))?.name, 'AbortError');
   const pred = [...replicate.predictions.values()].find((x) => x.input.prompt === 'slow and aborted')!;
   t.equal(pred.status, 'processing');
-  t.notOk(replicate.seen.some((s) => s.path.endsWith(`${pred.id}/cancel`)), 'not canceled');
+  t.notOk(
+    replicate.seen.some((s) => s.path.endsWith(`${pred.id}/cancel`)),
+    'not canceled',
+  );
 });
 
 t.test('a Replicate job past its deadline is canceled (POST …/cancel)', async (t) => {
@@ -114,8 +146,18 @@ t.test('cancel(ref): a fal request is canceled at its app root (what the worker 
   const provider = new FalProvider(opts(fal.url, 'fal:unit'));
   const ac = new AbortController();
   let ref: ProviderJobRef | null = null;
-  const veo = job({ output: 'video', aspectRatio: '16:9', width: 1280, height: 720, durationSeconds: 4, prompt: 'slow fal', providerModel: { name: 'fal', model: 'fal-ai/veo3/fast', duration_format: 'seconds' } });
-  const err = await provider.generate(veo, { workDir: work, signal: ac.signal, onSubmitted: async (r) => void ((ref = r), ac.abort()) }).catch((e) => e);
+  const veo = job({
+    output: 'video',
+    aspectRatio: '16:9',
+    width: 1280,
+    height: 720,
+    durationSeconds: 4,
+    prompt: 'slow fal',
+    providerModel: { name: 'fal', model: 'fal-ai/veo3/fast', duration_format: 'seconds' },
+  });
+  const err = await provider
+    .generate(veo, { workDir: work, signal: ac.signal, onSubmitted: async (r) => void ((ref = r), ac.abort()) })
+    .catch((e) => e);
   t.equal(err?.name, 'AbortError');
   t.match(ref, { provider: 'fal', app: 'fal-ai/veo3', id: String });
   await provider.cancel(ref!);
@@ -129,18 +171,37 @@ t.test('hostedRequest: the brand kit as prompt guidance; its logo only after the
   const logo = Buffer.from('logo');
   const kit: Partial<GenerationJob> = {
     brandName: 'Acme',
-    brandColorRoles: [{ role: 'primary', hex: '#ff5500' }, { role: 'text', hex: '#111111' }],
+    brandColorRoles: [
+      { role: 'primary', hex: '#ff5500' },
+      { role: 'text', hex: '#111111' },
+    ],
     brandColors: ['#FF5500', '#111111', '#ABCDEF'],
     fonts: ['DejaVu Serif', 'DejaVu Sans'],
     logo,
   };
   const guidance = 'Brand: Acme. Brand colours: primary #FF5500, text #111111, #ABCDEF. Brand fonts: DejaVu Serif, DejaVu Sans.';
-  t.same(hostedRequest(job({ prompt: 'A lamp', referenceImages: [ref, ref2] }), { multipleImages: true }), { prompt: 'A lamp', images: [ref, ref2] }, 'no kit: as given');
-  t.same(hostedRequest(job({ prompt: 'A lamp', ...kit }), { multipleImages: true }), { prompt: `A lamp\n\n${guidance}`, images: [] }, 'no references: no logo (a text-to-X request stays one)');
+  t.same(
+    hostedRequest(job({ prompt: 'A lamp', referenceImages: [ref, ref2] }), { multipleImages: true }),
+    { prompt: 'A lamp', images: [ref, ref2] },
+    'no kit: as given',
+  );
+  t.same(
+    hostedRequest(job({ prompt: 'A lamp', ...kit }), { multipleImages: true }),
+    { prompt: `A lamp\n\n${guidance}`, images: [] },
+    'no references: no logo (a text-to-X request stays one)',
+  );
   t.same(hostedRequest(job({ prompt: 'A lamp', referenceImages: [ref, ref2], ...kit }), { multipleImages: true }), {
     prompt: `A lamp\n\n${guidance} The last input image is the brand logo: show it unaltered.`,
     images: [ref, ref2, logo],
   });
-  t.same(hostedRequest(job({ prompt: 'A lamp', referenceImages: [ref, ref2], ...kit }), { multipleImages: false }), { prompt: `A lamp\n\n${guidance}`, images: [ref] }, 'a one-image model keeps the caller’s image');
-  t.same(hostedRequest(job({ prompt: '', brandName: 'Acme', brandColors: ['#123456'] }), { multipleImages: false }).prompt, 'Brand: Acme. Brand colours: #123456.', 'an older kit without roles; no prompt');
+  t.same(
+    hostedRequest(job({ prompt: 'A lamp', referenceImages: [ref, ref2], ...kit }), { multipleImages: false }),
+    { prompt: `A lamp\n\n${guidance}`, images: [ref] },
+    'a one-image model keeps the caller’s image',
+  );
+  t.same(
+    hostedRequest(job({ prompt: '', brandName: 'Acme', brandColors: ['#123456'] }), { multipleImages: false }).prompt,
+    'Brand: Acme. Brand colours: #123456.',
+    'an older kit without roles; no prompt',
+  );
 });

@@ -17,7 +17,10 @@ const work = mkdtempSync(path.join(os.tmpdir(), 'providers-local-'));
 t.teardown(() => rmSync(work, { recursive: true, force: true }));
 
 const BRAND = ['#1e88e5', '#0d47a1', '#ffca28'];
-const solid = (colour: string, w = 400, h = 300) => sharp({ create: { width: w, height: h, channels: 3, background: colour } }).png().toBuffer();
+const solid = (colour: string, w = 400, h = 300) =>
+  sharp({ create: { width: w, height: h, channels: 3, background: colour } })
+    .png()
+    .toBuffer();
 const RED = await solid('#ff0000');
 const GREEN = await solid('#00c800', 300, 500);
 
@@ -82,7 +85,12 @@ t.test('resolveDimensions', async (t) => {
   t.same(resolveDimensions('9:16', '480p', 'video'), { width: 480, height: 854 });
   t.same(resolveDimensions('1:1', undefined, 'image'), { width: 1024, height: 1024 }, 'image default 1K');
   t.same(resolveDimensions('9:16', undefined, 'video'), { width: 720, height: 1280 }, 'video default 720p');
-  for (const [ar, res] of [['9:16', '720p'], ['4:5', '1K'], ['16:9', '2K'], ['3:2', '1080p']]) {
+  for (const [ar, res] of [
+    ['9:16', '720p'],
+    ['4:5', '1K'],
+    ['16:9', '2K'],
+    ['3:2', '1080p'],
+  ]) {
     const d = resolveDimensions(ar, res, 'image');
     t.ok(d.width % 2 === 0 && d.height % 2 === 0, `${ar} ${res} even`);
   }
@@ -102,7 +110,13 @@ t.test('headline from the prompt', async (t) => {
 t.test('static ads: PNG, JPEG and WebP at exact sizes with brand colour and the reference in the frame', async (t) => {
   // The ad is composed from the aspect ratio alone and then encoded in the format alone
   // (renderAdImage), so every aspect ratio once and every format at least once cover the pairs.
-  const cases = [['png', '1:1'], ['jpeg', '4:5'], ['webp', '9:16'], ['png', '16:9'], ['jpeg', '16:9']] as const;
+  const cases = [
+    ['png', '1:1'],
+    ['jpeg', '4:5'],
+    ['webp', '9:16'],
+    ['png', '16:9'],
+    ['jpeg', '16:9'],
+  ] as const;
   for (const [format, aspectRatio] of cases) {
     const j = job({ aspectRatio, imageFormat: format });
     const res = await provider.generate(j, { workDir: work });
@@ -118,7 +132,13 @@ t.test('static ads: PNG, JPEG and WebP at exact sizes with brand colour and the 
     const tol = format === 'png' ? 0 : 10;
     near(t, await rgbAt(buf, 3, 3), hex(BRAND[0]), tol, `${what}: top-left corner is the brand colour`);
     const slot = computeLayout(j).slots[0];
-    near(t, await rgbAt(buf, slot.x + Math.floor(slot.w / 2), slot.y + Math.floor(slot.h / 2), 5), [255, 0, 0], tol + 4, `${what}: product frame shows the reference`);
+    near(
+      t,
+      await rgbAt(buf, slot.x + Math.floor(slot.w / 2), slot.y + Math.floor(slot.h / 2), 5),
+      [255, 0, 0],
+      tol + 4,
+      `${what}: product frame shows the reference`,
+    );
   }
 });
 
@@ -127,13 +147,17 @@ t.test('several references are tiled; text is drawn; same input gives the same b
   const a = await provider.generate(j, { workDir: work });
   const layout = computeLayout(j);
   t.equal(layout.slots.length, 2);
-  const centre = (i: number) => [layout.slots[i].x + Math.floor(layout.slots[i].w / 2), layout.slots[i].y + Math.floor(layout.slots[i].h / 2)] as const;
+  const centre = (i: number) =>
+    [layout.slots[i].x + Math.floor(layout.slots[i].w / 2), layout.slots[i].y + Math.floor(layout.slots[i].h / 2)] as const;
   near(t, await rgbAt(a.path, ...centre(0), 5), [255, 0, 0], 0, 'first reference in slot 0');
   near(t, await rgbAt(a.path, ...centre(1), 5), [0, 200, 0], 0, 'second reference in slot 1');
   // The headline band holds text: its pixels are not uniform.
   const h = layout.headline;
   const stats = await regionStats(a.path, h);
-  t.ok(stats.channels.some((c) => c.max - c.min > 120), 'headline band has text');
+  t.ok(
+    stats.channels.some((c) => c.max - c.min > 120),
+    'headline band has text',
+  );
   const c = layout.cta as NonNullable<typeof layout.cta>;
   near(t, await rgbAt(a.path, c.x + Math.floor(c.w / 2), c.y + 3, 1), hex(BRAND[2]), 0, 'CTA button in the accent colour');
 
@@ -154,7 +178,10 @@ t.test('without a brand kit the palette comes from the prompt', async (t) => {
   const slot = computeLayout({ ...j1, referenceImages: [] }).slots[0];
   const r0 = await provider.generate({ ...j1, referenceImages: [], generationId: 'noref' }, { workDir: work });
   const st = await regionStats(r0.path, slot);
-  t.ok(st.channels.some((c) => c.stdev > 10), 'placeholder product drawn');
+  t.ok(
+    st.channels.some((c) => c.stdev > 10),
+    'placeholder product drawn',
+  );
 });
 
 t.test('every layout kind and the AI-model image output render', async (t) => {
@@ -176,7 +203,13 @@ t.test('every layout kind and the AI-model image output render', async (t) => {
     near(t, await rgbAt(res.path, 3, 3), hex(BRAND[0]), j.imageFormat === 'webp' ? 10 : 0, `${what}: brand corner`);
     if (layout.kind === 'model' || layout.kind === 'ugc') {
       const s = layout.slots[0];
-      near(t, await rgbAt(res.path, s.x + Math.floor(s.w / 2), s.y + Math.floor(s.h / 2), 5), [255, 0, 0], 14, `${what}: reference in the frame`);
+      near(
+        t,
+        await rgbAt(res.path, s.x + Math.floor(s.w / 2), s.y + Math.floor(s.h / 2), 5),
+        [255, 0, 0],
+        14,
+        `${what}: reference in the frame`,
+      );
     }
   }
 });
@@ -218,7 +251,14 @@ function ffprobeStreams(file: string): Promise<Array<{ codec_type: string; pix_f
 
 t.test('video ad: H.264/AAC MP4, 720×1280, 3 s, captions, progress', async (t) => {
   const fractions: number[] = [];
-  const j = job({ type: 'video_ad', output: 'video', templateSlug: 'product-demo-showcase', aspectRatio: '9:16', durationSeconds: 3, generateAudio: true });
+  const j = job({
+    type: 'video_ad',
+    output: 'video',
+    templateSlug: 'product-demo-showcase',
+    aspectRatio: '9:16',
+    durationSeconds: 3,
+    generateAudio: true,
+  });
   t.same([j.width, j.height], [720, 1280]);
   const res = await provider.generate(j, { workDir: work, onProgress: (f) => fractions.push(f) });
   const info = await probe(res.path);
@@ -241,23 +281,49 @@ t.test('video ad: H.264/AAC MP4, 720×1280, 3 s, captions, progress', async (t) 
   near(t, await rgbAt(first, 4, 4), hex(BRAND[0]), 12, 'first frame is the composed ad (brand corner)');
   const frame = await extractFrame(res.path, 1);
   const st = await sharp(frame).stats();
-  t.ok(st.channels.slice(0, 3).some((c) => c.max - c.min > 100 && c.stdev > 20), 'frame at 1 s has content');
+  t.ok(
+    st.channels.slice(0, 3).some((c) => c.max - c.min > 100 && c.stdev > 20),
+    'frame at 1 s has content',
+  );
   // The caption is burned in: at 1 s the caption band differs from the still's pixels there.
   const cap = computeLayout(j).caption;
   const region = (b: Buffer) => regionStats(b, cap);
   const [c0, c1] = await Promise.all([region(first), region(frame)]);
-  t.ok(Math.abs(c0.channels[0].mean - c1.channels[0].mean) > 5 || Math.abs(c0.channels[1].mean - c1.channels[1].mean) > 5, 'caption visible at 1 s');
+  t.ok(
+    Math.abs(c0.channels[0].mean - c1.channels[0].mean) > 5 || Math.abs(c0.channels[1].mean - c1.channels[1].mean) > 5,
+    'caption visible at 1 s',
+  );
 
   t.ok(fractions.length >= 3, `progress reported (${fractions.length} calls)`);
-  t.ok(fractions.every((f, i) => i === 0 || f > fractions[i - 1]), 'fractions increase');
-  t.ok(fractions.every((f) => f >= 0 && f <= 1), 'fractions within 0..1');
+  t.ok(
+    fractions.every((f, i) => i === 0 || f > fractions[i - 1]),
+    'fractions increase',
+  );
+  t.ok(
+    fractions.every((f) => f >= 0 && f <= 1),
+    'fractions within 0..1',
+  );
   t.equal(fractions.at(-1), 1, 'ends at 1');
-  t.same(readdirSync(work).filter((f) => f.startsWith('.')), [], 'scratch files removed');
+  t.same(
+    readdirSync(work).filter((f) => f.startsWith('.')),
+    [],
+    'scratch files removed',
+  );
 });
 
 t.test('no audio stream when generateAudio is false (UGC, square 480p)', async (t) => {
   const { width, height } = resolveDimensions('1:1', '480p', 'video');
-  const j = job({ type: 'ugc_ad', output: 'video', templateSlug: 'unboxing-ugc', aspectRatio: '1:1', width, height, durationSeconds: 2, generateAudio: false, avatarName: 'Mia' });
+  const j = job({
+    type: 'ugc_ad',
+    output: 'video',
+    templateSlug: 'unboxing-ugc',
+    aspectRatio: '1:1',
+    width,
+    height,
+    durationSeconds: 2,
+    generateAudio: false,
+    avatarName: 'Mia',
+  });
   const res = await provider.generate(j, { workDir: work });
   const info = await probe(res.path);
   t.equal(info.has_audio, false);
@@ -274,8 +340,20 @@ t.test('a given audio file is used, trimmed or padded to the duration', async (t
   const audio = path.join(work, 'voice.m4a');
   await ff(['-f', 'lavfi', '-i', 'sine=frequency=440:duration=1.5', '-c:a', 'aac', audio]);
   const { width, height } = resolveDimensions('16:9', '480p', 'video');
-  for (const duration of [2, 1]) { // the file lasts 1.5 s: padded, then trimmed
-    const j = job({ type: 'ai_model', output: 'video', templateSlug: undefined, modelSlug: 'talking-avatar', aspectRatio: '16:9', width, height, durationSeconds: duration, generateAudio: false, audio: { path: audio, type: 'audio/mp4' } });
+  for (const duration of [2, 1]) {
+    // the file lasts 1.5 s: padded, then trimmed
+    const j = job({
+      type: 'ai_model',
+      output: 'video',
+      templateSlug: undefined,
+      modelSlug: 'talking-avatar',
+      aspectRatio: '16:9',
+      width,
+      height,
+      durationSeconds: duration,
+      generateAudio: false,
+      audio: { path: audio, type: 'audio/mp4' },
+    });
     const res = await provider.generate(j, { workDir: work });
     const info = await probe(res.path);
     t.equal(info.audio_codec, 'aac', `${duration}s: audio from the file`);
@@ -286,19 +364,47 @@ t.test('a given audio file is used, trimmed or padded to the duration', async (t
 
 t.test('a source video is scaled/cropped to the frame and used as the base', async (t) => {
   const src = path.join(work, 'source.mp4');
-  await ff(['-f', 'lavfi', '-i', 'testsrc=size=320x240:rate=25:duration=1.2', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', src]);
+  await ff([
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc=size=320x240:rate=25:duration=1.2',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    src,
+  ]);
   const { width, height } = resolveDimensions('9:16', '480p', 'video');
-  const j = job({ type: 'ai_model', output: 'video', templateSlug: undefined, modelSlug: 'runway-aleph-edit', aspectRatio: '9:16', width, height, durationSeconds: 3, generateAudio: true, sourceVideo: { path: src, type: 'video/mp4' } });
+  const j = job({
+    type: 'ai_model',
+    output: 'video',
+    templateSlug: undefined,
+    modelSlug: 'runway-aleph-edit',
+    aspectRatio: '9:16',
+    width,
+    height,
+    durationSeconds: 3,
+    generateAudio: true,
+    sourceVideo: { path: src, type: 'video/mp4' },
+  });
   const res = await provider.generate(j, { workDir: work });
   const info = await probe(res.path);
   t.same([info.width, info.height, info.video_codec, info.audio_codec], [480, 854, 'h264', 'aac']);
   t.ok(Math.abs((info.duration_seconds ?? 0) - 3) <= 0.15, `duration ${info.duration_seconds} (source looped)`);
   const st = await sharp(await extractFrame(res.path, 2.5)).stats();
-  t.ok(st.channels.slice(0, 3).every((c) => c.max - c.min > 100), 'frame at 2.5 s shows the (looped) source');
+  t.ok(
+    st.channels.slice(0, 3).every((c) => c.max - c.min > 100),
+    'frame at 2.5 s shows the (looped) source',
+  );
 
   const bad = path.join(work, 'bad.mp4');
   writeFileSync(bad, 'not a video');
-  const err = await provider.generate({ ...j, generationId: 'badsrc', sourceVideo: { path: bad, type: 'video/mp4' } }, { workDir: work }).catch((e) => e);
+  const err = await provider
+    .generate({ ...j, generationId: 'badsrc', sourceVideo: { path: bad, type: 'video/mp4' } }, { workDir: work })
+    .catch((e) => e);
   t.ok(err instanceof ProviderError && err.code === 'invalid_source_video' && err.retryable === false, 'unreadable source: non-retryable');
 });
 
@@ -339,7 +445,14 @@ t.test('abort kills ffmpeg', async (t) => {
   const dir = path.join(work, 'abort');
   mkdirSync(dir);
   const ac2 = new AbortController();
-  const j = job({ generationId: 'abort-me', type: 'video_ad', output: 'video', aspectRatio: '9:16', durationSeconds: 30, generateAudio: true });
+  const j = job({
+    generationId: 'abort-me',
+    type: 'video_ad',
+    output: 'video',
+    aspectRatio: '9:16',
+    durationSeconds: 30,
+    generateAudio: true,
+  });
   const seen: number[] = [];
   const err2 = await provider
     .generate(j, {
@@ -352,7 +465,10 @@ t.test('abort kills ffmpeg', async (t) => {
     })
     .catch((e) => e);
   t.equal(err2?.name, 'AbortError');
-  t.ok(seen.some((f) => f > 0.05), 'ffmpeg was running');
+  t.ok(
+    seen.some((f) => f > 0.05),
+    'ffmpeg was running',
+  );
   t.same(ffmpegProcessesWith(dir), [], 'no ffmpeg left for the job');
   t.same(readdirSync(dir), [], 'no output or scratch left');
 
@@ -372,7 +488,10 @@ t.test('ffmpeg helpers: errors carry stderr, probe, filter escaping', async (t) 
   // Every input has a forced format and lies in the run's own folder, or ffmpeg is not started.
   await t.rejects(runFfmpeg(['-i', path.join(work, 'missing.mp4'), '-f', 'null', '-'], { cwd: work }), /has no forced format/);
   await t.rejects(runFfmpeg(['-f', 'wav', '-i', '/etc/passwd', '-f', 'null', '-'], { cwd: work }), /not a file of this job's folder/);
-  await t.rejects(runFfmpeg(['-f', 'wav', '-i', path.join(work, '..', 'x.wav'), '-f', 'null', '-'], { cwd: work }), /not a file of this job's folder/);
+  await t.rejects(
+    runFfmpeg(['-f', 'wav', '-i', path.join(work, '..', 'x.wav'), '-f', 'null', '-'], { cwd: work }),
+    /not a file of this job's folder/,
+  );
   await t.rejects(probe(path.join(work, 'missing.mp4')), /ENOENT|no such file/i);
 
   // A text file in a folder with filtergraph-special characters.
@@ -382,9 +501,17 @@ t.test('ffmpeg helpers: errors carry stderr, probe, filter escaping', async (t) 
   writeFileSync(text, "100% it's: fine, [ok]; \\ done");
   const out = path.join(odd, 'frame.png');
   await runFfmpeg([
-    '-f', 'lavfi', '-i', 'color=c=black:size=320x80',
-    '-filter_complex', `[0:v]drawtext=textfile=${escapeFilterValue(text)}:expansion=none:fontcolor=white:fontsize=20:fontfile=${escapeFilterValue(FONT_FILE)}[v]`,
-    '-map', '[v]', '-frames:v', '1', out,
+    '-f',
+    'lavfi',
+    '-i',
+    'color=c=black:size=320x80',
+    '-filter_complex',
+    `[0:v]drawtext=textfile=${escapeFilterValue(text)}:expansion=none:fontcolor=white:fontsize=20:fontfile=${escapeFilterValue(FONT_FILE)}[v]`,
+    '-map',
+    '[v]',
+    '-frames:v',
+    '1',
+    out,
   ]);
   const st = await sharp(out).stats();
   t.ok(st.channels[0].max > 200, 'text drawn from an awkward path');

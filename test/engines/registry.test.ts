@@ -29,7 +29,8 @@ t.test('no keys: every capability resolves to its local engine, whatever the cat
   };
   for (const [capability, name] of Object.entries(local) as [keyof typeof local, string][]) {
     t.equal(engineFor(capability, setup).name, name, `${capability}: ${name}`);
-    for (const model of [replicate, fal, openai]) t.equal(engineFor(capability, { ...setup, model }).name, name, `${capability} of a ${model.name} model without its key: ${name}`);
+    for (const model of [replicate, fal, openai])
+      t.equal(engineFor(capability, { ...setup, model }).name, name, `${capability} of a ${model.name} model without its key: ${name}`);
   }
   t.equal(engineFor('transcribe', setup), undefined, 'no transcription provider configured: no transcribe engine');
 });
@@ -43,13 +44,21 @@ t.test('a key set: a hosted model variant resolves to that provider engine', asy
     t.equal(engineFor(capability, setup).name, 'local', `${capability} of a variant the catalog maps to no provider: local`);
   }
   t.equal(engineFor('image', { ...setup, model: openai }).name, 'openai', 'image: OpenAI Images');
-  t.equal(engineFor('image', { ...setup, model: replicate }), engineFor('lipsync', { ...setup, model: replicate }), 'one Replicate engine serves all its capabilities');
+  t.equal(
+    engineFor('image', { ...setup, model: replicate }),
+    engineFor('lipsync', { ...setup, model: replicate }),
+    'one Replicate engine serves all its capabilities',
+  );
   t.equal(engineFor('image', { config, model: replicate }).name, 'local', 'no fetcher for hosted outputs: local');
   const onlyFal = { config: loadConfig({ FAL_KEY: 'fal-x' }), fetcher };
   t.equal(engineFor('video', { ...onlyFal, model: replicate }).name, 'local', 'Replicate without its key: local');
   t.equal(engineFor('video', { ...onlyFal, model: fal }).name, 'fal');
   for (const capability of ['write', 'scene', 'slide', 'speech', 'render'] as const) {
-    t.equal(engineFor(capability, { ...setup, model: replicate }).name, engineFor(capability, { config: loadConfig({}) }).name, `${capability}: hosted model keys do not change it`);
+    t.equal(
+      engineFor(capability, { ...setup, model: replicate }).name,
+      engineFor(capability, { config: loadConfig({}) }).name,
+      `${capability}: hosted model keys do not change it`,
+    );
   }
 });
 
@@ -63,7 +72,11 @@ t.test('engines are made once per configuration', async (t) => {
   const a = { config: loadConfig({ FAL_KEY: 'fal-x' }), fetcher };
   t.equal(engineFor('write', a), engineFor('write', { ...a }), 'the same writer for the same configuration');
   t.equal(engineFor('video', { ...a, model: fal }), engineFor('video', { ...a, model: fal }));
-  t.not(engineFor('video', { ...a, model: fal }), engineFor('video', { config: loadConfig({ FAL_KEY: 'fal-x' }), fetcher, model: fal }), 'another configuration: its own engine');
+  t.not(
+    engineFor('video', { ...a, model: fal }),
+    engineFor('video', { config: loadConfig({ FAL_KEY: 'fal-x' }), fetcher, model: fal }),
+    'another configuration: its own engine',
+  );
 });
 
 t.test('a generation asks for image, video or lipsync', async (t) => {

@@ -29,7 +29,10 @@ t.test('scripts are sized to targetSeconds × wordsPerSecond within 15%', async 
           const s = writeLocalScript({ prompt, language, targetSeconds: seconds, wordsPerSecond: wps, styles: ['watercolor'] });
           const target = seconds * wps;
           const n = words(s);
-          t.ok(Math.abs(n - target) <= 0.15 * target, `${seconds}s × ${wps} ${language} "${prompt.slice(0, 20)}": ${n} words for ${target}`);
+          t.ok(
+            Math.abs(n - target) <= 0.15 * target,
+            `${seconds}s × ${wps} ${language} "${prompt.slice(0, 20)}": ${n} words for ${target}`,
+          );
           t.ok(s.beats.length >= 3 && s.beats.length <= 5, `${s.beats.length} beats`);
           t.equal(s.scenes.length, s.beats.length + 2, 'one scene per part');
           for (const part of [s.hook, ...s.beats, s.callToAction, ...s.scenes, s.title]) t.ok(countWords(part) > 0, 'no empty part');
@@ -47,7 +50,12 @@ t.test('scripts are sized to targetSeconds × wordsPerSecond within 15%', async 
 t.test("the user's sentences are narrated as given", async (t) => {
   const s = writeLocalScript({ prompt: BRIEFS[1], language: 'Spanish', targetSeconds: 30, wordsPerSecond: 2.8 });
   const text = s.beats.join(' ');
-  for (const fact of ['It is brewed for 18 hours.', 'It has less acid, so it is gentle on the stomach.', 'Order before Friday and get free shipping.']) t.ok(text.includes(fact), fact);
+  for (const fact of [
+    'It is brewed for 18 hours.',
+    'It has less acid, so it is gentle on the stomach.',
+    'Order before Friday and get free shipping.',
+  ])
+    t.ok(text.includes(fact), fact);
   t.equal(s.title, 'Our new cold brew coffee', 'the subject after "about" is the title');
   t.ok(s.hook.includes('our new cold brew coffee'));
 });
@@ -74,7 +82,11 @@ t.test('the template phrases are in the requested language', async (t) => {
     t.notMatch(all, /Here's why|Follow for more|Stop scrolling|nobody tells you/, `${language}: no English template words`);
     t.ok(all.includes('coffee'), "the user's word stays as given");
     const slides = writeLocalSlides({ prompt: 'coffee', language, slideCount: 5 });
-    t.notMatch(slides.slides.map((x) => `${x.heading} ${x.body}`).join(' '), /Swipe|Why it matters|Ready to try|Follow for more/, `${language} slides: no English`);
+    t.notMatch(
+      slides.slides.map((x) => `${x.heading} ${x.body}`).join(' '),
+      /Swipe|Why it matters|Ready to try|Follow for more/,
+      `${language} slides: no English`,
+    );
   }
   t.equal(supportedWriterLanguage('es-MX'), 'es');
   t.equal(supportedWriterLanguage(' English '), 'en');
@@ -86,10 +98,20 @@ t.test('the template phrases are in the requested language', async (t) => {
 });
 
 t.test('slides: exact count, roles, bounds, product-context facts', async (t) => {
-  const facts = ['Brewed cold for 18 hours.', 'Less acid, gentle on the stomach.', 'Free shipping over $30.', 'Roasted in Portland, Oregon.'];
+  const facts = [
+    'Brewed cold for 18 hours.',
+    'Less acid, gentle on the stomach.',
+    'Free shipping over $30.',
+    'Roasted in Portland, Oregon.',
+  ];
   for (const count of [3, 4, 5, 6, 8, 9, 10]) {
     for (const language of ['en', 'es', 'fr', 'de', 'pt', 'it', 'hi']) {
-      const c = writeLocalSlides({ prompt: 'A carousel about our new cold brew. Make it punchy.', productContext: facts.join(' '), language, slideCount: count });
+      const c = writeLocalSlides({
+        prompt: 'A carousel about our new cold brew. Make it punchy.',
+        productContext: facts.join(' '),
+        language,
+        slideCount: count,
+      });
       t.equal(c.slides.length, count, `${count} slides (${language})`);
       t.equal(c.slides[0].role, 'hook');
       t.equal(c.slides[count - 1].role, 'cta');
@@ -112,8 +134,14 @@ t.test('slides: exact count, roles, bounds, product-context facts', async (t) =>
 
 t.test('deterministic', async (t) => {
   for (const prompt of BRIEFS) {
-    t.same(writeLocalScript({ prompt, language: 'fr', targetSeconds: 26, wordsPerSecond: 2.7, styles: ['neon'] }), writeLocalScript({ prompt, language: 'fr', targetSeconds: 26, wordsPerSecond: 2.7, styles: ['neon'] }));
-    t.same(writeLocalSlides({ prompt, productContext: 'A. B.', language: 'it', slideCount: 6 }), writeLocalSlides({ prompt, productContext: 'A. B.', language: 'it', slideCount: 6 }));
+    t.same(
+      writeLocalScript({ prompt, language: 'fr', targetSeconds: 26, wordsPerSecond: 2.7, styles: ['neon'] }),
+      writeLocalScript({ prompt, language: 'fr', targetSeconds: 26, wordsPerSecond: 2.7, styles: ['neon'] }),
+    );
+    t.same(
+      writeLocalSlides({ prompt, productContext: 'A. B.', language: 'it', slideCount: 6 }),
+      writeLocalSlides({ prompt, productContext: 'A. B.', language: 'it', slideCount: 6 }),
+    );
   }
   const a = writeLocalScript({ prompt: 'coffee', language: 'en', targetSeconds: 26, wordsPerSecond: 2.5 });
   const b = writeLocalScript({ prompt: 'tea', language: 'en', targetSeconds: 26, wordsPerSecond: 2.5 });
@@ -121,7 +149,12 @@ t.test('deterministic', async (t) => {
 });
 
 t.test('bounds: one word, a huge prompt, odd inputs', async (t) => {
-  const huge = Array.from({ length: 400 }, (_, i) => `Sentence number ${i} talks about the product in detail, with commas, clauses; and more`).join('. ').slice(0, 8000);
+  const huge = Array.from(
+    { length: 400 },
+    (_, i) => `Sentence number ${i} talks about the product in detail, with commas, clauses; and more`,
+  )
+    .join('. ')
+    .slice(0, 8000);
   const started = performance.now();
   const s = writeLocalScript({ prompt: huge, language: 'en', targetSeconds: 26, wordsPerSecond: 2.5 });
   const n = words(s);

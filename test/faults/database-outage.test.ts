@@ -70,18 +70,26 @@ async function postgresBinary(): Promise<string> {
 
 /** Starts the postmaster again on the same data folder and port (crash recovery); resolves when it accepts connections. */
 async function restartCluster(port: number): Promise<void> {
-  const ids = process.getuid?.() === 0
-    ? { uid: Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), gid: Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })) }
-    : {};
+  const ids =
+    process.getuid?.() === 0
+      ? {
+          uid: Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })),
+          gid: Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })),
+        }
+      : {};
   const binary = await postgresBinary();
   const deadline = Date.now() + 20_000;
   for (;;) {
-    const child = spawn(binary, ['-D', pgDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'], {
-      ...ids,
-      detached: true,
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: { ...process.env, LC_MESSAGES: 'C' },
-    });
+    const child = spawn(
+      binary,
+      ['-D', pgDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+      {
+        ...ids,
+        detached: true,
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, LC_MESSAGES: 'C' },
+      },
+    );
     let log = '';
     const ok = await new Promise<boolean>((resolve) => {
       child.stderr!.on('data', (d: Buffer) => {
@@ -117,7 +125,9 @@ t.test('a lost external PostgreSQL: 503 during the outage, the process stays up,
   const { db, sql: setupSql } = connect(pg.url, 2);
   const org = await createOrganization(db, { name: 'Outage', plan: 'paid', credits: 10_000_000 });
   const { key } = await createApiKey(db, { orgId: org.id, scopes: ['generations:read', 'generations:write'] });
-  const [{ ledgerBefore }] = await setupSql<{ ledgerBefore: number }[]>`select coalesce(sum(delta), 0)::int as "ledgerBefore" from credit_ledger where org_id = ${org.id}`;
+  const [{ ledgerBefore }] = await setupSql<
+    { ledgerBefore: number }[]
+  >`select coalesce(sum(delta), 0)::int as "ledgerBefore" from credit_ledger where org_id = ${org.id}`;
   await setupSql.end();
 
   const port = await freePort();
@@ -159,10 +169,21 @@ t.test('a lost external PostgreSQL: 503 during the outage, the process stays up,
   const body = JSON.stringify({ type: 'video_ad', template_slug: catalog.video_ads[0].slug, prompt: 'Outage check' });
   /** Every answer, checked against the contract. */
   const call = async (method: string, p: string, headers: Record<string, string> = {}, payload?: string) => {
-    const res = await fetch(`${base}${p}`, { method, headers: { ...headers, ...(payload ? { 'content-type': 'application/json' } : {}) }, body: payload });
+    const res = await fetch(`${base}${p}`, {
+      method,
+      headers: { ...headers, ...(payload ? { 'content-type': 'application/json' } : {}) },
+      body: payload,
+    });
     const text = await res.text();
     const parsed = res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text;
-    const check = checkResponse(method, `${base}${p}`, res.status, res.headers.get('content-type'), parsed, Object.fromEntries(res.headers));
+    const check = checkResponse(
+      method,
+      `${base}${p}`,
+      res.status,
+      res.headers.get('content-type'),
+      parsed,
+      Object.fromEntries(res.headers),
+    );
     for (const problem of check.problems) t.fail(`contract: ${problem}`);
     return { status: res.status, body: parsed as any, headers: res.headers };
   };
@@ -257,7 +278,8 @@ t.test('a lost external PostgreSQL: 503 during the outage, the process stays up,
   const admin = postgres(pg.url, { max: 1, onnotice: () => {} });
   let terminated = 0;
   for (let i = 0; i < 3; i++) {
-    const rows = await admin`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`;
+    const rows =
+      await admin`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`;
     terminated += rows.length;
     await sleep(300);
   }
@@ -271,13 +293,17 @@ t.test('a lost external PostgreSQL: 503 during the outage, the process stays up,
   // The pool is whole again: a burst wider than the pool (20) is served at once, with no
   // connection left stuck (a stuck one would hold its requests for the connect timeout).
   const burstStarted = Date.now();
-  const burst = await Promise.all(Array.from({ length: 40 }, async () => {
-    const started = Date.now();
-    const res = await call('GET', read, auth);
-    return { status: res.status, ms: Date.now() - started };
-  }));
+  const burst = await Promise.all(
+    Array.from({ length: 40 }, async () => {
+      const started = Date.now();
+      const res = await call('GET', read, auth);
+      return { status: res.status, ms: Date.now() - started };
+    }),
+  );
   const slowest = Math.max(...burst.map((b) => b.ms));
-  t.comment(`burst of 40 reads after the drops: statuses ${JSON.stringify([...new Set(burst.map((b) => b.status))])}, slowest ${slowest} ms, all in ${Date.now() - burstStarted} ms`);
+  t.comment(
+    `burst of 40 reads after the drops: statuses ${JSON.stringify([...new Set(burst.map((b) => b.status))])}, slowest ${slowest} ms, all in ${Date.now() - burstStarted} ms`,
+  );
   t.same([...new Set(burst.map((b) => b.status))], [200], 'a burst of 40 reads after the drops: all 200');
   t.ok(slowest < 3000, `no request held by a stuck connection (slowest ${slowest} ms)`);
 
@@ -289,7 +315,8 @@ t.test('a lost external PostgreSQL: 503 during the outage, the process stays up,
   const guarded = (out.match(/known driver bug/g) ?? []).length;
   t.comment(`postgres.js TypeErrors caught by the guard: ${guarded}`);
   const firstGuarded = out.split('\n').find((l) => l.includes('known driver bug'));
-  if (firstGuarded) t.comment(`first one: ${(JSON.parse(firstGuarded) as { err: { stack: string } }).err.stack.split('\n').slice(0, 4).join(' | ')}`);
+  if (firstGuarded)
+    t.comment(`first one: ${(JSON.parse(firstGuarded) as { err: { stack: string } }).err.stack.split('\n').slice(0, 4).join(' | ')}`);
 
   // Readiness and the LISTEN connection come back by themselves.
   for (const deadline = Date.now() + 10_000; (await call('GET', '/readyz')).status !== 200 && Date.now() < deadline; ) await sleep(100);
@@ -298,7 +325,9 @@ t.test('a lost external PostgreSQL: 503 during the outage, the process stays up,
   t.teardown(() => check.end());
   let listening = 0;
   for (const deadline = Date.now() + 5000; Date.now() < deadline; await sleep(100)) {
-    [{ listening }] = await check<{ listening: number }[]>`select count(*)::int as listening from pg_stat_activity where query ilike 'listen %auth_changed%'`;
+    [{ listening }] = await check<
+      { listening: number }[]
+    >`select count(*)::int as listening from pg_stat_activity where query ilike 'listen %auth_changed%'`;
     if (listening > 0) break;
   }
   t.ok(listening > 0, 'the auth_changed LISTEN connection is back');

@@ -51,7 +51,15 @@ interface Proc {
 function start(env: Record<string, string>, ready = /API listening on \S+/): Proc {
   const child = spawn(process.execPath, ['src/main.ts'], {
     cwd: root,
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', DATA_DIR: dataDir, DATABASE_URL: '', MEDIA_SIGNING_SECRET: 'embedded-test', ...env },
+    env: {
+      ...process.env,
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      DATA_DIR: dataDir,
+      DATABASE_URL: '',
+      MEDIA_SIGNING_SECRET: 'embedded-test',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.add(child);
@@ -159,7 +167,12 @@ t.test('kill -9 of the postmaster under load: 503 during, restarted on the same 
         const k = String(res.status);
         statuses.set(k, (statuses.get(k) ?? 0) + 1);
         if (res.status === 200) oks.push(Date.now());
-        else if (res.status !== 503 || body.error?.code !== 'service_unavailable' || body.error.retryable !== true || !res.headers.get('retry-after')) {
+        else if (
+          res.status !== 503 ||
+          body.error?.code !== 'service_unavailable' ||
+          body.error.retryable !== true ||
+          !res.headers.get('retry-after')
+        ) {
           unexpected.push(`${res.status} ${JSON.stringify(body)}`);
         }
       } catch (err) {
@@ -181,12 +194,18 @@ t.test('kill -9 of the postmaster under load: 503 during, restarted on the same 
     if (restarted && restarted.pid !== killed.pid && restarted.status === 'ready') break;
   }
   const readyAt = Date.now();
-  t.ok(restarted && restarted.pid !== killed.pid && restarted.status === 'ready', `a new postmaster accepts connections (${readyAt - killedAt} ms after the kill)`);
+  t.ok(
+    restarted && restarted.pid !== killed.pid && restarted.status === 'ready',
+    `a new postmaster accepts connections (${readyAt - killedAt} ms after the kill)`,
+  );
   t.equal(restarted?.port, port, `on the same port (${port})`);
   let firstOk = 0;
-  for (const deadline = Date.now() + 20_000; Date.now() < deadline && !firstOk; await sleep(20)) firstOk = oks.find((ts) => ts > readyAt) ?? 0;
+  for (const deadline = Date.now() + 20_000; Date.now() < deadline && !firstOk; await sleep(20))
+    firstOk = oks.find((ts) => ts > readyAt) ?? 0;
   t.ok(firstOk > 0, 'requests succeed again');
-  t.comment(`recovery: PostgreSQL restarted ${readyAt - killedAt} ms after kill -9 of the postmaster; first 200 ${firstOk - readyAt} ms after that (${firstOk - killedAt} ms after the kill)`);
+  t.comment(
+    `recovery: PostgreSQL restarted ${readyAt - killedAt} ms after kill -9 of the postmaster; first 200 ${firstOk - readyAt} ms after that (${firstOk - killedAt} ms after the kill)`,
+  );
   t.ok(firstOk - readyAt < 5000, `first 200 within 5 s of PostgreSQL being back (${firstOk - readyAt} ms)`);
   await sleep(500);
   running = false;
@@ -198,12 +217,17 @@ t.test('kill -9 of the postmaster under load: 503 during, restarted on the same 
   t.equal(b.exit, undefined, 'the npm start node is alive');
   const logs = a.output() + b.output();
   t.match(logs, /the postmaster is gone/, 'the loss is logged');
-  t.match(logs, /restarted after crash recovery[^\n]*recovery_ms|"recovery_ms":\d+[^\n]*restarted after crash recovery/, 'the restart is logged, with its time');
+  t.match(
+    logs,
+    /restarted after crash recovery[^\n]*recovery_ms|"recovery_ms":\d+[^\n]*restarted after crash recovery/,
+    'the restart is logged, with its time',
+  );
   t.notMatch(logs, /Uncaught exception|Unhandled rejection/, 'no uncaught error');
   // Both processes work after the restart, the workers too.
   for (const p of [a, b]) t.equal((await fetch(`${p.base()}/api/v1/assets`, { headers: auth })).status, 200, 'each node answers 200');
   let ready = 0;
-  for (const deadline = Date.now() + 15_000; Date.now() < deadline && ready !== 200; await sleep(200)) ready = (await fetch(`${b.base()}/readyz`)).status;
+  for (const deadline = Date.now() + 15_000; Date.now() < deadline && ready !== 200; await sleep(200))
+    ready = (await fetch(`${b.base()}/readyz`)).status;
   t.equal(ready, 200, '/readyz is 200 again (pg-boss reconnected)');
 
   a.child.kill('SIGTERM');

@@ -42,7 +42,9 @@ function run(script: string, args: string[], env: Record<string, string>, ready:
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   let signalledAt = 0;
-  const exited = new Promise<{ code: number | null; ms: number }>((resolve) => child.on('exit', (code) => resolve({ code, ms: Date.now() - signalledAt })));
+  const exited = new Promise<{ code: number | null; ms: number }>((resolve) =>
+    child.on('exit', (code) => resolve({ code, ms: Date.now() - signalledAt })),
+  );
   const waitReady = (async () => {
     const deadline = Date.now() + 90_000;
     while (!ready.test(out)) {
@@ -77,7 +79,11 @@ function logLines(out: string): Record<string, unknown>[] {
 function assertCleanOutput(t: Test, out: string, what: string) {
   const errors = logLines(out).filter((l) => l.level === 'error' || l.level === 'fatal');
   t.same(errors, [], `${what}: no error-level log line`);
-  t.notMatch(out, /pg-boss error|Unhandled|terminating connection due to administrator command|ERR_UNHANDLED/, `${what}: no pg-boss error or unhandled error`);
+  t.notMatch(
+    out,
+    /pg-boss error|Unhandled|terminating connection due to administrator command|ERR_UNHANDLED/,
+    `${what}: no pg-boss error or unhandled error`,
+  );
 }
 
 function postmasterPid(): number | undefined {
@@ -127,7 +133,15 @@ t.test('SIGTERM stops npm start with exit 0 and no error line, every time; reque
       await sleep(200);
       const requests = logLines(api.output()).filter((l) => l.msg === 'request completed');
       t.equal(requests.length, 2, 'one line per request');
-      t.match(requests[0], { level: 'info', reqId: String, method: 'GET', url: '/healthz', operationId: 'getHealth', statusCode: 200, responseTime: Number });
+      t.match(requests[0], {
+        level: 'info',
+        reqId: String,
+        method: 'GET',
+        url: '/healthz',
+        operationId: 'getHealth',
+        statusCode: 200,
+        responseTime: Number,
+      });
       t.match(requests[1], { url: '/api/v1/models', operationId: 'listModels', statusCode: 400 });
       t.notMatch(api.output(), /do-not-log/, 'query strings stay out of the logs');
     }
@@ -190,7 +204,10 @@ async function charges(orgId: string) {
   return query(async (sql) => {
     const [org] = await sql`select credits from organizations where id = ${orgId}`;
     const ledger = await sql`select delta, reason, reference from credit_ledger where org_id = ${orgId} order by id`;
-    return { balance: (org as { credits: number }).credits, ledger: ledger as unknown as { delta: number; reason: string; reference: string | null }[] };
+    return {
+      balance: (org as { credits: number }).credits,
+      ledger: ledger as unknown as { delta: number; reason: string; reference: string | null }[],
+    };
   });
 }
 
@@ -215,16 +232,24 @@ t.test('a job in flight at SIGTERM is released, completes after a restart, and i
 
   const again = startApi();
   await again.ready;
-  const row = await waitFor('the released job to complete', async () => {
-    const r = await generationRow(gen.id);
-    return r.status === 'generating' ? undefined : r;
-  }, 90_000);
+  const row = await waitFor(
+    'the released job to complete',
+    async () => {
+      const r = await generationRow(gen.id);
+      return r.status === 'generating' ? undefined : r;
+    },
+    90_000,
+  );
   t.equal(row.status, 'completed', 'the generation completed after the restart (not lost, not failed)');
   t.ok(row.attempts >= 2, `it was attempted again (${row.attempts} attempts)`);
   const after = await charges(before.id);
   t.ok(row.credits > 0, `the video costs ${row.credits} credits`);
   t.equal(after.balance, before.credits - row.credits, 'charged exactly once');
-  t.same(after.ledger.slice(ledgerBefore).map((l) => l.delta), [-row.credits], 'one ledger row: the charge, no refund');
+  t.same(
+    after.ledger.slice(ledgerBefore).map((l) => l.delta),
+    [-row.credits],
+    'one ledger row: the charge, no refund',
+  );
   again.signal('SIGTERM');
   t.equal((await again.exited).code, 0);
   assertCleanOutput(t, again.output(), 'restarted service');
@@ -268,7 +293,11 @@ t.test('npm run worker and the admin CLI exit 0 on SIGTERM', async (t) => {
   admin.signal('SIGTERM');
   const a = await admin.exited;
   t.equal(a.code, 0, 'admin: exit code 0');
-  t.match(admin.output(), /"object":"organization"[^\n]*"name":"Signalled"|"name":"Signalled"/, 'admin: the command finished and printed its result');
+  t.match(
+    admin.output(),
+    /"object":"organization"[^\n]*"name":"Signalled"|"name":"Signalled"/,
+    'admin: the command finished and printed its result',
+  );
   assertCleanOutput(t, admin.output(), 'admin');
   t.equal(postmasterPid(), undefined, 'admin: the embedded PostgreSQL it started was stopped');
 });
@@ -285,7 +314,11 @@ t.test('GET /healthz and /readyz; readyz is 503 when the database is gone', asyn
     return { status: res.status, body, headers: res.headers, operationId: check.operationId };
   };
   t.match(await get('/healthz'), { status: 200, body: { status: 'ok' }, operationId: 'getHealth' });
-  t.match(await get('/readyz'), { status: 200, body: { status: 'ready', checks: { database: 'ok', migrations: 'ok', queue: 'ok', accepting: 'ok' } }, operationId: 'getReadiness' });
+  t.match(await get('/readyz'), {
+    status: 200,
+    body: { status: 'ready', checks: { database: 'ok', migrations: 'ok', queue: 'ok', accepting: 'ok' } },
+    operationId: 'getReadiness',
+  });
   t.equal((await fetch(`${base}/api/v1/healthz`)).status, 404, 'the probes are at the root, not under /api/v1');
 
   // The database goes away under the running service (its postmaster stopped from outside); the
@@ -293,11 +326,15 @@ t.test('GET /healthz and /readyz; readyz is 503 when the database is gone', asyn
   const pid = postmasterPid()!;
   process.kill(pid, 'SIGINT');
   let started = Date.now();
-  const down = await waitFor('readyz to fail', async () => {
-    started = Date.now();
-    const r = await get('/readyz');
-    return r.status === 200 ? undefined : r;
-  }, 15_000);
+  const down = await waitFor(
+    'readyz to fail',
+    async () => {
+      started = Date.now();
+      const r = await get('/readyz');
+      return r.status === 200 ? undefined : r;
+    },
+    15_000,
+  );
   t.equal(down.status, 503, 'readyz: 503');
   t.ok(Date.now() - started < 5000, 'answered within the check timeout');
   t.match(down.body, { error: { code: 'service_unavailable', retryable: true, context: { checks: { database: 'failing' } } } });

@@ -131,39 +131,75 @@ t.test('2 API nodes and 2 workers on one PostgreSQL and one DATA_DIR', async (t)
 
   // ---- revocation reaches both nodes at once ----
   const rev = await workspace('Revoked');
-  for (const node of apis) t.equal((await call(node, 'GET', '/assets', rev.key)).status, 200, `${node.name}: the key works (and is cached)`);
+  for (const node of apis)
+    t.equal((await call(node, 'GET', '/assets', rev.key)).status, 200, `${node.name}: the key works (and is cached)`);
   await revokeApiKey(db, rev.keyId);
   const afterRevoke = await Promise.all(apis.map((node) => call(node, 'GET', '/assets', rev.key)));
-  t.same(afterRevoke.map((r) => r.status), [401, 401], 'right after the revocation both nodes refuse the key');
+  t.same(
+    afterRevoke.map((r) => r.status),
+    [401, 401],
+    'right after the revocation both nodes refuse the key',
+  );
 
   // ---- the rate limit is shared by the nodes ----
   const limited = await workspace('Limited');
   const burst = await Promise.all(
-    Array.from({ length: RATE_LIMIT + 4 }, (_, i) => call(apis[i % 2], 'POST', '/generations', limited.key, { type: 'static_ad', template_slug: 'bold-sale-banner', prompt: `Burst ${i}` })),
+    Array.from({ length: RATE_LIMIT + 4 }, (_, i) =>
+      call(apis[i % 2], 'POST', '/generations', limited.key, {
+        type: 'static_ad',
+        template_slug: 'bold-sale-banner',
+        prompt: `Burst ${i}`,
+      }),
+    ),
   );
   const accepted = burst.filter((r) => r.status === 200);
   t.equal(accepted.length, RATE_LIMIT, `${RATE_LIMIT} of ${RATE_LIMIT + 4} accepted across both nodes (one shared window)`);
-  t.same([...new Set(burst.filter((r) => r.status !== 200).map((r) => `${r.status} ${r.body.error?.code}`))], ['429 rate_limited'], 'the rest: 429');
+  t.same(
+    [...new Set(burst.filter((r) => r.status !== 200).map((r) => `${r.status} ${r.body.error?.code}`))],
+    ['429 rate_limited'],
+    'the rest: 429',
+  );
 
   // ---- generations, exports and reference analyses through both nodes ----
   const ws = await workspace('Work');
-  const gens = (await Promise.all([0, 1, 2, 3].map((i) => call(apis[i % 2], 'POST', '/generations', ws.key, { type: 'static_ad', template_slug: 'bold-sale-banner', prompt: `Work ${i}` })))).map((r) => {
+  const gens = (
+    await Promise.all(
+      [0, 1, 2, 3].map((i) =>
+        call(apis[i % 2], 'POST', '/generations', ws.key, { type: 'static_ad', template_slug: 'bold-sale-banner', prompt: `Work ${i}` }),
+      ),
+    )
+  ).map((r) => {
     if (r.status !== 200) throw new Error(`generation: ${r.status} ${JSON.stringify(r.body)}`);
     return r.body.generations[0].id as string;
   });
-  const png = (color: string) => sharp({ create: { width: 64, height: 64, channels: 3, background: color } }).png().toBuffer();
+  const png = (color: string) =>
+    sharp({ create: { width: 64, height: 64, channels: 3, background: color } })
+      .png()
+      .toBuffer();
   const refs = await Promise.all(
     ['#ff0000', '#0000ff'].map(async (color, i) => {
-      const r = await call(apis[i], 'POST', '/reference-inspirations', ws.key, { template_slug: 'product-spotlight', media_kind: 'image', images: [{ filename: 'ref.png', data: (await png(color)).toString('base64') }] });
+      const r = await call(apis[i], 'POST', '/reference-inspirations', ws.key, {
+        template_slug: 'product-spotlight',
+        media_kind: 'image',
+        images: [{ filename: 'ref.png', data: (await png(color)).toString('base64') }],
+      });
       if (r.status !== 200) throw new Error(`reference: ${r.status} ${JSON.stringify(r.body)}`);
       return r.body.id as string;
     }),
   );
   const exportsQueued = await Promise.all(
     [0, 1].map(async (i) => {
-      const p = await call(apis[i], 'POST', '/editor/videos', ws.key, { title: `Project ${i}`, aspect_ratio: '16:9', width: 320, height: 180, fps: 10 });
+      const p = await call(apis[i], 'POST', '/editor/videos', ws.key, {
+        title: `Project ${i}`,
+        aspect_ratio: '16:9',
+        width: 320,
+        height: 180,
+        fps: 10,
+      });
       if (p.status !== 200) throw new Error(`project: ${p.status} ${JSON.stringify(p.body)}`);
-      const e = await call(apis[1 - i], 'PATCH', `/editor/videos/${p.body.id}`, ws.key, { operations: [{ type: 'add_text', text: 'Hello', from_seconds: 0, duration_seconds: 1 }] });
+      const e = await call(apis[1 - i], 'PATCH', `/editor/videos/${p.body.id}`, ws.key, {
+        operations: [{ type: 'add_text', text: 'Hello', from_seconds: 0, duration_seconds: 1 }],
+      });
       if (e.status !== 200) throw new Error(`edit: ${e.status} ${JSON.stringify(e.body)}`);
       const q = await call(apis[i], 'POST', `/editor/videos/${p.body.id}/exports`, ws.key, { quality: 'draft' });
       if (q.status !== 200) throw new Error(`export: ${q.status} ${JSON.stringify(q.body)}`);
@@ -178,22 +214,49 @@ t.test('2 API nodes and 2 workers on one PostgreSQL and one DATA_DIR', async (t)
   await boss.stop({ graceful: false });
 
   // ---- everything settles: each job ran exactly once ----
-  const generationRows = async (ids: string[]) => sql<{ id: string; status: string; attempts: number }[]>`select id, status, attempts from generations where id = any(${ids}::uuid[])`;
-  const settled = await waitFor('the generations, exports and analyses to finish', async () => {
-    const g = await generationRows([...gens, ...accepted.map((r) => r.body.generations[0].id as string)]);
-    const e = await sql<{ status: string; attempts: number }[]>`select status, attempts from editor_exports where id = any(${exportsQueued}::uuid[])`;
-    const r = await sql<{ status: string }[]>`select status from reference_inspirations where id = any(${refs}::uuid[])`;
-    const busy = g.some((x) => x.status === 'generating') || e.some((x) => x.status === 'queued' || x.status === 'rendering') || r.some((x) => x.status === 'processing');
-    return busy ? undefined : { g, e, r };
-  }, 90_000);
-  t.same([...new Set(settled.g.map((x) => `${x.status}/${x.attempts}`))], ['completed/1'], `all ${settled.g.length} generations completed, each attempted once`);
-  t.same(settled.e.map((x) => `${x.status}/${x.attempts}`), ['completed/1', 'completed/1'], 'both exports completed, each rendered once');
-  t.same(settled.r.map((x) => x.status), ['ready', 'ready'], 'both references analysed');
+  const generationRows = async (ids: string[]) =>
+    sql<{ id: string; status: string; attempts: number }[]>`select id, status, attempts from generations where id = any(${ids}::uuid[])`;
+  const settled = await waitFor(
+    'the generations, exports and analyses to finish',
+    async () => {
+      const g = await generationRows([...gens, ...accepted.map((r) => r.body.generations[0].id as string)]);
+      const e = await sql<
+        { status: string; attempts: number }[]
+      >`select status, attempts from editor_exports where id = any(${exportsQueued}::uuid[])`;
+      const r = await sql<{ status: string }[]>`select status from reference_inspirations where id = any(${refs}::uuid[])`;
+      const busy =
+        g.some((x) => x.status === 'generating') ||
+        e.some((x) => x.status === 'queued' || x.status === 'rendering') ||
+        r.some((x) => x.status === 'processing');
+      return busy ? undefined : { g, e, r };
+    },
+    90_000,
+  );
+  t.same(
+    [...new Set(settled.g.map((x) => `${x.status}/${x.attempts}`))],
+    ['completed/1'],
+    `all ${settled.g.length} generations completed, each attempted once`,
+  );
+  t.same(
+    settled.e.map((x) => `${x.status}/${x.attempts}`),
+    ['completed/1', 'completed/1'],
+    'both exports completed, each rendered once',
+  );
+  t.same(
+    settled.r.map((x) => x.status),
+    ['ready', 'ready'],
+    'both references analysed',
+  );
   const jobs = await sql<{ name: string; n: number }[]>`
     select name, count(*)::int as n from pgboss.job
     where data->>'generationId' = any(${[...gens, ...accepted.map((r) => r.body.generations[0].id as string)]}) group by name`;
-  t.same(jobs.map((j) => j.n).reduce((x, y) => x + y, 0), gens.length + accepted.length, 'one pg-boss job per generation (none sent twice)');
-  const doubled = await sql`select reference, count(*)::int as n from credit_ledger where org_id = ${ws.orgId} and delta < 0 group by reference having count(*) > 1`;
+  t.same(
+    jobs.map((j) => j.n).reduce((x, y) => x + y, 0),
+    gens.length + accepted.length,
+    'one pg-boss job per generation (none sent twice)',
+  );
+  const doubled =
+    await sql`select reference, count(*)::int as n from credit_ledger where org_id = ${ws.orgId} and delta < 0 group by reference having count(*) > 1`;
   t.same(doubled, [], 'no operation charged twice');
   const [{ credits, ledger }] = await sql<{ credits: number; ledger: number }[]>`
     select (select credits from organizations where id = ${ws.orgId})::int as credits,
@@ -204,11 +267,19 @@ t.test('2 API nodes and 2 workers on one PostgreSQL and one DATA_DIR', async (t)
   // ---- then kill -9 of the worker rendering a video: the other finishes it, charged once ----
   const killed = await workspace('Killed');
   const catalog = (await (await fetch(`${a.base()}/api/v1/models`)).json()) as { video_ads: { slug: string }[] };
-  const video = await call(b, 'POST', '/generations', killed.key, { type: 'video_ad', template_slug: catalog.video_ads[0].slug, prompt: 'Kill me' });
+  const video = await call(b, 'POST', '/generations', killed.key, {
+    type: 'video_ad',
+    template_slug: catalog.video_ads[0].slug,
+    prompt: 'Kill me',
+  });
   t.equal(video.status, 200);
   const videoId = video.body.generations[0].id as string;
   const owner = path.join(dataDir, 'tmp', `gen-${videoId}`, '.owner');
-  const ownerPid = await waitFor('the video render to start', async () => (fs.existsSync(owner) ? (JSON.parse(fs.readFileSync(owner, 'utf8')) as { pid: number }).pid : undefined), 60_000);
+  const ownerPid = await waitFor(
+    'the video render to start',
+    async () => (fs.existsSync(owner) ? (JSON.parse(fs.readFileSync(owner, 'utf8')) as { pid: number }).pid : undefined),
+    60_000,
+  );
   const victim = [w1, w2].find((w) => w.child.pid === ownerPid);
   t.ok(victim, `a worker process renders it (pid ${ownerPid})`);
   await sleep(300);
@@ -216,10 +287,14 @@ t.test('2 API nodes and 2 workers on one PostgreSQL and one DATA_DIR', async (t)
   const killedAt = Date.now();
   const survivor = victim === w1 ? w2 : w1;
 
-  const videoRow = await waitFor('the killed render to finish on the other worker', async () => {
-    const [row] = await generationRows([videoId]);
-    return row.status === 'generating' ? undefined : row;
-  }, 90_000);
+  const videoRow = await waitFor(
+    'the killed render to finish on the other worker',
+    async () => {
+      const [row] = await generationRows([videoId]);
+      return row.status === 'generating' ? undefined : row;
+    },
+    90_000,
+  );
   t.equal(videoRow.status, 'completed', `the video completed on the surviving worker (${Date.now() - killedAt} ms after the kill)`);
   t.equal(videoRow.attempts, 2, 'in a second attempt');
   t.equal(survivor.child.exitCode, null, 'the surviving worker is alive');

@@ -24,14 +24,27 @@ t.test('kill -9 of a worker rendering a video: its ffmpeg is gone within a secon
   const tier = vt.quality_tiers.find((q: { id: string }) => q.id === 'low');
   const res = await api.request('POST', '/api/v1/generations', {
     key: ws.key,
-    body: { type: 'video_ad', template_slug: vt.slug, quality_tier: 'low', duration: Math.max(...tier.duration_options), prompt: 'A render cut short' },
+    body: {
+      type: 'video_ad',
+      template_slug: vt.slug,
+      quality_tier: 'low',
+      duration: Math.max(...tier.duration_options),
+      prompt: 'A render cut short',
+    },
   });
   t.equal(res.status, 200, res.text);
 
   const worker = spawn(process.execPath, ['src/worker-main.ts'], {
     cwd: root,
     detached: true, // a process group of its own, for the teardown; the test kills the worker's pid alone
-    env: { ...process.env, ...api.s3?.env, DATABASE_URL: api.databaseUrl, DATA_DIR: dataDir, MEDIA_SIGNING_SECRET: 'test-media-signing-secret', LOG_LEVEL: 'warn' },
+    env: {
+      ...process.env,
+      ...api.s3?.env,
+      DATABASE_URL: api.databaseUrl,
+      DATA_DIR: dataDir,
+      MEDIA_SIGNING_SECRET: 'test-media-signing-secret',
+      LOG_LEVEL: 'warn',
+    },
     stdio: 'ignore',
   });
   let render: { pid: number; argv: string[] }[] = [];

@@ -103,21 +103,33 @@ t.test('200 slow connections: others are served, the slow ones are cut by the li
   /** 30 normal requests, 3 at a time (reads and paid requests); their latencies. */
   async function normalLoad(label: string): Promise<number[]> {
     const latencies: number[] = [];
-    await Promise.all(Array.from({ length: 3 }, async () => {
-      for (let i = 0; i < 10; i++) {
-        const paid = i % 2 === 1;
-        const idem = `${label}-${n++}`;
-        const p = paid ? '/api/v1/generations' : '/api/v1/models';
-        const started = performance.now();
-        const res = await fetch(`${base}${p}`, paid ? { method: 'POST', headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': idem }, body } : {});
-        const parsed = await res.json();
-        latencies.push(performance.now() - started);
-        const check = checkResponse(paid ? 'POST' : 'GET', `${base}${p}`, res.status, res.headers.get('content-type'), parsed, Object.fromEntries(res.headers));
-        for (const problem of check.problems) t.fail(`contract: ${problem}`);
-        if (res.status !== 200) unexpected.push(`${label} ${p}: ${res.status} ${JSON.stringify(parsed).slice(0, 200)}`);
-        else if (paid) acknowledged.set(idem, (parsed as { generations: { id: string }[] }).generations[0].id);
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: 3 }, async () => {
+        for (let i = 0; i < 10; i++) {
+          const paid = i % 2 === 1;
+          const idem = `${label}-${n++}`;
+          const p = paid ? '/api/v1/generations' : '/api/v1/models';
+          const started = performance.now();
+          const res = await fetch(
+            `${base}${p}`,
+            paid ? { method: 'POST', headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': idem }, body } : {},
+          );
+          const parsed = await res.json();
+          latencies.push(performance.now() - started);
+          const check = checkResponse(
+            paid ? 'POST' : 'GET',
+            `${base}${p}`,
+            res.status,
+            res.headers.get('content-type'),
+            parsed,
+            Object.fromEntries(res.headers),
+          );
+          for (const problem of check.problems) t.fail(`contract: ${problem}`);
+          if (res.status !== 200) unexpected.push(`${label} ${p}: ${res.status} ${JSON.stringify(parsed).slice(0, 200)}`);
+          else if (paid) acknowledged.set(idem, (parsed as { generations: { id: string }[] }).generations[0].id);
+        }
+      }),
+    );
     return latencies.sort((x, y) => x - y);
   }
   const median = (xs: number[]) => xs[Math.floor(xs.length / 2)];
@@ -132,7 +144,12 @@ t.test('200 slow connections: others are served, the slow ones are cut by the li
   const slow: Slow[] = [
     ...Array.from({ length: 80 }, () => slowClient(base, 'headers', 'GET /api/v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ', 'a')),
     ...Array.from({ length: 80 }, () =>
-      slowClient(base, 'json body', `POST /api/v1/generations HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"type":`, ' '),
+      slowClient(
+        base,
+        'json body',
+        `POST /api/v1/generations HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"type":`,
+        ' ',
+      ),
     ),
     ...Array.from({ length: 40 }, () =>
       slowClient(
@@ -144,7 +161,11 @@ t.test('200 slow connections: others are served, the slow ones are cut by the li
       ),
     ),
   ];
-  t.teardown(() => slow.forEach((s) => { s.stop(); }));
+  t.teardown(() =>
+    slow.forEach((s) => {
+      s.stop();
+    }),
+  );
   const slowStarted = Date.now();
   await sleep(500);
   const socketsDuring = openSockets(api.pid, port);
@@ -154,11 +175,19 @@ t.test('200 slow connections: others are served, the slow ones are cut by the li
   const cutAt = Date.now() - slowStarted;
 
   const ratio = median(during) / median(baseline);
-  t.comment(`baseline median ${median(baseline).toFixed(1)} ms, slowest ${baseline.at(-1)!.toFixed(1)} ms; with 200 slow connections median ${median(during).toFixed(1)} ms, slowest ${during.at(-1)!.toFixed(1)} ms; ratio ${ratio.toFixed(2)} (normal load done ${duringMs} ms after the slow clients came)`);
+  t.comment(
+    `baseline median ${median(baseline).toFixed(1)} ms, slowest ${baseline.at(-1)!.toFixed(1)} ms; with 200 slow connections median ${median(during).toFixed(1)} ms, slowest ${during.at(-1)!.toFixed(1)} ms; ratio ${ratio.toFixed(2)} (normal load done ${duringMs} ms after the slow clients came)`,
+  );
   t.same(unexpected, [], 'every normal request answered 200 during the slow connections');
   t.ok(duringMs < LIMIT_S * 1000, `the normal load ran while the slow connections were held (${duringMs} ms)`);
-  t.ok(socketsDuring.clients >= socketsBefore.clients + 150, `the slow connections were open (${socketsDuring.clients} client connections, ${socketsBefore.clients} before)`);
-  t.ok(ratio < 20 && during.at(-1)! < 5000, `normal requests were not held up (median ratio ${ratio.toFixed(2)} < 20, slowest ${during.at(-1)!.toFixed(0)} ms < 5 s)`);
+  t.ok(
+    socketsDuring.clients >= socketsBefore.clients + 150,
+    `the slow connections were open (${socketsDuring.clients} client connections, ${socketsBefore.clients} before)`,
+  );
+  t.ok(
+    ratio < 20 && during.at(-1)! < 5000,
+    `normal requests were not held up (median ratio ${ratio.toFixed(2)} < 20, slowest ${during.at(-1)!.toFixed(0)} ms < 5 s)`,
+  );
 
   // Every slow connection was cut by the limits.
   const bound = (LIMIT_S + 1 + 4) * 1000; // the limit, one check interval, a margin for a busy machine
@@ -167,22 +196,42 @@ t.test('200 slow connections: others are served, the slow ones are cut by the li
   const byKind = (kind: string) => results.filter((r) => r.kind === kind);
   for (const kind of ['headers', 'json body', 'upload']) {
     const rs = byKind(kind);
-    t.ok(rs.every((r) => r.ms >= (LIMIT_S - 0.5) * 1000 && r.ms < bound), `${kind}: every one cut between ${LIMIT_S} s and ${bound / 1000} s (${Math.min(...rs.map((r) => r.ms))}–${Math.max(...rs.map((r) => r.ms))} ms)`);
-    t.ok(rs.every((r) => r.sent >= 4), `${kind}: every one kept sending until cut`);
+    t.ok(
+      rs.every((r) => r.ms >= (LIMIT_S - 0.5) * 1000 && r.ms < bound),
+      `${kind}: every one cut between ${LIMIT_S} s and ${bound / 1000} s (${Math.min(...rs.map((r) => r.ms))}–${Math.max(...rs.map((r) => r.ms))} ms)`,
+    );
+    t.ok(
+      rs.every((r) => r.sent >= 4),
+      `${kind}: every one kept sending until cut`,
+    );
     const answered = rs.filter((r) => r.status !== undefined);
-    t.same([...new Set(answered.map((r) => r.status))].filter((s) => s !== 408), [], `${kind}: answered 408 when answered at all (${answered.length} of ${rs.length})`);
+    t.same(
+      [...new Set(answered.map((r) => r.status))].filter((s) => s !== 408),
+      [],
+      `${kind}: answered 408 when answered at all (${answered.length} of ${rs.length})`,
+    );
   }
 
   // The process's sockets come back to normal.
   // Client connections back to the baseline; the database pools (bounded: 20 + 4 + pg-boss's) may
   // have grown under the auth lookups of the slow uploads, and keep their connections.
-  const socketsAfter = await waitFor('the client connections to be released', () => {
-    const s = openSockets(api.pid, port);
-    return s.clients <= socketsBefore.clients + 4 ? s : undefined;
-  }, 10_000).catch(() => openSockets(api.pid, port));
+  const socketsAfter = await waitFor(
+    'the client connections to be released',
+    () => {
+      const s = openSockets(api.pid, port);
+      return s.clients <= socketsBefore.clients + 4 ? s : undefined;
+    },
+    10_000,
+  ).catch(() => openSockets(api.pid, port));
   // (+4: the normal clients' own keep-alive connections, 3 at a time and the catalog read)
-  t.ok(socketsAfter.clients <= socketsBefore.clients + 4, `client connections back to normal: ${socketsAfter.clients} (${socketsBefore.clients} before, ${socketsDuring.clients} during)`);
-  t.ok(socketsAfter.all <= socketsBefore.all + 30, `all sockets bounded: ${socketsAfter.all} (${socketsBefore.all} before, ${socketsDuring.all} during)`);
+  t.ok(
+    socketsAfter.clients <= socketsBefore.clients + 4,
+    `client connections back to normal: ${socketsAfter.clients} (${socketsBefore.clients} before, ${socketsDuring.clients} during)`,
+  );
+  t.ok(
+    socketsAfter.all <= socketsBefore.all + 30,
+    `all sockets bounded: ${socketsAfter.all} (${socketsBefore.all} before, ${socketsDuring.all} during)`,
+  );
   t.comment(`recovery: client connections back to ${socketsAfter.clients} ${Date.now() - slowStarted} ms after the slow clients came`);
   const after = await normalLoad('after');
   t.same(unexpected, [], 'served normally afterwards');
@@ -191,14 +240,22 @@ t.test('200 slow connections: others are served, the slow ones are cut by the li
   // Nothing lost, nothing charged twice.
   const rows = await sql<{ id: string; credits: number }[]>`select id, credits from generations where org_id = ${org.id}`;
   const ids = new Set(rows.map((r) => r.id));
-  t.same([...acknowledged.values()].filter((id) => !ids.has(id)), [], `no acknowledged generation lost (${acknowledged.size})`);
+  t.same(
+    [...acknowledged.values()].filter((id) => !ids.has(id)),
+    [],
+    `no acknowledged generation lost (${acknowledged.size})`,
+  );
   t.equal(rows.length, acknowledged.size, 'one generation per idempotency key');
   const [{ credits }] = await sql<{ credits: number }[]>`select credits from organizations where id = ${org.id}`;
   const [{ sum }] = await sql<{ sum: number }[]>`select coalesce(sum(delta), 0)::int as sum from credit_ledger where org_id = ${org.id}`;
   t.equal(credits, sum, 'balance = ledger sum');
   t.equal(credits, 1_000_000 - rows.reduce((a, r) => a + r.credits, 0), 'each generation charged once');
 
-  t.same(errorLines(api.output()).map((l) => l.msg), [], 'no error line');
+  t.same(
+    errorLines(api.output()).map((l) => l.msg),
+    [],
+    'no error line',
+  );
   api.child.kill('SIGTERM');
   t.equal((await api.exited).code, 0, 'the service stops with exit 0');
 });

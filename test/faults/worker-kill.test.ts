@@ -74,14 +74,21 @@ async function ledger(api: TestApp, orgId: string) {
 t.test('a video generation killed while generating is finished by another worker', async (t) => {
   const { api, worker } = await setup(t);
   const sql = api.service.ctx.sql;
-  const row = async (id: string) => (await sql`select status, attempts from generations where id = ${id}`)[0] as { status: string; attempts: number };
+  const row = async (id: string) =>
+    (await sql`select status, attempts from generations where id = ${id}`)[0] as { status: string; attempts: number };
   const ws = await api.workspace({ credits: 5000 });
   const models = (await api.request('GET', '/api/v1/models')).body;
   const vt = models.video_ads[0];
   const tier = vt.quality_tiers.find((q: { id: string }) => q.id === 'low');
   const res = await api.request('POST', '/api/v1/generations', {
     key: ws.key,
-    body: { type: 'video_ad', template_slug: vt.slug, quality_tier: 'low', duration: Math.min(...tier.duration_options), prompt: 'A render cut short' },
+    body: {
+      type: 'video_ad',
+      template_slug: vt.slug,
+      quality_tier: 'low',
+      duration: Math.min(...tier.duration_options),
+      prompt: 'A render cut short',
+    },
   });
   t.equal(res.status, 200);
   const id = res.body.generations[0].id;
@@ -100,7 +107,14 @@ t.test('a video generation killed while generating is finished by another worker
   const done = await api.request('GET', `/api/v1/generations/${id}`, { key: ws.key });
   t.equal(done.body.output.content_type, 'video/mp4');
   t.equal((await fetch(done.body.url)).status, 200);
-  t.same(await ledger(api, ws.orgId), [['initial_grant', 5000], ['generation_charge', -charged]], 'one charge, no refund');
+  t.same(
+    await ledger(api, ws.orgId),
+    [
+      ['initial_grant', 5000],
+      ['generation_charge', -charged],
+    ],
+    'one charge, no refund',
+  );
   process.kill(-second.pid!, 'SIGTERM');
 });
 
@@ -108,9 +122,17 @@ t.test('a faceless video killed while rendering is finished from its stored scen
   const { api, worker } = await setup(t);
   const sql = api.service.ctx.sql;
   const row = async (id: number) =>
-    (await sql`select status, stage, attempts, artifacts from faceless_videos where video_id = ${id}`)[0] as { status: string; stage: string | null; attempts: number; artifacts: any };
+    (await sql`select status, stage, attempts, artifacts from faceless_videos where video_id = ${id}`)[0] as {
+      status: string;
+      stage: string | null;
+      attempts: number;
+      artifacts: any;
+    };
   const ws = await api.workspace({ credits: 100 });
-  const res = await api.request('POST', '/api/v1/faceless-videos', { key: ws.key, body: { script: 'Tea is calm. Coffee is loud. Pick your mood today.', duration: '12' } });
+  const res = await api.request('POST', '/api/v1/faceless-videos', {
+    key: ws.key,
+    body: { script: 'Tea is calm. Coffee is loud. Pick your mood today.', duration: '12' },
+  });
   t.equal(res.status, 200, res.text);
   const id = res.body.video_id as number;
 
@@ -129,7 +151,14 @@ t.test('a faceless video killed while rendering is finished from its stored scen
   const video = await api.request('GET', `/api/v1/videos/${id}`, { key: ws.key });
   t.match(video.body, { status: 'completed', progress: 100 });
   t.equal((await fetch(video.body.url)).status, 200);
-  t.same(await ledger(api, ws.orgId), [['initial_grant', 100], ['faceless_video_charge', -40]], 'one charge, no refund');
+  t.same(
+    await ledger(api, ws.orgId),
+    [
+      ['initial_grant', 100],
+      ['faceless_video_charge', -40],
+    ],
+    'one charge, no refund',
+  );
   process.kill(-second.pid!, 'SIGTERM');
 });
 
@@ -137,7 +166,12 @@ t.test('a slideshow killed while its MP4 renders keeps its slides and timeline',
   const { api, worker } = await setup(t);
   const sql = api.service.ctx.sql;
   const row = async (id: string) =>
-    (await sql`select status, stage, attempts, project_version from slideshows where id = ${id}`)[0] as { status: string; stage: string | null; attempts: number; project_version: number | null };
+    (await sql`select status, stage, attempts, project_version from slideshows where id = ${id}`)[0] as {
+      status: string;
+      stage: string | null;
+      attempts: number;
+      project_version: number | null;
+    };
   const ws = await api.workspace({ credits: 1000 });
   const res = await api.request('POST', '/api/v1/slideshows', {
     key: ws.key,
@@ -170,7 +204,14 @@ t.test('a slideshow killed while its MP4 renders keeps its slides and timeline',
   const done = await api.request('GET', `/api/v1/slideshows/${id}`, { key: ws.key });
   t.equal(done.body.slides.length, 4);
   t.equal((await fetch(done.body.video_url)).status, 200);
-  t.same(await ledger(api, ws.orgId), [['initial_grant', 1000], ['slideshow_charge', -40]], 'one charge, no refund');
+  t.same(
+    await ledger(api, ws.orgId),
+    [
+      ['initial_grant', 1000],
+      ['slideshow_charge', -40],
+    ],
+    'one charge, no refund',
+  );
   process.kill(-second.pid!, 'SIGTERM');
 });
 
@@ -181,16 +222,38 @@ t.test('an X post killed between upload and tweet is posted once by another work
   const ws = await api.workspace({ scopes: ['social:write'] });
   const tok = X.grant();
   const cipher = tokenCipher(await loadTokenKey(api.service.ctx.config));
-  const acc = await connectAccount(api.service.ctx.db, cipher, { orgId: ws.orgId, platform: 'x', handle: 'killed', accessToken: tok.access, refreshToken: tok.refresh, platformAccountId: '42' });
+  const acc = await connectAccount(api.service.ctx.db, cipher, {
+    orgId: ws.orgId,
+    platform: 'x',
+    handle: 'killed',
+    accessToken: tok.access,
+    refreshToken: tok.refresh,
+    platformAccountId: '42',
+  });
   const id = randomUUID();
   const key = `editor-media/${ws.orgId}/${id}.mp4`;
   const bytes = 5 * 1024 * 1024 + 777;
   await api.service.ctx.storage.put(key, Buffer.alloc(bytes, 7), 'video/mp4');
-  await api.service.ctx.db.insert(media).values({ id, orgId: ws.orgId, kind: 'video', source: 'upload', contentType: 'video/mp4', sizeBytes: bytes, storageKey: key, width: 1280, height: 720, durationSeconds: 15, hasAudio: true });
+  await api.service.ctx.db.insert(media).values({
+    id,
+    orgId: ws.orgId,
+    kind: 'video',
+    source: 'upload',
+    contentType: 'video/mp4',
+    sizeBytes: bytes,
+    storageKey: key,
+    width: 1280,
+    height: 720,
+    durationSeconds: 15,
+    hasAudio: true,
+  });
 
   const client = await connect(api, ws.key);
   t.teardown(() => client.close());
-  const res = await client.callTool({ name: 'publish_media_to_social', arguments: { account_ids: [acc.id], media_id: id, caption: 'survives a crash' } });
+  const res = await client.callTool({
+    name: 'publish_media_to_social',
+    arguments: { account_ids: [acc.id], media_id: id, caption: 'survives a crash' },
+  });
   t.notOk(res.isError, JSON.stringify(res.structuredContent));
   const pubId = (res.structuredContent as { id: string }).id;
 
@@ -198,21 +261,31 @@ t.test('an X post killed between upload and tweet is posted once by another work
   X.state.hangNextTweet = true;
   const first = worker();
   await until('the first worker reaches POST /2/tweets', () => X.state.tweetAttempts === 1, 90_000);
-  const [mid] = await sql<{ status: string; state: any }[]>`select status, state from social_publication_targets where publication_id = ${pubId}`;
+  const [mid] = await sql<
+    { status: string; state: any }[]
+  >`select status, state from social_publication_targets where publication_id = ${pubId}`;
   t.equal(mid.status, 'publishing');
   t.match(mid.state, { media: [{ id: /^\d+$/, next_segment: 2, finalized: true, ready: true }] }, 'the upload was stored before the tweet');
   kill(first);
 
   worker();
-  await until('another worker publishes it', async () => {
-    const [r] = await sql<{ status: string }[]>`select status from social_publication_targets where publication_id = ${pubId}`;
-    return r.status === 'published' || r.status === 'failed';
-  }, 150_000);
+  await until(
+    'another worker publishes it',
+    async () => {
+      const [r] = await sql<{ status: string }[]>`select status from social_publication_targets where publication_id = ${pubId}`;
+      return r.status === 'published' || r.status === 'failed';
+    },
+    150_000,
+  );
   const get = await client.callTool({ name: 'get_social_publication', arguments: { id: pubId } });
   const pub = get.structuredContent as { status: string; results: { post_id: string }[] };
   t.equal(pub.status, 'published', JSON.stringify(pub));
   t.equal(X.state.uploads.size, 1, 'one upload');
-  t.same([...X.state.uploads.values()][0].segments.map((s) => s.index), [0, 1], 'each segment once');
+  t.same(
+    [...X.state.uploads.values()][0].segments.map((s) => s.index),
+    [0, 1],
+    'each segment once',
+  );
   t.equal(X.state.tweets.length, 1, 'one tweet');
   t.equal(X.state.tweetAttempts, 2, 'the hung attempt and the resumed one');
   t.equal(pub.results[0].post_id, X.state.tweets[0].id);

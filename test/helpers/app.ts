@@ -40,7 +40,12 @@ export interface TestApp {
   service: Service;
   databaseUrl: string;
   request<T = any>(method: string, path: string, opts?: RequestOptions): Promise<ApiResponse<T>>;
-  workspace(opts?: { plan?: Plan; credits?: number; scopes?: string[]; name?: string }): Promise<{ orgId: string; key: string; keyId: string }>;
+  workspace(opts?: {
+    plan?: Plan;
+    credits?: number;
+    scopes?: string[];
+    name?: string;
+  }): Promise<{ orgId: string; key: string; keyId: string }>;
 }
 
 /** A TCP port nothing listens on right now (127.0.0.1). */

@@ -23,9 +23,17 @@ const CACHE = path.resolve(PACKAGE_ROOT, '../../.cache', `chromium-${VERSION}`);
 async function unpack(into: string, final: string): Promise<void> {
   const bin = path.join(PACKAGE_ROOT, 'bin');
   fs.mkdirSync(into, { recursive: true });
-  await pipeline(fs.createReadStream(path.join(bin, 'chromium.br')), zlib.createBrotliDecompress(), fs.createWriteStream(path.join(into, 'chromium'), { mode: 0o755 }));
+  await pipeline(
+    fs.createReadStream(path.join(bin, 'chromium.br')),
+    zlib.createBrotliDecompress(),
+    fs.createWriteStream(path.join(into, 'chromium'), { mode: 0o755 }),
+  );
   for (const archive of ['al2023', 'fonts']) {
-    await pipeline(fs.createReadStream(path.join(bin, `${archive}.tar.br`)), zlib.createBrotliDecompress(), extract(path.join(into, archive)));
+    await pipeline(
+      fs.createReadStream(path.join(bin, `${archive}.tar.br`)),
+      zlib.createBrotliDecompress(),
+      extract(path.join(into, archive)),
+    );
   }
   // The package's fonts.conf names Lambda's folders; ours names the folder it ends up in.
   fs.writeFileSync(
@@ -70,6 +78,16 @@ export async function launchBrowser(profileDir: string): Promise<BrowserContext>
     executablePath: bin.executablePath,
     env: { ...(process.env as Record<string, string>), ...bin.env },
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-zygote'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-zygote',
+    ],
   });
 }

@@ -39,14 +39,17 @@ export function checkResponse(
     // Not an operation of the contract: only the envelope'd 404, 405 with Allow (a known path, another
     // method) or 413 before routing is allowed.
     if (status !== 404 && status !== 405 && status !== 413) problems.push(`${method} ${url} matches no operation but answered ${status}`);
-    if (status === 405 && !/^[A-Z]+(, [A-Z]+)*$/.test(headers.allow ?? '')) problems.push(`${method} ${url} answered 405 without an Allow header`);
+    if (status === 405 && !/^[A-Z]+(, [A-Z]+)*$/.test(headers.allow ?? ''))
+      problems.push(`${method} ${url} answered 405 without an Allow header`);
     const v = validators.ErrorResponse;
     if (!v(body)) problems.push(`unknown-route error body does not match the Error envelope: ${JSON.stringify(v.errors)}`);
     return { ok: problems.length === 0, problems, operationId: undefined };
   }
   const declared = op.responses[String(status)];
   if (!declared) {
-    problems.push(`${op.operationId} answered ${status}, which the spec does not declare (declared: ${Object.keys(op.responses).join(', ')})`);
+    problems.push(
+      `${op.operationId} answered ${status}, which the spec does not declare (declared: ${Object.keys(op.responses).join(', ')})`,
+    );
     return { ok: false, problems, operationId: op.operationId };
   }
   const want = declared.contentType;
@@ -56,6 +59,7 @@ export function checkResponse(
   if (!v) problems.push(`no compiled validator for ${op.operationId} ${status}`);
   else if (!v(body)) problems.push(`${op.operationId} ${status} body does not match the spec: ${JSON.stringify(v.errors?.slice(0, 5))}`);
   const hv = headerValidators[`${op.operationId}__${status}__headers`];
-  if (hv && !hv({ ...headers })) problems.push(`${op.operationId} ${status} headers do not match the spec: ${JSON.stringify(hv.errors?.slice(0, 5))}`);
+  if (hv && !hv({ ...headers }))
+    problems.push(`${op.operationId} ${status} headers do not match the spec: ${JSON.stringify(hv.errors?.slice(0, 5))}`);
   return { ok: problems.length === 0, problems, operationId: op.operationId };
 }

@@ -38,7 +38,9 @@ export function examplePath(op: OperationInfo, ids: Record<string, string | numb
   return `${base}${op.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
     if (ids[name] !== undefined) return String(ids[name]);
     const p = op.params.find((x) => x.in === 'path' && x.name === name)!;
-    const schema = deref((p as Obj).schema ?? deref((operationSpec(op).parameters ?? []).map(deref).find((x: Obj) => x.name === name)?.schema));
+    const schema = deref(
+      (p as Obj).schema ?? deref((operationSpec(op).parameters ?? []).map(deref).find((x: Obj) => x.name === name)?.schema),
+    );
     return schema?.type === 'integer' ? '4242' : '00000000-0000-4000-8000-000000000001';
   })}`;
 }

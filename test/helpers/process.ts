@@ -23,7 +23,12 @@ export interface ServiceProcess {
 }
 
 /** Starts `script` (default: the API) with `env` on top of the test environment; killed in teardown. */
-export function startService(t: Test, name: string, env: Record<string, string>, opts: { script?: string; ready?: RegExp } = {}): ServiceProcess {
+export function startService(
+  t: Test,
+  name: string,
+  env: Record<string, string>,
+  opts: { script?: string; ready?: RegExp } = {},
+): ServiceProcess {
   const child = spawn(process.execPath, [opts.script ?? 'src/main.ts'], {
     cwd: root,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', DEMO_WORKSPACE: '0', JOB_HEARTBEAT_SECONDS: '10', ...env },
@@ -75,7 +80,8 @@ export function logLines(out: string): Record<string, unknown>[] {
 }
 
 /** The error- and fatal-level log lines of a process. */
-export const errorLines = (out: string) => logLines(out).filter((l) => l.level === 'error' || l.level === 'fatal' || l.level === 50 || l.level === 60);
+export const errorLines = (out: string) =>
+  logLines(out).filter((l) => l.level === 'error' || l.level === 'fatal' || l.level === 50 || l.level === 60);
 
 export async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, ms = 30_000, every = 100): Promise<T> {
   for (const deadline = Date.now() + ms; ; await sleep(every)) {

@@ -7,7 +7,9 @@ import path from 'node:path';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import type { Test } from 'tap';
 
-const S3rver = createRequire(import.meta.url)('s3rver') as new (opts: Record<string, unknown>) => {
+const S3rver = createRequire(import.meta.url)('s3rver') as new (
+  opts: Record<string, unknown>,
+) => {
   run(): Promise<{ address: string; port: number }>;
   close(): Promise<void>;
   httpServer: import('node:http').Server;
@@ -32,7 +34,13 @@ const CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
 export async function startS3(t: Test, opts: { bucket?: string; buckets?: string[] } = {}): Promise<TestS3> {
   const bucket = opts.bucket ?? 'media-test';
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), 's3rver-'));
-  const server = new S3rver({ port: 0, address: '127.0.0.1', directory, silent: true, configureBuckets: (opts.buckets ?? [bucket]).map((name) => ({ name })) });
+  const server = new S3rver({
+    port: 0,
+    address: '127.0.0.1',
+    directory,
+    silent: true,
+    configureBuckets: (opts.buckets ?? [bucket]).map((name) => ({ name })),
+  });
   const { port } = await server.run();
   const requests: string[] = [];
   server.httpServer.on('request', (req) => requests.push(`${req.method} ${req.url}`));

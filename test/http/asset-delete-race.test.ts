@@ -32,8 +32,16 @@ t.teardown(() => fs.rm(dir, { recursive: true, force: true }));
 
 const STATIC = findTemplate('bold-sale-banner')!;
 const INITIAL = 100_000;
-const LOGO = (await sharp({ create: { width: 300, height: 120, channels: 3, background: '#ffff00' } }).png().toBuffer()).toString('base64');
-const PORTRAIT = (await sharp({ create: { width: 400, height: 400, channels: 3, background: '#e0ac8c' } }).png().toBuffer()).toString('base64');
+const LOGO = (
+  await sharp({ create: { width: 300, height: 120, channels: 3, background: '#ffff00' } })
+    .png()
+    .toBuffer()
+).toString('base64');
+const PORTRAIT = (
+  await sharp({ create: { width: 400, height: 400, channels: 3, background: '#e0ac8c' } })
+    .png()
+    .toBuffer()
+).toString('base64');
 const sampleFile = path.join(dir, 'voice.wav');
 await runFfmpeg(['-f', 'lavfi', '-i', 'sine=frequency=110:duration=4', '-f', 'wav', sampleFile], { cwd: dir });
 const SAMPLE = (await fs.readFile(sampleFile)).toString('base64');
@@ -45,9 +53,19 @@ interface WorkKind {
   table: 'generations' | 'slideshows' | 'faceless_videos';
   idColumn: 'id' | 'video_id';
 }
-const GENERATION: WorkKind = { path: '/api/v1/generations', ids: (b) => b.generations.map((g: { id: string }) => g.id), table: 'generations', idColumn: 'id' };
+const GENERATION: WorkKind = {
+  path: '/api/v1/generations',
+  ids: (b) => b.generations.map((g: { id: string }) => g.id),
+  table: 'generations',
+  idColumn: 'id',
+};
 const SLIDESHOW: WorkKind = { path: '/api/v1/slideshows', ids: (b) => [b.slideshow_id], table: 'slideshows', idColumn: 'id' };
-const FACELESS: WorkKind = { path: '/api/v1/faceless-videos', ids: (b) => [String(b.video_id)], table: 'faceless_videos', idColumn: 'video_id' };
+const FACELESS: WorkKind = {
+  path: '/api/v1/faceless-videos',
+  ids: (b) => [String(b.video_id)],
+  table: 'faceless_videos',
+  idColumn: 'video_id',
+};
 
 interface WorkRequest {
   kind: WorkKind;
@@ -67,7 +85,8 @@ interface Finished {
 async function finished(kind: WorkKind, id: string): Promise<Finished> {
   const deadline = Date.now() + 300_000;
   for (;;) {
-    const [row] = await sql`select status, credits, completed_at, error, spec from ${sql(kind.table)} where ${sql(kind.idColumn)}::text = ${id}`;
+    const [row] =
+      await sql`select status, credits, completed_at, error, spec from ${sql(kind.table)} where ${sql(kind.idColumn)}::text = ${id}`;
     if (row && (row.status === 'completed' || row.status === 'error')) {
       return { status: row.status, credits: row.credits, completedAt: row.completed_at, error: row.error, spec: row.spec };
     }
@@ -102,17 +121,27 @@ async function waiting(n: number, done?: Promise<unknown>): Promise<void> {
   void done?.then(() => (settled = true));
   const deadline = Date.now() + 10_000;
   while (!settled && Date.now() < deadline) {
-    const [{ count }] = await sql`select count(*)::int as count from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`;
+    const [{ count }] =
+      await sql`select count(*)::int as count from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`;
     if (count >= n) return;
     await new Promise((r) => setTimeout(r, 20));
   }
 }
 
-async function race(ws: { orgId: string; key: string }, works: WorkRequest[], change: () => Promise<ApiResponse>, meeting: Meeting = 'instant'): Promise<Race> {
+async function race(
+  ws: { orgId: string; key: string },
+  works: WorkRequest[],
+  change: () => Promise<ApiResponse>,
+  meeting: Meeting = 'instant',
+): Promise<Race> {
   let counter = 0;
   const post = (req: WorkRequest) => ({
     req,
-    res: app.request('POST', req.kind.path, { key: ws.key, body: req.body, headers: { 'idempotency-key': `race-${counter++}-${Math.random()}` } }),
+    res: app.request('POST', req.kind.path, {
+      key: ws.key,
+      body: req.body,
+      headers: { 'idempotency-key': `race-${counter++}-${Math.random()}` },
+    }),
   });
   const changing = () => change().then((res) => ({ res, at: new Date() }));
   let sent: ReturnType<typeof post>[];
@@ -182,7 +211,10 @@ async function checkRace(t: Test, orgId: string, r: Race, what: string, reads: (
       t.equal(f.status, 'completed', `${req.kind.table} ${id} charged in the race completes (${JSON.stringify(f.error)})`);
       if (f.status === 'completed') charged += f.credits;
       if (r.change.status === 200 && reads(f)) {
-        t.ok(f.completedAt && f.completedAt <= r.changedAt, `${what} answered 200 while ${req.kind.table} ${id}, charged for it, was still queued or running`);
+        t.ok(
+          f.completedAt && f.completedAt <= r.changedAt,
+          `${what} answered 200 while ${req.kind.table} ${id}, charged for it, was still queued or running`,
+        );
       }
     }
   }
@@ -202,7 +234,12 @@ async function created(res: Promise<ApiResponse>): Promise<any> {
   return r.body;
 }
 
-const staticAd = (extra: Record<string, unknown>): Record<string, unknown> => ({ type: 'static_ad', template_slug: STATIC.slug, prompt: 'Summer sale', ...extra });
+const staticAd = (extra: Record<string, unknown>): Record<string, unknown> => ({
+  type: 'static_ad',
+  template_slug: STATIC.slug,
+  prompt: 'Summer sale',
+  ...extra,
+});
 
 /** The meetings each race runs through: the same instant `instant` times, then each order held. */
 const meetings = (instant: number): Meeting[] => [...Array.from({ length: instant }, () => 'instant' as const), 'charges', 'change'];
@@ -210,8 +247,14 @@ const meetings = (instant: number): Meeting[] => [...Array.from({ length: instan
 t.test('a brand kit deleted in the same instant as 12 generations naming it', async (t) => {
   for (const [run, meeting] of meetings(3).entries()) {
     const ws = await app.workspace({ credits: INITIAL });
-    const kit = await created(app.request('POST', '/api/v1/brand-kits', { key: ws.key, body: { name: `Kit ${run}`, colors: { primary: '#123456' }, logo: LOGO } }));
-    const works = Array.from({ length: 12 }, () => ({ kind: GENERATION, body: staticAd({ brand_kit_id: kit.id }), field: 'body.brand_kit_id' }));
+    const kit = await created(
+      app.request('POST', '/api/v1/brand-kits', { key: ws.key, body: { name: `Kit ${run}`, colors: { primary: '#123456' }, logo: LOGO } }),
+    );
+    const works = Array.from({ length: 12 }, () => ({
+      kind: GENERATION,
+      body: staticAd({ brand_kit_id: kit.id }),
+      field: 'body.brand_kit_id',
+    }));
     const r = await race(ws, works, () => node2.request('DELETE', `/api/v1/brand-kits/${kit.id}`, { key: ws.key }), meeting);
     await checkRace(t, ws.orgId, r, `${meeting} ${run}: DELETE /brand-kits/${kit.id}`);
     t.equal((await fetch(kit.logo_url)).status, r.change.status === 200 ? 404 : 200, 'the logo is stored exactly while the kit exists');
@@ -222,10 +265,21 @@ t.test("a brand kit's logo removed in the same instant as generations that read 
   for (const [run, meeting] of meetings(1).entries()) {
     const ws = await app.workspace({ credits: INITIAL });
     const kit = await created(app.request('POST', '/api/v1/brand-kits', { key: ws.key, body: { name: `Kit ${run}`, logo: LOGO } }));
-    const works = Array.from({ length: 8 }, () => ({ kind: GENERATION, body: staticAd({ brand_kit_id: kit.id }), field: 'body.brand_kit_id' }));
-    const r = await race(ws, works, () => node2.request('PATCH', `/api/v1/brand-kits/${kit.id}`, { key: ws.key, body: { logo: null } }), meeting);
+    const works = Array.from({ length: 8 }, () => ({
+      kind: GENERATION,
+      body: staticAd({ brand_kit_id: kit.id }),
+      field: 'body.brand_kit_id',
+    }));
+    const r = await race(
+      ws,
+      works,
+      () => node2.request('PATCH', `/api/v1/brand-kits/${kit.id}`, { key: ws.key, body: { logo: null } }),
+      meeting,
+    );
     // Generations charged after the logo went have no logo to read: only those charged with it count.
-    await checkRace(t, ws.orgId, r, `${meeting} ${run}: PATCH /brand-kits/${kit.id} {logo: null}`, (f) => Boolean(f.spec.brandKit?.logoKey));
+    await checkRace(t, ws.orgId, r, `${meeting} ${run}: PATCH /brand-kits/${kit.id} {logo: null}`, (f) =>
+      Boolean(f.spec.brandKit?.logoKey),
+    );
     t.equal((await fetch(kit.logo_url)).status, r.change.status === 200 ? 404 : 200, 'the old logo is stored exactly while the kit has it');
   }
 });
@@ -235,22 +289,44 @@ t.test('an avatar deleted in the same instant as generations and slideshows feat
     const ws = await app.workspace({ credits: INITIAL });
     const avatar = await created(app.request('POST', '/api/v1/avatars', { key: ws.key, body: { name: `Face ${run}`, image: PORTRAIT } }));
     const works: WorkRequest[] = [
-      ...Array.from({ length: 6 }, () => ({ kind: GENERATION, body: staticAd({ template_slug: 'product-spotlight', avatar_id: avatar.id }), field: 'body.avatar_id' })),
-      ...Array.from({ length: 2 }, () => ({ kind: SLIDESHOW, body: { prompt: 'Three reasons to drink water', slide_count: 3, aspect_ratio: '1:1', avatar_id: avatar.id }, field: 'body.avatar_id' })),
+      ...Array.from({ length: 6 }, () => ({
+        kind: GENERATION,
+        body: staticAd({ template_slug: 'product-spotlight', avatar_id: avatar.id }),
+        field: 'body.avatar_id',
+      })),
+      ...Array.from({ length: 2 }, () => ({
+        kind: SLIDESHOW,
+        body: { prompt: 'Three reasons to drink water', slide_count: 3, aspect_ratio: '1:1', avatar_id: avatar.id },
+        field: 'body.avatar_id',
+      })),
     ];
     const r = await race(ws, works, () => node2.request('DELETE', `/api/v1/avatars/${avatar.id}`, { key: ws.key }), meeting);
     await checkRace(t, ws.orgId, r, `${meeting} ${run}: DELETE /avatars/${avatar.id}`);
-    t.equal((await fetch(avatar.imageUrl)).status, r.change.status === 200 ? 404 : 200, 'the portrait is stored exactly while the avatar exists');
+    t.equal(
+      (await fetch(avatar.imageUrl)).status,
+      r.change.status === 200 ? 404 : 200,
+      'the portrait is stored exactly while the avatar exists',
+    );
   }
 });
 
 t.test('a custom voice deleted in the same instant as faceless videos spoken by it', async (t) => {
   for (const [run, meeting] of meetings(1).entries()) {
     const ws = await app.workspace({ credits: INITIAL });
-    const voice = await created(app.request('POST', '/api/v1/voices', { key: ws.key, body: { name: `Deep ${run}`, language: 'en-US', sample: SAMPLE } }));
-    const works = Array.from({ length: 3 }, () => ({ kind: FACELESS, body: { script: 'Hello there. Bye now.', duration: '5', voice_id: voice.id }, field: 'body.voice_id' }));
+    const voice = await created(
+      app.request('POST', '/api/v1/voices', { key: ws.key, body: { name: `Deep ${run}`, language: 'en-US', sample: SAMPLE } }),
+    );
+    const works = Array.from({ length: 3 }, () => ({
+      kind: FACELESS,
+      body: { script: 'Hello there. Bye now.', duration: '5', voice_id: voice.id },
+      field: 'body.voice_id',
+    }));
     const r = await race(ws, works, () => node2.request('DELETE', `/api/v1/voices/${voice.id}`, { key: ws.key }), meeting);
     await checkRace(t, ws.orgId, r, `${meeting} ${run}: DELETE /voices/${voice.id}`);
-    t.equal((await fetch(voice.preview_url)).status, r.change.status === 200 ? 404 : 200, 'the sample is stored exactly while the voice exists');
+    t.equal(
+      (await fetch(voice.preview_url)).status,
+      r.change.status === 200 ? 404 : 200,
+      'the sample is stored exactly while the voice exists',
+    );
   }
 });

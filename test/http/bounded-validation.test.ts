@@ -41,15 +41,23 @@ t.test('PATCH with 100,000 empty operations: 400 naming the limit, at once, whil
 
 t.test('a large body that fails on an early field reports that field, not a scan of the rest', async (t) => {
   const video = await createProject(app, key);
-  const raw = JSON.stringify({ instructions: 5, operations: Array.from({ length: 99 }, () => ({ type: 'set_title', title: 'x'.repeat(30_000) })) });
+  const raw = JSON.stringify({
+    instructions: 5,
+    operations: Array.from({ length: 99 }, () => ({ type: 'set_title', title: 'x'.repeat(30_000) })),
+  });
   const r = await app.request('PATCH', `/api/v1/editor/videos/${video.id}`, { key, raw, contentType: 'application/json' });
   t.equal(r.status, 400);
-  t.ok(r.body.error.context.errors.some((e: any) => e.field === 'body.instructions'), 'names body.instructions');
+  t.ok(
+    r.body.error.context.errors.some((e: any) => e.field === 'body.instructions'),
+    'names body.instructions',
+  );
 });
 
-t.test('over the operation\'s declared body limit → 413 with that limit, before parsing', async (t) => {
+t.test("over the operation's declared body limit → 413 with that limit, before parsing", async (t) => {
   const raw = JSON.stringify({ type: 'static_ad', reference_image_urls: Array.from({ length: 1_000_000 }, () => 'x') });
-  const { r, ms, models } = await alongside(() => app.request('POST', '/api/v1/generations', { key, raw, contentType: 'application/json' }));
+  const { r, ms, models } = await alongside(() =>
+    app.request('POST', '/api/v1/generations', { key, raw, contentType: 'application/json' }),
+  );
   t.equal(r.status, 413);
   t.equal(r.body.error.code, 'payload_too_large');
   t.equal(r.body.error.context.limit_bytes, 131072, 'createGeneration declares x-body-limit-bytes 131072');
@@ -63,7 +71,10 @@ t.test('100,000 reference URLs through MCP (16 MiB body): bad_request naming the
     jsonrpc: '2.0',
     id: 1,
     method: 'tools/call',
-    params: { name: 'create_generation', arguments: { type: 'static_ad', reference_image_urls: Array.from({ length: 100_000 }, (_, i) => `https://example.com/${i}.png`) } },
+    params: {
+      name: 'create_generation',
+      arguments: { type: 'static_ad', reference_image_urls: Array.from({ length: 100_000 }, (_, i) => `https://example.com/${i}.png`) },
+    },
   };
   const started = performance.now();
   const res = await fetch(`${app.url}/mcp`, {

@@ -46,12 +46,15 @@ function rms(wav: Buffer): number {
 // voice on another synthesis method (Klatt); the others are left for the concurrency test below.
 const builtIn = assets.voices.filter((v) => v.source === 'built_in');
 const voiceOf = (v: { id: string }) => findVoice(v.id)!.espeak_voice;
-const spoken = builtIn.filter((v, i) => voiceOf(v).includes('klatt') || builtIn.findIndex((w) => sampleLanguage(voiceOf(w)) === sampleLanguage(voiceOf(v))) === i);
+const spoken = builtIn.filter(
+  (v, i) => voiceOf(v).includes('klatt') || builtIn.findIndex((w) => sampleLanguage(voiceOf(w)) === sampleLanguage(voiceOf(v))) === i,
+);
 const unspoken = builtIn.filter((v) => !spoken.includes(v));
 
 t.test('every built-in voice preview is its spoken sample', async (t) => {
   t.ok(builtIn.length >= 10);
-  for (const v of builtIn) t.ok(sampleFor(new URL(v.preview_url).pathname.replace(/^\/static\/previews\//, '')), `${v.id}: a sample is made for it`);
+  for (const v of builtIn)
+    t.ok(sampleFor(new URL(v.preview_url).pathname.replace(/^\/static\/previews\//, '')), `${v.id}: a sample is made for it`);
   t.ok(unspoken.length > 0 && spoken.length >= 8, `spoken: ${spoken.map(voiceOf).join(', ')}`);
   for (const v of spoken) {
     const { res, bytes, file } = await download(v.preview_url, `${v.id}.wav`);
@@ -92,7 +95,10 @@ t.test('every public avatar has its video; its portrait rasterises; the first is
     t.ok(sampleFor(new URL(a.videoUrl).pathname.replace(/^\/static\/previews\//, '')), `${a.id}: a video is made for it`);
     const svg = fileURLToPath(new URL(findPublicAvatar(a.id)!.image, PREVIEWS_DIR_URL));
     const stats = await sharp(svg).resize(72, 90, { fit: 'cover' }).stats();
-    t.ok(stats.channels.slice(0, 3).some((c) => c.stdev > 10), `${a.id}: its portrait rasterises to a picture`);
+    t.ok(
+      stats.channels.slice(0, 3).some((c) => c.stdev > 10),
+      `${a.id}: its portrait rasterises to a picture`,
+    );
   }
   const rendered = [avatars[0]];
   for (const a of rendered) {
@@ -132,7 +138,11 @@ t.test('made once: concurrent first requests share one stored object, no tempora
   const bodies = await Promise.all(Array.from({ length: 4 }, async () => Buffer.from(await (await fetch(url)).arrayBuffer())));
   t.equal(bodies[0].subarray(0, 4).toString('latin1'), 'RIFF');
   for (const b of bodies.slice(1)) t.same(b, bodies[0], 'the same bytes');
-  t.same((await list()).filter((k) => !before.includes(k)), [key], 'one stored object more');
+  t.same(
+    (await list()).filter((k) => !before.includes(k)),
+    [key],
+    'one stored object more',
+  );
   t.same(await storage.readBuffer(key), bodies[0], 'the bytes served are the stored ones');
   const dataDir = app.service.ctx.config.dataDir;
   const tmp = path.join(dataDir, 'tmp');

@@ -24,11 +24,16 @@ t.test('GET /models serves the catalog from spec/catalog.yaml', async (t) => {
   );
   for (const v of [...c.video_ads, ...c.ugc_ads]) {
     t.same(v.quality_tiers.map((q: { id: string }) => q.id).sort(), ['high', 'low'], `${v.slug} has high and low tiers`);
-    for (const q of v.quality_tiers) t.ok(q.duration_options.includes(q.default_duration), `${v.slug}/${q.id} default duration is an option`);
+    for (const q of v.quality_tiers)
+      t.ok(q.duration_options.includes(q.default_duration), `${v.slug}/${q.id} default duration is an option`);
   }
   const modes = new Set(c.ai_models.flatMap((m: any) => m.variants.flatMap((v: any) => v.input_mode.split('+'))));
   t.same([...modes].sort(), ['audio', 'image', 'text', 'video'], 'variants cover every input mode');
-  for (const m of c.ai_models) t.ok(m.variants.some((v: { id: string }) => v.id === m.default_variant_id), `${m.slug} default variant exists`);
+  for (const m of c.ai_models)
+    t.ok(
+      m.variants.some((v: { id: string }) => v.id === m.default_variant_id),
+      `${m.slug} default variant exists`,
+    );
   t.match(c.static_ads[0].preview_image_url, /^https:\/\/api\.example\.test\/static\/previews\/.+\.svg$/, 'URLs use PUBLIC_BASE_URL');
 });
 
@@ -58,8 +63,14 @@ t.test('GET /openapi.json serves the contract', async (t) => {
   t.equal(res.body.info.version, '1.0.0');
   // Absolute server URLs from PUBLIC_BASE_URL, so generated clients work from anywhere.
   const base = app.service.ctx.config.publicBaseUrl;
-  t.same(res.body.servers.map((s: { url: string }) => s.url), [`${base}/api/v1`]);
-  t.same(res.body.paths['/healthz'].servers.map((s: { url: string }) => s.url), [base]);
+  t.same(
+    res.body.servers.map((s: { url: string }) => s.url),
+    [`${base}/api/v1`],
+  );
+  t.same(
+    res.body.paths['/healthz'].servers.map((s: { url: string }) => s.url),
+    [base],
+  );
   const spec = parse(fs.readFileSync(new URL('../../spec/openapi.yaml', import.meta.url), 'utf8'));
   spec.servers[0].url = `${base}/api/v1`;
   for (const p of ['/healthz', '/readyz']) spec.paths[p].servers[0].url = base;
@@ -71,7 +82,16 @@ t.test('GET /skill.md serves agent instructions covering every endpoint', async 
   t.equal(res.status, 200);
   t.match(res.headers.get('content-type'), /^text\/markdown/);
   for (const op of operationIndex.operations) t.match(res.text, `${op.method} ${op.path}`, `mentions ${op.operationId}`);
-  for (const topic of ['Authorization: Bearer', 'generations:read', 'generations:write', 'Idempotency-Key', 'Poll', 'retryable', 'Retry-After', '8000']) {
+  for (const topic of [
+    'Authorization: Bearer',
+    'generations:read',
+    'generations:write',
+    'Idempotency-Key',
+    'Poll',
+    'retryable',
+    'Retry-After',
+    '8000',
+  ]) {
     t.match(res.text, topic, `covers ${topic}`);
   }
 });
@@ -84,7 +104,11 @@ t.test('CORS: any origin may call the API with a bearer key (the spec declares A
   t.equal(err.headers.get('access-control-allow-origin'), '*', 'errors too, so browsers can read them');
   const preflight = await app.request('OPTIONS', '/api/v1/generations', {
     unchecked: true,
-    headers: { origin: 'https://app.example.test', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type,idempotency-key' },
+    headers: {
+      origin: 'https://app.example.test',
+      'access-control-request-method': 'POST',
+      'access-control-request-headers': 'authorization,content-type,idempotency-key',
+    },
   });
   t.equal(preflight.status, 204);
   t.match(preflight.headers.get('access-control-allow-headers'), /Idempotency-Key/);

@@ -60,10 +60,21 @@ function sameAsFirst(t: Test, replay: { status: number; body: any }, first: { bo
 
 t.test('a generation replay is the stored response, whatever its brand kit, media and reference became', async (t) => {
   const ws = await app.workspace({ credits: 5000, scopes: WRITE });
-  const [kit] = await db.insert(brandKits).values({ orgId: ws.orgId, brandId: 1, kitName: 'Acme', kitData: { colors: ['#112233'] } }).returning();
+  const [kit] = await db
+    .insert(brandKits)
+    .values({ orgId: ws.orgId, brandId: 1, kitName: 'Acme', kitData: { colors: ['#112233'] } })
+    .returning();
   const [image] = await db
     .insert(media)
-    .values({ orgId: ws.orgId, kind: 'image', status: 'completed', source: 'upload', contentType: 'image/png', sizeBytes: 10, storageKey: 'x/ref.png' })
+    .values({
+      orgId: ws.orgId,
+      kind: 'image',
+      status: 'completed',
+      source: 'upload',
+      contentType: 'image/png',
+      sizeBytes: 10,
+      storageKey: 'x/ref.png',
+    })
     .returning();
   const [inspiration] = await db
     .insert(referenceInspirations)
@@ -100,7 +111,11 @@ t.test('a generation replay is the stored response, whatever its brand kit, medi
   sameAsFirst(t, await gen(app, ws.key, body, 'gen-changed-1'), first, 'after the changes');
   // Another API process whose configuration refuses the loopback reference URL replays it too.
   sameAsFirst(t, await gen(strict, ws.key, body, 'gen-changed-1'), first, 'on a process that would refuse the URL');
-  t.equal((await gen(strict, ws.key, { ...body, brand_kit_id: undefined }, 'other-key')).status, 400, 'that process refuses the URL when asked afresh');
+  t.equal(
+    (await gen(strict, ws.key, { ...body, brand_kit_id: undefined }, 'other-key')).status,
+    400,
+    'that process refuses the URL when asked afresh',
+  );
   t.same(await state(ws.orgId), before, 'no charge, no row, no ledger entry');
   t.equal(await ledgerSum(db, ws.orgId), (await state(ws.orgId)).credits, 'the balance is the ledger sum');
 });
@@ -108,7 +123,10 @@ t.test('a generation replay is the stored response, whatever its brand kit, medi
 t.test('a generation replay survives the deletion of its custom avatar', async (t) => {
   const ws = await app.workspace({ credits: 5000, scopes: WRITE });
   const ugc = (await app.request('GET', '/api/v1/models')).body.ugc_ads[0].slug;
-  const [avatar] = await db.insert(customAvatars).values({ orgId: ws.orgId, name: 'Sam', imageUrl: `${base}/green.png`, videoUrl: `${base}/sam.mp4` }).returning();
+  const [avatar] = await db
+    .insert(customAvatars)
+    .values({ orgId: ws.orgId, name: 'Sam', imageUrl: `${base}/green.png`, videoUrl: `${base}/sam.mp4` })
+    .returning();
   const body = { type: 'ugc_ad', template_slug: ugc, prompt: 'Try our tea', avatar_id: avatar.id };
   const first = await gen(app, ws.key, { ...body, idempotency_key: 'ugc-1' });
   t.equal(first.status, 200, first.text);
@@ -153,7 +171,9 @@ t.test('concurrent requests with one key (header or body field) charge exactly o
   const ws = await app.workspace({ credits: 5000, scopes: WRITE });
   const body = { type: 'static_ad', template_slug: STATIC.slug, prompt: 'Burst', request_count: 3 };
   const results = await Promise.all(
-    Array.from({ length: 16 }, (_, i) => (i % 2 ? gen(app, ws.key, body, 'burst-key') : gen(app, ws.key, { ...body, idempotency_key: 'burst-key' }))),
+    Array.from({ length: 16 }, (_, i) =>
+      i % 2 ? gen(app, ws.key, body, 'burst-key') : gen(app, ws.key, { ...body, idempotency_key: 'burst-key' }),
+    ),
   );
   const fresh = results.filter((r) => r.status === 200 && !r.body.idempotent_replay);
   const replays = results.filter((r) => r.status === 200 && r.body.idempotent_replay === true);
@@ -190,7 +210,10 @@ t.test('simultaneous replays of a completed request are all answered, none told 
   for (const r of replays) t.same(r.body.generations, first.body.generations);
   // A different body under that key, at the same moment, is still refused.
   const wrong = await Promise.all(Array.from({ length: 6 }, () => gen(app, ws.key, { ...body, prompt: 'Other' }, 'replayed-often')));
-  t.same(wrong.map((r) => r.body.error?.code), wrong.map(() => 'idempotency_conflict'));
+  t.same(
+    wrong.map((r) => r.body.error?.code),
+    wrong.map(() => 'idempotency_conflict'),
+  );
   t.same(await state(ws.orgId), before, 'nothing charged');
 });
 
@@ -210,30 +233,58 @@ t.test('the same key with a different body is 409 and charges nothing', async (t
     t.match(res.body.error, { code: 'idempotency_conflict', context: { idempotency_key: 'reuse-1' } }, what);
   }
   // The same key on the other paid operation is another scope: it is a new request there.
-  const refBody = { template_slug: 'product-spotlight', media_kind: 'image', images: [{ filename: 'a.png', data: png.toString('base64') }] };
+  const refBody = {
+    template_slug: 'product-spotlight',
+    media_kind: 'image',
+    images: [{ filename: 'a.png', data: png.toString('base64') }],
+  };
   const r1 = await ref(app, ws.key, refBody, 'reuse-1');
   t.equal(r1.status, 200, 'keys are per operation');
   const r2 = await ref(app, ws.key, { ...refBody, label: 'Changed' }, 'reuse-1');
   t.equal(r2.status, 409, 'a reference with another body');
   t.equal(r2.body.error.code, 'idempotency_conflict');
   const after = await state(ws.orgId);
-  t.same(after, { ...before, credits: before.credits - 30, ledger: before.ledger + 1, references: before.references + 1, media: before.media + 1 }, 'only the first reference was charged and stored');
+  t.same(
+    after,
+    { ...before, credits: before.credits - 30, ledger: before.ledger + 1, references: before.references + 1, media: before.media + 1 },
+    'only the first reference was charged and stored',
+  );
 });
 
 t.test('replays of completed requests are answered before the rate limit and use none of it, over REST and MCP', async (t) => {
   const limited = await startTestApp(t, { OUTBOUND_ALLOW_IPS: '127.0.0.1', RATE_LIMIT_GENERATIONS: '3' });
   // Every paid operation with x-rate-limit: its path, its tool, a body, and the same body changed.
   const cases = [
-    { path: '/api/v1/generations', tool: 'create_generation', body: { type: 'static_ad', template_slug: STATIC.slug, prompt: 'Counted once' }, changed: { prompt: 'Other' } },
-    { path: '/api/v1/slideshows', tool: 'create_slideshow', body: { prompt: 'Pack light', slide_count: 3 }, changed: { prompt: 'Pack heavy' } },
-    { path: '/api/v1/reference-inspirations', tool: 'create_reference_inspiration', body: { template_slug: 'product-spotlight', media_kind: 'image', image_urls: [`${base}/green.png`] }, changed: { label: 'Other' } },
+    {
+      path: '/api/v1/generations',
+      tool: 'create_generation',
+      body: { type: 'static_ad', template_slug: STATIC.slug, prompt: 'Counted once' },
+      changed: { prompt: 'Other' },
+    },
+    {
+      path: '/api/v1/slideshows',
+      tool: 'create_slideshow',
+      body: { prompt: 'Pack light', slide_count: 3 },
+      changed: { prompt: 'Pack heavy' },
+    },
+    {
+      path: '/api/v1/reference-inspirations',
+      tool: 'create_reference_inspiration',
+      body: { template_slug: 'product-spotlight', media_kind: 'image', image_urls: [`${base}/green.png`] },
+      changed: { label: 'Other' },
+    },
   ];
   for (const c of cases) {
     const ws = await limited.workspace({ credits: 5000, scopes: WRITE });
-    const post = (body: object, idem: string) => limited.request('POST', c.path, { key: ws.key, body, headers: { 'idempotency-key': idem } });
+    const post = (body: object, idem: string) =>
+      limited.request('POST', c.path, { key: ws.key, body, headers: { 'idempotency-key': idem } });
     const client = await connect(limited, ws.key);
     t.teardown(() => client.close());
-    const call = async (idem: string) => (await client.callTool({ name: c.tool, arguments: { ...c.body, idempotency_key: idem } })) as { isError?: boolean; structuredContent: any };
+    const call = async (idem: string) =>
+      (await client.callTool({ name: c.tool, arguments: { ...c.body, idempotency_key: idem } })) as {
+        isError?: boolean;
+        structuredContent: any;
+      };
 
     const first = await post(c.body, 'once');
     t.equal(first.status, 200, `${c.path}: ${first.text}`);

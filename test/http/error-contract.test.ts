@@ -15,7 +15,10 @@ const CONTROL = /[\u0000-\u001F\u007F]/;
 t.test('150 failing caption entries → at most 100 field errors, and the message says how many were left out', async (t) => {
   const p = await createProject(app, key);
   const captions = Array.from({ length: 150 }, () => ({ text: 'x', startMs: -1, endMs: 10 }));
-  const res = await app.request('PATCH', `/api/v1/editor/videos/${p.id}`, { key, body: { operations: [{ type: 'add_captions', from_seconds: 0, captions }] } });
+  const res = await app.request('PATCH', `/api/v1/editor/videos/${p.id}`, {
+    key,
+    body: { operations: [{ type: 'add_captions', from_seconds: 0, captions }] },
+  });
   t.equal(res.status, 400);
   t.equal(res.body.error.code, 'bad_request');
   t.equal(res.body.error.context.errors.length, 100);
@@ -29,8 +32,12 @@ t.test('control characters in a query name are escaped, never echoed', async (t)
   const { message, context } = res.body.error;
   t.notOk(CONTROL.test(message), 'message has no control character');
   t.ok(context.errors.length > 0);
-  for (const e of context.errors) t.notOk(CONTROL.test(e.field) || CONTROL.test(e.message), `${JSON.stringify(e.field)} has no control character`);
-  t.ok(context.errors.some((e: { field: string }) => e.field === 'query.a\\u001fb'), 'the name is shown with its escape');
+  for (const e of context.errors)
+    t.notOk(CONTROL.test(e.field) || CONTROL.test(e.message), `${JSON.stringify(e.field)} has no control character`);
+  t.ok(
+    context.errors.some((e: { field: string }) => e.field === 'query.a\\u001fb'),
+    'the name is shown with its escape',
+  );
   t.match(message, /query\.a\\u001fb/);
   // Escaping makes text longer: still within the contract's lengths (checked by app.request).
   const names = Array.from({ length: 6 }, (_, i) => `${i}${'%1F'.repeat(150)}=1`).join('&');

@@ -51,7 +51,11 @@ t.test('body over the limit → 413 payload_too_large', async (t) => {
 });
 
 t.test('unsupported content type → 415', async (t) => {
-  const res = await app.request('POST', '/api/v1/generations', { key, raw: 'type=static_ad', contentType: 'application/x-www-form-urlencoded' });
+  const res = await app.request('POST', '/api/v1/generations', {
+    key,
+    raw: 'type=static_ad',
+    contentType: 'application/x-www-form-urlencoded',
+  });
   envelope(t, res, 415, 'unsupported_media_type');
 });
 
@@ -65,7 +69,12 @@ t.test('unknown body fields are a 400 naming the field', async (t) => {
 t.test('invalid body values name each failing field and why', async (t) => {
   const res = await app.request('POST', '/api/v1/generations', {
     key,
-    body: { type: 'banner', prompt: 'x'.repeat(8001), request_count: 11, reference_image_urls: Array(11).fill('https://example.com/a.png') },
+    body: {
+      type: 'banner',
+      prompt: 'x'.repeat(8001),
+      request_count: 11,
+      reference_image_urls: Array(11).fill('https://example.com/a.png'),
+    },
   });
   envelope(t, res, 400, 'bad_request');
   const fields = res.body.error.context.errors.map((e: { field: string }) => e.field).sort();
@@ -108,7 +117,11 @@ t.test('invalid path and query parameters → 400 naming the parameter', async (
   const unknown = await app.request('GET', '/api/v1/editor/videos?lmit=5', { key });
   envelope(t, unknown, 400, 'bad_request');
   t.match(unknown.body.error.context.errors, [{ field: 'query.lmit', message: 'is not a known field' }]);
-  const header = await app.request('POST', '/api/v1/generations', { key, body: { type: 'static_ad' }, headers: { 'idempotency-key': 'k'.repeat(161) } });
+  const header = await app.request('POST', '/api/v1/generations', {
+    key,
+    body: { type: 'static_ad' },
+    headers: { 'idempotency-key': 'k'.repeat(161) },
+  });
   envelope(t, header, 400, 'bad_request');
   t.match(header.body.error.context.errors, [{ field: 'header.idempotency-key' }]);
 });

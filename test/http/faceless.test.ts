@@ -14,8 +14,12 @@ import { extractFrame, probe } from '../../src/media/ffmpeg.ts';
 import { facelessProgress } from '../../src/services/faceless/faceless.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 
-const magenta = await sharp({ create: { width: 300, height: 150, channels: 3, background: '#FF00FF' } }).png().toBuffer();
-const green = await sharp({ create: { width: 480, height: 360, channels: 3, background: '#00FF00' } }).png().toBuffer();
+const magenta = await sharp({ create: { width: 300, height: 150, channels: 3, background: '#FF00FF' } })
+  .png()
+  .toBuffer();
+const green = await sharp({ create: { width: 480, height: 360, channels: 3, background: '#00FF00' } })
+  .png()
+  .toBuffer();
 const host = http.createServer((req, res) => {
   if (req.url === '/logo.png') return res.writeHead(200, { 'content-type': 'image/png', 'content-length': magenta.length }).end(magenta);
   if (req.url === '/ref.png') return res.writeHead(200, { 'content-type': 'image/png', 'content-length': green.length }).end(green);
@@ -120,7 +124,10 @@ t.test('bad inputs are 400/404 naming the field, and nothing is charged', async 
   for (const [what, body, status, field] of cases) {
     const res = await app.request('POST', '/api/v1/faceless-videos', { key: ws.key, body });
     t.equal(res.status, status, `${what}: ${status}`);
-    t.ok(JSON.stringify(res.body.error).includes(field), `${what}: the error names ${field} (${JSON.stringify(res.body.error).slice(0, 200)})`);
+    t.ok(
+      JSON.stringify(res.body.error).includes(field),
+      `${what}: the error names ${field} (${JSON.stringify(res.body.error).slice(0, 200)})`,
+    );
   }
   t.equal(await credits(ws.orgId), 1000, 'nothing was charged');
   t.equal((await db.select().from(facelessVideos).where(eq(facelessVideos.orgId, ws.orgId))).length, 0, 'no video was queued');
@@ -128,13 +135,19 @@ t.test('bad inputs are 400/404 naming the field, and nothing is charged', async 
 
 t.test('402 when the workspace cannot pay; nothing is queued', async (t) => {
   const ws = await app.workspace({ credits: 39 });
-  const res = await app.request('POST', '/api/v1/faceless-videos', { key: ws.key, body: { script: SCRIPT, duration: '6', voice_id: 'ava-bright' } });
+  const res = await app.request('POST', '/api/v1/faceless-videos', {
+    key: ws.key,
+    body: { script: SCRIPT, duration: '6', voice_id: 'ava-bright' },
+  });
   t.equal(res.status, 402);
   t.match(res.body.error, { code: 'insufficient_credits', context: { credits_required: 40, credits_available: 39 } });
   t.equal(await credits(ws.orgId), 39);
   // Price rule: the voice's credits per started 30 seconds (16:9 at 45 s: 2 × 50).
   const rich = await app.workspace({ credits: 99 });
-  const long = await app.request('POST', '/api/v1/faceless-videos', { key: rich.key, body: { script: SCRIPT, duration: '45', aspect_ratio: '16:9', voice_id: 'ava-bright' } });
+  const long = await app.request('POST', '/api/v1/faceless-videos', {
+    key: rich.key,
+    body: { script: SCRIPT, duration: '45', aspect_ratio: '16:9', voice_id: 'ava-bright' },
+  });
   t.equal(long.status, 402);
   t.match(long.body.error, { context: { credits_required: 100 } });
 });
@@ -142,7 +155,10 @@ t.test('402 when the workspace cannot pay; nothing is queued', async (t) => {
 t.test('a faceless video end to end: charge, replay, states, the MP4, captions, brand, reference, editor', async (t) => {
   const ws = await app.workspace({ credits: 1000 });
   const other = await app.workspace({ credits: 1000 });
-  const [kit] = await db.insert(brandKits).values({ orgId: ws.orgId, brandId: 7, kitName: 'Acme', kitData: { colors: ['#E11D48', '#1E40AF'], logo_url: `${base}/logo.png` } }).returning();
+  const [kit] = await db
+    .insert(brandKits)
+    .values({ orgId: ws.orgId, brandId: 7, kitName: 'Acme', kitData: { colors: ['#E11D48', '#1E40AF'], logo_url: `${base}/logo.png` } })
+    .returning();
   const body = {
     script: SCRIPT,
     title: 'Swap your soda',
@@ -155,7 +171,13 @@ t.test('a faceless video end to end: charge, replay, states, the MP4, captions, 
   };
   const created = await app.request('POST', '/api/v1/faceless-videos', { key: ws.key, body, headers: { 'idempotency-key': 'fv-1' } });
   t.equal(created.status, 200, created.text);
-  t.match(created.body, { object: 'faceless_video_generation', status: 'queued', title: 'Swap your soda', credits_deducted: 40, remaining_credits: 960 });
+  t.match(created.body, {
+    object: 'faceless_video_generation',
+    status: 'queued',
+    title: 'Swap your soda',
+    credits_deducted: 40,
+    remaining_credits: 960,
+  });
   const id = created.body.video_id as number;
   const replay = await app.request('POST', '/api/v1/faceless-videos', { key: ws.key, body, headers: { 'idempotency-key': 'fv-1' } });
   t.equal(replay.status, 200);
@@ -168,8 +190,15 @@ t.test('a faceless video end to end: charge, replay, states, the MP4, captions, 
   const { video, statuses, stages, progress } = await poll(app, ws.key, id);
   t.equal(video.status, 'completed', JSON.stringify(video.error));
   t.ok(statuses.includes('generating'), `states seen: ${statuses.join(' → ')}`);
-  t.ok(stages.length >= 2 && stages.every((s) => ['script', 'scenes', 'voiceover', 'captions', 'render'].includes(s)), `stages seen: ${stages.join(' → ')}`);
-  t.same(progress, [...progress].sort((a, b) => a - b), 'progress never goes back');
+  t.ok(
+    stages.length >= 2 && stages.every((s) => ['script', 'scenes', 'voiceover', 'captions', 'render'].includes(s)),
+    `stages seen: ${stages.join(' → ')}`,
+  );
+  t.same(
+    progress,
+    [...progress].sort((a, b) => a - b),
+    'progress never goes back',
+  );
   t.match(video, { kind: 'faceless', progress: 100, stage: null, title: 'Swap your soda' });
   t.ok(Math.abs(video.duration_seconds - 5) <= 0.5, `duration ${video.duration_seconds} within 10 % of 5`);
   t.ok(video.size_bytes > 10_000);
@@ -188,17 +217,28 @@ t.test('a faceless video end to end: charge, replay, states, the MP4, captions, 
   t.equal(scenes.length, 3, 'one scene per sentence');
   t.equal(scenes[0].from_seconds, 0, 'the first scene starts at 0 (no black frame)');
   t.ok(items.some((i) => i.type === 'audio' && i.audio_role === 'voiceover'));
-  t.ok(items.some((i) => i.type === 'audio' && i.audio_role === 'music'), 'a music bed');
+  t.ok(
+    items.some((i) => i.type === 'audio' && i.audio_role === 'music'),
+    'a music bed',
+  );
   const captions = items.find((i) => i.type === 'captions');
   t.ok(captions?.captions?.length >= 2, 'word-timed cues');
   t.equal((await app.request('GET', `/api/v1/editor/videos/${id}`, { key: other.key })).status, 404);
   const edited = await app.request('PATCH', `/api/v1/editor/videos/${id}`, {
     key: ws.key,
-    body: { operations: [{ type: 'set_item_animation', item_id: scenes[1].item_id, enter: { type: 'pan', direction: 'left', duration_seconds: 1 } }] },
+    body: {
+      operations: [
+        { type: 'set_item_animation', item_id: scenes[1].item_id, enter: { type: 'pan', direction: 'left', duration_seconds: 1 } },
+      ],
+    },
   });
   t.equal(edited.status, 200, `the generated project is editable: ${edited.text.slice(0, 200)}`);
   t.equal(edited.body.version, 2);
-  t.match((await app.request('GET', `/api/v1/videos/${id}`, { key: ws.key })).body, { kind: 'faceless', status: 'completed' }, 'still the faceless video');
+  t.match(
+    (await app.request('GET', `/api/v1/videos/${id}`, { key: ws.key })).body,
+    { kind: 'faceless', status: 'completed' },
+    'still the faceless video',
+  );
 
   // Captions burned in at the voice's word times, and only then.
   const band = { top: captions.transform.top * 1920 - 20, bottom: (captions.transform.top + captions.transform.height) * 1920 + 20 };
@@ -258,7 +298,9 @@ t.test('from a prompt in Spanish, 16:9, another style: the written script, full 
 
 t.test('a reference that fails at render time: error, refunded once', async (t) => {
   const ws = await app.workspace({ credits: 100 });
-  await db.insert(webhookEndpoints).values({ orgId: ws.orgId, url: 'https://127.0.0.1:9/hook', eventTypes: ['faceless_video.failed'], secret: 'whsec_dGVzdA==' });
+  await db
+    .insert(webhookEndpoints)
+    .values({ orgId: ws.orgId, url: 'https://127.0.0.1:9/hook', eventTypes: ['faceless_video.failed'], secret: 'whsec_dGVzdA==' });
   const res = await app.request('POST', '/api/v1/faceless-videos', {
     key: ws.key,
     body: { script: SCRIPT, duration: '6', reference_image_urls: [`${base}/gone.png`] },
@@ -275,7 +317,10 @@ t.test('a reference that fails at render time: error, refunded once', async (t) 
   t.equal(ledger.filter((l) => l.reason === 'faceless_video_refund').length, 1, 'refunded once');
   const events = await db.select().from(webhookEvents).where(eq(webhookEvents.orgId, ws.orgId));
   t.equal(events.length, 1, 'one faceless_video.failed event');
-  t.match(JSON.parse(events[0].body), { type: 'faceless_video.failed', data: { object: 'video', id: res.body.video_id, kind: 'faceless', status: 'error' } });
+  t.match(JSON.parse(events[0].body), {
+    type: 'faceless_video.failed',
+    data: { object: 'video', id: res.body.video_id, kind: 'faceless', status: 'error' },
+  });
 });
 
 t.test('progress never goes backwards: a late report of the last stage does not undo the next one', async (t) => {
@@ -284,7 +329,13 @@ t.test('progress never goes backwards: a late report of the last stage does not 
   const [row] = await db.select().from(facelessVideos).where(eq(facelessVideos.status, 'completed')).limit(1);
   t.ok(row, 'a finished video to use');
   const id = row.videoId;
-  const state = async () => (await db.select({ stage: facelessVideos.stage, progress: facelessVideos.progress }).from(facelessVideos).where(eq(facelessVideos.videoId, id)))[0];
+  const state = async () =>
+    (
+      await db
+        .select({ stage: facelessVideos.stage, progress: facelessVideos.progress })
+        .from(facelessVideos)
+        .where(eq(facelessVideos.videoId, id))
+    )[0];
   await db.update(facelessVideos).set({ status: 'generating', stage: 'scenes', progress: 20 }).where(eq(facelessVideos.videoId, id));
   await facelessProgress(app.service.ctx, id, 'script', 20);
   t.same(await state(), { stage: 'scenes', progress: 20 }, 'the late end of script is ignored');
@@ -294,5 +345,8 @@ t.test('progress never goes backwards: a late report of the last stage does not 
   t.same(await state(), { stage: 'scenes', progress: 26 }, 'the current stage moves on');
   await facelessProgress(app.service.ctx, id, 'voiceover', 26);
   t.same(await state(), { stage: 'voiceover', progress: 26 }, 'and the next stage starts at the same percent');
-  await db.update(facelessVideos).set({ status: row.status, stage: row.stage, progress: row.progress }).where(eq(facelessVideos.videoId, id));
+  await db
+    .update(facelessVideos)
+    .set({ status: row.status, stage: row.stage, progress: row.progress })
+    .where(eq(facelessVideos.videoId, id));
 });

@@ -32,7 +32,9 @@ const product = await sharp(
   .png()
   .toBuffer();
 const logo = await sharp(
-  Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="160" height="80"><rect width="80" height="80" fill="#ff00ff"/><rect x="80" width="80" height="80" fill="#00ffff"/></svg>`),
+  Buffer.from(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="160" height="80"><rect width="80" height="80" fill="#ff00ff"/><rect x="80" width="80" height="80" fill="#00ffff"/></svg>`,
+  ),
 )
   .png()
   .toBuffer();
@@ -63,14 +65,21 @@ const api = (method: string, path: string, body?: unknown) => app.request(method
 
 const dataUrl = (png: Buffer) => `data:image/png;base64,${png.toString('base64')}`;
 const kitSans = await api('POST', '/brand-kits', { name: 'Acme', colors: { primary: BRAND }, fonts: ['DejaVu Sans'], logo: dataUrl(logo) });
-const kitSerif = await api('POST', '/brand-kits', { name: 'Acme', colors: { primary: BRAND }, fonts: ['DejaVu Serif'], logo: dataUrl(logo) });
+const kitSerif = await api('POST', '/brand-kits', {
+  name: 'Acme',
+  colors: { primary: BRAND },
+  fonts: ['DejaVu Serif'],
+  logo: dataUrl(logo),
+});
 const kitNoLogo = await api('POST', '/brand-kits', { name: 'Acme', colors: { primary: BRAND }, fonts: ['DejaVu Sans'] });
 const avatar = await api('POST', '/avatars', { name: 'Pat', image: dataUrl(portrait) });
 for (const res of [kitSans, kitSerif, kitNoLogo, avatar]) if (res.status !== 200) throw new Error(res.text);
 
 // A saved reference: one stored image, mostly orange.
 const REF_COLOUR = '#E87511';
-const refImage = await sharp({ create: { width: 200, height: 200, channels: 3, background: REF_COLOUR } }).png().toBuffer();
+const refImage = await sharp({ create: { width: 200, height: 200, channels: 3, background: REF_COLOUR } })
+  .png()
+  .toBuffer();
 const refKey = `references/${ws.orgId}/orange.png`;
 await app.service.ctx.storage.put(refKey, refImage, 'image/png');
 const [refMedia] = await app.service.ctx.db
@@ -79,7 +88,14 @@ const [refMedia] = await app.service.ctx.db
   .returning();
 const [reference] = await app.service.ctx.db
   .insert(referenceInspirations)
-  .values({ orgId: ws.orgId, templateSlug: 'product-spotlight', templateCategory: 'static-ads', mediaKind: 'image', status: 'ready', mediaIds: [refMedia.id] })
+  .values({
+    orgId: ws.orgId,
+    templateSlug: 'product-spotlight',
+    templateCategory: 'static-ads',
+    mediaKind: 'image',
+    status: 'ready',
+    mediaIds: [refMedia.id],
+  })
   .returning();
 // An analysed reference (as the analysis job stores it): an orange palette, its subject in the upper part.
 const SUBJECT = { x: 0.2, y: 0.05, width: 0.6, height: 0.3 };
@@ -93,12 +109,36 @@ const [analysed] = await app.service.ctx.db
     mediaKind: 'image',
     status: 'ready',
     mediaIds: [refMedia.id],
-    analysis: [{ kind: 'image', width: 200, height: 200, orientation: 'square', palette: [{ hex: ANALYSED_COLOUR.toLowerCase(), proportion: 0.8 }, { hex: '#ffffff', proportion: 0.2 }], subject: SUBJECT, text_regions: [], text: '', phash: '0000000000000000' }],
+    analysis: [
+      {
+        kind: 'image',
+        width: 200,
+        height: 200,
+        orientation: 'square',
+        palette: [
+          { hex: ANALYSED_COLOUR.toLowerCase(), proportion: 0.8 },
+          { hex: '#ffffff', proportion: 0.2 },
+        ],
+        subject: SUBJECT,
+        text_regions: [],
+        text: '',
+        phash: '0000000000000000',
+      },
+    ],
   })
   .returning();
 
 const base = { type: 'static_ad', template_slug: 'product-spotlight', prompt: PROMPT, aspect_ratio: '9:16', resolution: '1K' };
-const ugcBase = { type: 'ugc_ad', template_slug: 'unboxing-ugc', prompt: 'My honest first impressions', quality_tier: 'low', duration: 4, resolution: '480p', aspect_ratio: '9:16', generate_audio: false };
+const ugcBase = {
+  type: 'ugc_ad',
+  template_slug: 'unboxing-ugc',
+  prompt: 'My honest first impressions',
+  quality_tier: 'low',
+  duration: 4,
+  resolution: '480p',
+  aspect_ratio: '9:16',
+  generate_audio: false,
+};
 
 /** Queues every request first (the worker renders them while the next are sent), then waits for each. */
 async function renderAll(bodies: Record<string, Record<string, unknown>>): Promise<Record<string, Buffer>> {
@@ -205,11 +245,31 @@ function union(rs: Rect[]): Rect {
   const y0 = Math.min(...ok.map((r) => r.y));
   return { x: x0, y: y0, w: Math.max(...ok.map((r) => r.x + r.w)) - x0, h: Math.max(...ok.map((r) => r.y + r.h)) - y0 };
 }
-const shrink = (r: Rect, f: number): Rect => ({ x: Math.round(r.x + (r.w * f) / 2), y: Math.round(r.y + (r.h * f) / 2), w: Math.round(r.w * (1 - f)), h: Math.round(r.h * (1 - f)) });
+const shrink = (r: Rect, f: number): Rect => ({
+  x: Math.round(r.x + (r.w * f) / 2),
+  y: Math.round(r.y + (r.h * f) / 2),
+  w: Math.round(r.w * (1 - f)),
+  h: Math.round(r.h * (1 - f)),
+});
 const layoutOf = (over: Partial<Parameters<typeof computeLayout>[0]>): AdLayout =>
-  computeLayout({ type: 'static_ad', templateSlug: 'product-spotlight', width: W, height: H, referenceImages: [], brandName: undefined, avatarName: undefined, ...over });
+  computeLayout({
+    type: 'static_ad',
+    templateSlug: 'product-spotlight',
+    width: W,
+    height: H,
+    referenceImages: [],
+    brandName: undefined,
+    avatarName: undefined,
+    ...over,
+  });
 const near = (t: Test, got: Rect, want: Rect, tol: number, what: string) =>
-  t.ok(Math.abs(got.x - want.x) <= tol && Math.abs(got.y - want.y) <= tol && Math.abs(got.w - want.w) <= tol && Math.abs(got.h - want.h) <= tol, `${what}: got ${JSON.stringify(got)} want ${JSON.stringify(want)} ±${tol}`);
+  t.ok(
+    Math.abs(got.x - want.x) <= tol &&
+      Math.abs(got.y - want.y) <= tol &&
+      Math.abs(got.w - want.w) <= tol &&
+      Math.abs(got.h - want.h) <= tol,
+    `${what}: got ${JSON.stringify(got)} want ${JSON.stringify(want)} ±${tol}`,
+  );
 
 // ---------------------------------------------------------------- the renders
 
@@ -243,7 +303,12 @@ t.test('the brand kit: its colour fills the palette, its logo sits in the logo b
   t.ok(box.x > W / 2 && box.y < H / 4, 'in the top-right corner');
   // The logo as the renderer places it: fitted inside the box, right-aligned, centred vertically.
   const fitted = await sharp(logo).resize(box.w, box.h, { fit: 'inside' }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-  const region = { x: box.x + box.w - fitted.info.width, y: box.y + Math.round((box.h - fitted.info.height) / 2), w: fitted.info.width, h: fitted.info.height };
+  const region = {
+    x: box.x + box.w - fitted.info.width,
+    y: box.y + Math.round((box.h - fitted.info.height) / 2),
+    w: fitted.info.width,
+    h: fitted.info.height,
+  };
   const logoPx = { data: fitted.data, width: fitted.info.width, height: fitted.info.height };
   t.ok(diff(px.kit, logoPx, region) < 8, `the logo's pixels are in its box (mean difference ${diff(px.kit, logoPx, region).toFixed(1)})`);
   t.ok(diff(px.kitNoLogo, logoPx, region) > 60, `a kit without a logo has none there (${diff(px.kitNoLogo, logoPx, region).toFixed(1)})`);
@@ -260,20 +325,28 @@ t.test("the kit's font changes the text and nothing else", async (t) => {
   t.ok(diff(px.kit, px.kitSerif, card) < 0.5, 'the product card is the same');
   // The headline's ink: the same text set in a serif face has a different outline.
   const ink = (p: Pixels) => 1 - share(p, BRAND, 40, head);
-  t.not(ink(px.kit).toFixed(4), ink(px.kitSerif).toFixed(4), `headline ink differs (${ink(px.kit).toFixed(4)} vs ${ink(px.kitSerif).toFixed(4)})`);
+  t.not(
+    ink(px.kit).toFixed(4),
+    ink(px.kitSerif).toFixed(4),
+    `headline ink differs (${ink(px.kit).toFixed(4)} vs ${ink(px.kitSerif).toFixed(4)})`,
+  );
 });
 
 t.test('the product image fills the product slot', async (t) => {
   const layout = layoutOf({ referenceImages: [product] });
   const slot = layout.slots[0];
-  const expected = await sharp(product).resize(slot.w, slot.h, { fit: 'cover', position: sharp.strategy.attention }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const expected = await sharp(product)
+    .resize(slot.w, slot.h, { fit: 'cover', position: sharp.strategy.attention })
+    .removeAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   const exp = { data: expected.data, width: expected.info.width, height: expected.info.height };
   t.ok(diff(px.product, exp, slot) < 6, `the slot shows the product (${diff(px.product, exp, slot).toFixed(1)})`);
   t.ok(diff(px.plain, exp, slot) > 60, `without it a drawn stand-in does not (${diff(px.plain, exp, slot).toFixed(1)})`);
   t.ok(share(px.product, '#00C800', 20) > 0.02, 'the green stripes are in the ad');
 });
 
-t.test("a preset sets the arrangement and the tone", async (t) => {
+t.test('a preset sets the arrangement and the tone', async (t) => {
   // Where the product's stripes are (red, green and blue, whatever the crop kept).
   const stripes = (p: Pixels) => union(['#FF0000', '#00C800', '#0000FF'].map((c) => bbox(p, c)));
   const standard = stripes(px.presetStandard);
@@ -288,14 +361,19 @@ t.test("a preset sets the arrangement and the tone", async (t) => {
   t.equal(b.arrangement, 'flipped');
   near(t, standard, a.slot, 3, 'studio-white: the product where the standard layout puts it');
   near(t, flipped, b.slot, 3, 'marble-luxe: the product where the flipped layout puts it');
-  t.ok(flipped.y + flipped.h < b.headline.y + 2 && standard.y > a.headline.y + a.headline.h - 2, 'product above the headline in one, below it in the other');
+  t.ok(
+    flipped.y + flipped.h < b.headline.y + 2 && standard.y > a.headline.y + a.headline.h - 2,
+    'product above the headline in one, below it in the other',
+  );
   t.ok(standard.y - flipped.y > 100, `the product moved up by ${standard.y - flipped.y}px`);
 
   // Tone: "studio white" is light, "black friday noir" dark (no brand kit to override them).
   const corner = { x: 0, y: 0, w: 20, h: 20 };
   const lum = (p: Pixels) => {
     let s = 0;
-    for (let y = 0; y < corner.h; y++) for (let x = 0; x < corner.w; x++) s += p.data[(y * p.width + x) * 3] + p.data[(y * p.width + x) * 3 + 1] + p.data[(y * p.width + x) * 3 + 2];
+    for (let y = 0; y < corner.h; y++)
+      for (let x = 0; x < corner.w; x++)
+        s += p.data[(y * p.width + x) * 3] + p.data[(y * p.width + x) * 3 + 1] + p.data[(y * p.width + x) * 3 + 2];
     return s / (corner.w * corner.h * 3);
   };
   t.ok(lum(px.presetStandard) > 200, `studio-white background is light (${lum(px.presetStandard).toFixed(0)})`);
@@ -307,7 +385,11 @@ t.test('a catalog avatar is the presenter disc of a static ad', async (t) => {
   const disc = layout.avatar!;
   t.equal(layout.avatarShape, 'disc');
   const svg = await readFile(new URL('avatars/maya-lifestyle.svg', PREVIEWS_DIR_URL));
-  const face = await sharp(await sharp(svg).png().toBuffer()).resize(disc.w, disc.h, { fit: 'cover', position: 'centre' }).removeAlpha().raw().toBuffer();
+  const face = await sharp(await sharp(svg).png().toBuffer())
+    .resize(disc.w, disc.h, { fit: 'cover', position: 'centre' })
+    .removeAlpha()
+    .raw()
+    .toBuffer();
   // The square inscribed in the disc (inside the ring).
   const inner = shrink(disc, 0.36);
   const crop = await sharp(face, { raw: { width: disc.w, height: disc.h, channels: 3 } })
@@ -338,9 +420,19 @@ t.test('a video ad composes the avatar as a presenter disc too', async (t) => {
   const disc = withAvatar.layout.avatar!;
   t.equal(withAvatar.layout.avatarShape, 'disc');
   const inner = shrink(disc, 0.36);
-  const face = await sharp(portrait).resize(disc.w, disc.h, { fit: 'cover', position: 'centre' }).extract({ left: inner.x - disc.x, top: inner.y - disc.y, width: inner.w, height: inner.h }).removeAlpha().raw().toBuffer();
+  const face = await sharp(portrait)
+    .resize(disc.w, disc.h, { fit: 'cover', position: 'centre' })
+    .extract({ left: inner.x - disc.x, top: inner.y - disc.y, width: inner.w, height: inner.h })
+    .removeAlpha()
+    .raw()
+    .toBuffer();
   const exp = { data: face, width: inner.w, height: inner.h };
-  const asPixels = async (a: typeof withAvatar) => pixels(await sharp(a.pixels, { raw: { width: 480, height: 854, channels: 4 } }).png().toBuffer());
+  const asPixels = async (a: typeof withAvatar) =>
+    pixels(
+      await sharp(a.pixels, { raw: { width: 480, height: 854, channels: 4 } })
+        .png()
+        .toBuffer(),
+    );
   t.ok(diff(await asPixels(withAvatar), exp, inner) < 8, 'the portrait is in the disc');
   t.ok(diff(await asPixels(without), exp, inner) > 40, 'and not without the avatar');
 });
@@ -348,14 +440,26 @@ t.test('a video ad composes the avatar as a presenter disc too', async (t) => {
 t.test("a custom avatar's portrait is the picture of a UGC video", async (t) => {
   const frame = px.ugcAvatar;
   t.same([frame.width, frame.height], [480, 854]);
-  const layout = computeLayout({ type: 'ugc_ad', templateSlug: 'unboxing-ugc', width: 480, height: 854, referenceImages: [], brandName: undefined, avatarName: 'Pat', avatarImage: portrait });
+  const layout = computeLayout({
+    type: 'ugc_ad',
+    templateSlug: 'unboxing-ugc',
+    width: 480,
+    height: 854,
+    referenceImages: [],
+    brandName: undefined,
+    avatarName: 'Pat',
+    avatarImage: portrait,
+  });
   const pic = layout.avatar!;
   t.equal(layout.avatarShape, 'fill');
   // The stored portrait is the face-centred square crop of the upload (the whole square here).
   const stored = await sharp(portrait).resize(pic.w, pic.h, { fit: 'cover', position: 'centre' }).removeAlpha().raw().toBuffer();
   // Compare the band between the brand line and the product card (no overlays there at t = 0).
   const band = { x: pic.x, y: pic.y, w: pic.w, h: Math.round(pic.h * 0.28) };
-  const crop = await sharp(stored, { raw: { width: pic.w, height: pic.h, channels: 3 } }).extract({ left: 0, top: 0, width: band.w, height: band.h }).raw().toBuffer();
+  const crop = await sharp(stored, { raw: { width: pic.w, height: pic.h, channels: 3 } })
+    .extract({ left: 0, top: 0, width: band.w, height: band.h })
+    .raw()
+    .toBuffer();
   const exp = { data: crop, width: band.w, height: band.h };
   t.ok(diff(frame, exp, band) < 14, `the portrait fills the picture (${diff(frame, exp, band).toFixed(1)})`);
   t.ok(diff(px.ugc, exp, band) > 40, `not without the avatar (${diff(px.ugc, exp, band).toFixed(1)})`);
@@ -372,7 +476,10 @@ t.test('inputs that cannot apply stay a 400 naming the field', async (t) => {
   const cases: [Record<string, unknown>, string][] = [
     [{ type: 'ai_model', model_slug: 'flux-image', prompt: 'x', avatar_id: 'maya-lifestyle' }, 'body.avatar_id'],
     [{ type: 'ai_model', model_slug: 'flux-image', prompt: 'x', preset_id: 'studio-white' }, 'body.preset_id'],
-    [{ type: 'ai_model', model_slug: 'flux-image', prompt: 'x', custom_reference_inspiration_id: reference.id }, 'body.custom_reference_inspiration_id'],
+    [
+      { type: 'ai_model', model_slug: 'flux-image', prompt: 'x', custom_reference_inspiration_id: reference.id },
+      'body.custom_reference_inspiration_id',
+    ],
     [{ ...base, preset_id: 'black-friday-noir' }, 'body.preset_id'],
     [{ ...base, duration: 5 }, 'body.duration'],
   ];
@@ -385,7 +492,10 @@ t.test('inputs that cannot apply stay a 400 naming the field', async (t) => {
 
 t.test("an analysed reference: its palette colours the ad, its subject's place arranges it", async (t) => {
   const got = share(px.analysed, ANALYSED_COLOUR, 24);
-  t.ok(got > 0.2, `the analysed palette's first colour covers ${(got * 100).toFixed(1)}% (the stored image is orange: the analysis is what is used)`);
+  t.ok(
+    got > 0.2,
+    `the analysed palette's first colour covers ${(got * 100).toFixed(1)}% (the stored image is orange: the analysis is what is used)`,
+  );
   t.ok(share(px.analysed, REF_COLOUR, 24) < 0.01, 'not the raw image colour');
   const want = layoutOf({ referenceImages: [product], referenceSubject: SUBJECT });
   t.equal(want.arrangement, 'flipped');
@@ -407,5 +517,9 @@ t.test("a custom reference's subject position arranges the ad when no preset doe
   t.equal(small.arrangement, 'inset');
   t.ok(small.product.w < bottom.product.w, 'a small subject: a smaller product frame');
   t.equal(at(null).arrangement, 'standard', 'no subject: standard');
-  t.equal(at({ x: 0.2, y: 0.05, width: 0.6, height: 0.3 }, 'studio-white').arrangement, 'standard', 'a preset decides before the reference');
+  t.equal(
+    at({ x: 0.2, y: 0.05, width: 0.6, height: 0.3 }, 'studio-white').arrangement,
+    'standard',
+    'a preset decides before the reference',
+  );
 });

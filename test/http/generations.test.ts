@@ -11,7 +11,9 @@ import { probe } from '../../src/media/ffmpeg.ts';
 import { type ApiResponse, startTestApp, type TestApp } from '../helpers/app.ts';
 
 // A fixture image host on loopback (the guarded client is told to allow 127.0.0.1 in tests only).
-const red = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#ff0000' } }).png().toBuffer();
+const red = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#ff0000' } })
+  .png()
+  .toBuffer();
 const fixtures = http.createServer((req, res) => {
   if (req.url === '/red.png') {
     res.writeHead(200, { 'content-type': 'image/png' });
@@ -39,7 +41,8 @@ async function balance(orgId: string, a: TestApp = app): Promise<number> {
 }
 async function counts(orgId: string) {
   const [g] = await sql`select count(*)::int as n from generations where org_id = ${orgId}`;
-  const [j] = await sql`select count(*)::int as n from pgboss.job where name in ('generation', 'generation-video') and data->>'generationId' in (select id::text from generations where org_id = ${orgId})`;
+  const [j] =
+    await sql`select count(*)::int as n from pgboss.job where name in ('generation', 'generation-video') and data->>'generationId' in (select id::text from generations where org_id = ${orgId})`;
   const [l] = await sql`select count(*)::int as n from credit_ledger where org_id = ${orgId}`;
   return { generations: g.n as number, jobs: j.n as number, ledger: l.n as number };
 }
@@ -53,10 +56,14 @@ async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeou
   }
 }
 const poll = (a: TestApp, key: string, id: string) =>
-  waitFor(`generation ${id} to finish`, async () => {
-    const res = await a.request('GET', `/api/v1/generations/${id}`, { key });
-    return res.body.status === 'generating' ? undefined : res;
-  }, 120_000);
+  waitFor(
+    `generation ${id} to finish`,
+    async () => {
+      const res = await a.request('GET', `/api/v1/generations/${id}`, { key });
+      return res.body.status === 'generating' ? undefined : res;
+    },
+    120_000,
+  );
 
 t.test('validation against the catalog names the field; nothing is charged', async (t) => {
   const ws = await app.workspace({ credits: 1000 });
@@ -86,18 +93,63 @@ t.test('validation against the catalog names the field; nothing is charged', asy
     ['duration outside the tier', { type: 'video_ad', template_slug: video.slug, duration: 29 }, 400, 'body.duration'],
     ['model required', { type: 'ai_model' }, 400, 'body.model_slug'],
     ['unknown model', { type: 'ai_model', model_slug: 'nope' }, 400, 'body.model_slug'],
-    ['unknown variant', { type: 'ai_model', model_slug: (await app.request('GET', '/api/v1/models')).body.ai_models[0].slug, variant_id: 'nope' }, 400, 'body.variant_id'],
+    [
+      'unknown variant',
+      { type: 'ai_model', model_slug: (await app.request('GET', '/api/v1/models')).body.ai_models[0].slug, variant_id: 'nope' },
+      400,
+      'body.variant_id',
+    ],
     ['template on ai_model', { type: 'ai_model', model_slug: 'x', template_slug: STATIC.slug }, 400, 'body.template_slug'],
-    ['private reference URL', { type: 'static_ad', template_slug: STATIC.slug, reference_image_urls: ['http://10.0.0.5/a.png'] }, 400, 'body.reference_image_urls[0]'],
-    ['file URL', { type: 'static_ad', template_slug: STATIC.slug, reference_image_urls: ['https://169.254.169.254/latest'] }, 400, 'body.reference_image_urls[0]'],
+    [
+      'private reference URL',
+      { type: 'static_ad', template_slug: STATIC.slug, reference_image_urls: ['http://10.0.0.5/a.png'] },
+      400,
+      'body.reference_image_urls[0]',
+    ],
+    [
+      'file URL',
+      { type: 'static_ad', template_slug: STATIC.slug, reference_image_urls: ['https://169.254.169.254/latest'] },
+      400,
+      'body.reference_image_urls[0]',
+    ],
     ['unsupported aspect ratio', { type: 'static_ad', template_slug: STATIC.slug, aspect_ratio: '7:3' }, 400, 'body.aspect_ratio'],
     ['video resolution on an image', { type: 'static_ad', template_slug: STATIC.slug, resolution: '720p' }, 400, 'body.resolution'],
-    ['another workspace’s brand kit', { type: 'static_ad', template_slug: STATIC.slug, brand_kit_id: otherKit.id }, 404, 'body.brand_kit_id'],
-    ['unknown avatar', { type: 'ugc_ad', template_slug: (await app.request('GET', '/api/v1/models')).body.ugc_ads[0].slug, avatar_id: 'nobody' }, 404, 'body.avatar_id'],
-    ['another workspace’s media', { type: 'static_ad', template_slug: STATIC.slug, reference_media_ids: [otherMedia.id] }, 404, 'body.reference_media_ids[0]'],
-    ['video media as an image reference', { type: 'static_ad', template_slug: STATIC.slug, reference_media_ids: [videoMedia.id] }, 400, 'body.reference_media_ids[0]'],
-    ['reference not ready', { type: 'static_ad', template_slug: STATIC.slug, custom_reference_inspiration_id: pendingRef.id }, 400, 'body.custom_reference_inspiration_id'],
-    ['unknown reference', { type: 'static_ad', template_slug: STATIC.slug, custom_reference_inspiration_id: '00000000-0000-4000-8000-000000000009' }, 404, 'body.custom_reference_inspiration_id'],
+    [
+      'another workspace’s brand kit',
+      { type: 'static_ad', template_slug: STATIC.slug, brand_kit_id: otherKit.id },
+      404,
+      'body.brand_kit_id',
+    ],
+    [
+      'unknown avatar',
+      { type: 'ugc_ad', template_slug: (await app.request('GET', '/api/v1/models')).body.ugc_ads[0].slug, avatar_id: 'nobody' },
+      404,
+      'body.avatar_id',
+    ],
+    [
+      'another workspace’s media',
+      { type: 'static_ad', template_slug: STATIC.slug, reference_media_ids: [otherMedia.id] },
+      404,
+      'body.reference_media_ids[0]',
+    ],
+    [
+      'video media as an image reference',
+      { type: 'static_ad', template_slug: STATIC.slug, reference_media_ids: [videoMedia.id] },
+      400,
+      'body.reference_media_ids[0]',
+    ],
+    [
+      'reference not ready',
+      { type: 'static_ad', template_slug: STATIC.slug, custom_reference_inspiration_id: pendingRef.id },
+      400,
+      'body.custom_reference_inspiration_id',
+    ],
+    [
+      'unknown reference',
+      { type: 'static_ad', template_slug: STATIC.slug, custom_reference_inspiration_id: '00000000-0000-4000-8000-000000000009' },
+      404,
+      'body.custom_reference_inspiration_id',
+    ],
   ];
   for (const [name, body, status, field] of cases) {
     const res = await app.request('POST', '/api/v1/generations', { key: ws.key, body });
@@ -111,9 +163,19 @@ t.test('validation against the catalog names the field; nothing is charged', asy
 
 t.test('credits are computed server-side from the catalog and deducted once', async (t) => {
   const ws = await app.workspace({ credits: 10_000 });
-  const res = await app.request('POST', '/api/v1/generations', { key: ws.key, body: { type: 'static_ad', template_slug: STATIC.slug, request_count: 3, prompt: 'Summer sale' } });
+  const res = await app.request('POST', '/api/v1/generations', {
+    key: ws.key,
+    body: { type: 'static_ad', template_slug: STATIC.slug, request_count: 3, prompt: 'Summer sale' },
+  });
   t.equal(res.status, 200);
-  t.match(res.body, { object: 'generation_batch', status: 'queued', request_count: 3, credits_deducted: 3 * staticCredits, remaining_credits: 10_000 - 3 * staticCredits, error: null });
+  t.match(res.body, {
+    object: 'generation_batch',
+    status: 'queued',
+    request_count: 3,
+    credits_deducted: 3 * staticCredits,
+    remaining_credits: 10_000 - 3 * staticCredits,
+    error: null,
+  });
   t.equal(res.body.generations.length, 3);
   for (const g of res.body.generations) t.match(g, { object: 'generation', status: 'generating', credits_deducted: staticCredits });
 
@@ -123,15 +185,24 @@ t.test('credits are computed server-side from the catalog and deducted once', as
   const raw = findTemplate(vt.slug) as { quality_tiers: { id: string; credits_per_second: number }[] };
   const perSecond = raw.quality_tiers.find((q) => q.id === 'low')!.credits_per_second;
   const other = tier.duration_options.find((d: number) => d !== tier.default_duration);
-  const def = await app.request('POST', '/api/v1/generations', { key: ws.key, body: { type: 'video_ad', template_slug: vt.slug, quality_tier: 'low' } });
+  const def = await app.request('POST', '/api/v1/generations', {
+    key: ws.key,
+    body: { type: 'video_ad', template_slug: vt.slug, quality_tier: 'low' },
+  });
   t.equal(def.body.credits_deducted, tier.credits, 'the tier price at its default duration');
   if (other !== undefined) {
-    const longer = await app.request('POST', '/api/v1/generations', { key: ws.key, body: { type: 'video_ad', template_slug: vt.slug, quality_tier: 'low', duration: other } });
+    const longer = await app.request('POST', '/api/v1/generations', {
+      key: ws.key,
+      body: { type: 'video_ad', template_slug: vt.slug, quality_tier: 'low', duration: other },
+    });
     t.equal(longer.body.credits_deducted, perSecond * other, 'per-second pricing away from the default duration');
   }
   const m = models.ai_models[0];
   const variant = findAiModel(m.slug)!.variants.find((v) => v.id === m.default_variant_id)!;
-  const ai = await app.request('POST', '/api/v1/generations', { key: ws.key, body: { type: 'ai_model', model_slug: m.slug, prompt: 'a cat', request_count: 2 } });
+  const ai = await app.request('POST', '/api/v1/generations', {
+    key: ws.key,
+    body: { type: 'ai_model', model_slug: m.slug, prompt: 'a cat', request_count: 2 },
+  });
   t.equal(ai.status, 200);
   t.equal(ai.body.credits_deducted, 2 * variant.credits, 'the default variant is priced server-side');
   t.equal(await ledgerSum(db, ws.orgId), await balance(ws.orgId), 'balance equals the ledger sum');
@@ -140,7 +211,10 @@ t.test('credits are computed server-side from the catalog and deducted once', as
 t.test('insufficient credits → 402 with the numbers, nothing written', async (t) => {
   const ws = await app.workspace({ credits: staticCredits * 2 - 1 });
   const before = await counts(ws.orgId);
-  const res = await app.request('POST', '/api/v1/generations', { key: ws.key, body: { type: 'static_ad', template_slug: STATIC.slug, request_count: 2 } });
+  const res = await app.request('POST', '/api/v1/generations', {
+    key: ws.key,
+    body: { type: 'static_ad', template_slug: STATIC.slug, request_count: 2 },
+  });
   t.equal(res.status, 402);
   t.equal(res.body.error.code, 'insufficient_credits');
   t.same(
@@ -154,7 +228,9 @@ t.test('credits for exactly K generations, 4K simultaneous requests → exactly 
   const K = 5;
   const ws = await app.workspace({ credits: K * staticCredits });
   const results = await Promise.all(
-    Array.from({ length: 4 * K }, () => app.request('POST', '/api/v1/generations', { key: ws.key, body: { type: 'static_ad', template_slug: STATIC.slug } })),
+    Array.from({ length: 4 * K }, () =>
+      app.request('POST', '/api/v1/generations', { key: ws.key, body: { type: 'static_ad', template_slug: STATIC.slug } }),
+    ),
   );
   const ok = results.filter((r) => r.status === 200);
   t.equal(ok.length, K, `${K} succeeded`);
@@ -179,7 +255,11 @@ t.test('idempotency: replay, conflict, body fallback, expiry', async (t) => {
   t.same(rest, first.body, 'the original response');
   t.equal(await balance(ws.orgId), 10_000 - staticCredits, 'charged once');
 
-  const different = await app.request('POST', '/api/v1/generations', { key: ws.key, body: { ...body, prompt: 'something else' }, headers: { 'idempotency-key': 'k-1' } });
+  const different = await app.request('POST', '/api/v1/generations', {
+    key: ws.key,
+    body: { ...body, prompt: 'something else' },
+    headers: { 'idempotency-key': 'k-1' },
+  });
   t.equal(different.status, 409);
   t.equal(different.body.error.code, 'idempotency_conflict');
 
@@ -213,7 +293,9 @@ t.test('20 simultaneous requests with one key charge exactly once', async (t) =>
   const ws = await app.workspace({ credits: 10_000 });
   const body = { type: 'static_ad', template_slug: STATIC.slug, request_count: 2 };
   const results = await Promise.all(
-    Array.from({ length: 20 }, () => app.request('POST', '/api/v1/generations', { key: ws.key, body, headers: { 'idempotency-key': 'same' } })),
+    Array.from({ length: 20 }, () =>
+      app.request('POST', '/api/v1/generations', { key: ws.key, body, headers: { 'idempotency-key': 'same' } }),
+    ),
   );
   const fresh = results.filter((r) => r.status === 200 && !r.body.idempotent_replay);
   const replays = results.filter((r) => r.status === 200 && r.body.idempotent_replay);
@@ -257,7 +339,11 @@ t.test('a batch the queue only partly accepts is partial, charged for what was q
   t.equal(resumed.status, 200);
   t.match(resumed.body, { status: 'queued', request_count: 4, credits_deducted: 4 * staticCredits, error: null });
   t.equal(resumed.body.generations.length, 4, 'the whole batch');
-  t.same(resumed.body.generations.slice(0, 2).map((g: { id: string }) => g.id), first.body.generations.map((g: { id: string }) => g.id), 'the first two are the same');
+  t.same(
+    resumed.body.generations.slice(0, 2).map((g: { id: string }) => g.id),
+    first.body.generations.map((g: { id: string }) => g.id),
+    'the first two are the same',
+  );
   t.equal(await balance(ws.orgId), 10_000 - 4 * staticCredits);
   t.equal((await counts(ws.orgId)).generations, 4);
   const replay = await app.request('POST', '/api/v1/generations', { key: ws.key, body, headers: { 'idempotency-key': 'partial-1' } });
@@ -267,10 +353,20 @@ t.test('a batch the queue only partly accepts is partial, charged for what was q
 
 t.test('a worker renders a real image: the signed URL serves a PNG of the requested size with the brand colour', async (t) => {
   const ws = await renderApp.workspace({ credits: 1000 });
-  const [kit] = await renderApp.service.ctx.db.insert(brandKits).values({ orgId: ws.orgId, brandId: 3, kitName: 'Acme', kitData: { colors: ['#1E40AF', '#F59E0B'] } }).returning();
+  const [kit] = await renderApp.service.ctx.db
+    .insert(brandKits)
+    .values({ orgId: ws.orgId, brandId: 3, kitName: 'Acme', kitData: { colors: ['#1E40AF', '#F59E0B'] } })
+    .returning();
   const res = await renderApp.request('POST', '/api/v1/generations', {
     key: ws.key,
-    body: { type: 'static_ad', template_slug: STATIC.slug, prompt: 'Fresh lemonade, 20% off', aspect_ratio: '4:5', brand_kit_id: kit.id, reference_image_urls: [`${fixtureBase}/red.png`] },
+    body: {
+      type: 'static_ad',
+      template_slug: STATIC.slug,
+      prompt: 'Fresh lemonade, 20% off',
+      aspect_ratio: '4:5',
+      brand_kit_id: kit.id,
+      reference_image_urls: [`${fixtureBase}/red.png`],
+    },
   });
   t.equal(res.status, 200);
   const id = res.body.generations[0].id;
@@ -308,12 +404,22 @@ t.test('a worker renders a real image: the signed URL serves a PNG of the reques
 t.test('a worker renders a real video: H.264/AAC MP4 of the requested size and duration', async (t) => {
   const ws = await renderApp.workspace({ credits: 10_000 });
   const models = (await renderApp.request('GET', '/api/v1/models')).body;
-  const vt = models.video_ads.find((v: any) => v.quality_tiers.some((q: any) => q.id === 'low' && q.duration_options.includes(5))) ?? models.video_ads[0];
+  const vt =
+    models.video_ads.find((v: any) => v.quality_tiers.some((q: any) => q.id === 'low' && q.duration_options.includes(5))) ??
+    models.video_ads[0];
   const tier = vt.quality_tiers.find((q: { id: string }) => q.id === 'low');
   const duration = tier.duration_options.includes(5) ? 5 : tier.duration_options[0];
   const res = await renderApp.request('POST', '/api/v1/generations', {
     key: ws.key,
-    body: { type: 'video_ad', template_slug: vt.slug, quality_tier: 'low', duration, aspect_ratio: '9:16', resolution: '480p', prompt: 'Spin the bottle' },
+    body: {
+      type: 'video_ad',
+      template_slug: vt.slug,
+      quality_tier: 'low',
+      duration,
+      aspect_ratio: '9:16',
+      resolution: '480p',
+      prompt: 'Spin the bottle',
+    },
   });
   t.equal(res.status, 200, JSON.stringify(res.body));
   const done = await poll(renderApp, ws.key, res.body.generations[0].id);
@@ -350,7 +456,11 @@ t.test('a terminal failure refunds the credits exactly once', async (t) => {
   t.equal(refunds.length, 1, 'one refund row');
   t.equal(refunds[0].reference, `generation:${id}`);
   const { failGeneration } = await import('../../src/services/generations/generations.ts');
-  t.equal(await failGeneration(renderApp.service.ctx, id, { code: 'x', message: 'again', retryable: false, context: {} }), false, 'a second failure does nothing');
+  t.equal(
+    await failGeneration(renderApp.service.ctx, id, { code: 'x', message: 'again', retryable: false, context: {} }),
+    false,
+    'a second failure does nothing',
+  );
   t.equal(await balance(ws.orgId, renderApp), 500, 'no double refund');
   t.equal(await ledgerSum(renderApp.service.ctx.db, ws.orgId), 500);
 });
@@ -373,7 +483,11 @@ t.test('another workspace’s generation reads as 404', async (t) => {
 
 t.test('rate limits are per workspace, shared across API processes, with the quota on every response', async (t) => {
   const limited = await startTestApp(t, { RATE_LIMIT_GENERATIONS: '3', RATE_LIMIT_WINDOW_SECONDS: '60' });
-  const second = await startTestApp(t, { RATE_LIMIT_GENERATIONS: '3', RATE_LIMIT_WINDOW_SECONDS: '60' }, { databaseUrl: limited.databaseUrl });
+  const second = await startTestApp(
+    t,
+    { RATE_LIMIT_GENERATIONS: '3', RATE_LIMIT_WINDOW_SECONDS: '60' },
+    { databaseUrl: limited.databaseUrl },
+  );
   const ws = await limited.workspace({ credits: 1000 });
   const other = await limited.workspace({ credits: 1000 });
   const body = { type: 'static_ad', template_slug: STATIC.slug };

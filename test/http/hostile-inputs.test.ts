@@ -28,11 +28,19 @@ const json = (raw: string) => ({ key, raw, contentType: 'application/json' });
 
 t.test('a lone surrogate in any JSON string is 400 naming the field', async (t) => {
   // The escape as it travels in the raw body ("\ud800" is valid JSON text, not valid Unicode).
-  const prompt = await app.request('POST', '/api/v1/generations', json(`{"type":"static_ad","template_slug":"${STATIC.slug}","prompt":"a\\ud800"}`));
+  const prompt = await app.request(
+    'POST',
+    '/api/v1/generations',
+    json(`{"type":"static_ad","template_slug":"${STATIC.slug}","prompt":"a\\ud800"}`),
+  );
   envelope(t, prompt, 400, 'bad_request', 'body.prompt');
   t.match(prompt.body.error.message, /body\.prompt.*surrogate/);
 
-  const low = await app.request('POST', '/api/v1/generations', json(`{"type":"static_ad","template_slug":"${STATIC.slug}","prompt":"\\udc00 tail"}`));
+  const low = await app.request(
+    'POST',
+    '/api/v1/generations',
+    json(`{"type":"static_ad","template_slug":"${STATIC.slug}","prompt":"\\udc00 tail"}`),
+  );
   envelope(t, low, 400, 'bad_request', 'body.prompt');
   const nested = await app.request('POST', '/api/v1/editor/videos', json('{"title":"ok","tracks":[{"name":"x\\udbff"}]}'));
   envelope(t, nested, 400, 'bad_request', 'body.tracks[0].name');
@@ -41,7 +49,11 @@ t.test('a lone surrogate in any JSON string is 400 naming the field', async (t) 
   t.match(inKey.body.error.context.errors[0].field, /^body\.k/);
 
   // A well-formed pair (an emoji as escapes) is text like any other.
-  const pair = await app.request('POST', '/api/v1/generations', json(`{"type":"static_ad","template_slug":"${STATIC.slug}","prompt":"sale \\ud83d\\ude00"}`));
+  const pair = await app.request(
+    'POST',
+    '/api/v1/generations',
+    json(`{"type":"static_ad","template_slug":"${STATIC.slug}","prompt":"sale \\ud83d\\ude00"}`),
+  );
   t.equal(pair.status, 200, pair.text.slice(0, 300));
 
   // A query string cannot carry a lone surrogate: percent-encoded surrogate bytes are not UTF-8
@@ -54,7 +66,10 @@ t.test('a database failure under a generation is a 500 with no SQL in it', async
   // The row insert fails for real: the generations table is gone for a moment.
   await app.service.ctx.sql`alter table generations rename to generations_gone`;
   try {
-    const res = await app.request('POST', '/api/v1/generations', { key, body: { type: 'static_ad', template_slug: STATIC.slug, prompt: 'sale' } });
+    const res = await app.request('POST', '/api/v1/generations', {
+      key,
+      body: { type: 'static_ad', template_slug: STATIC.slug, prompt: 'sale' },
+    });
     t.equal(res.status, 500);
     t.equal(res.body?.error?.code, 'server_error');
     t.same(res.body.error.context, {}, 'nothing of the failure in the context');
@@ -65,7 +80,20 @@ t.test('a database failure under a generation is a 500 with no SQL in it', async
 });
 
 t.test('numbers in path and query parameters: plain decimal only, finite, in range', async (t) => {
-  for (const id of ['Infinity', '-Infinity', '1e309', 'NaN', '0x10', '1e1', '-0', '+5', '%2012', '12.0', '99999999999999999999', '9007199254740993']) {
+  for (const id of [
+    'Infinity',
+    '-Infinity',
+    '1e309',
+    'NaN',
+    '0x10',
+    '1e1',
+    '-0',
+    '+5',
+    '%2012',
+    '12.0',
+    '99999999999999999999',
+    '9007199254740993',
+  ]) {
     const editor = await app.request('GET', `/api/v1/editor/videos/${id}`, { key });
     envelope(t, editor, 400, 'bad_request', 'path.id');
     const video = await app.request('GET', `/api/v1/videos/${id}`, { key });
@@ -90,7 +118,7 @@ t.test('a multipart body with no closing boundary is 400', async (t) => {
   }
 });
 
-t.test('a path parameter over 200 characters is 400 in the envelope, not Fastify\'s format', async (t) => {
+t.test("a path parameter over 200 characters is 400 in the envelope, not Fastify's format", async (t) => {
   for (const path of [`/api/v1/generations/${'a'.repeat(201)}`, `/api/v1/editor/videos/${'9'.repeat(300)}`]) {
     const res = await app.request('GET', path, { key, unchecked: true });
     envelope(t, res, 400, 'bad_request', 'path');
@@ -113,13 +141,22 @@ t.test('JSON nested deeper than the limit is 400 naming where (REST)', async (t)
     t.match(res.body.error.message, new RegExp(`more than ${JSON_MAX_DEPTH} levels`));
   }
   // At the limit it is an ordinary (invalid) value: the validator names the field.
-  const atLimit = await app.request('POST', '/api/v1/generations', json(`{"type":"static_ad","template_slug":"${STATIC.slug}","prompt":${nested(JSON_MAX_DEPTH - 1, 'array')}}`));
+  const atLimit = await app.request(
+    'POST',
+    '/api/v1/generations',
+    json(`{"type":"static_ad","template_slug":"${STATIC.slug}","prompt":${nested(JSON_MAX_DEPTH - 1, 'array')}}`),
+  );
   envelope(t, atLimit, 400, 'bad_request', 'body.prompt');
   t.match(atLimit.body.error.context.errors, [{ field: 'body.prompt', message: 'must be string' }]);
 });
 
 t.test('MCP tools/call with arguments nested 10,000 deep: a JSON-RPC invalid-request error, never server_error', async (t) => {
-  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+  const headers = {
+    authorization: `Bearer ${key}`,
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2025-06-18',
+  };
   const calls = [
     `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create_generation","arguments":{"type":"static_ad","prompt":${nested(10_000, 'array')}}}}`,
     `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_workspace","arguments":{"x":${nested(10_000, 'object')}}}}`,
@@ -143,15 +180,27 @@ t.test('MCP tools/call with arguments nested 10,000 deep: a JSON-RPC invalid-req
   t.equal(res.status, 400);
   t.match(await res.json(), { error: { code: -32600, message: /params\.arguments\.query .*surrogate/ } });
   // A normal call still works.
-  const ok = await fetch(`${app.url}/mcp`, { method: 'POST', headers, body: '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_workspace","arguments":{}}}' });
+  const ok = await fetch(`${app.url}/mcp`, {
+    method: 'POST',
+    headers,
+    body: '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_workspace","arguments":{}}}',
+  });
   t.equal(ok.status, 200);
   t.notOk(((await ok.json()) as { result: { isError?: boolean } }).result.isError);
 });
 
 t.test('JSON bodies in a charset other than UTF-8 are 415 unsupported_media_type', async (t) => {
   const body = JSON.stringify({ title: 'charset' });
-  for (const contentType of ['application/json; charset=utf-16', 'application/json;charset="UTF-16LE"', 'application/json; charset=iso-8859-1']) {
-    const res = await app.request('POST', '/api/v1/editor/videos', { key, raw: Buffer.from(body, contentType.includes('16') ? 'utf16le' : 'latin1'), contentType });
+  for (const contentType of [
+    'application/json; charset=utf-16',
+    'application/json;charset="UTF-16LE"',
+    'application/json; charset=iso-8859-1',
+  ]) {
+    const res = await app.request('POST', '/api/v1/editor/videos', {
+      key,
+      raw: Buffer.from(body, contentType.includes('16') ? 'utf16le' : 'latin1'),
+      contentType,
+    });
     envelope(t, res, 415, 'unsupported_media_type');
     t.match(res.body.error.message, /UTF-8/);
   }
@@ -162,7 +211,11 @@ t.test('JSON bodies in a charset other than UTF-8 are 415 unsupported_media_type
   // The same on /mcp, as a JSON-RPC error with the HTTP status.
   const mcp = await fetch(`${app.url}/mcp`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json; charset=utf-16', accept: 'application/json, text/event-stream' },
+    headers: {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json; charset=utf-16',
+      accept: 'application/json, text/event-stream',
+    },
     body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
   });
   t.equal(mcp.status, 415);

@@ -23,7 +23,11 @@ const missingImage = `http://127.0.0.1:${(fixtures.address() as { port: number }
 // JOB_SUPERVISE_SECONDS=1: pg-boss counts the queues every second (10 s by default), for the queue depth case.
 // And an app without METRICS_TOKEN, started alongside.
 const [app, bare] = await Promise.all([
-  startTestApp(t, { METRICS_TOKEN: TOKEN, OUTBOUND_ALLOW_IPS: '127.0.0.1', RATE_LIMIT_GENERATIONS: '1000', JOB_SUPERVISE_SECONDS: '1' }, { workers: true }),
+  startTestApp(
+    t,
+    { METRICS_TOKEN: TOKEN, OUTBOUND_ALLOW_IPS: '127.0.0.1', RATE_LIMIT_GENERATIONS: '1000', JOB_SUPERVISE_SECONDS: '1' },
+    { workers: true },
+  ),
   startTestApp(t),
 ]);
 
@@ -78,14 +82,17 @@ type Scrape = ReturnType<typeof parseExposition> & { get(name: string, labels: R
 async function scrape(t: Test, a: TestApp = app): Promise<Scrape> {
   const res = await fetch(`${a.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
   if (res.status !== 200) t.fail(`scrape answered ${res.status}`);
-  if (!/^text\/plain; version=0\.0\.4/.test(res.headers.get('content-type') ?? '')) t.fail(`content type ${res.headers.get('content-type')}`);
+  if (!/^text\/plain; version=0\.0\.4/.test(res.headers.get('content-type') ?? ''))
+    t.fail(`content type ${res.headers.get('content-type')}`);
   const parsed = parseExposition(await res.text());
   return {
     ...parsed,
     // The sample with exactly these labels (a histogram's _count/_sum: all labels but `le`); 0 when absent.
     get(name, labels) {
       const want = Object.entries(labels);
-      const s = parsed.samples.find((x) => x.name === name && Object.keys(x.labels).length === want.length && want.every(([k, v]) => x.labels[k] === v));
+      const s = parsed.samples.find(
+        (x) => x.name === name && Object.keys(x.labels).length === want.length && want.every(([k, v]) => x.labels[k] === v),
+      );
       return s?.value ?? 0;
     },
   };
@@ -144,8 +151,14 @@ t.test('the exposition parses, with the process metrics and every family declare
   t.ok(s.get('process_resident_memory_bytes', {}) > 10_000_000, 'the resident memory is reported');
   // Queue depth for every queue the service declares, read from pg-boss.
   for (const queue of ['generation', 'generation-video', 'editor-export', 'reference-analysis']) {
-    t.ok(s.samples.some((x) => x.name === 'job_queue_depth' && x.labels.queue === queue && x.labels.state === 'queued'), `${queue} queued depth`);
-    t.ok(s.samples.some((x) => x.name === 'job_queue_depth' && x.labels.queue === queue && x.labels.state === 'active'), `${queue} active depth`);
+    t.ok(
+      s.samples.some((x) => x.name === 'job_queue_depth' && x.labels.queue === queue && x.labels.state === 'queued'),
+      `${queue} queued depth`,
+    );
+    t.ok(
+      s.samples.some((x) => x.name === 'job_queue_depth' && x.labels.queue === queue && x.labels.state === 'active'),
+      `${queue} active depth`,
+    );
   }
 });
 
@@ -157,7 +170,10 @@ t.test('requests, generations (completed and failed), refunds and MCP tool calls
   // Three generations that complete, one that fails (its reference image is missing) and is refunded.
   const created: { id: string; credits: number }[] = [];
   for (let i = 0; i < 3; i++) {
-    const res = await app.request('POST', '/api/v1/generations', { key: ws.key, body: { type: 'static_ad', template_slug: 'bold-sale-banner' } });
+    const res = await app.request('POST', '/api/v1/generations', {
+      key: ws.key,
+      body: { type: 'static_ad', template_slug: 'bold-sale-banner' },
+    });
     t.equal(res.status, 200);
     created.push({ id: res.body.generations[0].id, credits: res.body.credits_deducted });
   }
@@ -197,14 +213,30 @@ t.test('requests, generations (completed and failed), refunds and MCP tool calls
   t.equal(moved('http_request_duration_seconds_count', labels200), 4, 'createGeneration 200 counted 4 times');
   t.ok(moved('http_request_duration_seconds_sum', labels200) > 0, 'and its time summed');
   t.equal(moved('http_request_duration_seconds_bucket', { ...labels200, le: '+Inf' }), 4);
-  t.equal(moved('http_request_duration_seconds_count', { operation: 'createGeneration', method: 'POST', status_code: '400' }), 1, 'the 400 by its status');
-  t.equal(moved('http_request_duration_seconds_count', { operation: '(no route)', method: 'GET', status_code: '404' }), 1, 'an unknown route');
+  t.equal(
+    moved('http_request_duration_seconds_count', { operation: 'createGeneration', method: 'POST', status_code: '400' }),
+    1,
+    'the 400 by its status',
+  );
+  t.equal(
+    moved('http_request_duration_seconds_count', { operation: '(no route)', method: 'GET', status_code: '404' }),
+    1,
+    'an unknown route',
+  );
   t.ok(moved('http_request_duration_seconds_count', { operation: 'getGeneration', method: 'GET', status_code: '200' }) >= 4, 'the polls');
-  t.ok(moved('http_request_duration_seconds_count', { operation: '/mcp', method: 'POST', status_code: '200' }) >= 2, 'routes outside the contract by their pattern');
+  t.ok(
+    moved('http_request_duration_seconds_count', { operation: '/mcp', method: 'POST', status_code: '200' }) >= 2,
+    'routes outside the contract by their pattern',
+  );
 
   t.equal(moved('credits_charged_total', { operation: 'createGeneration' }), charged, 'credits charged = credits deducted');
-  t.equal(moved('credits_refunded_total', { reason: 'generation_refund' }), failing.body.credits_deducted, 'credits refunded = the failed generation');
-  const [{ sum: ledgerCharged }] = await app.service.ctx.sql`select -sum(delta)::int as sum from credit_ledger where org_id = ${ws.orgId} and reason = 'generation_charge'`;
+  t.equal(
+    moved('credits_refunded_total', { reason: 'generation_refund' }),
+    failing.body.credits_deducted,
+    'credits refunded = the failed generation',
+  );
+  const [{ sum: ledgerCharged }] = await app.service.ctx
+    .sql`select -sum(delta)::int as sum from credit_ledger where org_id = ${ws.orgId} and reason = 'generation_charge'`;
   t.equal(ledgerCharged, charged, 'the ledger agrees');
 
   t.equal(moved('job_duration_seconds_count', { queue: 'generation', outcome: 'completed' }), 3, 'three jobs completed');
@@ -214,7 +246,6 @@ t.test('requests, generations (completed and failed), refunds and MCP tool calls
 
   t.equal(moved('mcp_tool_calls_total', { tool: 'list_generation_catalog', outcome: 'success' }), 1);
   t.equal(moved('mcp_tool_calls_total', { tool: 'get_generation', outcome: 'not_found' }), 1);
-
 });
 
 t.test('queue depth by queue: a job waiting while the workers are off reads as queued, then 0 once worked', async (t) => {
@@ -229,7 +260,10 @@ t.test('queue depth by queue: a job waiting while the workers are off reads as q
     await JOBS.find((j) => j.name === 'generation')!.start(boss, app.service.ctx);
   };
   t.teardown(restart);
-  const res = await app.request('POST', '/api/v1/generations', { key: ws.key, body: { type: 'static_ad', template_slug: 'bold-sale-banner' } });
+  const res = await app.request('POST', '/api/v1/generations', {
+    key: ws.key,
+    body: { type: 'static_ad', template_slug: 'bold-sale-banner' },
+  });
   t.equal(res.status, 200);
   // pg-boss counts its queues every JOB_SUPERVISE_SECONDS; this process reuses a count for half of that.
   await waitFor('the waiting job to be counted', async () => ((await depth('queued')) === 1 ? true : undefined), 60_000);
@@ -239,7 +273,11 @@ t.test('queue depth by queue: a job waiting while the workers are off reads as q
     const g = await app.request('GET', `/api/v1/generations/${res.body.generations[0].id}`, { key: ws.key });
     return g.body.status === 'completed' ? true : undefined;
   });
-  await waitFor('the queue to read empty', async () => ((await depth('queued')) === 0 && (await depth('active')) === 0 ? true : undefined), 60_000);
+  await waitFor(
+    'the queue to read empty',
+    async () => ((await depth('queued')) === 0 && (await depth('active')) === 0 ? true : undefined),
+    60_000,
+  );
   t.pass('the queue reads empty again');
 });
 
@@ -247,14 +285,25 @@ t.test('a worker process (no API) with METRICS_TOKEN serves GET /metrics alone o
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'media-api-worker-'));
   t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
   const port = await freePort();
-  const env = { DATABASE_URL: app.databaseUrl, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent', DATA_DIR: dataDir, DEMO_WORKSPACE: '0', MEDIA_SIGNING_SECRET: 'test-media-signing-secret' };
+  const env = {
+    DATABASE_URL: app.databaseUrl,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    DATA_DIR: dataDir,
+    DEMO_WORKSPACE: '0',
+    MEDIA_SIGNING_SECRET: 'test-media-signing-secret',
+  };
   const worker = await startService({ config: loadConfig({ ...env, METRICS_TOKEN: TOKEN }), api: false, workers: true });
   t.teardown(() => worker.stop());
   t.equal(worker.address, `http://127.0.0.1:${port}`);
   const s = await scrape(t, { ...app, url: worker.address! });
   t.same(s.problems, []);
   t.equal(s.types.get('job_duration_seconds'), 'histogram');
-  t.ok(s.samples.some((x) => x.name === 'job_queue_depth' && x.labels.queue === 'generation'), 'queue depth');
+  t.ok(
+    s.samples.some((x) => x.name === 'job_queue_depth' && x.labels.queue === 'generation'),
+    'queue depth',
+  );
   t.equal((await fetch(`${worker.address}/metrics`)).status, 401, 'unauthenticated: refused');
   const api = await fetch(`${worker.address}/api/v1/models`);
   t.equal(api.status, 404, 'no API on a worker');

@@ -70,14 +70,20 @@ const connsTo = (url: string) => conns.filter((c) => c.path === new URL(url).pat
 
 const app = await startTestApp(
   t,
-  { OUTBOUND_ALLOW_IPS: '127.0.0.1', OUTBOUND_FETCH_TIMEOUT_MS: String(DEADLINE_MS), OUTBOUND_FETCH_JOB_TIMEOUT_MS: String(JOB_DEADLINE_MS) },
+  {
+    OUTBOUND_ALLOW_IPS: '127.0.0.1',
+    OUTBOUND_FETCH_TIMEOUT_MS: String(DEADLINE_MS),
+    OUTBOUND_FETCH_JOB_TIMEOUT_MS: String(JOB_DEADLINE_MS),
+  },
   { workers: true },
 );
 // The cases at once: each has its own workspace and drip paths, and mostly waits out a deadline.
 t.jobs = 5;
 
-const balance = async (a: TestApp, orgId: string) => (await a.service.ctx.db.select().from(organizations).where(eq(organizations.id, orgId)))[0].credits;
-const mediaCount = async (orgId: string) => Number((await app.service.ctx.sql`select count(*)::int as n from media where org_id = ${orgId}`)[0].n);
+const balance = async (a: TestApp, orgId: string) =>
+  (await a.service.ctx.db.select().from(organizations).where(eq(organizations.id, orgId)))[0].credits;
+const mediaCount = async (orgId: string) =>
+  Number((await app.service.ctx.sql`select count(*)::int as n from media where org_id = ${orgId}`)[0].n);
 /** The workspace's stored editor media, read through storage (whatever its backend). */
 const storedFiles = async (orgId: string) => {
   const keys: string[] = [];
@@ -91,8 +97,19 @@ const waitUntil = async (ok: () => boolean, ms: number) => {
 };
 
 /** Sends `body` to the API, hangs up once the fetch it causes is dripping, and checks that the dripping connection closes at once. */
-async function hangUpMidFetch(t: Tap, url: string, method: string, apiPath: string, key: string, body: unknown, headers: Record<string, string> = {}) {
-  const req = http.request(`${app.url}${apiPath}`, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers } });
+async function hangUpMidFetch(
+  t: Tap,
+  url: string,
+  method: string,
+  apiPath: string,
+  key: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+) {
+  const req = http.request(`${app.url}${apiPath}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
+  });
   let answered = false;
   req.on('response', () => (answered = true));
   req.on('error', () => {}); // we hang up ourselves
@@ -109,7 +126,6 @@ async function hangUpMidFetch(t: Tap, url: string, method: string, apiPath: stri
   t.notOk(answered, 'no answer was read');
 }
 
-
 t.test('a dripping URL behind POST /editor/videos/{id}/media ends at the deadline with a 400 naming body.url', async (t) => {
   const ws = await app.workspace({ credits: 100 });
   const project = await createProject(app, ws.key);
@@ -121,7 +137,10 @@ t.test('a dripping URL behind POST /editor/videos/{id}/media ends at the deadlin
   t.equal(res.body.error.code, 'bad_request');
   t.equal(res.body.error.context.reason, 'timeout');
   t.match(res.body.error.message, new RegExp(`did not finish within ${DEADLINE_MS} ms`));
-  t.ok(res.body.error.context.errors.some((e: { field: string }) => e.field === 'body.url'), JSON.stringify(res.body.error.context));
+  t.ok(
+    res.body.error.context.errors.some((e: { field: string }) => e.field === 'body.url'),
+    JSON.stringify(res.body.error.context),
+  );
   t.ok(took >= DEADLINE_MS - 100 && took < DEADLINE_MS + 3000, `answered after ${took} ms`);
   const mine = connsTo(url);
   t.equal(mine.length, 1, 'one outgoing connection');
@@ -138,7 +157,9 @@ t.test('a client that hangs up cancels its fetch: REST', async (t) => {
   const [upload, effect] = [dripUrl('rest-upload'), dripUrl('rest-effect')];
   await hangUpMidFetch(t, upload, 'POST', `/api/v1/editor/videos/${project.id}/media`, ws.key, { url: upload, media_type: 'audio' });
   // Edits that download (a sound effect by URL) are cancelled the same way.
-  await hangUpMidFetch(t, effect, 'PATCH', `/api/v1/editor/videos/${project.id}`, ws.key, { operations: [{ type: 'add_sound_effect', url: effect }] });
+  await hangUpMidFetch(t, effect, 'PATCH', `/api/v1/editor/videos/${project.id}`, ws.key, {
+    operations: [{ type: 'add_sound_effect', url: effect }],
+  });
   await new Promise((r) => setTimeout(r, 300));
   t.equal(await mediaCount(ws.orgId), 0, 'nothing stored');
   t.same(await storedFiles(ws.orgId), []);
@@ -153,9 +174,25 @@ t.test('a client that hangs up cancels its fetch: MCP, direct path and SDK Serve
   const call = (params: Record<string, unknown>) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params });
   const [direct, sdk] = [dripUrl('mcp-direct'), dripUrl('mcp-sdk')];
   // One plain tools/call: answered by the direct path.
-  await hangUpMidFetch(t, direct, 'POST', '/mcp', ws.key, call({ name: 'upload_editor_media_from_url', arguments: { url: direct, media_type: 'audio' } }), mcpHeaders);
+  await hangUpMidFetch(
+    t,
+    direct,
+    'POST',
+    '/mcp',
+    ws.key,
+    call({ name: 'upload_editor_media_from_url', arguments: { url: direct, media_type: 'audio' } }),
+    mcpHeaders,
+  );
   // With _meta: the SDK Server answers it (its request signal aborts when the Server closes).
-  await hangUpMidFetch(t, sdk, 'POST', '/mcp', ws.key, call({ name: 'upload_editor_media_from_url', arguments: { url: sdk, media_type: 'audio' }, _meta: { progressToken: 7 } }), mcpHeaders);
+  await hangUpMidFetch(
+    t,
+    sdk,
+    'POST',
+    '/mcp',
+    ws.key,
+    call({ name: 'upload_editor_media_from_url', arguments: { url: sdk, media_type: 'audio' }, _meta: { progressToken: 7 } }),
+    mcpHeaders,
+  );
   await new Promise((r) => setTimeout(r, 300));
   t.equal(await mediaCount(ws.orgId), 0, 'nothing stored');
   t.same(await storedFiles(ws.orgId), []);
@@ -164,7 +201,10 @@ t.test('a client that hangs up cancels its fetch: MCP, direct path and SDK Serve
 t.test('a job’s fetch ends at the job deadline: the reference fails and is refunded', async (t) => {
   const ws = await app.workspace({ credits: 100, scopes: ['generations:read', 'generations:write'] });
   const url = plainDripUrl('job');
-  const res = await app.request('POST', '/api/v1/reference-inspirations', { key: ws.key, body: { template_slug: 'product-spotlight', media_kind: 'image', image_urls: [url] } });
+  const res = await app.request('POST', '/api/v1/reference-inspirations', {
+    key: ws.key,
+    body: { template_slug: 'product-spotlight', media_kind: 'image', image_urls: [url] },
+  });
   t.equal(res.status, 200, res.text.slice(0, 300));
   t.equal(await balance(app, ws.orgId), 70, 'charged 30');
   let ref: any;
@@ -173,33 +213,66 @@ t.test('a job’s fetch ends at the job deadline: the reference fails and is ref
     ref = (await app.request('GET', '/api/v1/reference-inspirations', { key: ws.key })).body.data.find((r: any) => r.id === res.body.id);
   }
   t.equal(ref?.status, 'failed');
-  t.match(ref?.error, { code: 'media_rejected', message: new RegExp(`did not finish within ${JOB_DEADLINE_MS} ms`), context: { field: 'body.image_urls[0]', credits_refunded: 30 } });
+  t.match(ref?.error, {
+    code: 'media_rejected',
+    message: new RegExp(`did not finish within ${JOB_DEADLINE_MS} ms`),
+    context: { field: 'body.image_urls[0]', credits_refunded: 30 },
+  });
   t.equal(await balance(app, ws.orgId), 100, 'refunded');
   const mine = connsTo(url);
   t.equal(mine.length, 1);
-  t.ok(mine[0].closed && mine[0].closed - mine[0].opened < JOB_DEADLINE_MS + 1500, `the job's connection lasted ${(mine[0].closed ?? Date.now()) - mine[0].opened} ms`);
+  t.ok(
+    mine[0].closed && mine[0].closed - mine[0].opened < JOB_DEADLINE_MS + 1500,
+    `the job's connection lasted ${(mine[0].closed ?? Date.now()) - mine[0].opened} ms`,
+  );
   t.equal(await mediaCount(ws.orgId), 0);
 });
 
 // Every literal the connection-time check refuses is a 400 at request time (nothing charged).
 const REFUSED = [
-  'http://100.64.0.1/x.png', 'http://100.127.255.254/x.png', 'http://1681915905/x.png',
-  'http://198.18.0.1/x.png', 'http://198.19.0.1/x.png',
-  'http://[64:ff9b::a00:1]/x.png', 'http://[64:ff9b::808:808]/x.png',
-  'http://0.0.0.0/x.png', 'http://224.0.0.1/x.png', 'http://240.0.0.1/x.png', 'http://255.255.255.255/x.png', 'http://192.0.2.1/x.png',
+  'http://100.64.0.1/x.png',
+  'http://100.127.255.254/x.png',
+  'http://1681915905/x.png',
+  'http://198.18.0.1/x.png',
+  'http://198.19.0.1/x.png',
+  'http://[64:ff9b::a00:1]/x.png',
+  'http://[64:ff9b::808:808]/x.png',
+  'http://0.0.0.0/x.png',
+  'http://224.0.0.1/x.png',
+  'http://240.0.0.1/x.png',
+  'http://255.255.255.255/x.png',
+  'http://192.0.2.1/x.png',
   // 127.0.0.1 itself is allowed here (OUTBOUND_ALLOW_IPS), its neighbour is not, in any spelling.
-  'http://0x7f.2/x.png', 'http://2130706434/x.png', 'http://0177.0.0.2/x.png', 'http://127.0.0.2./x.png', 'http://0xa9fea9fe/latest',
-  'http://[::1]/x.png', 'http://[::]/x.png', 'http://[fc00::1]/x.png', 'http://[fe80::1]/x.png',
-  'http://[::ffff:127.0.0.2]/x.png', 'http://[::ffff:10.0.0.1]/x.png', 'http://[2001:db8::1]/x.png', 'http://[2002:a00:1::]/x.png', 'http://[2001::1]/x.png', 'http://[::7f00:1]/x.png',
+  'http://0x7f.2/x.png',
+  'http://2130706434/x.png',
+  'http://0177.0.0.2/x.png',
+  'http://127.0.0.2./x.png',
+  'http://0xa9fea9fe/latest',
+  'http://[::1]/x.png',
+  'http://[::]/x.png',
+  'http://[fc00::1]/x.png',
+  'http://[fe80::1]/x.png',
+  'http://[::ffff:127.0.0.2]/x.png',
+  'http://[::ffff:10.0.0.1]/x.png',
+  'http://[2001:db8::1]/x.png',
+  'http://[2002:a00:1::]/x.png',
+  'http://[2001::1]/x.png',
+  'http://[::7f00:1]/x.png',
 ];
 
 t.test('refused addresses are a 400 at request time naming the field, and nothing is charged', async (t) => {
   const ws = await app.workspace({ credits: 1000, scopes: ['generations:read', 'generations:write'] });
   for (const url of REFUSED) {
-    const res = await app.request('POST', '/api/v1/reference-inspirations', { key: ws.key, body: { template_slug: 'product-spotlight', media_kind: 'image', image_urls: [url] } });
+    const res = await app.request('POST', '/api/v1/reference-inspirations', {
+      key: ws.key,
+      body: { template_slug: 'product-spotlight', media_kind: 'image', image_urls: [url] },
+    });
     t.equal(res.status, 400, url);
     t.ok(
-      res.body.error.context.errors?.some((e: { field: string; message: string }) => e.field === 'body.image_urls[0]' && /private, loopback, link-local or reserved/.test(e.message)),
+      res.body.error.context.errors?.some(
+        (e: { field: string; message: string }) =>
+          e.field === 'body.image_urls[0]' && /private, loopback, link-local or reserved/.test(e.message),
+      ),
       `${url}: ${JSON.stringify(res.body.error.context.errors)}`,
     );
   }
@@ -211,8 +284,15 @@ t.test('refused addresses are a 400 at request time naming the field, and nothin
   for (const url of REFUSED.map((u) => u.replace(/^http:/, 'https:'))) {
     const res = await app.request('POST', `/api/v1/editor/videos/${project.id}/media`, { key: ws.key, body: { url } });
     t.equal(res.status, 400, url);
-    t.ok(res.body.error.context.errors?.some((e: { field: string }) => e.field === 'body.url'), url);
+    t.ok(
+      res.body.error.context.errors?.some((e: { field: string }) => e.field === 'body.url'),
+      url,
+    );
   }
-  t.same(conns.filter((c) => c.path === '/x.png' || c.path === '/latest'), [], 'nothing was fetched');
+  t.same(
+    conns.filter((c) => c.path === '/x.png' || c.path === '/latest'),
+    [],
+    'nothing was fetched',
+  );
   t.equal(await mediaCount(ws.orgId), 0);
 });

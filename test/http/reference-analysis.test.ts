@@ -55,7 +55,11 @@ const bannerShot = await sharp(fs.readFileSync(new URL('../../spec/previews/temp
   .toBuffer();
 // A pattern of its own (a proven reference) and a near copy of it.
 const pattern = (shift: number) =>
-  sharp(svg(`<rect width="100%" height="100%" fill="#2a9d8f"/><circle cx="${120 + shift}" cy="200" r="90" fill="#e9c46a"/><rect x="40" y="380" width="240" height="120" fill="#264653"/>`))
+  sharp(
+    svg(
+      `<rect width="100%" height="100%" fill="#2a9d8f"/><circle cx="${120 + shift}" cy="200" r="90" fill="#e9c46a"/><rect x="40" y="380" width="240" height="120" fill="#264653"/>`,
+    ),
+  )
     .png()
     .toBuffer();
 const proven = await pattern(0);
@@ -65,17 +69,44 @@ function video(name: string, segments: { color: string; seconds: number }[], aud
   const file = path.join(dir, `${name}.mp4`);
   const total = segments.reduce((s, x) => s + x.seconds, 0);
   execFileSync(FFMPEG_PATH, [
-    '-hide_banner', '-loglevel', 'error', '-y',
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-y',
     ...segments.flatMap((s) => ['-f', 'lavfi', '-i', `color=c=${s.color}:s=160x284:r=10:d=${s.seconds}`]),
-    '-f', 'lavfi', '-i', `${audio}:d=${total}`,
-    '-filter_complex', `${segments.map((_, i) => `[${i}:v]`).join('')}concat=n=${segments.length}:v=1:a=0[v]`,
-    '-map', '[v]', '-map', `${segments.length}:a`,
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', file,
+    '-f',
+    'lavfi',
+    '-i',
+    `${audio}:d=${total}`,
+    '-filter_complex',
+    `${segments.map((_, i) => `[${i}:v]`).join('')}concat=n=${segments.length}:v=1:a=0[v]`,
+    '-map',
+    '[v]',
+    '-map',
+    `${segments.length}:a`,
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-shortest',
+    file,
   ]);
   return fs.readFileSync(file);
 }
 // Cuts at 1.0 s and 2.5 s; a 220 Hz voice-band tone whose level rises and falls four times a second (syllables).
-const cutsVideo = video('cuts', [{ color: 'red', seconds: 1 }, { color: 'green', seconds: 1.5 }, { color: 'blue', seconds: 1 }], "aevalsrc='0.5*sin(2*PI*220*t)*(0.5+0.5*sin(2*PI*4*t))':s=16000");
+const cutsVideo = video(
+  'cuts',
+  [
+    { color: 'red', seconds: 1 },
+    { color: 'green', seconds: 1.5 },
+    { color: 'blue', seconds: 1 },
+  ],
+  "aevalsrc='0.5*sin(2*PI*220*t)*(0.5+0.5*sin(2*PI*4*t))':s=16000",
+);
 const silentVideo = video('silent', [{ color: 'gray', seconds: 2 }], 'aevalsrc=0:s=16000');
 
 const files: Record<string, { type: string; body: Buffer }> = {
@@ -95,11 +126,17 @@ const stt = http.createServer(async (req, res) => {
   if (req.method !== 'POST' || req.url !== '/v1/audio/transcriptions') return res.writeHead(404).end();
   const chunks: Buffer[] = [];
   for await (const c of req) chunks.push(c as Buffer);
-  const form = await new Request('http://x', { method: 'POST', body: Buffer.concat(chunks), headers: { 'content-type': req.headers['content-type']! } }).formData();
+  const form = await new Request('http://x', {
+    method: 'POST',
+    body: Buffer.concat(chunks),
+    headers: { 'content-type': req.headers['content-type']! },
+  }).formData();
   const file = form.get('file') as File | null;
   if (!file || !form.get('model')) {
     res.writeHead(400, { 'content-type': 'application/json' });
-    return res.end(JSON.stringify({ error: { message: 'file and model are required', type: 'invalid_request_error', param: null, code: null } }));
+    return res.end(
+      JSON.stringify({ error: { message: 'file and model are required', type: 'invalid_request_error', param: null, code: null } }),
+    );
   }
   transcriptions.push({ auth: req.headers.authorization, model: String(form.get('model')), fileType: file.type });
   res.writeHead(200, { 'content-type': 'application/json' });
@@ -115,7 +152,11 @@ const base = `http://127.0.0.1:${port(host)}`;
 
 const app = await startTestApp(
   t,
-  { OUTBOUND_ALLOW_IPS: '127.0.0.1', TRANSCRIPTION_PROVIDER_URL: `http://127.0.0.1:${port(stt)}/v1`, TRANSCRIPTION_PROVIDER_API_KEY: 'stt-key' },
+  {
+    OUTBOUND_ALLOW_IPS: '127.0.0.1',
+    TRANSCRIPTION_PROVIDER_URL: `http://127.0.0.1:${port(stt)}/v1`,
+    TRANSCRIPTION_PROVIDER_API_KEY: 'stt-key',
+  },
   { workers: true },
 );
 const ws = await app.workspace({ credits: 5000, scopes: ['generations:read', 'generations:write'] });
@@ -132,7 +173,11 @@ async function waitFor(id: string) {
 async function save(body: Record<string, unknown>) {
   const res = await app.request('POST', '/api/v1/reference-inspirations', { key: ws.key, body });
   if (res.status !== 200) throw new Error(`save: ${res.status} ${res.text}`);
-  t.same(res.body.media.map((m: any) => m.analysis), res.body.media.map(() => null), 'no analysis while processing');
+  t.same(
+    res.body.media.map((m: any) => m.analysis),
+    res.body.media.map(() => null),
+    'no analysis while processing',
+  );
   const ready = await waitFor(res.body.id);
   if (ready.status !== 'ready') throw new Error(`reference ${res.body.id}: ${JSON.stringify(ready.error)}`);
   return ready;
@@ -141,7 +186,12 @@ const inline = (name: string, bytes: Buffer) => ({ filename: `${name}.png`, data
 const closeTo = (hex: string, palette: { hex: string }[]) => Math.min(...palette.map((p) => deltaE(hexToLab(hex), hexToLab(p.hex))));
 
 t.test('images: the palette, the text OCR reads back, the layout, the hash', async (t) => {
-  const ref = await save({ template_slug: 'product-spotlight', media_kind: 'image', label: 'Bands and text', images: [inline('bands', bands), inline('text', textImage)] });
+  const ref = await save({
+    template_slug: 'product-spotlight',
+    media_kind: 'image',
+    label: 'Bands and text',
+    images: [inline('bands', bands), inline('text', textImage)],
+  });
   const [a, b] = ref.media.map((m: any) => m.analysis);
   t.match(a, { kind: 'image', width: W, height: H, orientation: 'portrait', text: '', text_regions: [], phash: /^[0-9a-f]{16}$/ });
   t.equal(a.palette.length, 3, `three colours (${JSON.stringify(a.palette)})`);
@@ -152,12 +202,21 @@ t.test('images: the palette, the text OCR reads back, the layout, the hash', asy
   t.match(b.text, /SUMMER\s+SALE/, `OCR reads the rendered text (${JSON.stringify(b.text)})`);
   t.equal(b.text_regions.length, 2, 'a region per line');
   const [first, second] = b.text_regions;
-  t.ok(first.x < 0.15 && first.y > 0.25 && first.y < 0.33 && first.height > 0.05 && first.height < 0.12, `the first line where it was drawn (${JSON.stringify(first)})`);
+  t.ok(
+    first.x < 0.15 && first.y > 0.25 && first.y < 0.33 && first.height > 0.05 && first.height < 0.12,
+    `the first line where it was drawn (${JSON.stringify(first)})`,
+  );
   t.ok(second.y > first.y + first.height, 'the second below it');
-  t.ok(b.subject && b.subject.y < first.y + 0.02 && b.subject.y + b.subject.height > second.y, `the subject box holds the text (${JSON.stringify(b.subject)})`);
+  t.ok(
+    b.subject && b.subject.y < first.y + 0.02 && b.subject.y + b.subject.height > second.y,
+    `the subject box holds the text (${JSON.stringify(b.subject)})`,
+  );
   t.not(a.phash, b.phash);
   const style = referenceStyle(ref);
-  t.ok(style && closeTo('#e63946', style.palette) < 3 && closeTo('#ffffff', style.palette) < 6, 'referenceStyle merges the palettes of the items');
+  t.ok(
+    style && closeTo('#e63946', style.palette) < 3 && closeTo('#ffffff', style.palette) < 6,
+    'referenceStyle merges the palettes of the items',
+  );
   t.same(style!.text_regions, b.text_regions);
 });
 
@@ -167,7 +226,10 @@ t.test('videos: duration, frame rate, cuts, loudness, speech, keyframes, transcr
   t.match(v, { kind: 'video', width: 160, height: 284, orientation: 'portrait', fps: 10, speech: true, transcript: 'Fresh lemons daily' });
   t.ok(Math.abs(v.duration_seconds - 3.5) < 0.15, `duration ${v.duration_seconds}`);
   t.equal(v.scene_cuts_seconds.length, 2, `two cuts (${v.scene_cuts_seconds})`);
-  t.ok(Math.abs(v.scene_cuts_seconds[0] - 1) <= 0.1 && Math.abs(v.scene_cuts_seconds[1] - 2.5) <= 0.1, `at 1.0 s and 2.5 s (${v.scene_cuts_seconds})`);
+  t.ok(
+    Math.abs(v.scene_cuts_seconds[0] - 1) <= 0.1 && Math.abs(v.scene_cuts_seconds[1] - 2.5) <= 0.1,
+    `at 1.0 s and 2.5 s (${v.scene_cuts_seconds})`,
+  );
   t.ok(v.loudness_lufs > -30 && v.loudness_lufs < 0, `a loud track (${v.loudness_lufs} LUFS)`);
   t.equal(v.keyframes.length, 3, 'a keyframe per shot');
   for (const [i, colour] of ['#ff0000', '#008000', '#0000ff'].entries()) {
@@ -176,7 +238,8 @@ t.test('videos: duration, frame rate, cuts, loudness, speech, keyframes, transcr
   t.equal(v.palette.length, 3, 'the video palette gathers the keyframes');
   t.match(transcriptions[0], { auth: 'Bearer stt-key', fileType: 'audio/wav' });
 
-  const quiet = (await save({ template_slug: 'product-demo-showcase', media_kind: 'video', video_url: `${base}/silent.mp4` })).media[0].analysis;
+  const quiet = (await save({ template_slug: 'product-demo-showcase', media_kind: 'video', video_url: `${base}/silent.mp4` })).media[0]
+    .analysis;
   t.match(quiet, { speech: false, scene_cuts_seconds: [], fps: 10 });
   t.ok(quiet.loudness_lufs === null || quiet.loudness_lufs <= -60, `silence is quiet (${quiet.loudness_lufs})`);
   t.equal(quiet.keyframes.length, 1);
@@ -184,7 +247,12 @@ t.test('videos: duration, frame rate, cuts, loudness, speech, keyframes, transcr
 
 t.test('recommendations rank by likeness to the preview and to references that led to generations', async (t) => {
   // For Bold Sale Banner: a screenshot of its preview saved for another template beats the bands saved for it itself.
-  const shot = await save({ template_slug: 'product-spotlight', media_kind: 'image', label: 'Banner screenshot', images: [inline('shot', bannerShot)] });
+  const shot = await save({
+    template_slug: 'product-spotlight',
+    media_kind: 'image',
+    label: 'Banner screenshot',
+    images: [inline('shot', bannerShot)],
+  });
   const own = await save({ template_slug: 'bold-sale-banner', media_kind: 'image', label: 'Bands', images: [inline('bands', bands)] });
   let res = await app.request('GET', '/api/v1/reference-inspirations?recommend=true&template_slug=bold-sale-banner', { key: ws.key });
   t.equal(res.status, 200);
@@ -195,12 +263,30 @@ t.test('recommendations rank by likeness to the preview and to references that l
   t.ok(res.body.data[0].reference_inspiration.media[0].analysis, 'the analysis is shown');
 
   // A reference that led to a completed generation: its near copy now ranks above the unrelated bands.
-  const used = await save({ template_slug: 'product-spotlight', media_kind: 'image', label: 'Teal circle', images: [inline('proven', proven)] });
-  const copy = await save({ template_slug: 'bold-sale-banner', media_kind: 'image', label: 'Teal circle again', images: [inline('copy', nearCopy)] });
-  const gen = await app.request('POST', '/api/v1/generations', { key: ws.key, body: { type: 'static_ad', template_slug: 'product-spotlight', prompt: 'Lemonade', custom_reference_inspiration_id: used.id } });
+  const used = await save({
+    template_slug: 'product-spotlight',
+    media_kind: 'image',
+    label: 'Teal circle',
+    images: [inline('proven', proven)],
+  });
+  const copy = await save({
+    template_slug: 'bold-sale-banner',
+    media_kind: 'image',
+    label: 'Teal circle again',
+    images: [inline('copy', nearCopy)],
+  });
+  const gen = await app.request('POST', '/api/v1/generations', {
+    key: ws.key,
+    body: { type: 'static_ad', template_slug: 'product-spotlight', prompt: 'Lemonade', custom_reference_inspiration_id: used.id },
+  });
   t.equal(gen.status, 200, 'the generation is queued');
-  const status = async () => (await app.service.ctx.sql`select status from generations where org_id = ${ws.orgId} and spec->>'customReferenceInspirationId' = ${used.id}`)[0]?.status;
-  for (let i = 0; i < 600 && (await status()) !== 'completed' && (await status()) !== 'error'; i++) await new Promise((r) => setTimeout(r, 100));
+  const status = async () =>
+    (
+      await app.service.ctx
+        .sql`select status from generations where org_id = ${ws.orgId} and spec->>'customReferenceInspirationId' = ${used.id}`
+    )[0]?.status;
+  for (let i = 0; i < 600 && (await status()) !== 'completed' && (await status()) !== 'error'; i++)
+    await new Promise((r) => setTimeout(r, 100));
   t.equal(await status(), 'completed', 'the generation with the reference completed');
   res = await app.request('GET', '/api/v1/reference-inspirations?recommend=true&template_slug=product-spotlight', { key: ws.key });
   const order = res.body.data.map((r: any) => r.reference_inspiration.id);
@@ -211,16 +297,32 @@ t.test('recommendations rank by likeness to the preview and to references that l
 });
 
 t.test('target suggestions fetch and analyse the media', async (t) => {
-  let res = await app.request('GET', `/api/v1/reference-inspirations?suggest_targets=true&template_category=static-ads&image_url=${encodeURIComponent(`${base}/banner.png`)}`, { key: ws.key });
+  let res = await app.request(
+    'GET',
+    `/api/v1/reference-inspirations?suggest_targets=true&template_category=static-ads&image_url=${encodeURIComponent(`${base}/banner.png`)}`,
+    { key: ws.key },
+  );
   t.equal(res.status, 200);
   t.equal(res.body.suggestions[0].template_slug, 'bold-sale-banner', 'the template whose preview the image looks like');
   t.match(res.body.suggestions[0].reason, /like its preview: palette close/);
-  res = await app.request('GET', `/api/v1/reference-inspirations?suggest_targets=true&template_category=static-ads&image_url=${encodeURIComponent(`${base}/text.png`)}`, { key: ws.key });
+  res = await app.request(
+    'GET',
+    `/api/v1/reference-inspirations?suggest_targets=true&template_category=static-ads&image_url=${encodeURIComponent(`${base}/text.png`)}`,
+    { key: ws.key },
+  );
   t.match(res.body.suggestions.find((s: any) => s.template_slug === 'bold-sale-banner').reason, /the text in the media says “sale”/);
-  res = await app.request('GET', `/api/v1/reference-inspirations?suggest_targets=true&image_url=${encodeURIComponent(`${base}/missing.png`)}`, { key: ws.key });
+  res = await app.request(
+    'GET',
+    `/api/v1/reference-inspirations?suggest_targets=true&image_url=${encodeURIComponent(`${base}/missing.png`)}`,
+    { key: ws.key },
+  );
   t.equal(res.status, 400);
   t.match(res.body.error.context.errors, [{ field: 'query.image_url[0]', message: /could not be fetched/ }]);
-  res = await app.request('GET', `/api/v1/reference-inspirations?suggest_targets=true&image_url=${encodeURIComponent(`${base}/cuts.mp4`)}`, { key: ws.key });
+  res = await app.request(
+    'GET',
+    `/api/v1/reference-inspirations?suggest_targets=true&image_url=${encodeURIComponent(`${base}/cuts.mp4`)}`,
+    { key: ws.key },
+  );
   t.equal(res.status, 400, 'a video given as an image');
   t.match(res.body.error.context.errors, [{ field: 'query.image_url[0]' }]);
 });

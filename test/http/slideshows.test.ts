@@ -23,7 +23,10 @@ import { startTestApp, type TestApp } from '../helpers/app.ts';
 const PER_SLIDE = 10;
 
 // Fixture images on loopback (the guarded client is told to allow 127.0.0.1 in tests only).
-const solid = (background: string, width = 240, height = 240) => sharp({ create: { width, height, channels: 3, background } }).png().toBuffer();
+const solid = (background: string, width = 240, height = 240) =>
+  sharp({ create: { width, height, channels: 3, background } })
+    .png()
+    .toBuffer();
 const images: Record<string, Buffer> = {
   '/green.png': await solid('#00ff00', 400, 300),
   '/magenta.png': await solid('#ff00ff'),
@@ -58,12 +61,16 @@ async function counts(a: TestApp, orgId: string) {
   const sql = a.service.ctx.sql;
   const [s] = await sql`select count(*)::int as n from slideshows where org_id = ${orgId}`;
   const [v] = await sql`select count(*)::int as n from videos where org_id = ${orgId}`;
-  const [j] = await sql`select count(*)::int as n from pgboss.job where name = 'slideshow' and data->>'slideshowId' in (select id::text from slideshows where org_id = ${orgId})`;
+  const [j] =
+    await sql`select count(*)::int as n from pgboss.job where name = 'slideshow' and data->>'slideshowId' in (select id::text from slideshows where org_id = ${orgId})`;
   const [l] = await sql`select count(*)::int as n from credit_ledger where org_id = ${orgId}`;
   return { slideshows: s.n as number, videos: v.n as number, jobs: j.n as number, ledger: l.n as number };
 }
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const fieldsOf = (body: any): string[] => [body.error?.context?.field, ...(body.error?.context?.errors ?? []).map((e: { field: string }) => e.field)];
+const fieldsOf = (body: any): string[] => [
+  body.error?.context?.field,
+  ...(body.error?.context?.errors ?? []).map((e: { field: string }) => e.field),
+];
 
 async function png(url: string) {
   const res = await fetch(url);
@@ -108,22 +115,52 @@ t.test('bad input is 400/404 naming the field, and nothing is charged or written
   const [theirKit] = await db.insert(brandKits).values({ orgId: other.orgId, brandId: 1, kitName: 'Theirs', kitData: {} }).returning();
   const [theirRef] = await db
     .insert(referenceInspirations)
-    .values({ orgId: other.orgId, templateSlug: 'photo-dump-carousel', templateCategory: 'slideshow-carousel', mediaKind: 'image', status: 'ready' })
+    .values({
+      orgId: other.orgId,
+      templateSlug: 'photo-dump-carousel',
+      templateCategory: 'slideshow-carousel',
+      mediaKind: 'image',
+      status: 'ready',
+    })
     .returning();
   const [pendingRef] = await db
     .insert(referenceInspirations)
-    .values({ orgId: ws.orgId, templateSlug: 'photo-dump-carousel', templateCategory: 'slideshow-carousel', mediaKind: 'image', status: 'processing' })
+    .values({
+      orgId: ws.orgId,
+      templateSlug: 'photo-dump-carousel',
+      templateCategory: 'slideshow-carousel',
+      mediaKind: 'image',
+      status: 'processing',
+    })
     .returning();
-  const [theirAvatar] = await db.insert(customAvatars).values({ orgId: other.orgId, name: 'Not yours', imageUrl: `${base}/magenta.png`, videoUrl: `${base}/x.mp4` }).returning();
+  const [theirAvatar] = await db
+    .insert(customAvatars)
+    .values({ orgId: other.orgId, name: 'Not yours', imageUrl: `${base}/magenta.png`, videoUrl: `${base}/x.mp4` })
+    .returning();
   const before = await counts(app, ws.orgId);
   const p = { prompt: 'Three ways to sleep better' };
   const cases: [string, Record<string, unknown>, number, string][] = [
     ['slide_count 7', { ...p, slide_count: 7 }, 400, 'body.slide_count'],
     ['aspect 16:9', { ...p, aspect_ratio: '16:9' }, 400, 'body.aspect_ratio'],
-    ['11 product URLs', { ...p, product_image_urls: Array.from({ length: 11 }, (_, i) => `https://cdn.example.com/${i}.png`) }, 400, 'body.product_image_urls'],
-    ['private product URL', { ...p, product_image_urls: ['https://cdn.example.com/a.png', 'http://10.0.0.5/b.png'] }, 400, 'body.product_image_urls[1]'],
+    [
+      '11 product URLs',
+      { ...p, product_image_urls: Array.from({ length: 11 }, (_, i) => `https://cdn.example.com/${i}.png`) },
+      400,
+      'body.product_image_urls',
+    ],
+    [
+      'private product URL',
+      { ...p, product_image_urls: ['https://cdn.example.com/a.png', 'http://10.0.0.5/b.png'] },
+      400,
+      'body.product_image_urls[1]',
+    ],
     ['metadata address as avatar', { ...p, avatar_image_url: 'http://169.254.169.254/latest/meta-data' }, 400, 'body.avatar_image_url'],
-    ['avatar_id and avatar_image_url', { ...p, avatar_id: 'maya-lifestyle', avatar_image_url: 'https://cdn.example.com/face.png' }, 400, 'body.avatar_image_url'],
+    [
+      'avatar_id and avatar_image_url',
+      { ...p, avatar_id: 'maya-lifestyle', avatar_image_url: 'https://cdn.example.com/face.png' },
+      400,
+      'body.avatar_image_url',
+    ],
     ['no prompt', { title: 'x' }, 400, 'body.prompt'],
     ['unknown field', { ...p, colour: 'red' }, 400, 'body.colour'],
     ['a language the local writer does not write', { ...p, language: 'Klingon' }, 400, 'body.language'],
@@ -137,7 +174,8 @@ t.test('bad input is 400/404 naming the field, and nothing is charged or written
     const res = await app.request('POST', '/api/v1/slideshows', { key: ws.key, body });
     t.equal(res.status, status, name);
     t.ok(fieldsOf(res.body).includes(field), `${name}: names ${field} (got ${JSON.stringify(res.body.error)})`);
-    if (status === 404) t.match(res.body.error.context, { resource: /^(brand_kit|avatar|reference_inspiration)$/ }, `${name}: names the resource`);
+    if (status === 404)
+      t.match(res.body.error.context, { resource: /^(brand_kit|avatar|reference_inspiration)$/ }, `${name}: names the resource`);
   }
   t.same(await counts(app, ws.orgId), before, 'no slideshow, video, job or ledger row was written');
   t.equal(await balance(app, ws.orgId), 1000, 'no credits were taken');
@@ -161,7 +199,11 @@ t.test('402 without the credits, with the numbers; nothing written', async (t) =
   t.same(await counts(app, ws.orgId), { ...before, slideshows: 0, videos: 0, jobs: 0 }, 'no slideshow, project, job or ledger row');
   t.equal(await balance(app, ws.orgId), 25);
   const unpaid = await app.workspace({ credits: 1000, plan: 'none' });
-  t.equal((await app.request('POST', '/api/v1/slideshows', { key: unpaid.key, body: { prompt: 'Pack light' } })).status, 402, 'no paid plan: 402');
+  t.equal(
+    (await app.request('POST', '/api/v1/slideshows', { key: unpaid.key, body: { prompt: 'Pack light' } })).status,
+    402,
+    'no paid plan: 402',
+  );
 });
 
 t.test('queued: priced per slide, the editor project exists at once, replays charge once, other workspaces get 404', async (t) => {
@@ -172,7 +214,13 @@ t.test('queued: priced per slide, the editor project exists at once, replays cha
     body: { prompt: 'Five habits of calm mornings. Start with water, then light.', slide_count: 5 },
   });
   t.equal(res.status, 200);
-  t.match(res.body, { object: 'slideshow_generation', status: 'queued', slide_count: 5, credits_deducted: 5 * PER_SLIDE, remaining_credits: 1000 - 5 * PER_SLIDE });
+  t.match(res.body, {
+    object: 'slideshow_generation',
+    status: 'queued',
+    slide_count: 5,
+    credits_deducted: 5 * PER_SLIDE,
+    remaining_credits: 1000 - 5 * PER_SLIDE,
+  });
   t.equal(res.body.title, 'Five habits of calm mornings', 'the title defaults to the prompt’s first sentence');
   t.ok(Number.isSafeInteger(res.body.video_id), 'video_id is an integer');
   t.notOk('idempotent_replay' in res.body);
@@ -180,11 +228,28 @@ t.test('queued: priced per slide, the editor project exists at once, replays cha
   const project = await app.request('GET', `/api/v1/editor/videos/${res.body.video_id}`, { key: ws.key });
   t.equal(project.status, 200, 'the editor project exists at once');
   t.match(project.body, { status: 'ready', aspect_ratio: '4:5', width: 1080, height: 1350, title: 'Five habits of calm mornings' });
-  t.match((await app.request('GET', `/api/v1/videos/${res.body.video_id}`, { key: ws.key })).body, { object: 'video', id: res.body.video_id, status: 'ready' });
+  t.match((await app.request('GET', `/api/v1/videos/${res.body.video_id}`, { key: ws.key })).body, {
+    object: 'video',
+    id: res.body.video_id,
+    status: 'ready',
+  });
 
   const got = await app.request('GET', `/api/v1/slideshows/${res.body.slideshow_id}`, { key: ws.key });
   t.equal(got.status, 200);
-  t.match(got.body, { object: 'slideshow', id: res.body.slideshow_id, video_id: res.body.video_id, status: 'queued', progress: 0, stage: null, slide_count: 5, aspect_ratio: '4:5', slides: [], video_url: null, error: null, credits_deducted: 50 });
+  t.match(got.body, {
+    object: 'slideshow',
+    id: res.body.slideshow_id,
+    video_id: res.body.video_id,
+    status: 'queued',
+    progress: 0,
+    stage: null,
+    slide_count: 5,
+    aspect_ratio: '4:5',
+    slides: [],
+    video_url: null,
+    error: null,
+    credits_deducted: 50,
+  });
 
   // The same key: the stored response, charged once; the body key works the same way.
   const again = await app.request('POST', '/api/v1/slideshows', {
@@ -220,23 +285,45 @@ const rdb = renderApp.service.ctx.db;
 const rws = await renderApp.workspace({ credits: 10_000 });
 const [kit] = await rdb
   .insert(brandKits)
-  .values({ orgId: rws.orgId, brandId: 1, kitName: 'Acme', kitData: { colors: ['#123456', '#FFCC00'], logo_url: `${base}/yellow-logo.png`, fonts: ['Merriweather Serif'] } })
+  .values({
+    orgId: rws.orgId,
+    brandId: 1,
+    kitName: 'Acme',
+    kitData: { colors: ['#123456', '#FFCC00'], logo_url: `${base}/yellow-logo.png`, fonts: ['Merriweather Serif'] },
+  })
   .returning();
 
 // A webhook endpoint subscribed to slideshow events (on loopback, where nothing answers: the
 // events are recorded in the terminal transaction whatever becomes of their delivery).
 const endpoint = async (orgId: string, a: TestApp = renderApp) =>
-  a.service.ctx.db.insert(webhookEndpoints).values({ orgId, url: 'https://127.0.0.1:9/hooks', eventTypes: ['slideshow.completed', 'slideshow.failed'], secret: 'whsec_dGVzdHNlY3JldHRlc3RzZWNyZXQ=' });
+  a.service.ctx.db.insert(webhookEndpoints).values({
+    orgId,
+    url: 'https://127.0.0.1:9/hooks',
+    eventTypes: ['slideshow.completed', 'slideshow.failed'],
+    secret: 'whsec_dGVzdHNlY3JldHRlc3RzZWNyZXQ=',
+  });
 await endpoint(rws.orgId);
 const eventsOf = async (id: string, a: TestApp = renderApp) =>
-  (await a.service.ctx.sql`select type, body from webhook_events where resource_id = ${id} order by created_at`).map((e) => ({ type: e.type as string, body: JSON.parse(e.body) }));
+  (await a.service.ctx.sql`select type, body from webhook_events where resource_id = ${id} order by created_at`).map((e) => ({
+    type: e.type as string,
+    body: JSON.parse(e.body),
+  }));
 
 /** A ready reference whose stored image is one solid colour. */
 async function reference(templateSlug: string, colour: string, a: TestApp = renderApp, orgId = rws.orgId) {
   const stored = await a.service.ctx.storage.put(`refs/${orgId}/${templateSlug}.png`, await solid(colour), 'image/png');
   const [m] = await a.service.ctx.db
     .insert(media)
-    .values({ orgId, kind: 'image', source: 'url', contentType: 'image/png', sizeBytes: stored.bytes, storageKey: stored.key, width: 240, height: 240 })
+    .values({
+      orgId,
+      kind: 'image',
+      source: 'url',
+      contentType: 'image/png',
+      sizeBytes: stored.bytes,
+      storageKey: stored.key,
+      width: 240,
+      height: 240,
+    })
     .returning();
   const [ref] = await a.service.ctx.db
     .insert(referenceInspirations)
@@ -271,18 +358,31 @@ t.test('a 4:5 carousel with a brand kit, product, avatar image and overlays', as
   const { body, seen, progress } = await finish(renderApp, rws.key, q.slideshow_id);
   t.equal(body.status, 'completed', JSON.stringify(body.error));
   t.equal(seen[seen.length - 1], 'completed');
-  t.ok(seen.some((s) => s.startsWith('generating:')), `generating stages were visible (${seen.join(' → ')})`);
-  t.same(progress, [...progress].sort((a, b) => a - b), 'progress never goes back');
+  t.ok(
+    seen.some((s) => s.startsWith('generating:')),
+    `generating stages were visible (${seen.join(' → ')})`,
+  );
+  t.same(
+    progress,
+    [...progress].sort((a, b) => a - b),
+    'progress never goes back',
+  );
   t.match(body, { progress: 100, stage: null, slide_count: 3, aspect_ratio: '4:5', error: null });
   t.equal(body.slides.length, 3);
-  t.same(body.slides.map((s: { index: number }) => s.index), [0, 1, 2]);
+  t.same(
+    body.slides.map((s: { index: number }) => s.index),
+    [0, 1, 2],
+  );
 
   const g = slideGeometry(1080, 1350);
   for (const slide of body.slides) {
     const img = await png(slide.image_url);
     t.same([img.width, img.height], [1080, 1350], `slide ${slide.index} is 1080×1350`);
     t.ok(near(img.at(5, 5), '#123456'), `slide ${slide.index}: the brand background (${img.at(5, 5)})`);
-    t.ok(near(img.at(g.productSlot.x + g.productSlot.w * 0.6, g.productSlot.y + g.productSlot.h * 0.4), '#00ff00'), `slide ${slide.index}: the product image`);
+    t.ok(
+      near(img.at(g.productSlot.x + g.productSlot.w * 0.6, g.productSlot.y + g.productSlot.h * 0.4), '#00ff00'),
+      `slide ${slide.index}: the product image`,
+    );
     t.ok(near(img.at(g.avatar.cx, g.avatar.cy), '#ff00ff'), `slide ${slide.index}: the avatar image`);
     t.ok(near(img.at(g.logo.x + g.logo.w - 10, g.logo.y + 10), '#ffff00'), `slide ${slide.index}: the brand logo`);
     t.ok(typeof slide.text === 'string' && slide.text.length > 0, 'each slide has its text');
@@ -299,15 +399,31 @@ t.test('a 4:5 carousel with a brand kit, product, avatar image and overlays', as
   t.equal(imagesItems.length, 3);
   t.equal(textItems.length, 3);
   const trackType = new Map(project.tracks.map((tr: { track_id: string; type: string }) => [tr.track_id, tr.type]));
-  t.ok(imagesItems.every((i: { track_id: string }) => trackType.get(i.track_id) === 'video'), 'images on a video track');
-  t.same(textItems.map((i: { text: string }) => i.text), body.slides.map((s: { text: string }) => s.text), 'the text items hold the slides’ text');
-  t.ok(body.slides.some((s: { text: string }) => /zero sugar/i.test(s.text)), 'the product context shapes the copy');
-  t.ok(textItems.every((i: { style: { font_family: string } }) => i.style.font_family === 'Merriweather Serif'), 'the text items use the kit’s font');
+  t.ok(
+    imagesItems.every((i: { track_id: string }) => trackType.get(i.track_id) === 'video'),
+    'images on a video track',
+  );
+  t.same(
+    textItems.map((i: { text: string }) => i.text),
+    body.slides.map((s: { text: string }) => s.text),
+    'the text items hold the slides’ text',
+  );
+  t.ok(
+    body.slides.some((s: { text: string }) => /zero sugar/i.test(s.text)),
+    'the product context shapes the copy',
+  );
+  t.ok(
+    textItems.every((i: { style: { font_family: string } }) => i.style.font_family === 'Merriweather Serif'),
+    'the text items use the kit’s font',
+  );
   t.equal(q.title, 'Water at work');
   t.equal(project.title, 'Water at work', 'the title names the project');
   t.match(body.slides[0].text, /Water at work/, 'and opens the hook slide');
   englishCopy = body.slides.map((s: { text: string }) => s.text);
-  t.same(imagesItems.map((i: { from_seconds: number }) => i.from_seconds), [0, SLIDE_SECONDS, 2 * SLIDE_SECONDS]);
+  t.same(
+    imagesItems.map((i: { from_seconds: number }) => i.from_seconds),
+    [0, SLIDE_SECONDS, 2 * SLIDE_SECONDS],
+  );
   t.equal(project.duration_seconds, 3 * SLIDE_SECONDS);
 
   // The carousel MP4.
@@ -322,7 +438,10 @@ t.test('a 4:5 carousel with a brand kit, product, avatar image and overlays', as
 
   // The completion event, written with the terminal state: the slideshow as GET returns it.
   const events = await eventsOf(q.slideshow_id);
-  t.same(events.map((e) => e.type), ['slideshow.completed']);
+  t.same(
+    events.map((e) => e.type),
+    ['slideshow.completed'],
+  );
   t.match(events[0].body.data, { object: 'slideshow', id: q.slideshow_id, status: 'completed', video_id: body.video_id, progress: 100 });
   t.equal(events[0].body.data.slides.length, 3);
 
@@ -371,9 +490,16 @@ t.test('1:1 in Spanish with a photo-dump reference: full-bleed product, a catalo
     return { slides: sl.n, media: m.n, version: p.version, items: p.timeline.items.length };
   };
   const attempt = (n: number, signal: AbortSignal, progress: (stage: string) => void = () => {}) =>
-    slideshowJob.declaration.run(ctx, { id: `attempt-${n}`, data: { slideshowId: q.slideshow_id }, attempt: n, lastAttempt: false }, { signal, progress, annotate() {} });
+    slideshowJob.declaration.run(
+      ctx,
+      { id: `attempt-${n}`, data: { slideshowId: q.slideshow_id }, attempt: n, lastAttempt: false },
+      { signal, progress, annotate() {} },
+    );
   const cut = new AbortController();
-  await t.rejects(attempt(1, cut.signal, (stage) => stage === 'video' && cut.abort(new Error('worker killed'))), 'the first attempt is cut off');
+  await t.rejects(
+    attempt(1, cut.signal, (stage) => stage === 'video' && cut.abort(new Error('worker killed'))),
+    'the first attempt is cut off',
+  );
   const stored = await countsOf();
   t.match(stored, { slides: 3, media: 3, items: 6 }, 'its slides and project (three images, three texts) were stored');
   const [mid] = await sql`select status, video_media_id from slideshows where id = ${q.slideshow_id}`;
@@ -385,7 +511,11 @@ t.test('1:1 in Spanish with a photo-dump reference: full-bleed product, a catalo
   t.ok(body.video_url, 'with its video');
   await attempt(3, new AbortController().signal);
   t.same(await countsOf(), stored, 'a completed slideshow: a repeated delivery does nothing');
-  t.same((await eventsOf(q.slideshow_id, app)).map((e) => e.type), ['slideshow.completed'], 'one completion event');
+  t.same(
+    (await eventsOf(q.slideshow_id, app)).map((e) => e.type),
+    ['slideshow.completed'],
+    'one completion event',
+  );
 
   t.equal(body.slides.length, 3, 'three slides');
   const g = slideGeometry(1080, 1080);
@@ -398,7 +528,10 @@ t.test('1:1 in Spanish with a photo-dump reference: full-bleed product, a catalo
     t.notOk(near(img.at(g.avatar.cx, g.avatar.cy), '#00ff00', 40), 'the catalog avatar covers its place');
   }
   const es = body.slides.map((s: { text: string }) => s.text);
-  t.ok(es.every((x: string) => typeof x === 'string' && x.length > 0), 'each slide has its text');
+  t.ok(
+    es.every((x: string) => typeof x === 'string' && x.length > 0),
+    'each slide has its text',
+  );
   t.ok(englishCopy, 'the English carousel was made');
   t.notSame(es, englishCopy, `the language changes the text (${JSON.stringify(es)} vs ${JSON.stringify(englishCopy)})`);
 });
@@ -406,68 +539,93 @@ t.test('1:1 in Spanish with a photo-dump reference: full-bleed product, a catalo
 t.test('a product URL that stops serving an image: error, refunded once', async (t) => {
   const ws = await renderApp.workspace({ credits: 100 });
   await endpoint(ws.orgId);
-  const res = await renderApp.request('POST', '/api/v1/slideshows', { key: ws.key, body: { prompt: PROMPT, slide_count: 3, product_image_urls: [`${base}/garbage.png`] } });
+  const res = await renderApp.request('POST', '/api/v1/slideshows', {
+    key: ws.key,
+    body: { prompt: PROMPT, slide_count: 3, product_image_urls: [`${base}/garbage.png`] },
+  });
   t.equal(res.status, 200);
   t.equal(res.body.remaining_credits, 100 - 3 * PER_SLIDE, 'charged when queued');
   const { body } = await finish(renderApp, ws.key, res.body.slideshow_id);
   t.equal(body.status, 'error');
-  t.match(body.error, { code: 'input_unavailable', retryable: false, context: { field: 'product_image_urls[0]', credits_refunded: 3 * PER_SLIDE } });
+  t.match(body.error, {
+    code: 'input_unavailable',
+    retryable: false,
+    context: { field: 'product_image_urls[0]', credits_refunded: 3 * PER_SLIDE },
+  });
   t.equal(body.video_url, null);
   t.equal(await balance(renderApp, ws.orgId), 100, 'refunded');
   t.equal(await ledgerSum(renderApp.service.ctx.db, ws.orgId), 100, 'one charge and one refund in the ledger');
-  const [{ n }] = await renderApp.service.ctx.sql`select count(*)::int as n from credit_ledger where org_id = ${ws.orgId} and reason = 'slideshow_refund'`;
+  const [{ n }] = await renderApp.service.ctx
+    .sql`select count(*)::int as n from credit_ledger where org_id = ${ws.orgId} and reason = 'slideshow_refund'`;
   t.equal(n, 1, 'refunded exactly once');
   const events = await eventsOf(res.body.slideshow_id);
-  t.same(events.map((e) => e.type), ['slideshow.failed'], 'the failure event');
+  t.same(
+    events.map((e) => e.type),
+    ['slideshow.failed'],
+    'the failure event',
+  );
   t.match(events[0].body.data, { object: 'slideshow', status: 'error', error: { code: 'input_unavailable' } });
 });
 
-t.test('MCP: create_slideshow and get_slideshow through the one executor; 9:16 without overlays: a custom avatar, the reference palette, no text anywhere', async (t) => {
-  const client = await connect(renderApp, rws.key);
-  t.teardown(() => client.close());
-  const tools = (await client.listTools()).tools;
-  const create = tools.find((x) => x.name === 'create_slideshow')!;
-  t.match(create.description, /poll get_slideshow/);
-  t.match(tools.find((x) => x.name === 'get_slideshow')!.description, /until status is completed or error/);
-  const before = await balance(renderApp, rws.orgId);
-  // A custom avatar of this workspace: its image is fetched through the guarded client.
-  const [avatar] = await rdb.insert(customAvatars).values({ orgId: rws.orgId, name: 'Sam', imageUrl: `${base}/magenta.png`, videoUrl: `${base}/sam.mp4` }).returning();
-  const refId = await reference('product-benefits-carousel', '#1e40c8');
-  const args = { prompt: 'Two tips for better focus', slide_count: 3, aspect_ratio: '9:16', avatar_id: avatar.id, custom_reference_inspiration_id: refId, idempotency_key: 'mcp-1' };
-  const queued = await client.callTool({ name: 'create_slideshow', arguments: args });
-  t.notOk(queued.isError, JSON.stringify(queued.structuredContent));
-  const sc = queued.structuredContent as Record<string, any>;
-  t.match(sc, { object: 'slideshow_generation', status: 'queued', slide_count: 3, credits_deducted: 3 * PER_SLIDE });
-  const replay = await client.callTool({ name: 'create_slideshow', arguments: args });
-  t.match(replay.structuredContent, { slideshow_id: sc.slideshow_id, idempotent_replay: true });
-  t.equal(await balance(renderApp, rws.orgId), before - 3 * PER_SLIDE, 'charged once');
-  let got: Record<string, any> = {};
-  const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline) {
-    const r = await client.callTool({ name: 'get_slideshow', arguments: { id: sc.slideshow_id } });
-    got = r.structuredContent as Record<string, any>;
-    if (r.isError) break;
-    if (got.status === 'completed' || got.status === 'error') break;
-    await sleep(200);
-  }
-  t.match(got, { object: 'slideshow', id: sc.slideshow_id, video_id: sc.video_id, status: 'completed', progress: 100 });
-  t.equal(got.slides.length, 3);
-  const g = slideGeometry(1080, 1920);
-  for (const slide of got.slides) {
-    const img = await png(slide.image_url);
-    t.same([img.width, img.height], [1080, 1920], `slide ${slide.index} is 1080×1920`);
-    t.equal(slide.text, null, 'no text without overlays');
-    t.ok(near(img.at(5, 5), '#1e40c8', 16), `the reference's colour as the background (${img.at(5, 5)})`);
-    t.ok(near(img.at(g.avatar.cx, g.avatar.cy), '#ff00ff'), 'the custom avatar’s image');
-  }
-  const project = (await renderApp.request('GET', `/api/v1/editor/videos/${got.video_id}`, { key: rws.key })).body;
-  t.equal(project.items.filter((i: { type: string }) => i.type === 'image').length, 3);
-  t.equal(project.items.filter((i: { type: string }) => i.type === 'text').length, 0, 'no text items without overlays');
-  t.match(project, { width: 1080, height: 1920, duration_seconds: 3 * SLIDE_SECONDS });
-  const other = await renderApp.workspace({ credits: 0 });
-  const otherClient = await connect(renderApp, other.key);
-  t.teardown(() => otherClient.close());
-  const foreign = await otherClient.callTool({ name: 'get_slideshow', arguments: { id: sc.slideshow_id } });
-  t.ok(foreign.isError);
-  t.match(foreign.structuredContent, { error: { code: 'not_found', context: { resource: 'slideshow' } } });
-});
+t.test(
+  'MCP: create_slideshow and get_slideshow through the one executor; 9:16 without overlays: a custom avatar, the reference palette, no text anywhere',
+  async (t) => {
+    const client = await connect(renderApp, rws.key);
+    t.teardown(() => client.close());
+    const tools = (await client.listTools()).tools;
+    const create = tools.find((x) => x.name === 'create_slideshow')!;
+    t.match(create.description, /poll get_slideshow/);
+    t.match(tools.find((x) => x.name === 'get_slideshow')!.description, /until status is completed or error/);
+    const before = await balance(renderApp, rws.orgId);
+    // A custom avatar of this workspace: its image is fetched through the guarded client.
+    const [avatar] = await rdb
+      .insert(customAvatars)
+      .values({ orgId: rws.orgId, name: 'Sam', imageUrl: `${base}/magenta.png`, videoUrl: `${base}/sam.mp4` })
+      .returning();
+    const refId = await reference('product-benefits-carousel', '#1e40c8');
+    const args = {
+      prompt: 'Two tips for better focus',
+      slide_count: 3,
+      aspect_ratio: '9:16',
+      avatar_id: avatar.id,
+      custom_reference_inspiration_id: refId,
+      idempotency_key: 'mcp-1',
+    };
+    const queued = await client.callTool({ name: 'create_slideshow', arguments: args });
+    t.notOk(queued.isError, JSON.stringify(queued.structuredContent));
+    const sc = queued.structuredContent as Record<string, any>;
+    t.match(sc, { object: 'slideshow_generation', status: 'queued', slide_count: 3, credits_deducted: 3 * PER_SLIDE });
+    const replay = await client.callTool({ name: 'create_slideshow', arguments: args });
+    t.match(replay.structuredContent, { slideshow_id: sc.slideshow_id, idempotent_replay: true });
+    t.equal(await balance(renderApp, rws.orgId), before - 3 * PER_SLIDE, 'charged once');
+    let got: Record<string, any> = {};
+    const deadline = Date.now() + 120_000;
+    while (Date.now() < deadline) {
+      const r = await client.callTool({ name: 'get_slideshow', arguments: { id: sc.slideshow_id } });
+      got = r.structuredContent as Record<string, any>;
+      if (r.isError) break;
+      if (got.status === 'completed' || got.status === 'error') break;
+      await sleep(200);
+    }
+    t.match(got, { object: 'slideshow', id: sc.slideshow_id, video_id: sc.video_id, status: 'completed', progress: 100 });
+    t.equal(got.slides.length, 3);
+    const g = slideGeometry(1080, 1920);
+    for (const slide of got.slides) {
+      const img = await png(slide.image_url);
+      t.same([img.width, img.height], [1080, 1920], `slide ${slide.index} is 1080×1920`);
+      t.equal(slide.text, null, 'no text without overlays');
+      t.ok(near(img.at(5, 5), '#1e40c8', 16), `the reference's colour as the background (${img.at(5, 5)})`);
+      t.ok(near(img.at(g.avatar.cx, g.avatar.cy), '#ff00ff'), 'the custom avatar’s image');
+    }
+    const project = (await renderApp.request('GET', `/api/v1/editor/videos/${got.video_id}`, { key: rws.key })).body;
+    t.equal(project.items.filter((i: { type: string }) => i.type === 'image').length, 3);
+    t.equal(project.items.filter((i: { type: string }) => i.type === 'text').length, 0, 'no text items without overlays');
+    t.match(project, { width: 1080, height: 1920, duration_seconds: 3 * SLIDE_SECONDS });
+    const other = await renderApp.workspace({ credits: 0 });
+    const otherClient = await connect(renderApp, other.key);
+    t.teardown(() => otherClient.close());
+    const foreign = await otherClient.callTool({ name: 'get_slideshow', arguments: { id: sc.slideshow_id } });
+    t.ok(foreign.isError);
+    t.match(foreign.structuredContent, { error: { code: 'not_found', context: { resource: 'slideshow' } } });
+  },
+);

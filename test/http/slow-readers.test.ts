@@ -158,7 +158,10 @@ t.test('clients that stop reading are reset within CONNECTION_TIMEOUT_SECONDS; o
     const end = await c.end();
     const answered = end.responses.filter((r) => r.headersSent).length;
     const handedOver = Math.ceil(end.socket.bytesWritten / OPENAPI_BYTES);
-    t.ok(answered <= handedOver + 1, `pipelined #${i}: ${answered} of ${end.responses.length} requests answered, ${handedOver} answers' worth written`);
+    t.ok(
+      answered <= handedOver + 1,
+      `pipelined #${i}: ${answered} of ${end.responses.length} requests answered, ${handedOver} answers' worth written`,
+    );
   }
   for (let i = 0; i < 50 && (await connections()) > conns0; i++) await sleep(100);
   t.equal(await connections(), conns0, 'open connections are back to what they were');

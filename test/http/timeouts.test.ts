@@ -159,7 +159,12 @@ t.test('a body that arrives in time is not cut, and an answer sent early still c
   const ok = slowClient(app, `${jsonHead(10, ws.key)}1}`);
   // A content type no parser takes is refused (415) before the body is read; the body trickled
   // after that answer is still cut and the connection closed.
-  const early = slowClient(app, 'POST /api/v1/generations HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100000\r\n\r\nab', 'c', 200);
+  const early = slowClient(
+    app,
+    'POST /api/v1/generations HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100000\r\n\r\nab',
+    'c',
+    200,
+  );
   const r = await early.done;
   t.ok(r.closedMs < BOUND_MS, `a trickle after an early answer is closed (${Math.round(r.closedMs)} ms)`);
   t.equal(parseResponse(r.text).status, 415, 'the early answer stands');
@@ -174,11 +179,15 @@ t.test('a body that arrives in time is not cut, and an answer sent early still c
 t.test('with the default limits, a fast large multipart upload and a JSON request go through', async (t) => {
   const plain = await startTestApp(t);
   const own = await plain.workspace();
-  const png = await sharp({ create: { width: 1600, height: 1600, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 40 } } })
+  const png = await sharp({
+    create: { width: 1600, height: 1600, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 40 } },
+  })
     .png({ compressionLevel: 0 })
     .toBuffer();
   t.ok(png.length > 5_000_000, `a large file (${png.length} bytes)`);
-  const head = Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="noise.png"\r\nContent-Type: image/png\r\n\r\n`);
+  const head = Buffer.from(
+    `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="noise.png"\r\nContent-Type: image/png\r\n\r\n`,
+  );
   const tail = Buffer.from(`\r\n--${BOUNDARY}--\r\n`);
   const res = await plain.request('POST', '/api/v1/editor/media', {
     key: own.key,
@@ -187,6 +196,9 @@ t.test('with the default limits, a fast large multipart upload and a JSON reques
   });
   t.equal(res.status, 200, res.text.slice(0, 300));
   t.match(res.body.media, { media_type: 'image', size_bytes: png.length, width: 1600, height: 1600 });
-  const project = await plain.request('POST', '/api/v1/editor/videos', { key: own.key, body: { title: 'Timeouts', aspect_ratio: '9:16', fps: 30 } });
+  const project = await plain.request('POST', '/api/v1/editor/videos', {
+    key: own.key,
+    body: { title: 'Timeouts', aspect_ratio: '9:16', fps: 30 },
+  });
   t.equal(project.status, 200, project.text.slice(0, 300));
 });

@@ -33,7 +33,9 @@ interface Received {
 const received: Received[] = [];
 /** Per hook path: the endpoint's secret and how many attempts still get a 500. */
 const hooks = new Map<string, { secret: string; failures: number; redirect?: string }>();
-const red = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#ff0000' } }).png().toBuffer();
+const red = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#ff0000' } })
+  .png()
+  .toBuffer();
 
 const receiver = https.createServer({ cert, key: fs.readFileSync(path.join(fixtures, 'localhost-key.pem')) }, (req, res) => {
   if (req.url === '/red.png') return res.writeHead(200, { 'content-type': 'image/png' }).end(red);
@@ -91,7 +93,10 @@ async function waitFor<T>(what: string, fn: () => Promise<T | undefined> | T | u
 
 /** Registers an endpoint on a fresh receiver path; returns it (with its secret). */
 async function endpoint(key: string, name: string, eventTypes: string[], failures = 0) {
-  const res = await app.request('POST', '/api/v1/webhook-endpoints', { key, body: { url: `${base}/hooks/${name}`, description: `receiver ${name}`, event_types: eventTypes } });
+  const res = await app.request('POST', '/api/v1/webhook-endpoints', {
+    key,
+    body: { url: `${base}/hooks/${name}`, description: `receiver ${name}`, event_types: eventTypes },
+  });
   if (res.status !== 200) throw new Error(`create endpoint: ${res.status} ${res.text}`);
   hooks.set(`/hooks/${name}`, { secret: res.body.secret, failures });
   return res.body;
@@ -108,11 +113,19 @@ const at = (name: string) => received.filter((r) => r.hook === `/hooks/${name}`)
 t.test('the secret is shown once; list and get never show it; bad URLs are refused naming url', async (t) => {
   const ws = await app.workspace();
   const created = await endpoint(ws.key, 'secret-once', ['generation.completed']);
-  t.match(created, { object: 'webhook_endpoint', url: `${base}/hooks/secret-once`, description: 'receiver secret-once', event_types: ['generation.completed'] });
+  t.match(created, {
+    object: 'webhook_endpoint',
+    url: `${base}/hooks/secret-once`,
+    description: 'receiver secret-once',
+    event_types: ['generation.completed'],
+  });
   t.match(created.secret, /^whsec_[A-Za-z0-9+/]{43}=$/, 'a Standard Webhooks secret');
   const list = await app.request('GET', '/api/v1/webhook-endpoints', { key: ws.key });
   t.equal(list.status, 200);
-  t.same(list.body.data.map((e: { id: string }) => e.id), [created.id]);
+  t.same(
+    list.body.data.map((e: { id: string }) => e.id),
+    [created.id],
+  );
   const one = await app.request('GET', `/api/v1/webhook-endpoints/${created.id}`, { key: ws.key });
   t.equal(one.status, 200);
   t.same(one.body.recent_deliveries, []);
@@ -125,16 +138,36 @@ t.test('the secret is shown once; list and get never show it; bad URLs are refus
   t.match(rotated.body.secret, /^whsec_/);
   t.not(rotated.body.secret, created.secret, 'a new secret');
 
-  for (const url of ['https://10.0.0.7/hook', 'https://192.168.1.20/hook', 'https://[::1]/hook', 'https://169.254.169.254/latest', 'https://localhost/hook', 'https://127.0.0.2/hook']) {
-    const res = await app.request('POST', '/api/v1/webhook-endpoints', { key: ws.key, body: { url, event_types: ['generation.completed'] } });
+  for (const url of [
+    'https://10.0.0.7/hook',
+    'https://192.168.1.20/hook',
+    'https://[::1]/hook',
+    'https://169.254.169.254/latest',
+    'https://localhost/hook',
+    'https://127.0.0.2/hook',
+  ]) {
+    const res = await app.request('POST', '/api/v1/webhook-endpoints', {
+      key: ws.key,
+      body: { url, event_types: ['generation.completed'] },
+    });
     t.equal(res.status, 400, url);
     t.equal(res.body.error.code, 'bad_request');
-    t.same(res.body.error.context.errors.map((e: { field: string }) => e.field), ['body.url'], `${url}: names url`);
+    t.same(
+      res.body.error.context.errors.map((e: { field: string }) => e.field),
+      ['body.url'],
+      `${url}: names url`,
+    );
   }
-  const plain = await app.request('POST', '/api/v1/webhook-endpoints', { key: ws.key, body: { url: `http://127.0.0.1:${port}/hooks/x`, event_types: ['generation.completed'] } });
+  const plain = await app.request('POST', '/api/v1/webhook-endpoints', {
+    key: ws.key,
+    body: { url: `http://127.0.0.1:${port}/hooks/x`, event_types: ['generation.completed'] },
+  });
   t.equal(plain.status, 400, 'plain http is refused');
   t.ok(plain.body.error.context.errors.some((e: { field: string }) => e.field === 'body.url'));
-  const unknownType = await app.request('POST', '/api/v1/webhook-endpoints', { key: ws.key, body: { url: `${base}/hooks/x`, event_types: ['generation.started'] } });
+  const unknownType = await app.request('POST', '/api/v1/webhook-endpoints', {
+    key: ws.key,
+    body: { url: `${base}/hooks/x`, event_types: ['generation.started'] },
+  });
   t.equal(unknownType.status, 400, 'an event type outside the enum is refused');
   t.equal((await app.request('GET', '/api/v1/webhook-endpoints', { key: ws.key })).body.data.length, 1, 'nothing refused was stored');
 });
@@ -144,12 +177,19 @@ t.test('at most 10 endpoints per workspace; another workspace’s endpoint is 40
   const other = await app.workspace();
   const ids: string[] = [];
   for (let i = 0; i < 10; i++) ids.push((await endpoint(ws.key, `bounded-${i}`, ['export.completed'])).id);
-  const over = await app.request('POST', '/api/v1/webhook-endpoints', { key: ws.key, body: { url: `${base}/hooks/eleventh`, event_types: ['export.completed'] } });
+  const over = await app.request('POST', '/api/v1/webhook-endpoints', {
+    key: ws.key,
+    body: { url: `${base}/hooks/eleventh`, event_types: ['export.completed'] },
+  });
   t.equal(over.status, 400);
   t.match(over.body.error, { code: 'bad_request', context: { limit: 10 } });
   t.equal((await app.request('GET', '/api/v1/webhook-endpoints', { key: ws.key })).body.data.length, 10);
   t.same((await app.request('GET', '/api/v1/webhook-endpoints', { key: other.key })).body.data, [], 'the other workspace sees none');
-  for (const [method, p] of [['GET', `/api/v1/webhook-endpoints/${ids[0]}`], ['DELETE', `/api/v1/webhook-endpoints/${ids[0]}`], ['POST', `/api/v1/webhook-endpoints/${ids[0]}/rotate-secret`]] as const) {
+  for (const [method, p] of [
+    ['GET', `/api/v1/webhook-endpoints/${ids[0]}`],
+    ['DELETE', `/api/v1/webhook-endpoints/${ids[0]}`],
+    ['POST', `/api/v1/webhook-endpoints/${ids[0]}/rotate-secret`],
+  ] as const) {
     const res = await app.request(method, p, { key: other.key });
     t.equal(res.status, 404, `${method} ${p}`);
     t.same(res.body.error.context, { resource: 'webhook_endpoint', field: 'path.id' });
@@ -161,7 +201,10 @@ t.test('at most 10 endpoints per workspace; another workspace’s endpoint is 40
   t.equal((await app.request('DELETE', `/api/v1/webhook-endpoints/${ids[0]}`, { key: ws.key })).status, 404, 'deleting again is 404');
   t.equal((await endpoint(ws.key, 'bounded-again', ['export.completed'])).object, 'webhook_endpoint', 'a freed place can be used');
   const readOnly = await app.workspace({ scopes: ['generations:read'] });
-  const forbidden = await app.request('POST', '/api/v1/webhook-endpoints', { key: readOnly.key, body: { url: `${base}/hooks/ro`, event_types: ['export.completed'] } });
+  const forbidden = await app.request('POST', '/api/v1/webhook-endpoints', {
+    key: readOnly.key,
+    body: { url: `${base}/hooks/ro`, event_types: ['export.completed'] },
+  });
   t.equal(forbidden.status, 403, 'creating needs generations:write');
   t.equal((await app.request('GET', '/api/v1/webhook-endpoints', { key: readOnly.key })).status, 200, 'listing needs only read');
 });
@@ -197,7 +240,17 @@ t.test('a completed generation delivers generation.completed, signed, once', asy
     const r = await app.request('GET', `/api/v1/webhook-endpoints/${ep.id}`, { key: ws.key });
     return r.body.recent_deliveries[0]?.status === 'delivered' ? r.body : undefined;
   });
-  t.match(detail.recent_deliveries, [{ event_id: got.headers['webhook-id'], event_type: 'generation.completed', status: 'delivered', attempts: 1, last_response_status: 204, last_error: null, next_attempt_at: null }]);
+  t.match(detail.recent_deliveries, [
+    {
+      event_id: got.headers['webhook-id'],
+      event_type: 'generation.completed',
+      status: 'delivered',
+      attempts: 1,
+      last_response_status: 204,
+      last_error: null,
+      next_attempt_at: null,
+    },
+  ]);
   await new Promise((r) => setTimeout(r, 1500));
   t.equal(at('completed').length, 1, 'delivered once');
   t.equal(at('exports-only').length, 0, 'an endpoint not subscribed to the type gets nothing');
@@ -231,8 +284,14 @@ t.test('a receiver answering 500 twice gets the same webhook-id three times, wit
   t.match(pending.last_error, /HTTP 500/);
   t.ok(pending.next_attempt_at, `next attempt due at ${pending.next_attempt_at}`);
   const attempts = await waitFor('three attempts', () => (at('flaky').length >= 3 ? at('flaky') : undefined));
-  t.same(attempts.map((a) => a.answered), [500, 500, 204]);
-  t.ok(attempts.every((a) => a.verified), 'every attempt is signed');
+  t.same(
+    attempts.map((a) => a.answered),
+    [500, 500, 204],
+  );
+  t.ok(
+    attempts.every((a) => a.verified),
+    'every attempt is signed',
+  );
   t.equal(new Set(attempts.map((a) => a.headers['webhook-id'])).size, 1, 'the same webhook-id every time');
   t.equal(new Set(attempts.map((a) => a.body)).size, 1, 'the same body every time');
   const gap1 = (attempts[1].at - attempts[0].at) / 1000;
@@ -253,10 +312,14 @@ t.test('a receiver that never answers 2xx is given up after the last retry (reco
   const ep = await endpoint(ws.key, 'down', ['generation.completed'], 1000);
   await generate(ws.key);
   // WEBHOOK_RETRY_LIMIT=2: three attempts in all.
-  const failed = await waitFor('given up', async () => {
-    const r = await app.request('GET', `/api/v1/webhook-endpoints/${ep.id}`, { key: ws.key });
-    return r.body.recent_deliveries[0]?.status === 'failed' ? r.body.recent_deliveries[0] : undefined;
-  }, 120_000);
+  const failed = await waitFor(
+    'given up',
+    async () => {
+      const r = await app.request('GET', `/api/v1/webhook-endpoints/${ep.id}`, { key: ws.key });
+      return r.body.recent_deliveries[0]?.status === 'failed' ? r.body.recent_deliveries[0] : undefined;
+    },
+    120_000,
+  );
   t.match(failed, { status: 'failed', attempts: 3, last_response_status: 500, next_attempt_at: null });
   t.equal(at('down').length, 3);
 });
@@ -267,7 +330,12 @@ t.test('an endpoint whose address turns private is refused at delivery, not retr
   // directly: the API refuses such a URL at creation).
   const [row] = await app.service.ctx.db
     .insert(webhookEndpoints)
-    .values({ orgId: ws.orgId, url: `https://127.0.0.2:${port}/hooks/private`, eventTypes: ['generation.completed'], secret: `whsec_${Buffer.alloc(32, 1).toString('base64')}` })
+    .values({
+      orgId: ws.orgId,
+      url: `https://127.0.0.2:${port}/hooks/private`,
+      eventTypes: ['generation.completed'],
+      secret: `whsec_${Buffer.alloc(32, 1).toString('base64')}`,
+    })
     .returning();
   hooks.set('/hooks/private', { secret: row.secret, failures: 0 });
   await generate(ws.key);
@@ -316,19 +384,28 @@ t.test('MCP tools manage webhook endpoints', async (t) => {
   const ws = await app.workspace();
   const client = await connect(app, ws.key);
   t.teardown(() => client.close());
-  const created = await client.callTool({ name: 'create_webhook_endpoint', arguments: { url: `${base}/hooks/mcp`, event_types: ['slideshow.completed', 'faceless_video.failed'] } });
+  const created = await client.callTool({
+    name: 'create_webhook_endpoint',
+    arguments: { url: `${base}/hooks/mcp`, event_types: ['slideshow.completed', 'faceless_video.failed'] },
+  });
   t.notOk(created.isError, JSON.stringify(created.structuredContent));
   const ep = created.structuredContent as { id: string; secret: string };
   t.match(ep.secret, /^whsec_/);
   const listed = await client.callTool({ name: 'list_webhook_endpoints', arguments: {} });
-  t.same((listed.structuredContent as { data: { id: string }[] }).data.map((e) => e.id), [ep.id]);
+  t.same(
+    (listed.structuredContent as { data: { id: string }[] }).data.map((e) => e.id),
+    [ep.id],
+  );
   t.notOk(JSON.stringify(listed).includes('whsec_'), 'no secret in the list');
   const got = await client.callTool({ name: 'get_webhook_endpoint', arguments: { id: ep.id } });
   t.match(got.structuredContent, { id: ep.id, event_types: ['slideshow.completed', 'faceless_video.failed'], recent_deliveries: [] });
   t.notOk(JSON.stringify(got).includes('whsec_'), 'no secret in get');
   const rotated = await client.callTool({ name: 'rotate_webhook_endpoint_secret', arguments: { id: ep.id } });
   t.not((rotated.structuredContent as { secret: string }).secret, ep.secret);
-  const refused = await client.callTool({ name: 'create_webhook_endpoint', arguments: { url: 'https://10.1.2.3/hook', event_types: ['export.failed'] } });
+  const refused = await client.callTool({
+    name: 'create_webhook_endpoint',
+    arguments: { url: 'https://10.1.2.3/hook', event_types: ['export.failed'] },
+  });
   t.equal(refused.isError, true);
   t.match(refused.structuredContent, { error: { code: 'bad_request' } });
   const deleted = await client.callTool({ name: 'delete_webhook_endpoint', arguments: { id: ep.id } });
@@ -343,7 +420,8 @@ t.test('housekeeping removes settled events older than 30 days, keeps pending an
   const ep = await endpoint(ws.key, 'purge', ['export.failed']);
   const sql = app.service.ctx.sql;
   const event = async (age: string, status: string) => {
-    const [e] = await sql`insert into webhook_events (org_id, type, resource_id, body, created_at) values (${ws.orgId}, 'export.failed', gen_random_uuid()::text, '{}', now() - ${age}::interval) returning id`;
+    const [e] =
+      await sql`insert into webhook_events (org_id, type, resource_id, body, created_at) values (${ws.orgId}, 'export.failed', gen_random_uuid()::text, '{}', now() - ${age}::interval) returning id`;
     await sql`insert into webhook_deliveries (org_id, event_id, endpoint_id, status) values (${ws.orgId}, ${e.id}, ${ep.id}, ${status})`;
     return e.id as string;
   };

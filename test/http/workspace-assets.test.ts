@@ -25,7 +25,10 @@ const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'assets-test-'));
 t.teardown(() => fs.rm(dir, { recursive: true, force: true }));
 
 const dataUrl = (type: string, bytes: Buffer) => `data:${type};base64,${bytes.toString('base64')}`;
-const solid = (background: string, width: number, height: number) => sharp({ create: { width, height, channels: 3, background } }).png().toBuffer();
+const solid = (background: string, width: number, height: number) =>
+  sharp({ create: { width, height, channels: 3, background } })
+    .png()
+    .toBuffer();
 const SKIN = '#e0ac8c';
 const portraits = new Map<number, Promise<Buffer>>();
 /** A 1200×600 portrait: a skin-coloured ellipse centred at (faceX, 300) on a busy grey-green texture of 8 px blocks (made once per faceX). */
@@ -48,7 +51,10 @@ async function drawPortrait(faceX: number): Promise<Buffer> {
     }
   }
   const face = Buffer.from(`<svg width="${W}" height="${H}"><ellipse cx="${faceX}" cy="300" rx="130" ry="170" fill="${SKIN}"/></svg>`);
-  return sharp(raw, { raw: { width: W, height: H, channels: 3 } }).composite([{ input: face }]).png().toBuffer();
+  return sharp(raw, { raw: { width: W, height: H, channels: 3 } })
+    .composite([{ input: face }])
+    .png()
+    .toBuffer();
 }
 async function fetchImage(url: string) {
   const res = await fetch(url);
@@ -65,7 +71,8 @@ async function fetchImage(url: string) {
     },
   };
 }
-const near = (got: [number, number, number], want: string, tolerance = 14) => [1, 3, 5].every((i, k) => Math.abs(got[k] - parseInt(want.slice(i, i + 2), 16)) <= tolerance);
+const near = (got: [number, number, number], want: string, tolerance = 14) =>
+  [1, 3, 5].every((i, k) => Math.abs(got[k] - parseInt(want.slice(i, i + 2), 16)) <= tolerance);
 /** Centroid of the skin-coloured pixels of an image. */
 function skinCentroid(img: Awaited<ReturnType<typeof fetchImage>>) {
   let sx = 0;
@@ -87,18 +94,30 @@ async function tone(name: string, args: string[]): Promise<Buffer> {
   await runFfmpeg([...args, file], { cwd: dir });
   return fs.readFile(file);
 }
-const fieldsOf = (body: any): string[] => [body.error?.context?.field, ...(body.error?.context?.errors ?? []).map((e: { field: string }) => e.field)];
+const fieldsOf = (body: any): string[] => [
+  body.error?.context?.field,
+  ...(body.error?.context?.errors ?? []).map((e: { field: string }) => e.field),
+];
 
 const LOGO = await solid('#ffff00', 300, 120);
 
 t.test('brand kits: create with a logo, get, list, update, tenant 404s', async (t) => {
   const res = await app.request('POST', '/api/v1/brand-kits', {
     key: ws.key,
-    body: { name: 'Acme', colors: { primary: '#123456', accent: '#ffcc00' }, fonts: ['DejaVu Serif', 'DejaVu Sans'], logo: dataUrl('image/png', LOGO) },
+    body: {
+      name: 'Acme',
+      colors: { primary: '#123456', accent: '#ffcc00' },
+      fonts: ['DejaVu Serif', 'DejaVu Sans'],
+      logo: dataUrl('image/png', LOGO),
+    },
   });
   t.equal(res.status, 200, res.text);
   const kit = res.body;
-  t.match(kit, { kit_name: 'Acme', brand_id: 1, kit_data: { colors: ['#123456', '#FFCC00'], primary_color: '#123456', fonts: ['DejaVu Serif', 'DejaVu Sans'] } });
+  t.match(kit, {
+    kit_name: 'Acme',
+    brand_id: 1,
+    kit_data: { colors: ['#123456', '#FFCC00'], primary_color: '#123456', fonts: ['DejaVu Serif', 'DejaVu Sans'] },
+  });
   const logo = await fetchImage(kit.logo_url);
   t.same([logo.width, logo.height], [300, 120], 'the signed logo URL serves the logo');
   t.ok(near(logo.at(10, 10), '#ffff00'));
@@ -109,10 +128,17 @@ t.test('brand kits: create with a logo, get, list, update, tenant 404s', async (
   t.equal(mine.status, 200);
   t.equal(mine.body.kit_name, 'Acme');
   const listed = await app.request('GET', '/api/v1/assets', { key: ws.key });
-  t.same(listed.body.brand_kits.map((k: { id: number }) => k.id), [kit.id], 'GET /assets lists it');
+  t.same(
+    listed.body.brand_kits.map((k: { id: number }) => k.id),
+    [kit.id],
+    'GET /assets lists it',
+  );
   t.ok(listed.body.brand_kits[0].logo_url);
 
-  const upd = await app.request('PATCH', `/api/v1/brand-kits/${kit.id}`, { key: ws.key, body: { name: 'Acme 2', colors: { primary: '#00AA00', background: '#FFFFFF' } } });
+  const upd = await app.request('PATCH', `/api/v1/brand-kits/${kit.id}`, {
+    key: ws.key,
+    body: { name: 'Acme 2', colors: { primary: '#00AA00', background: '#FFFFFF' } },
+  });
   t.equal(upd.status, 200, upd.text);
   t.match(upd.body, { kit_name: 'Acme 2', kit_data: { colors: ['#00AA00', '#FFFFFF'], fonts: ['DejaVu Serif', 'DejaVu Sans'] } });
   t.notOk('accent_color' in upd.body.kit_data, 'colours replace the whole set');
@@ -137,7 +163,11 @@ t.test('brand kit validation: 400 naming the field, nothing stored', async (t) =
     ['a colour that is not #RRGGBB', { name: 'K', colors: { primary: 'red' } }, 'body.colors.primary'],
     ['an unknown role', { name: 'K', colors: { shadow: '#000000' } }, 'body.colors.shadow'],
     ['a font the renderers do not have', { name: 'K', fonts: ['Comic Sans MS'] }, 'body.fonts[0]'],
-    ['a text file named as a PNG', { name: 'K', logo: dataUrl('image/png', Buffer.from('just some text, not a picture at all')) }, 'body.logo'],
+    [
+      'a text file named as a PNG',
+      { name: 'K', logo: dataUrl('image/png', Buffer.from('just some text, not a picture at all')) },
+      'body.logo',
+    ],
     ['an image over the pixel limit', { name: 'K', logo: dataUrl('image/png', big) }, 'body.logo'],
     ['a logo over 5 MB', { name: 'K', logo: Buffer.alloc(5 * 1024 * 1024 + 10, 1).toString('base64') }, 'body.logo'],
     ['a blank name', { name: '   ' }, 'body.name'],
@@ -157,7 +187,10 @@ t.test('brand kit validation: 400 naming the field, nothing stored', async (t) =
 
 t.test('avatars: the portrait is cropped square on the face; rename, list, delete, 404s', async (t) => {
   for (const faceX of [930, 270]) {
-    const res = await app.request('POST', '/api/v1/avatars', { key: ws.key, body: { name: `Face at ${faceX}`, image: (await portrait(faceX)).toString('base64') } });
+    const res = await app.request('POST', '/api/v1/avatars', {
+      key: ws.key,
+      body: { name: `Face at ${faceX}`, image: (await portrait(faceX)).toString('base64') },
+    });
     t.equal(res.status, 200, res.text);
     t.match(res.body, { name: `Face at ${faceX}`, isCustom: true });
     const img = await fetchImage(res.body.imageUrl);
@@ -167,18 +200,27 @@ t.test('avatars: the portrait is cropped square on the face; rename, list, delet
     t.ok(Math.abs(c.x - 300) < 90 && Math.abs(c.y - 300) < 60, `the face is near the centre (${Math.round(c.x)}, ${Math.round(c.y)})`);
     await app.request('DELETE', `/api/v1/avatars/${res.body.id}`, { key: ws.key });
   }
-  const res = await app.request('POST', '/api/v1/avatars', { key: ws.key, body: { name: 'Founder', image: dataUrl('image/png', await portrait(930)) } });
+  const res = await app.request('POST', '/api/v1/avatars', {
+    key: ws.key,
+    body: { name: 'Founder', image: dataUrl('image/png', await portrait(930)) },
+  });
   const id = res.body.id;
   const renamed = await app.request('PATCH', `/api/v1/avatars/${id}`, { key: ws.key, body: { name: 'Our founder' } });
   t.equal(renamed.body.name, 'Our founder');
   const listed = await app.request('GET', '/api/v1/assets', { key: ws.key });
-  t.same(listed.body.avatars.filter((a: { isCustom: boolean }) => a.isCustom).map((a: { name: string }) => a.name), ['Our founder']);
+  t.same(
+    listed.body.avatars.filter((a: { isCustom: boolean }) => a.isCustom).map((a: { name: string }) => a.name),
+    ['Our founder'],
+  );
   for (const [method, body] of [['PATCH', { name: 'x' }], ['DELETE']] as const) {
     const r = await app.request(method, `/api/v1/avatars/${id}`, { key: other.key, body });
     t.equal(r.status, 404);
     t.match(r.body.error.context, { resource: 'avatar', field: 'path.id' });
   }
-  const bad = await app.request('POST', '/api/v1/avatars', { key: ws.key, body: { name: 'Audio', image: (await tone('a.wav', ['-f', 'lavfi', '-i', 'sine=duration=1', '-f', 'wav'])).toString('base64') } });
+  const bad = await app.request('POST', '/api/v1/avatars', {
+    key: ws.key,
+    body: { name: 'Audio', image: (await tone('a.wav', ['-f', 'lavfi', '-i', 'sine=duration=1', '-f', 'wav'])).toString('base64') },
+  });
   t.equal(bad.status, 400);
   t.ok(fieldsOf(bad.body).includes('body.image'), 'audio as a portrait names body.image');
   t.match(bad.body.error.message, /PNG, JPEG or WebP/);
@@ -187,18 +229,34 @@ t.test('avatars: the portrait is cropped square on the face; rename, list, delet
 t.test('voices: mapped by language and pitch; validation of the sample; 404s', async (t) => {
   const low = await tone('low.wav', ['-f', 'lavfi', '-i', 'sine=frequency=110:duration=4', '-f', 'wav']);
   const high = await tone('high.mp3', ['-f', 'lavfi', '-i', 'sine=frequency=240:duration=4', '-f', 'mp3']);
-  const a = await app.request('POST', '/api/v1/voices', { key: ws.key, body: { name: 'Deep', language: 'en-US', sample: low.toString('base64') } });
+  const a = await app.request('POST', '/api/v1/voices', {
+    key: ws.key,
+    body: { name: 'Deep', language: 'en-US', sample: low.toString('base64') },
+  });
   t.equal(a.status, 200, a.text);
-  const b = await app.request('POST', '/api/v1/voices', { key: ws.key, body: { name: 'Bright', language: 'en-US', sample: dataUrl('audio/mpeg', high) } });
+  const b = await app.request('POST', '/api/v1/voices', {
+    key: ws.key,
+    body: { name: 'Bright', language: 'en-US', sample: dataUrl('audio/mpeg', high) },
+  });
   t.equal(b.status, 200, b.text);
-  t.match(a.body, { object: 'custom_voice', status: 'ready', source: 'custom_clone', locale: ['en-US'], base_voice: 'marcus-narrator', gender: 'male' });
+  t.match(a.body, {
+    object: 'custom_voice',
+    status: 'ready',
+    source: 'custom_clone',
+    locale: ['en-US'],
+    base_voice: 'marcus-narrator',
+    gender: 'male',
+  });
   t.match(b.body, { status: 'ready', base_voice: 'ava-bright', gender: 'female' });
   t.ok(Math.abs(a.body.pitch_hz - 110) < 5, `low pitch ${a.body.pitch_hz}`);
   t.ok(Math.abs(b.body.pitch_hz - 240) < 8, `high pitch ${b.body.pitch_hz}`);
   t.not(a.body.base_voice, b.body.base_voice, 'a low and a high sample map to different voices');
   const sample = await fetch(a.body.preview_url);
   t.equal(sample.status, 200, 'the sample is served by signed URL');
-  const de = await app.request('POST', '/api/v1/voices', { key: ws.key, body: { name: 'Tief', language: 'de', sample: low.toString('base64') } });
+  const de = await app.request('POST', '/api/v1/voices', {
+    key: ws.key,
+    body: { name: 'Tief', language: 'de', sample: low.toString('base64') },
+  });
   t.equal(de.body.base_voice, 'felix-de', 'the language picks among that language’s voices');
 
   const listed = await app.request('GET', '/api/v1/assets', { key: ws.key });
@@ -207,14 +265,36 @@ t.test('voices: mapped by language and pitch; validation of the sample; 404s', a
 
   const short = await tone('short.wav', ['-f', 'lavfi', '-i', 'sine=frequency=150:duration=1', '-f', 'wav']);
   // 90 s is well past the 60 s limit (a 10-minute one cost 2.5 s of CPU to encode and proved the same).
-  const long = await tone('long.mp3', ['-f', 'lavfi', '-i', 'sine=frequency=150:duration=90', '-ar', '8000', '-ac', '1', '-b:a', '8k', '-f', 'mp3']);
+  const long = await tone('long.mp3', [
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=frequency=150:duration=90',
+    '-ar',
+    '8000',
+    '-ac',
+    '1',
+    '-b:a',
+    '8k',
+    '-f',
+    'mp3',
+  ]);
   const cases: [string, Record<string, unknown>, string, RegExp][] = [
     ['a 1-second sample', { name: 'S', language: 'en', sample: short.toString('base64') }, 'body.sample', /3 to 60 seconds/],
     ['a 90-second sample', { name: 'S', language: 'en', sample: long.toString('base64') }, 'body.sample', /3 to 60 seconds/],
     ['an image as a sample', { name: 'S', language: 'en', sample: LOGO.toString('base64') }, 'body.sample', /WAV, MP3 or M4A/],
     ['a WAV declared as MP3', { name: 'S', language: 'en', sample: dataUrl('audio/mpeg', low) }, 'body.sample', /declared/],
     ['a language no voice speaks', { name: 'S', language: 'sw', sample: low.toString('base64') }, 'body.language', /language/],
-    ['silence', { name: 'S', language: 'en', sample: (await tone('silence.wav', ['-f', 'lavfi', '-i', 'anullsrc=r=16000:cl=mono', '-t', '4', '-f', 'wav'])).toString('base64') }, 'body.sample', /voiced/],
+    [
+      'silence',
+      {
+        name: 'S',
+        language: 'en',
+        sample: (await tone('silence.wav', ['-f', 'lavfi', '-i', 'anullsrc=r=16000:cl=mono', '-t', '4', '-f', 'wav'])).toString('base64'),
+      },
+      'body.sample',
+      /voiced/,
+    ],
   ];
   for (const [what, body, field, message] of cases) {
     const res = await app.request('POST', '/api/v1/voices', { key: ws.key, body });
@@ -232,25 +312,47 @@ t.test('voices: mapped by language and pitch; validation of the sample; 404s', a
 t.test('a faceless video with a created voice is spoken by the mapped voice; queued work keeps its assets', async (t) => {
   const ws2 = await app.workspace({ credits: 1000 });
   const low = await tone('low2.wav', ['-f', 'lavfi', '-i', 'sine=frequency=100:duration=4', '-f', 'wav']);
-  const voice = (await app.request('POST', '/api/v1/voices', { key: ws2.key, body: { name: 'Deep', language: 'en-US', sample: low.toString('base64') } })).body;
-  const kit = (await app.request('POST', '/api/v1/brand-kits', { key: ws2.key, body: { name: 'K', colors: { primary: '#223344' }, logo: LOGO.toString('base64') } })).body;
-  const q = await app.request('POST', '/api/v1/faceless-videos', { key: ws2.key, body: { script: 'Hello there. Bye now.', duration: '6', voice_id: voice.id, brand_kit_id: kit.id } });
+  const voice = (
+    await app.request('POST', '/api/v1/voices', { key: ws2.key, body: { name: 'Deep', language: 'en-US', sample: low.toString('base64') } })
+  ).body;
+  const kit = (
+    await app.request('POST', '/api/v1/brand-kits', {
+      key: ws2.key,
+      body: { name: 'K', colors: { primary: '#223344' }, logo: LOGO.toString('base64') },
+    })
+  ).body;
+  const q = await app.request('POST', '/api/v1/faceless-videos', {
+    key: ws2.key,
+    body: { script: 'Hello there. Bye now.', duration: '6', voice_id: voice.id, brand_kit_id: kit.id },
+  });
   t.equal(q.status, 200, q.text);
   const [row] = await db.select().from(facelessVideos).where(eq(facelessVideos.videoId, q.body.video_id));
-  t.match(row.spec, { voice: { id: voice.id, espeak: 'en-us+m3' }, brandKit: { id: kit.id, colors: ['#223344'] } }, 'the job speaks with the mapped built-in voice');
+  t.match(
+    row.spec,
+    { voice: { id: voice.id, espeak: 'en-us+m3' }, brandKit: { id: kit.id, colors: ['#223344'] } },
+    'the job speaks with the mapped built-in voice',
+  );
   t.ok((row.spec as { brandKit: { logoKey?: string } }).brandKit.logoKey, 'and reads the uploaded logo from storage');
 
   // The queued video (no workers here) uses the voice and the kit: they cannot be deleted yet.
   for (const url of [`/api/v1/voices/${voice.id}`, `/api/v1/brand-kits/${kit.id}`]) {
     const res = await app.request('DELETE', url, { key: ws2.key });
     t.equal(res.status, 409, res.text);
-    t.match(res.body.error, { code: 'conflict', retryable: false, context: { field: 'path.id', used_by: `faceless video ${q.body.video_id}` } });
+    t.match(res.body.error, {
+      code: 'conflict',
+      retryable: false,
+      context: { field: 'path.id', used_by: `faceless video ${q.body.video_id}` },
+    });
   }
   // Nor can the kit's logo be replaced or removed: the job reads the one it was charged with.
   for (const logo of [LOGO.toString('base64'), null]) {
     const res = await app.request('PATCH', `/api/v1/brand-kits/${kit.id}`, { key: ws2.key, body: { logo } });
     t.equal(res.status, 409, res.text);
-    t.match(res.body.error, { code: 'conflict', message: /change its logo once that job has finished/, context: { used_by: `faceless video ${q.body.video_id}` } });
+    t.match(res.body.error, {
+      code: 'conflict',
+      message: /change its logo once that job has finished/,
+      context: { used_by: `faceless video ${q.body.video_id}` },
+    });
   }
   t.equal((await fetch(kit.logo_url)).status, 200, 'the logo the job reads is still stored');
   const recoloured = await app.request('PATCH', `/api/v1/brand-kits/${kit.id}`, { key: ws2.key, body: { colors: { primary: '#445566' } } });
@@ -267,29 +369,61 @@ t.test('over MCP: create and delete each kind; errors name the argument', async 
   t.teardown(() => client.close());
   const names = (await client.listTools()).tools.map((x) => x.name);
   for (const n of ['create_workspace_asset', 'delete_workspace_asset', 'list_workspace_assets']) t.ok(names.includes(n), `${n} is listed`);
-  const kit = await client.callTool({ name: 'create_workspace_asset', arguments: { kind: 'brand_kit', name: 'Tool kit', colors: { primary: '#010203' }, fonts: ['DejaVu Sans Mono'], logo: LOGO.toString('base64') } });
+  const kit = await client.callTool({
+    name: 'create_workspace_asset',
+    arguments: {
+      kind: 'brand_kit',
+      name: 'Tool kit',
+      colors: { primary: '#010203' },
+      fonts: ['DejaVu Sans Mono'],
+      logo: LOGO.toString('base64'),
+    },
+  });
   t.notOk(kit.isError, JSON.stringify(kit.structuredContent));
   t.match(kit.structuredContent, { kit_name: 'Tool kit', kit_data: { colors: ['#010203'], fonts: ['DejaVu Sans Mono'] } });
   const kitId = (kit.structuredContent as { id: number }).id;
-  const badFont = await client.callTool({ name: 'create_workspace_asset', arguments: { kind: 'brand_kit', name: 'K', fonts: ['Papyrus'] } });
+  const badFont = await client.callTool({
+    name: 'create_workspace_asset',
+    arguments: { kind: 'brand_kit', name: 'K', fonts: ['Papyrus'] },
+  });
   t.equal(badFont.isError, true);
   t.match(JSON.stringify(badFont.structuredContent), /fonts/);
   const wrongKind = await client.callTool({ name: 'create_workspace_asset', arguments: { kind: 'avatar', name: 'K', sample: 'AAAA' } });
   t.equal(wrongKind.isError, true);
   t.match(JSON.stringify(wrongKind.structuredContent), /sample[^"]*"[^}]*does not apply/);
   t.match(JSON.stringify(wrongKind.structuredContent), /image[^"]*"[^}]*is required/);
-  const avatar = await client.callTool({ name: 'create_workspace_asset', arguments: { kind: 'avatar', name: 'Tool face', image: (await portrait(900)).toString('base64') } });
+  const avatar = await client.callTool({
+    name: 'create_workspace_asset',
+    arguments: { kind: 'avatar', name: 'Tool face', image: (await portrait(900)).toString('base64') },
+  });
   t.notOk(avatar.isError, JSON.stringify(avatar.structuredContent));
   t.match(avatar.structuredContent, { name: 'Tool face', isCustom: true });
   const voice = await client.callTool({
     name: 'create_workspace_asset',
-    arguments: { kind: 'voice', name: 'Tool voice', language: 'en', sample: (await tone('mcp.wav', ['-f', 'lavfi', '-i', 'sine=frequency=220:duration=3.5', '-f', 'wav'])).toString('base64') },
+    arguments: {
+      kind: 'voice',
+      name: 'Tool voice',
+      language: 'en',
+      sample: (await tone('mcp.wav', ['-f', 'lavfi', '-i', 'sine=frequency=220:duration=3.5', '-f', 'wav'])).toString('base64'),
+    },
   });
   t.match(voice.structuredContent, { status: 'ready', base_voice: 'ava-bright' });
-  const shortVoice = await client.callTool({ name: 'create_workspace_asset', arguments: { kind: 'voice', name: 'S', language: 'en', sample: (await tone('mcp-short.wav', ['-f', 'lavfi', '-i', 'sine=duration=1', '-f', 'wav'])).toString('base64') } });
+  const shortVoice = await client.callTool({
+    name: 'create_workspace_asset',
+    arguments: {
+      kind: 'voice',
+      name: 'S',
+      language: 'en',
+      sample: (await tone('mcp-short.wav', ['-f', 'lavfi', '-i', 'sine=duration=1', '-f', 'wav'])).toString('base64'),
+    },
+  });
   t.equal(shortVoice.isError, true);
   t.match(JSON.stringify(shortVoice.structuredContent), /3 to 60 seconds/);
-  for (const [kind, id] of [['brand_kit', String(kitId)], ['avatar', (avatar.structuredContent as { id: string }).id], ['voice', (voice.structuredContent as { id: string }).id]]) {
+  for (const [kind, id] of [
+    ['brand_kit', String(kitId)],
+    ['avatar', (avatar.structuredContent as { id: string }).id],
+    ['voice', (voice.structuredContent as { id: string }).id],
+  ]) {
     const stranger = await connect(app, other.key);
     const theirs = await stranger.callTool({ name: 'delete_workspace_asset', arguments: { kind, id } });
     await stranger.close();
@@ -303,9 +437,22 @@ t.test('over MCP: create and delete each kind; errors name the argument', async 
 t.test('a slideshow made with a created brand kit and avatar shows the kit colour, its logo and the face', async (t) => {
   const renderApp = await startMcpApp(t, { GENERATION_RETRY_LIMIT: '0' }, { workers: true });
   const rws = await renderApp.workspace({ credits: 1000 });
-  const kit = (await renderApp.request('POST', '/api/v1/brand-kits', { key: rws.key, body: { name: 'Acme', colors: { primary: '#123456', secondary: '#FFCC00' }, logo: LOGO.toString('base64') } })).body;
-  const avatar = (await renderApp.request('POST', '/api/v1/avatars', { key: rws.key, body: { name: 'Founder', image: (await portrait(930)).toString('base64') } })).body;
-  const q = await renderApp.request('POST', '/api/v1/slideshows', { key: rws.key, body: { prompt: 'Three reasons to drink water', slide_count: 3, aspect_ratio: '1:1', brand_kit_id: kit.id, avatar_id: avatar.id } });
+  const kit = (
+    await renderApp.request('POST', '/api/v1/brand-kits', {
+      key: rws.key,
+      body: { name: 'Acme', colors: { primary: '#123456', secondary: '#FFCC00' }, logo: LOGO.toString('base64') },
+    })
+  ).body;
+  const avatar = (
+    await renderApp.request('POST', '/api/v1/avatars', {
+      key: rws.key,
+      body: { name: 'Founder', image: (await portrait(930)).toString('base64') },
+    })
+  ).body;
+  const q = await renderApp.request('POST', '/api/v1/slideshows', {
+    key: rws.key,
+    body: { prompt: 'Three reasons to drink water', slide_count: 3, aspect_ratio: '1:1', brand_kit_id: kit.id, avatar_id: avatar.id },
+  });
   t.equal(q.status, 200, q.text);
   if (q.status !== 200) return;
   let body: any;

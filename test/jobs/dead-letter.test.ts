@@ -14,12 +14,20 @@ t.test('a video generation lost on its last attempt fails as worker_lost, refund
   const ws = await api.workspace({ credits: 5000 });
   const models = (await api.request('GET', '/api/v1/models')).body;
   const vt = models.video_ads[0];
-  const res = await api.request('POST', '/api/v1/generations', { key: ws.key, body: { type: 'video_ad', template_slug: vt.slug, quality_tier: 'low', prompt: 'Lost' } });
+  const res = await api.request('POST', '/api/v1/generations', {
+    key: ws.key,
+    body: { type: 'video_ad', template_slug: vt.slug, quality_tier: 'low', prompt: 'Lost' },
+  });
   t.equal(res.status, 200);
   const id: string = res.body.generations[0].id;
   const charged: number = res.body.credits_deducted;
-  const [job] = await sql`select j.id, j.name, j.dead_letter, j.data from generations g join pgboss.job j on j.id = g.job_id::uuid where g.id = ${id}`;
-  t.match(job, { name: 'generation-video', dead_letter: 'generation-video-dead', data: { generationId: id, $version: 1 } }, 'a video goes to the video queue, its payload versioned');
+  const [job] =
+    await sql`select j.id, j.name, j.dead_letter, j.data from generations g join pgboss.job j on j.id = g.job_id::uuid where g.id = ${id}`;
+  t.match(
+    job,
+    { name: 'generation-video', dead_letter: 'generation-video-dead', data: { generationId: id, $version: 1 } },
+    'a video goes to the video queue, its payload versioned',
+  );
 
   // Held, then lost: the fetch makes it active, the failure of its only attempt dead-letters it.
   const [held] = await boss.fetch('generation-video', { includeMetadata: true });

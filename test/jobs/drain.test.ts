@@ -48,17 +48,25 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, ms: numb
   }
 }
 
-const statuses = async (ids: string[]) => (await sql`select id, status from generations where id = any(${ids}::uuid[])`) as unknown as { id: string; status: string }[];
+const statuses = async (ids: string[]) =>
+  (await sql`select id, status from generations where id = any(${ids}::uuid[])`) as unknown as { id: string; status: string }[];
 
 t.test('one request for 10 static ads: all done at worker speed, no job waits for a poll', async (t) => {
   const ws = await app.workspace({ credits: 100_000 });
   const sent = Date.now();
-  const res = await app.request('POST', '/api/v1/generations', { key: ws.key, body: { type: 'static_ad', template_slug: STATIC, request_count: 10, prompt: 'Drain me' } });
+  const res = await app.request('POST', '/api/v1/generations', {
+    key: ws.key,
+    body: { type: 'static_ad', template_slug: STATIC, request_count: 10, prompt: 'Drain me' },
+  });
   t.equal(res.status, 200);
   const ids: string[] = res.body.generations.map((g: { id: string }) => g.id);
   t.equal(ids.length, 10);
   // A worker woken once per 30 s poll would need minutes; a draining one needs a few seconds.
-  await until('all 10 generations to finish', async () => ((await statuses(ids)).every((g) => g.status !== 'generating') ? true : undefined), 20_000);
+  await until(
+    'all 10 generations to finish',
+    async () => ((await statuses(ids)).every((g) => g.status !== 'generating') ? true : undefined),
+    20_000,
+  );
   const took = Date.now() - sent;
   t.ok(took < 20_000, `all 10 finished in ${took} ms`);
   t.same(
@@ -69,16 +77,23 @@ t.test('one request for 10 static ads: all done at worker speed, no job waits fo
 
   // With C slots, the k-th job to start (k ≥ C) needed the (k−C)-th completion to free a slot:
   // it must start right after that completion, not at a later poll.
-  const jobs = await until('pg-boss to record every completion', async () => {
-    const j = await jobTimes(ids);
-    return j.every((x) => x.completed !== null && x.started !== null) ? j : undefined;
-  }, 10_000);
+  const jobs = await until(
+    'pg-boss to record every completion',
+    async () => {
+      const j = await jobTimes(ids);
+      return j.every((x) => x.completed !== null && x.started !== null) ? j : undefined;
+    },
+    10_000,
+  );
   const C = 2;
   const starts = jobs.map((j) => j.started!).sort((a, b) => a - b);
   const completions = jobs.map((j) => j.completed!).sort((a, b) => a - b);
   const gaps = starts.slice(C).map((s, k) => s - completions[k]);
   const worst = Math.max(...gaps);
-  t.ok(worst < 2000, `a waiting job starts within 2 s of a slot freeing (worst gap ${worst.toFixed(0)} ms; gaps ${gaps.map((g) => g.toFixed(0)).join(', ')})`);
+  t.ok(
+    worst < 2000,
+    `a waiting job starts within 2 s of a slot freeing (worst gap ${worst.toFixed(0)} ms; gaps ${gaps.map((g) => g.toFixed(0)).join(', ')})`,
+  );
   t.ok(starts[0] - Math.min(...jobs.map((j) => j.created)) < 2000, 'the first job starts at once (woken by the notification)');
 });
 
@@ -91,31 +106,53 @@ t.test('a video render queued first does not hold up 4 images queued after it', 
   const tier = vt.quality_tiers.find((q: { id: string }) => q.id === 'high');
   const video = await app.request('POST', '/api/v1/generations', {
     key: ws.key,
-    body: { type: 'video_ad', template_slug: vt.slug, quality_tier: 'high', duration: Math.min(...tier.duration_options), resolution: '1080p', prompt: 'A long render' },
+    body: {
+      type: 'video_ad',
+      template_slug: vt.slug,
+      quality_tier: 'high',
+      duration: Math.min(...tier.duration_options),
+      resolution: '1080p',
+      prompt: 'A long render',
+    },
   });
   t.equal(video.status, 200);
   const videoId: string = video.body.generations[0].id;
   // The video has started rendering: the single video slot is busy.
   await until('the video to start', async () => ((await jobTimes([videoId]))[0]?.started ? true : undefined), 10_000);
-  const images = await app.request('POST', '/api/v1/generations', { key: ws.key, body: { type: 'static_ad', template_slug: STATIC, request_count: 4, prompt: 'Behind a video' } });
+  const images = await app.request('POST', '/api/v1/generations', {
+    key: ws.key,
+    body: { type: 'static_ad', template_slug: STATIC, request_count: 4, prompt: 'Behind a video' },
+  });
   t.equal(images.status, 200);
   const imageIds: string[] = images.body.generations.map((g: { id: string }) => g.id);
 
-  await until('the images to finish', async () => ((await statuses(imageIds)).every((g) => g.status !== 'generating') ? true : undefined), 60_000);
+  await until(
+    'the images to finish',
+    async () => ((await statuses(imageIds)).every((g) => g.status !== 'generating') ? true : undefined),
+    60_000,
+  );
   const videoDone = (await statuses([videoId]))[0].status !== 'generating';
   t.notOk(videoDone, 'every image finished while the video was still rendering');
-  const jobs = await until('pg-boss to record the image completions', async () => {
-    const j = await jobTimes(imageIds);
-    return j.every((x) => x.completed !== null) ? j : undefined;
-  }, 10_000);
+  const jobs = await until(
+    'pg-boss to record the image completions',
+    async () => {
+      const j = await jobTimes(imageIds);
+      return j.every((x) => x.completed !== null) ? j : undefined;
+    },
+    10_000,
+  );
   t.ok(jobs.every((j) => j.output === 'image'));
   const firstPickup = Math.min(...jobs.map((j) => j.started! - j.created));
   t.ok(firstPickup < 2000, `the first image was picked up in ${firstPickup.toFixed(0)} ms although the video holds the video slot`);
 
-  const final = await until('the video to finish', async () => {
-    const [g] = await statuses([videoId]);
-    return g.status === 'generating' ? undefined : g;
-  }, 150_000);
+  const final = await until(
+    'the video to finish',
+    async () => {
+      const [g] = await statuses([videoId]);
+      return g.status === 'generating' ? undefined : g;
+    },
+    150_000,
+  );
   t.equal(final.status, 'completed', 'the video completes too');
   // (That every image finished first is asserted on the generations above; pg-boss records a job's
   // completion a moment after its handler returns, so its timestamps cannot order a near tie.)

@@ -13,7 +13,10 @@ const ctx = app.service.ctx;
 
 t.test('an attempt killed while rendering resumes after its stored stages', async (t) => {
   const ws = await app.workspace({ credits: 100 });
-  const res = await app.request('POST', '/api/v1/faceless-videos', { key: ws.key, body: { script: 'One fact to know. Two facts, and you are done.', duration: '5' } });
+  const res = await app.request('POST', '/api/v1/faceless-videos', {
+    key: ws.key,
+    body: { script: 'One fact to know. Two facts, and you are done.', duration: '5' },
+  });
   t.equal(res.status, 200, res.text);
   const videoId = res.body.video_id as number;
 
@@ -28,7 +31,9 @@ t.test('an attempt killed while rendering resumes after its stored stages', asyn
     },
     annotate() {},
   });
-  await t.rejects(facelessJob.declaration.run(ctx, { id: 'attempt-1', data: { videoId }, attempt: 1, lastAttempt: false }, tools(abort.signal)));
+  await t.rejects(
+    facelessJob.declaration.run(ctx, { id: 'attempt-1', data: { videoId }, attempt: 1, lastAttempt: false }, tools(abort.signal)),
+  );
   const [mid] = await ctx.db.select().from(facelessVideos).where(eq(facelessVideos.videoId, videoId));
   t.equal(mid.status, 'generating');
   const stored = mid.artifacts as Record<string, any>;
@@ -44,7 +49,11 @@ t.test('an attempt killed while rendering resumes after its stored stages', asyn
     { id: 'attempt-2', data: { videoId }, attempt: 2, lastAttempt: false },
     { signal: new AbortController().signal, progress: (stage) => void (resumed.at(-1) !== stage && resumed.push(stage)), annotate() {} },
   );
-  t.same(resumed.filter((s) => s !== 'render'), [], `the second attempt only renders (stages reported: ${resumed.join(', ')})`);
+  t.same(
+    resumed.filter((s) => s !== 'render'),
+    [],
+    `the second attempt only renders (stages reported: ${resumed.join(', ')})`,
+  );
   const [done] = await ctx.db.select().from(facelessVideos).where(eq(facelessVideos.videoId, videoId));
   t.equal(done.status, 'completed');
   t.equal(done.attempts, 2);
@@ -54,8 +63,15 @@ t.test('an attempt killed while rendering resumes after its stored stages', asyn
   t.equal(mediaAfter.filter((m) => m.kind === 'video').length, 1);
 
   // A repeated delivery of the finished job does nothing.
-  await facelessJob.declaration.run(ctx, { id: 'attempt-3', data: { videoId }, attempt: 3, lastAttempt: true }, { signal: new AbortController().signal, progress() {}, annotate() {} });
-  const [still] = await ctx.db.select().from(facelessVideos).where(and(eq(facelessVideos.videoId, videoId), eq(facelessVideos.status, 'completed')));
+  await facelessJob.declaration.run(
+    ctx,
+    { id: 'attempt-3', data: { videoId }, attempt: 3, lastAttempt: true },
+    { signal: new AbortController().signal, progress() {}, annotate() {} },
+  );
+  const [still] = await ctx.db
+    .select()
+    .from(facelessVideos)
+    .where(and(eq(facelessVideos.videoId, videoId), eq(facelessVideos.status, 'completed')));
   t.equal(still.attempts, 2);
   const video = await app.request('GET', `/api/v1/videos/${videoId}`, { key: ws.key });
   t.match(video.body, { status: 'completed', progress: 100 });

@@ -71,11 +71,24 @@ async function stored(url: string) {
 
 async function refundedOnce(t: Test, orgId: string, charged: number) {
   const ledger = await sql`select reason, delta from credit_ledger where org_id = ${orgId} order by id`;
-  t.same(ledger.map((l) => [l.reason, l.delta]), [['initial_grant', 1000], ['generation_charge', -charged], ['generation_refund', charged]], 'charged once, refunded once');
+  t.same(
+    ledger.map((l) => [l.reason, l.delta]),
+    [
+      ['initial_grant', 1000],
+      ['generation_charge', -charged],
+      ['generation_refund', charged],
+    ],
+    'charged once, refunded once',
+  );
 }
 
 t.test('Replicate: a prediction becomes the generation’s output', async (t) => {
-  const { id, g } = await generate({ model_slug: 'flux-image', variant_id: 'text-to-image', prompt: 'A red sneaker on a beach', aspect_ratio: '9:16' });
+  const { id, g } = await generate({
+    model_slug: 'flux-image',
+    variant_id: 'text-to-image',
+    prompt: 'A red sneaker on a beach',
+    aspect_ratio: '9:16',
+  });
   t.equal(g.status, 'completed', JSON.stringify(g.error));
   const meta = await sharp(await stored(g.url)).metadata();
   t.same([meta.format, meta.width, meta.height], ['png', 576, 1024], 'the model’s own image, stored and served');
@@ -104,7 +117,13 @@ t.test('Replicate: a prediction failed by the safety checker fails the generatio
 });
 
 t.test('fal: a queued Veo request becomes the generation’s video', async (t) => {
-  const { g } = await generate({ model_slug: 'veo-3', variant_id: 'fast', prompt: 'A drone shot over a lake', aspect_ratio: '16:9', duration: 4 });
+  const { g } = await generate({
+    model_slug: 'veo-3',
+    variant_id: 'fast',
+    prompt: 'A drone shot over a lake',
+    aspect_ratio: '16:9',
+    duration: 4,
+  });
   t.equal(g.status, 'completed', JSON.stringify(g.error));
   const file = `${app.service.ctx.config.dataDir}/check-${g.id}.mp4`;
   await (await import('node:fs/promises')).writeFile(file, await stored(g.url));
@@ -113,13 +132,30 @@ t.test('fal: a queued Veo request becomes the generation’s video', async (t) =
   t.ok(Math.abs((info.duration_seconds ?? 0) - 2) < 0.2);
   const submit = fal.seen.find((s) => s.method === 'POST' && s.body?.prompt === 'A drone shot over a lake');
   t.equal(submit?.path, '/fal-ai/veo3/fast');
-  t.match(submit?.body, { prompt: 'A drone shot over a lake', aspect_ratio: '16:9', duration: '4s', resolution: '720p', generate_audio: true, seed: Number });
+  t.match(submit?.body, {
+    prompt: 'A drone shot over a lake',
+    aspect_ratio: '16:9',
+    duration: '4s',
+    resolution: '720p',
+    generate_audio: true,
+    seed: Number,
+  });
   const req = [...fal.requests.values()].find((r) => r.input.prompt === 'A drone shot over a lake')!;
-  t.ok(fal.seen.some((s) => s.path === `/fal-ai/veo3/requests/${req.id}/status`), 'status polled under the app root');
+  t.ok(
+    fal.seen.some((s) => s.path === `/fal-ai/veo3/requests/${req.id}/status`),
+    'status polled under the app root',
+  );
   t.equal(info.has_audio, true, 'Veo made its sound');
   t.equal(await hasAudio(g.id), true, 'recorded as having sound');
   // generate_audio: false reaches Veo, and the output is recorded as what the model made.
-  const silent = await generate({ model_slug: 'veo-3', variant_id: 'fast', prompt: 'A quiet lake', aspect_ratio: '16:9', duration: 4, generate_audio: false });
+  const silent = await generate({
+    model_slug: 'veo-3',
+    variant_id: 'fast',
+    prompt: 'A quiet lake',
+    aspect_ratio: '16:9',
+    duration: 4,
+    generate_audio: false,
+  });
   t.equal(silent.g.status, 'completed', JSON.stringify(silent.g.error));
   t.equal([...fal.requests.values()].find((r) => r.input.prompt === 'A quiet lake')?.input.generate_audio, false);
   t.equal(await hasAudio(silent.id), false, 'no sound asked, none recorded');
@@ -135,7 +171,10 @@ t.test('fal: past PROVIDER_JOB_TIMEOUT_MS the request is canceled at fal and the
   const { ws, g, charged } = await generate({ model_slug: 'veo-3', variant_id: 'fast', prompt: 'slow motion waves', aspect_ratio: '16:9' });
   t.match(g, { status: 'error', error: { code: 'timeout', retryable: false } });
   const req = [...fal.requests.values()].find((r) => r.input.prompt === 'slow motion waves')!;
-  t.ok(fal.seen.some((s) => s.method === 'PUT' && s.path === `/fal-ai/veo3/requests/${req.id}/cancel`), 'PUT …/cancel sent');
+  t.ok(
+    fal.seen.some((s) => s.method === 'PUT' && s.path === `/fal-ai/veo3/requests/${req.id}/cancel`),
+    'PUT …/cancel sent',
+  );
   t.ok(req.canceled);
   await refundedOnce(t, ws.orgId, charged);
 });
@@ -145,35 +184,81 @@ t.test('variants whose model needs an input the request lacks are a 400 naming i
   const submits = fal.requests.size;
   const predictions = replicate.seen.filter((s) => s.method === 'POST').length;
   const cases: [Record<string, unknown>, string, RegExp][] = [
-    [{ model_slug: 'kling-video', prompt: 'a slow pan' }, 'body.reference_image_urls', /or reference_media_ids is required: variant standard of kling-video/],
-    [{ model_slug: 'kling-video', variant_id: 'pro', prompt: 'a slow pan', reference_image_urls: [] }, 'body.reference_image_urls', /variant pro of kling-video/],
-    [{ model_slug: 'veo-3', variant_id: 'image-to-video', prompt: 'animate it' }, 'body.reference_image_urls', /variant image-to-video of veo-3/],
-    [{ model_slug: 'gemini-flash-image', variant_id: 'image-edit', prompt: 'make it blue' }, 'body.reference_image_urls', /variant image-edit of gemini-flash-image/],
+    [
+      { model_slug: 'kling-video', prompt: 'a slow pan' },
+      'body.reference_image_urls',
+      /or reference_media_ids is required: variant standard of kling-video/,
+    ],
+    [
+      { model_slug: 'kling-video', variant_id: 'pro', prompt: 'a slow pan', reference_image_urls: [] },
+      'body.reference_image_urls',
+      /variant pro of kling-video/,
+    ],
+    [
+      { model_slug: 'veo-3', variant_id: 'image-to-video', prompt: 'animate it' },
+      'body.reference_image_urls',
+      /variant image-to-video of veo-3/,
+    ],
+    [
+      { model_slug: 'gemini-flash-image', variant_id: 'image-edit', prompt: 'make it blue' },
+      'body.reference_image_urls',
+      /variant image-edit of gemini-flash-image/,
+    ],
     [{ model_slug: 'lip-sync', variant_id: 'lipsync-2' }, 'body.source_video_url', /or source_video_media_id is required/],
-    [{ model_slug: 'lip-sync', variant_id: 'lipsync-2', source_video_url: `${refs.url}/files/clip.mp4` }, 'body.audio_url', /or audio_media_id is required/],
+    [
+      { model_slug: 'lip-sync', variant_id: 'lipsync-2', source_video_url: `${refs.url}/files/clip.mp4` },
+      'body.audio_url',
+      /or audio_media_id is required/,
+    ],
     // Edit variants: without an image they would be a plain generation at the edit's price.
     [{ model_slug: 'gpt-image', variant_id: 'edit', prompt: 'a mug' }, 'body.reference_image_urls', /variant edit of gpt-image/],
-    [{ model_slug: 'flux-image', variant_id: 'kontext-edit', prompt: 'a mug' }, 'body.reference_image_urls', /variant kontext-edit of flux-image/],
+    [
+      { model_slug: 'flux-image', variant_id: 'kontext-edit', prompt: 'a mug' },
+      'body.reference_image_urls',
+      /variant kontext-edit of flux-image/,
+    ],
   ];
   for (const [body, field, message] of cases) {
     const res = await app.request('POST', '/api/v1/generations', { key: ws.key, body: { type: 'ai_model', ...body } });
     t.equal(res.status, 400, JSON.stringify(body));
     const errors: { field: string; message: string }[] = res.body.error?.context?.errors ?? [];
-    t.ok(errors.some((e) => e.field === field && message.test(e.message)), `${field}: ${JSON.stringify(res.body.error)}`);
+    t.ok(
+      errors.some((e) => e.field === field && message.test(e.message)),
+      `${field}: ${JSON.stringify(res.body.error)}`,
+    );
   }
   const ledger = await sql`select reason, delta from credit_ledger where org_id = ${ws.orgId} order by id`;
-  t.same(ledger.map((l) => [l.reason, l.delta]), [['initial_grant', 1000]], 'nothing charged');
+  t.same(
+    ledger.map((l) => [l.reason, l.delta]),
+    [['initial_grant', 1000]],
+    'nothing charged',
+  );
   t.equal((await sql`select count(*)::int as n from generations where org_id = ${ws.orgId}`)[0].n, 0, 'no generation made');
   t.equal(fal.requests.size, submits, 'nothing sent to fal');
   t.equal(replicate.seen.filter((s) => s.method === 'POST').length, predictions, 'nothing sent to Replicate');
   // What the catalog says, for agents: GET /models names the inputs a variant needs.
-  const models = (await app.request('GET', '/api/v1/models', { key: ws.key })).body.ai_models as { slug: string; variants: { id: string; required_inputs?: string[] }[] }[];
+  const models = (await app.request('GET', '/api/v1/models', { key: ws.key })).body.ai_models as {
+    slug: string;
+    variants: { id: string; required_inputs?: string[] }[];
+  }[];
   const kling = models.find((m) => m.slug === 'kling-video')!;
-  t.same(kling.variants.map((v) => [v.id, v.required_inputs ?? []]), [['standard', ['image']], ['pro', ['image']], ['master', []]]);
+  t.same(
+    kling.variants.map((v) => [v.id, v.required_inputs ?? []]),
+    [
+      ['standard', ['image']],
+      ['pro', ['image']],
+      ['master', []],
+    ],
+  );
 });
 
 t.test('fal: Kling image-to-video with its reference image becomes the generation’s video', async (t) => {
-  const { ws, g, charged } = await generate({ model_slug: 'kling-video', variant_id: 'standard', prompt: 'The bottle turns gently', reference_image_urls: [`${refs.url}/files/ref.png`] });
+  const { ws, g, charged } = await generate({
+    model_slug: 'kling-video',
+    variant_id: 'standard',
+    prompt: 'The bottle turns gently',
+    reference_image_urls: [`${refs.url}/files/ref.png`],
+  });
   t.equal(g.status, 'completed', JSON.stringify(g.error));
   const file = `${app.service.ctx.config.dataDir}/check-${g.id}.mp4`;
   await (await import('node:fs/promises')).writeFile(file, await stored(g.url));
@@ -183,15 +268,33 @@ t.test('fal: Kling image-to-video with its reference image becomes the generatio
   const req = [...fal.requests.values()].find((r) => r.input.prompt === 'The bottle turns gently')!;
   t.equal(req.endpoint, 'fal-ai/kling-video/v2.1/standard/image-to-video');
   t.match(req.input, { duration: '5', image_url: /^data:image\/png;base64,/ });
-  t.notOk('aspect_ratio' in req.input || 'resolution' in req.input || 'generate_audio' in req.input, 'no inputs the endpoint does not take');
+  t.notOk(
+    'aspect_ratio' in req.input || 'resolution' in req.input || 'generate_audio' in req.input,
+    'no inputs the endpoint does not take',
+  );
   t.equal(await hasAudio(g.id), false, 'Kling makes no sound: recorded as silent although generate_audio defaults to true');
-  t.ok(fal.seen.some((s) => s.path === `/fal-ai/kling-video/requests/${req.id}/status`), 'status polled under the app root');
+  t.ok(
+    fal.seen.some((s) => s.path === `/fal-ai/kling-video/requests/${req.id}/status`),
+    'status polled under the app root',
+  );
   const ledger = await sql`select reason, delta from credit_ledger where org_id = ${ws.orgId} order by id`;
-  t.same(ledger.map((l) => [l.reason, l.delta]), [['initial_grant', 1000], ['generation_charge', -charged]], 'charged once, nothing refunded');
+  t.same(
+    ledger.map((l) => [l.reason, l.delta]),
+    [
+      ['initial_grant', 1000],
+      ['generation_charge', -charged],
+    ],
+    'charged once, nothing refunded',
+  );
 });
 
 t.test('OpenAI: generations, and edits with the reference images as image[]', async (t) => {
-  const made = await generate({ model_slug: 'gpt-image', variant_id: 'generate', prompt: 'A poster with the word SALE', aspect_ratio: '9:16' });
+  const made = await generate({
+    model_slug: 'gpt-image',
+    variant_id: 'generate',
+    prompt: 'A poster with the word SALE',
+    aspect_ratio: '9:16',
+  });
   t.equal(made.g.status, 'completed', JSON.stringify(made.g.error));
   const meta = await sharp(await stored(made.g.url)).metadata();
   t.same([meta.format, meta.width, meta.height], ['png', 1024, 1536], 'the nearest size the model makes');
@@ -199,67 +302,100 @@ t.test('OpenAI: generations, and edits with the reference images as image[]', as
   t.equal(gen?.path, '/v1/images/generations');
   t.match(gen?.body, { model: 'gpt-image-1', size: '1024x1536', n: 1, output_format: 'png' });
 
-  const edited = await generate({ model_slug: 'gpt-image', variant_id: 'edit', prompt: 'Put this on a mug', aspect_ratio: '1:1', reference_image_urls: [`${refs.url}/files/ref.png`] });
+  const edited = await generate({
+    model_slug: 'gpt-image',
+    variant_id: 'edit',
+    prompt: 'Put this on a mug',
+    aspect_ratio: '1:1',
+    reference_image_urls: [`${refs.url}/files/ref.png`],
+  });
   t.equal(edited.g.status, 'completed', JSON.stringify(edited.g.error));
   const { channels } = await sharp(await stored(edited.g.url)).stats();
-  t.same(channels.slice(0, 3).map((c) => Math.round(c.mean)), [255, 136, 0], 'the edit’s output (flat orange), not a local render');
+  t.same(
+    channels.slice(0, 3).map((c) => Math.round(c.mean)),
+    [255, 136, 0],
+    'the edit’s output (flat orange), not a local render',
+  );
   const edit = openai.seen.find((s) => s.path === '/v1/images/edits');
   t.same(edit?.body?.prompt, ['Put this on a mug']);
   t.ok(edit?.body?.['image[]']?.[0]?.bytes.equals(refs.files.get('ref.png')!.bytes), 'the reference image sent as image[]');
 });
 
-t.test('a brand kit shapes what the hosted model is sent: name, colours by role and fonts in the prompt; the logo as one more image of an edit', async (t) => {
-  const ws = await app.workspace({ credits: 1000 });
-  const logo = await png(32, 32, '#0000ff');
-  const kit = await app.request('POST', '/api/v1/brand-kits', {
-    key: ws.key,
-    body: { name: 'Acme', colors: { primary: '#ff5500', secondary: '#112233' }, fonts: ['DejaVu Serif'], logo: `data:image/png;base64,${logo.toString('base64')}` },
-  });
-  t.equal(kit.status, 200, kit.text);
-  const guidance = 'Brand: Acme. Brand colours: primary #FF5500, secondary #112233. Brand fonts: DejaVu Serif.';
-  const predictionOf = async (id: string) => {
-    const [row] = await sql`select provider_job from generations where id = ${id}`;
-    return replicate.predictions.get(row.provider_job.id)!.input;
-  };
+t.test(
+  'a brand kit shapes what the hosted model is sent: name, colours by role and fonts in the prompt; the logo as one more image of an edit',
+  async (t) => {
+    const ws = await app.workspace({ credits: 1000 });
+    const logo = await png(32, 32, '#0000ff');
+    const kit = await app.request('POST', '/api/v1/brand-kits', {
+      key: ws.key,
+      body: {
+        name: 'Acme',
+        colors: { primary: '#ff5500', secondary: '#112233' },
+        fonts: ['DejaVu Serif'],
+        logo: `data:image/png;base64,${logo.toString('base64')}`,
+      },
+    });
+    t.equal(kit.status, 200, kit.text);
+    const guidance = 'Brand: Acme. Brand colours: primary #FF5500, secondary #112233. Brand fonts: DejaVu Serif.';
+    const predictionOf = async (id: string) => {
+      const [row] = await sql`select provider_job from generations where id = ${id}`;
+      return replicate.predictions.get(row.provider_job.id)!.input;
+    };
 
-  // Replicate (Flux text to image): the same request with and without the kit.
-  const body = { model_slug: 'flux-image', variant_id: 'text-to-image', prompt: 'A lamp on a desk', aspect_ratio: '4:5' };
-  const plain = await generate(body, ws);
-  const branded = await generate({ ...body, brand_kit_id: kit.body.id }, ws);
-  t.same([plain.g.status, branded.g.status], ['completed', 'completed'], JSON.stringify([plain.g.error, branded.g.error]));
-  const { seed: _s1, ...without } = await predictionOf(plain.id);
-  const { seed: _s2, ...withKit } = await predictionOf(branded.id);
-  t.equal(without.prompt, 'A lamp on a desk', 'no kit: the prompt as given');
-  t.equal(withKit.prompt, `A lamp on a desk\n\n${guidance}`, 'the kit: its name, colours by role and fonts appended');
-  t.same({ ...withKit, prompt: without.prompt }, without, 'nothing else differs');
-  t.notOk('image' in withKit, 'no logo for a text-to-image model (it takes no image)');
+    // Replicate (Flux text to image): the same request with and without the kit.
+    const body = { model_slug: 'flux-image', variant_id: 'text-to-image', prompt: 'A lamp on a desk', aspect_ratio: '4:5' };
+    const plain = await generate(body, ws);
+    const branded = await generate({ ...body, brand_kit_id: kit.body.id }, ws);
+    t.same([plain.g.status, branded.g.status], ['completed', 'completed'], JSON.stringify([plain.g.error, branded.g.error]));
+    const { seed: _s1, ...without } = await predictionOf(plain.id);
+    const { seed: _s2, ...withKit } = await predictionOf(branded.id);
+    t.equal(without.prompt, 'A lamp on a desk', 'no kit: the prompt as given');
+    t.equal(withKit.prompt, `A lamp on a desk\n\n${guidance}`, 'the kit: its name, colours by role and fonts appended');
+    t.same({ ...withKit, prompt: without.prompt }, without, 'nothing else differs');
+    t.notOk('image' in withKit, 'no logo for a text-to-image model (it takes no image)');
 
-  // OpenAI generate (text only): guidance, still a generation at its price (no logo, no edit).
-  const gen = await generate({ model_slug: 'gpt-image', variant_id: 'generate', prompt: 'A banner for spring', brand_kit_id: kit.body.id }, ws);
-  t.equal(gen.g.status, 'completed', JSON.stringify(gen.g.error));
-  const genReq = openai.seen.find((s) => typeof s.body?.prompt === 'string' && s.body.prompt.startsWith('A banner for spring'));
-  t.equal(genReq?.path, '/v1/images/generations');
-  t.equal(genReq?.body?.prompt, `A banner for spring\n\n${guidance}`);
+    // OpenAI generate (text only): guidance, still a generation at its price (no logo, no edit).
+    const gen = await generate(
+      { model_slug: 'gpt-image', variant_id: 'generate', prompt: 'A banner for spring', brand_kit_id: kit.body.id },
+      ws,
+    );
+    t.equal(gen.g.status, 'completed', JSON.stringify(gen.g.error));
+    const genReq = openai.seen.find((s) => typeof s.body?.prompt === 'string' && s.body.prompt.startsWith('A banner for spring'));
+    t.equal(genReq?.path, '/v1/images/generations');
+    t.equal(genReq?.body?.prompt, `A banner for spring\n\n${guidance}`);
 
-  // OpenAI edit: the same request with and without the kit; the logo joins image[] after the reference.
-  const editBody = { model_slug: 'gpt-image', variant_id: 'edit', prompt: 'Brand this mug', reference_image_urls: [`${refs.url}/files/ref.png`] };
-  for (const b of [editBody, { ...editBody, brand_kit_id: kit.body.id }]) t.equal((await generate(b, ws)).g.status, 'completed');
-  const edits = openai.seen.filter((s) => s.path === '/v1/images/edits' && String(s.body?.prompt?.[0]).startsWith('Brand this mug'));
-  t.equal(edits.length, 2);
-  const [e1, e2] = edits;
-  t.same(e1.body.prompt, ['Brand this mug']);
-  // (multipart form fields carry line breaks as CRLF)
-  t.same(e2.body.prompt.map((p: string) => p.replace(/\r\n/g, '\n')), [`Brand this mug\n\n${guidance} The last input image is the brand logo: show it unaltered.`]);
-  t.equal(e1.body['image[]'].length, 1, 'without the kit: the reference alone');
-  t.equal(e2.body['image[]'].length, 2, 'with the kit: the reference, then the logo');
-  t.ok(e2.body['image[]'][0].bytes.equals(refs.files.get('ref.png')!.bytes), 'the reference first');
-  const sent = e2.body['image[]'][1].bytes as Buffer;
-  const meta = await sharp(sent).metadata();
-  const { channels } = await sharp(sent).stats();
-  t.same([meta.width, meta.height, ...channels.slice(0, 3).map((c) => Math.round(c.mean))], [32, 32, 0, 0, 255], 'the kit’s logo (32×32 blue)');
-  t.same(Object.keys(e2.body).sort(), Object.keys(e1.body).sort(), 'the same fields otherwise');
-  for (const k of ['model', 'size', 'n', 'output_format']) t.same(e2.body[k], e1.body[k], k);
-});
+    // OpenAI edit: the same request with and without the kit; the logo joins image[] after the reference.
+    const editBody = {
+      model_slug: 'gpt-image',
+      variant_id: 'edit',
+      prompt: 'Brand this mug',
+      reference_image_urls: [`${refs.url}/files/ref.png`],
+    };
+    for (const b of [editBody, { ...editBody, brand_kit_id: kit.body.id }]) t.equal((await generate(b, ws)).g.status, 'completed');
+    const edits = openai.seen.filter((s) => s.path === '/v1/images/edits' && String(s.body?.prompt?.[0]).startsWith('Brand this mug'));
+    t.equal(edits.length, 2);
+    const [e1, e2] = edits;
+    t.same(e1.body.prompt, ['Brand this mug']);
+    // (multipart form fields carry line breaks as CRLF)
+    t.same(
+      e2.body.prompt.map((p: string) => p.replace(/\r\n/g, '\n')),
+      [`Brand this mug\n\n${guidance} The last input image is the brand logo: show it unaltered.`],
+    );
+    t.equal(e1.body['image[]'].length, 1, 'without the kit: the reference alone');
+    t.equal(e2.body['image[]'].length, 2, 'with the kit: the reference, then the logo');
+    t.ok(e2.body['image[]'][0].bytes.equals(refs.files.get('ref.png')!.bytes), 'the reference first');
+    const sent = e2.body['image[]'][1].bytes as Buffer;
+    const meta = await sharp(sent).metadata();
+    const { channels } = await sharp(sent).stats();
+    t.same(
+      [meta.width, meta.height, ...channels.slice(0, 3).map((c) => Math.round(c.mean))],
+      [32, 32, 0, 0, 255],
+      'the kit’s logo (32×32 blue)',
+    );
+    t.same(Object.keys(e2.body).sort(), Object.keys(e1.body).sort(), 'the same fields otherwise');
+    for (const k of ['model', 'size', 'n', 'output_format']) t.same(e2.body[k], e1.body[k], k);
+  },
+);
 
 t.test('inputs the hosted model has no use for are a 400 naming them, before anything is charged', async (t) => {
   const ws = await app.workspace({ credits: 1000 });
@@ -271,23 +407,53 @@ t.test('inputs the hosted model has no use for are a 400 naming them, before any
     [{ ...lipsync, prompt: 'sing' }, 'body.prompt', /which takes no prompt/],
     [{ ...lipsync, duration: 5 }, 'body.duration', /lasts as long as its input/],
     [{ ...lipsync, motion_video_url: clip }, 'body.motion_video_url', /takes one video/],
-    [{ model_slug: 'kling-video', prompt: 'pan', reference_image_urls: [ref], aspect_ratio: '16:9' }, 'body.aspect_ratio', /takes its frame from its input/],
-    [{ model_slug: 'kling-video', prompt: 'pan', reference_image_urls: [ref], resolution: '1080p' }, 'body.resolution', /makes its own size \(720p\)/],
-    [{ model_slug: 'flux-image', prompt: 'a lamp', resolution: '2K' }, 'body.resolution', /made by black-forest-labs\/flux-1.1-pro, which makes its own size \(1K\)/],
-    [{ model_slug: 'flux-image', variant_id: 'kontext-edit', prompt: 'a lamp', reference_image_urls: [ref, ref] }, 'body.reference_image_urls', /gives 2 images: .* takes one reference image/],
+    [
+      { model_slug: 'kling-video', prompt: 'pan', reference_image_urls: [ref], aspect_ratio: '16:9' },
+      'body.aspect_ratio',
+      /takes its frame from its input/,
+    ],
+    [
+      { model_slug: 'kling-video', prompt: 'pan', reference_image_urls: [ref], resolution: '1080p' },
+      'body.resolution',
+      /makes its own size \(720p\)/,
+    ],
+    [
+      { model_slug: 'flux-image', prompt: 'a lamp', resolution: '2K' },
+      'body.resolution',
+      /made by black-forest-labs\/flux-1.1-pro, which makes its own size \(1K\)/,
+    ],
+    [
+      { model_slug: 'flux-image', variant_id: 'kontext-edit', prompt: 'a lamp', reference_image_urls: [ref, ref] },
+      'body.reference_image_urls',
+      /gives 2 images: .* takes one reference image/,
+    ],
   ];
   for (const [body, field, message] of cases) {
     const res = await app.request('POST', '/api/v1/generations', { key: ws.key, body: { type: 'ai_model', ...body } });
     t.equal(res.status, 400, JSON.stringify(body));
     const errors: { field: string; message: string }[] = res.body.error?.context?.errors ?? [];
-    t.ok(errors.some((e) => e.field === field && message.test(e.message)), `${field}: ${JSON.stringify(res.body.error)}`);
+    t.ok(
+      errors.some((e) => e.field === field && message.test(e.message)),
+      `${field}: ${JSON.stringify(res.body.error)}`,
+    );
   }
   const ledger = await sql`select reason, delta from credit_ledger where org_id = ${ws.orgId} order by id`;
-  t.same(ledger.map((l) => [l.reason, l.delta]), [['initial_grant', 1000]], 'nothing charged');
+  t.same(
+    ledger.map((l) => [l.reason, l.delta]),
+    [['initial_grant', 1000]],
+    'nothing charged',
+  );
   // What still applies is accepted: auto for a model that follows its image; the variant's own resolution.
   const ok = await app.request('POST', '/api/v1/generations', {
     key: ws.key,
-    body: { type: 'ai_model', model_slug: 'flux-image', prompt: 'a lamp', resolution: '1K', aspect_ratio: '1:1', idempotency_key: 'hosted-ok-1' },
+    body: {
+      type: 'ai_model',
+      model_slug: 'flux-image',
+      prompt: 'a lamp',
+      resolution: '1K',
+      aspect_ratio: '1:1',
+      idempotency_key: 'hosted-ok-1',
+    },
   });
   t.equal(ok.status, 200, ok.text);
 });
@@ -318,7 +484,12 @@ t.test('routing: a keyed provider makes its variants; no key (or no provider blo
 });
 
 t.test('a worker that crashed after submitting resumes polling the stored prediction', async (t) => {
-  const provider = new ReplicateProvider({ baseUrl: replicate.url, key: 'r8_test_token', fetcher: createGuardedFetcher({ allowIps: ['127.0.0.1'] }), pollMs: 20 });
+  const provider = new ReplicateProvider({
+    baseUrl: replicate.url,
+    key: 'r8_test_token',
+    fetcher: createGuardedFetcher({ allowIps: ['127.0.0.1'] }),
+    pollMs: 20,
+  });
   const job: GenerationJob = {
     generationId: '0b5c3f9e-0000-4000-8000-000000000001',
     type: 'ai_model',
@@ -337,7 +508,11 @@ t.test('a worker that crashed after submitting resumes polling the stored predic
   const crash = new AbortController();
   let stored: ProviderJobRef | null = null;
   const first = await provider
-    .generate(job, { workDir: app.service.ctx.config.dataDir, signal: crash.signal, onSubmitted: async (ref) => void ((stored = ref), crash.abort()) })
+    .generate(job, {
+      workDir: app.service.ctx.config.dataDir,
+      signal: crash.signal,
+      onSubmitted: async (ref) => void ((stored = ref), crash.abort()),
+    })
     .catch((e) => e);
   t.equal(first?.name, 'AbortError');
   t.match(stored, { provider: 'replicate', id: String });

@@ -41,7 +41,12 @@ export const thing = defineResource({
 export async function newThing(app: TestApp, credits = 100): Promise<{ orgId: string; id: number }> {
   const db = app.service.ctx.db;
   const ws = await app.workspace({ credits });
-  await db.insert(webhookEndpoints).values({ orgId: ws.orgId, url: 'https://127.0.0.1:9/hook', eventTypes: ['faceless_video.completed', 'faceless_video.failed'], secret: 'whsec_dGVzdA==' });
+  await db.insert(webhookEndpoints).values({
+    orgId: ws.orgId,
+    url: 'https://127.0.0.1:9/hook',
+    eventTypes: ['faceless_video.completed', 'faceless_video.failed'],
+    secret: 'whsec_dGVzdA==',
+  });
   const [v] = await db.insert(videos).values({ orgId: ws.orgId, kind: 'faceless' }).returning({ id: videos.id });
   await db.insert(facelessVideos).values({ videoId: v.id, orgId: ws.orgId, title: 'A thing', spec: {}, credits: 30 });
   return { orgId: ws.orgId, id: v.id };

@@ -19,9 +19,19 @@ const db = ctx.db;
 const setup = (credits?: number) => newThing(app, credits);
 
 const row = async (id: number) => (await db.select().from(facelessVideos).where(eq(facelessVideos.videoId, id)))[0];
-const balance = async (orgId: string) => (await db.select({ credits: organizations.credits }).from(organizations).where(eq(organizations.id, orgId)))[0].credits;
-const events = async (orgId: string) => (await db.select().from(webhookEvents).where(eq(webhookEvents.orgId, orgId))).map((e) => ({ type: e.type, body: JSON.parse(e.body) }));
-const output = (orgId: string, key: string) => ({ orgId, kind: 'video' as const, status: 'completed' as const, source: 'render' as const, contentType: 'video/mp4', sizeBytes: 10, storageKey: key });
+const balance = async (orgId: string) =>
+  (await db.select({ credits: organizations.credits }).from(organizations).where(eq(organizations.id, orgId)))[0].credits;
+const events = async (orgId: string) =>
+  (await db.select().from(webhookEvents).where(eq(webhookEvents.orgId, orgId))).map((e) => ({ type: e.type, body: JSON.parse(e.body) }));
+const output = (orgId: string, key: string) => ({
+  orgId,
+  kind: 'video' as const,
+  status: 'completed' as const,
+  source: 'render' as const,
+  contentType: 'video/mp4',
+  sizeBytes: 10,
+  storageKey: key,
+});
 const detail = (message: string) => ({ code: 'render_failed', message, retryable: false, context: {} });
 
 t.test('start: pending or running → running, one more attempt; undefined once finished', async (t) => {
@@ -49,11 +59,22 @@ t.test('fail twice: failed and refunded once, one event', async (t) => {
   t.match(r, { status: 'error', stage: 'two' });
   t.ok(r.refundedAt, 'refunded_at is set');
   t.ok(['first', 'second'].includes((r.error as { message: string }).message), 'the error of the failure that won');
-  const refunds = await db.select().from(creditLedger).where(and(eq(creditLedger.orgId, orgId), eq(creditLedger.reason, 'thing_refund')));
-  t.same(refunds.map((l) => [l.delta, l.reference]), [[30, `thing:${id}`]], 'one refund, with the declared reason and reference');
+  const refunds = await db
+    .select()
+    .from(creditLedger)
+    .where(and(eq(creditLedger.orgId, orgId), eq(creditLedger.reason, 'thing_refund')));
+  t.same(
+    refunds.map((l) => [l.delta, l.reference]),
+    [[30, `thing:${id}`]],
+    'one refund, with the declared reason and reference',
+  );
   t.equal(await balance(orgId), 100);
   const evs = await events(orgId);
-  t.same(evs.map((e) => e.type), ['faceless_video.failed'], 'one failure event');
+  t.same(
+    evs.map((e) => e.type),
+    ['faceless_video.failed'],
+    'one failure event',
+  );
   t.match(evs[0].body.data, { object: 'thing', id, status: 'error' }, 'its data is the view read in the failing transaction');
 });
 
@@ -61,8 +82,19 @@ t.test('a resource without credits fails without a ledger row', async (t) => {
   const { orgId, id } = await setup();
   await db.update(facelessVideos).set({ credits: 0 }).where(eq(facelessVideos.videoId, id));
   t.ok(await thing.fail(ctx, id, detail('free')), 'a pending resource can fail');
-  t.equal((await db.select().from(creditLedger).where(and(eq(creditLedger.orgId, orgId), eq(creditLedger.reason, 'thing_refund')))).length, 0);
-  t.same((await events(orgId)).map((e) => e.type), ['faceless_video.failed']);
+  t.equal(
+    (
+      await db
+        .select()
+        .from(creditLedger)
+        .where(and(eq(creditLedger.orgId, orgId), eq(creditLedger.reason, 'thing_refund')))
+    ).length,
+    0,
+  );
+  t.same(
+    (await events(orgId)).map((e) => e.type),
+    ['faceless_video.failed'],
+  );
 });
 
 t.test('complete after fail changes nothing; fail after complete neither', async (t) => {
@@ -75,12 +107,25 @@ t.test('complete after fail changes nothing; fail after complete neither', async
   t.same(await row(id), before, 'the row is unchanged');
   t.equal(extra, 0, 'no extra rows');
   t.equal((await db.select().from(media).where(eq(media.storageKey, 'things/late.mp4'))).length, 0, 'its media row was rolled back');
-  t.same((await events(orgId)).map((e) => e.type), ['faceless_video.failed']);
+  t.same(
+    (await events(orgId)).map((e) => e.type),
+    ['faceless_video.failed'],
+  );
 
   const done = await setup();
   await thing.start(ctx, done.id);
-  t.ok(await thing.complete(ctx, done.id, { media: output(done.orgId, 'things/b.mp4'), set: { title: 'Made' }, extra: async () => void extra++ }));
-  t.equal(await thing.complete(ctx, done.id, { media: output(done.orgId, 'things/b2.mp4'), extra: async () => void extra++ }), false, 'a second completion does nothing');
+  t.ok(
+    await thing.complete(ctx, done.id, {
+      media: output(done.orgId, 'things/b.mp4'),
+      set: { title: 'Made' },
+      extra: async () => void extra++,
+    }),
+  );
+  t.equal(
+    await thing.complete(ctx, done.id, { media: output(done.orgId, 'things/b2.mp4'), extra: async () => void extra++ }),
+    false,
+    'a second completion does nothing',
+  );
   t.equal(await thing.fail(ctx, done.id, detail('too late')), false);
   const r = await row(done.id);
   t.match(r, { status: 'completed', progress: 100, stage: null, title: 'Made', error: null, refundedAt: null });
@@ -88,7 +133,11 @@ t.test('complete after fail changes nothing; fail after complete neither', async
   t.equal(m.storageKey, 'things/b.mp4', 'the output media row is recorded');
   t.equal(extra, 1, 'the extra rows of the one completion');
   t.equal(await balance(done.orgId), 100, 'no refund');
-  t.same((await events(done.orgId)).map((e) => e.type), ['faceless_video.completed'], 'one completion event');
+  t.same(
+    (await events(done.orgId)).map((e) => e.type),
+    ['faceless_video.completed'],
+    'one completion event',
+  );
 });
 
 t.test('progress never goes backwards, and is written only while running', async (t) => {
@@ -116,30 +165,33 @@ t.test('progress never goes backwards, and is written only while running', async
   t.equal((await row(id)).status, 'error');
 });
 
-t.test('cancel: a pending one is canceled with its job; again answers it; a finished one is a conflict; another workspace’s is not found', async (t) => {
-  const cancelable = defineResource({
-    ...thing.declaration,
-    columns: { ...thing.declaration.columns, jobId: 'jobId' },
-    statuses: { ...thing.declaration.statuses, canceled: 'canceled' as never },
-    cancel: { queue: QUEUES.faceless, conflict: (r) => new Error(`already ${r.status}`) },
-  });
-  const { orgId, id } = await setup();
-  const jobId = randomUUID();
-  await db.transaction((tx) => ctx.queue.sendInTx(tx, QUEUES.faceless, { videoId: id }, jobId));
-  await db.update(facelessVideos).set({ jobId }).where(eq(facelessVideos.videoId, id));
-  const other = await app.workspace({ credits: 0 });
-  t.equal(await cancelable.cancel(ctx, other.orgId, id), undefined, 'scoped to the workspace');
-  const done = await cancelable.cancel(ctx, orgId, id);
-  t.match(done, { previous: 'queued', row: { status: 'canceled' } });
-  t.ok(done!.row.completedAt, 'completed_at is set');
-  const [job] = await ctx.sql`select state from pgboss.job where id = ${jobId}`;
-  t.equal(job.state, 'cancelled', 'its queued job is cancelled');
-  t.match(await cancelable.cancel(ctx, orgId, id), { previous: 'canceled' }, 'cancelling again answers it');
-  t.equal(await cancelable.statusOf(ctx, id), 'canceled');
-  t.equal(await cancelable.start(ctx, id), undefined, 'a canceled one starts no attempt');
+t.test(
+  'cancel: a pending one is canceled with its job; again answers it; a finished one is a conflict; another workspace’s is not found',
+  async (t) => {
+    const cancelable = defineResource({
+      ...thing.declaration,
+      columns: { ...thing.declaration.columns, jobId: 'jobId' },
+      statuses: { ...thing.declaration.statuses, canceled: 'canceled' as never },
+      cancel: { queue: QUEUES.faceless, conflict: (r) => new Error(`already ${r.status}`) },
+    });
+    const { orgId, id } = await setup();
+    const jobId = randomUUID();
+    await db.transaction((tx) => ctx.queue.sendInTx(tx, QUEUES.faceless, { videoId: id }, jobId));
+    await db.update(facelessVideos).set({ jobId }).where(eq(facelessVideos.videoId, id));
+    const other = await app.workspace({ credits: 0 });
+    t.equal(await cancelable.cancel(ctx, other.orgId, id), undefined, 'scoped to the workspace');
+    const done = await cancelable.cancel(ctx, orgId, id);
+    t.match(done, { previous: 'queued', row: { status: 'canceled' } });
+    t.ok(done!.row.completedAt, 'completed_at is set');
+    const [job] = await ctx.sql`select state from pgboss.job where id = ${jobId}`;
+    t.equal(job.state, 'cancelled', 'its queued job is cancelled');
+    t.match(await cancelable.cancel(ctx, orgId, id), { previous: 'canceled' }, 'cancelling again answers it');
+    t.equal(await cancelable.statusOf(ctx, id), 'canceled');
+    t.equal(await cancelable.start(ctx, id), undefined, 'a canceled one starts no attempt');
 
-  const finished = await setup();
-  await cancelable.start(ctx, finished.id);
-  await cancelable.complete(ctx, finished.id, { media: output(finished.orgId, 'things/c.mp4') });
-  await t.rejects(cancelable.cancel(ctx, finished.orgId, finished.id), /already completed/);
-});
+    const finished = await setup();
+    await cancelable.start(ctx, finished.id);
+    await cancelable.complete(ctx, finished.id, { media: output(finished.orgId, 'things/c.mp4') });
+    await t.rejects(cancelable.cancel(ctx, finished.orgId, finished.id), /already completed/);
+  },
+);

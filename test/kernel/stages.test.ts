@@ -60,7 +60,11 @@ t.test('an attempt interrupted after stage 2 resumes at stage 3, and progress ne
     { name: 'four', weight: 39, run: async (_s, done) => (calls.four++, await look(), { total: done.three[0] + done.three[1] }) },
   ];
   const reports: [string, number][] = [];
-  const tools = (): JobTools => ({ signal: new AbortController().signal, progress: (stage, percent) => void reports.push([stage, percent]), annotate() {} });
+  const tools = (): JobTools => ({
+    signal: new AbortController().signal,
+    progress: (stage, percent) => void reports.push([stage, percent]),
+    annotate() {},
+  });
 
   // Attempt 1: stopped in stage 3.
   await t.rejects(runStages(ctx, thing, (await thing.start(ctx, id))!, stages, tools()), /worker killed/);
@@ -105,7 +109,11 @@ t.test('an attempt interrupted after stage 2 resumes at stage 3, and progress ne
   t.match(end.artifacts, { one: 1, two: 'two after 1', three: [1, 11], four: { total: 12 } });
 
   const percents = seen.map(([, p]) => p);
-  t.same(percents, [...percents].sort((a, b) => a - b), `progress never went back (${JSON.stringify(seen)})`);
+  t.same(
+    percents,
+    [...percents].sort((a, b) => a - b),
+    `progress never went back (${JSON.stringify(seen)})`,
+  );
   t.same(
     seen.map(([s]) => s),
     ['one', 'two', 'three', 'three', 'four'],
@@ -157,7 +165,10 @@ t.test('an aborted attempt starts no further stage', async (t) => {
     { name: 'a', weight: 50, run: async () => (ran.push('a'), abort.abort(new Error('stopping')), 1) },
     { name: 'b', weight: 49, run: async () => (ran.push('b'), 2) },
   ];
-  await t.rejects(runStages(ctx, thing, (await thing.start(ctx, id))!, stages, { signal: abort.signal, progress() {}, annotate() {} }), /stopping/);
+  await t.rejects(
+    runStages(ctx, thing, (await thing.start(ctx, id))!, stages, { signal: abort.signal, progress() {}, annotate() {} }),
+    /stopping/,
+  );
   t.same(ran, ['a']);
   t.match((await row(id)).artifacts, { a: 1 }, 'the finished stage is stored');
 });

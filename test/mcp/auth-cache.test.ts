@@ -56,7 +56,10 @@ t.test('a key revoked from another connection is refused on the next call', asyn
   t.equal((await call(ws.key, 'list_generation_catalog')).status, 200, 'resolved and cached');
   notes.length = 0;
   await other`update api_keys set revoked_at = now() where id = ${ws.keyId}`;
-  const res = await until(() => call(ws.key, 'list_generation_catalog'), (r) => r.status === 401);
+  const res = await until(
+    () => call(ws.key, 'list_generation_catalog'),
+    (r) => r.status === 401,
+  );
   t.equal(res.status, 401, 'refused at once, not after 300 s');
   t.match(res.headers.get('www-authenticate'), /^Bearer .*resource_metadata=/);
   t.same(notes, ['api_keys'], 'one notification, naming the table');
@@ -64,7 +67,9 @@ t.test('a key revoked from another connection is refused on the next call', asyn
 
 t.test('a plan change reaches the cached caller', async (t) => {
   const ws = await app.workspace({ scopes: ['generations:read', 'generations:write'] });
-  const plan = async () => ((await (await call(ws.key, 'get_workspace')).json()) as { result: { structuredContent: { plan: string } } }).result.structuredContent.plan;
+  const plan = async () =>
+    ((await (await call(ws.key, 'get_workspace')).json()) as { result: { structuredContent: { plan: string } } }).result.structuredContent
+      .plan;
   t.equal(await plan(), 'paid');
   await other`update organizations set plan = 'none' where id = ${ws.orgId}`;
   // The notification arrives asynchronously: the first calls may still see the cached plan.
@@ -94,7 +99,10 @@ t.test('an OAuth access token revoked at /oauth/revoke is refused on the next ca
     body: new URLSearchParams({ token: tokens.access_token, client_id: tokens.client.client_id }),
   });
   t.equal(revoked.status, 200);
-  const res = await until(() => call(tokens.access_token, 'get_workspace'), (r) => r.status === 401);
+  const res = await until(
+    () => call(tokens.access_token, 'get_workspace'),
+    (r) => r.status === 401,
+  );
   t.equal(res.status, 401);
 });
 
@@ -104,7 +112,10 @@ t.test('deleting a member ends the grants of its tokens at once', async (t) => {
   const tokens = await oauthTokens(app, { email: m.email, password: m.password });
   t.equal((await call(tokens.access_token, 'get_workspace')).status, 200);
   await other`delete from members where id = ${m.id}`;
-  const res = await until(() => call(tokens.access_token, 'get_workspace'), (r) => r.status === 401);
+  const res = await until(
+    () => call(tokens.access_token, 'get_workspace'),
+    (r) => r.status === 401,
+  );
   t.equal(res.status, 401);
 });
 

@@ -90,7 +90,8 @@ async function a11yBasics(t: Test, page: Page, what: string) {
   t.equal(facts.unnamedButtons, 0, `${what}: every button has a name`);
 }
 
-const focused = (page: Page) => page.evaluate('document.activeElement?.id || document.activeElement?.textContent?.trim() || document.activeElement?.tagName');
+const focused = (page: Page) =>
+  page.evaluate('document.activeElement?.id || document.activeElement?.textContent?.trim() || document.activeElement?.tagName');
 
 t.test('OAuth sign-in and consent in Chromium, then tools with the token', async (t) => {
   const app = await startMcpApp(t);
@@ -173,13 +174,23 @@ t.test('OAuth sign-in and consent in Chromium, then tools with the token', async
   await client.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider }));
   t.teardown(() => client.close());
   const wsResult = await client.callTool({ name: 'get_workspace', arguments: {} });
-  t.match(wsResult.structuredContent, { organization: { id: ws.orgId, name: 'Browser Workspace' }, scopes: ['generations:read', 'generations:write', 'social:read'] });
+  t.match(wsResult.structuredContent, {
+    organization: { id: ws.orgId, name: 'Browser Workspace' },
+    scopes: ['generations:read', 'generations:write', 'social:read'],
+  });
   const catalog = await client.callTool({ name: 'list_generation_catalog', arguments: {} });
   t.same(catalog.structuredContent, (await app.request('GET', '/api/v1/models')).body);
   const assets = await client.callTool({ name: 'list_workspace_assets', arguments: {} });
   t.match(assets.structuredContent, { object: 'workspace_assets' });
-  const created = await client.callTool({ name: 'create_generation', arguments: { type: 'static_ad', template_slug: 'product-spotlight', prompt: 'Sneakers on a beach', idempotency_key: 'browser-1' } });
-  const rest = await app.request('POST', '/api/v1/generations', { key: ws.key, body: { type: 'static_ad', template_slug: 'product-spotlight', prompt: 'Sneakers on a beach' }, headers: { 'idempotency-key': 'browser-rest-1' } });
+  const created = await client.callTool({
+    name: 'create_generation',
+    arguments: { type: 'static_ad', template_slug: 'product-spotlight', prompt: 'Sneakers on a beach', idempotency_key: 'browser-1' },
+  });
+  const rest = await app.request('POST', '/api/v1/generations', {
+    key: ws.key,
+    body: { type: 'static_ad', template_slug: 'product-spotlight', prompt: 'Sneakers on a beach' },
+    headers: { 'idempotency-key': 'browser-rest-1' },
+  });
   t.equal(Boolean(created.isError), rest.status >= 400, 'the tool succeeds exactly when its REST twin does');
   if (!created.isError) {
     const id = (created.structuredContent as { generations: { id: string }[] }).generations[0].id;

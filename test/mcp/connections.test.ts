@@ -52,7 +52,11 @@ t.test('a member sees their connected apps and disconnects one at once', async (
   res = await b.fetch(res.headers.get('location')!);
   const after = await res.text();
   t.match(after, /<p class="status" role="status">Disconnected Test client\. It can no longer use your workspace\.<\/p>/);
-  t.same([...after.matchAll(/name="grant" value="([^"]+)"/g)].map((m) => m[1]), [grants[1]], 'one app left');
+  t.same(
+    [...after.matchAll(/name="grant" value="([^"]+)"/g)].map((m) => m[1]),
+    [grants[1]],
+    'one app left',
+  );
 
   // The revocation reaches the token cache through a notification: poll for a moment.
   let statuses: number[] = [];
@@ -72,7 +76,8 @@ t.test('no disconnecting another member’s app; form token, origin and sign-out
   const bens = await oauthTokens(app, { email: ben.email, password: ben.password });
   const { b, html } = await signedIn(ana.email, ana.password);
   const csrf = hiddenField(html, 'csrf')!;
-  const benGrant = (await app.service.ctx.sql`select id from oauth_grants where member_id = ${ben.id} and revoked_at is null limit 1`)[0].id as string;
+  const benGrant = (await app.service.ctx.sql`select id from oauth_grants where member_id = ${ben.id} and revoked_at is null limit 1`)[0]
+    .id as string;
 
   let res = await b.post('/oauth/connections', { action: 'disconnect', grant: benGrant, csrf });
   t.equal(res.status, 404);

@@ -36,8 +36,18 @@ t.test('a new operation in the spec becomes a tool of the running server, with n
   op.operationId = 'listAssetsAgain';
   op['x-alias-of'] = 'listAssets';
   op.summary = 'List workspace assets again';
-  op['x-mcp-tools'] = [{ name: 'list_workspace_assets_again', description: 'The workspace assets, from a path added to the spec in a test.' }];
-  op.parameters = [{ name: 'limit', in: 'query', required: false, description: 'A limit.', schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 10 } }];
+  op['x-mcp-tools'] = [
+    { name: 'list_workspace_assets_again', description: 'The workspace assets, from a path added to the spec in a test.' },
+  ];
+  op.parameters = [
+    {
+      name: 'limit',
+      in: 'query',
+      required: false,
+      description: 'A limit.',
+      schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 10 },
+    },
+  ];
   spec.paths['/assets-again'] = { get: op };
   fs.writeFileSync(path.join(dir, 'spec/openapi.yaml'), JSON.stringify(spec));
   const gen = spawnSync(process.execPath, ['scripts/generate.ts', '--out', 'generated'], { cwd: dir, encoding: 'utf8' });
@@ -49,7 +59,11 @@ t.test('a new operation in the spec becomes a tool of the running server, with n
     operationId: 'listAssetsAgain',
     title: 'List workspace assets again',
     description: 'The workspace assets, from a path added to the spec in a test.',
-    inputSchema: { type: 'object', properties: { limit: { type: 'integer', minimum: 1, maximum: 10, description: 'A limit.' } }, additionalProperties: false },
+    inputSchema: {
+      type: 'object',
+      properties: { limit: { type: 'integer', minimum: 1, maximum: 10, description: 'A limit.' } },
+      additionalProperties: false,
+    },
     annotations: { readOnlyHint: true, idempotentHint: true, destructiveHint: false },
     scopes: ['generations:read', 'generations:write'],
     routes: { limit: 'query' },
@@ -63,7 +77,15 @@ t.test('a new operation in the spec becomes a tool of the running server, with n
   const port = await freePort();
   const child = spawn(process.execPath, ['src/main.ts'], {
     cwd: dir,
-    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, API_ONLY: '1', DEMO_WORKSPACE: '0', LOG_LEVEL: 'warn' },
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+      API_ONLY: '1',
+      DEMO_WORKSPACE: '0',
+      LOG_LEVEL: 'warn',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   t.teardown(() => {
@@ -82,7 +104,11 @@ t.test('a new operation in the spec becomes a tool of the running server, with n
   const org = await createOrganization(db, { name: 'Derived' });
   const key = await createApiKey(db, { orgId: org.id, scopes: ['generations:read'] });
   const client = new Client({ name: 'derive-test', version: '1' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key.key}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${key.key}` } },
+    }),
+  );
   t.teardown(() => client.close());
   const listed = (await client.listTools()).tools.find((x) => x.name === 'list_workspace_assets_again');
   t.ok(listed, 'listed');
@@ -90,7 +116,11 @@ t.test('a new operation in the spec becomes a tool of the running server, with n
   t.notOk(ok.isError);
   t.match(ok.structuredContent, { object: 'workspace_assets' });
   const bad = await client.callTool({ name: 'list_workspace_assets_again', arguments: { limit: 99 } });
-  t.match(bad.structuredContent, { error: { code: 'bad_request', context: { errors: [{ field: 'limit' }] } } }, 'validated by the new operation’s validators, named as the argument');
+  t.match(
+    bad.structuredContent,
+    { error: { code: 'bad_request', context: { errors: [{ field: 'limit' }] } } },
+    'validated by the new operation’s validators, named as the argument',
+  );
 });
 
 t.test('schemas are self-contained JSON Schema', async (t) => {
@@ -103,7 +133,11 @@ t.test('schemas are self-contained JSON Schema', async (t) => {
       },
     },
   };
-  t.same(toToolSchema(spec, { $ref: '#/components/schemas/Id', description: 'Overridden' }), { type: 'string', format: 'uuid', description: 'Overridden' });
+  t.same(toToolSchema(spec, { $ref: '#/components/schemas/Id', description: 'Overridden' }), {
+    type: 'string',
+    format: 'uuid',
+    description: 'Overridden',
+  });
   t.same(toToolSchema(spec, { $ref: '#/components/schemas/Count', maximum: 9 }), { allOf: [{ type: 'integer', minimum: 0 }], maximum: 9 });
   t.throws(() => toToolSchema(spec, { $ref: '#/components/schemas/Loop' }), /circular \$ref/);
 });
@@ -127,14 +161,26 @@ t.test('the binder checks the MCP-only tools both ways, with the operations', as
   const entry = (name: string) => ({ operationId: name, aliasOf: null, responses: {} });
   const tools = ['get_workspace', 'recommend_voice', 'list_social_accounts'].map(entry);
   const pending = new Set(['list_social_accounts']);
-  const bind = (handlers: Record<string, unknown>, pendingTools: ReadonlySet<string> = pending) => () =>
-    bindHandlers({ tools: handlers } as never, [], new Set(), tools, pendingTools);
+  const bind =
+    (handlers: Record<string, unknown>, pendingTools: ReadonlySet<string> = pending) =>
+    () =>
+      bindHandlers({ tools: handlers } as never, [], new Set(), tools, pendingTools);
   t.same([...bind({ get_workspace: h, recommend_voice: h })().keys()], ['get_workspace', 'recommend_voice', 'list_social_accounts']);
   t.throws(bind({ get_workspace: h }), /MCP-only tool recommend_voice has no handler/);
   t.throws(bind({ get_workspace: h, recommend_voice: h, frobnicate: h }), /handler frobnicate has no operation or MCP-only tool/);
-  t.throws(bind({ get_workspace: h, recommend_voice: h, list_social_accounts: h }), /MCP-only tool list_social_accounts has a handler but is still listed as pending/);
+  t.throws(
+    bind({ get_workspace: h, recommend_voice: h, list_social_accounts: h }),
+    /MCP-only tool list_social_accounts has a handler but is still listed as pending/,
+  );
   t.throws(bind({ get_workspace: h, recommend_voice: h }, new Set([...pending, 'gone'])), /pending MCP-only tool gone is not in spec/);
   const bound = bindHandlers();
-  t.same([...bound.keys()].sort(), [...operationIndex.operations, ...operationIndex.mcpOnlyTools].map((o) => o.operationId).sort(), 'the real handlers, pending lists and spec agree');
-  t.ok(Object.values(HANDLER_MODULES).some((m) => 'get_workspace' in m), 'MCP-only tools are handled by the per-domain handler modules');
+  t.same(
+    [...bound.keys()].sort(),
+    [...operationIndex.operations, ...operationIndex.mcpOnlyTools].map((o) => o.operationId).sort(),
+    'the real handlers, pending lists and spec agree',
+  );
+  t.ok(
+    Object.values(HANDLER_MODULES).some((m) => 'get_workspace' in m),
+    'MCP-only tools are handled by the per-domain handler modules',
+  );
 });

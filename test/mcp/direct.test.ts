@@ -14,19 +14,29 @@ import { LISTED_TOOLS, TOOLS_BY_NAME } from '../../src/mcp/tools.ts';
 import { startMcpApp } from './helpers.ts';
 
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
-const req = (id: unknown, method: string, params?: unknown) => ({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) });
-const call = (id: unknown, name: string, args?: unknown) => req(id, 'tools/call', args === undefined ? { name } : { name, arguments: args });
+const req = (id: unknown, method: string, params?: unknown) => ({
+  jsonrpc: '2.0',
+  id,
+  method,
+  ...(params === undefined ? {} : { params }),
+});
+const call = (id: unknown, name: string, args?: unknown) =>
+  req(id, 'tools/call', args === undefined ? { name } : { name, arguments: args });
 
 t.test('directRequest: one plain tools/call of a listed tool or one plain tools/list, nothing else', async (t) => {
   const catalog = TOOLS_BY_NAME.get('list_generation_catalog');
   t.match(directRequest(call(1, 'list_generation_catalog', {})), { method: 'tools/call', id: 1, tool: catalog, args: {} });
   t.match(directRequest(call('a', 'get_generation', { id: 'x' })), { method: 'tools/call', id: 'a', args: { id: 'x' } });
-  t.same(directRequest(call(2, 'get_workspace'))?.method === 'tools/call' && directRequest(call(2, 'get_workspace')), {
-    method: 'tools/call',
-    id: 2,
-    tool: TOOLS_BY_NAME.get('get_workspace'),
-    args: {},
-  }, 'no arguments: {}');
+  t.same(
+    directRequest(call(2, 'get_workspace'))?.method === 'tools/call' && directRequest(call(2, 'get_workspace')),
+    {
+      method: 'tools/call',
+      id: 2,
+      tool: TOOLS_BY_NAME.get('get_workspace'),
+      args: {},
+    },
+    'no arguments: {}',
+  );
   t.same(directRequest(req(3, 'tools/list')), { method: 'tools/list', id: 3 });
   t.same(directRequest(req(3, 'tools/list', {})), { method: 'tools/list', id: 3 });
   t.same(directRequest(req(3, 'tools/list', { cursor: 'c' })), { method: 'tools/list', id: 3 });
@@ -62,7 +72,11 @@ t.test('on the endpoint: each direct answer is the SDK Server answer to the same
   const app = await startMcpApp(t);
   const ws = await app.workspace({ credits: 1000, scopes: ['generations:read', 'generations:write', 'social:read'] });
   const post = async (body: unknown) => {
-    const res = await fetch(`${app.url}/mcp`, { method: 'POST', headers: { ...HEADERS, authorization: `Bearer ${ws.key}` }, body: JSON.stringify(body) });
+    const res = await fetch(`${app.url}/mcp`, {
+      method: 'POST',
+      headers: { ...HEADERS, authorization: `Bearer ${ws.key}` },
+      body: JSON.stringify(body),
+    });
     t.equal(res.status, 200);
     t.equal(res.headers.get('content-type'), 'application/json');
     const text = await res.text();
@@ -97,13 +111,21 @@ t.test('on the endpoint: each direct answer is the SDK Server answer to the same
   t.ok(catalog.text.includes(`"structuredContent":${rest}}`), 'the REST bytes, as they are');
 
   // A paid call: the direct answer equals what the SDK path answers for the replay of its key.
-  const paid = call(21, 'create_generation', { type: 'static_ad', template_slug: 'product-spotlight', prompt: 'Olive oil', idempotency_key: 'direct-1' });
+  const paid = call(21, 'create_generation', {
+    type: 'static_ad',
+    template_slug: 'product-spotlight',
+    prompt: 'Olive oil',
+    idempotency_key: 'direct-1',
+  });
   const first = await post(paid);
   t.notOk(first.json.result.isError, 'charged and queued');
   const replayDirect = await post(paid);
   const replaySdk = await post([paid]);
   t.same(replayDirect.json, replaySdk.json, 'the replays agree');
-  t.match(replayDirect.json.result.structuredContent, { idempotent_replay: true, credits_deducted: first.json.result.structuredContent.credits_deducted });
+  t.match(replayDirect.json.result.structuredContent, {
+    idempotent_replay: true,
+    credits_deducted: first.json.result.structuredContent.credits_deducted,
+  });
   const [org] = await app.service.ctx.db.select().from(organizations).where(eq(organizations.id, ws.orgId));
   t.equal(org.credits, 1000 - first.json.result.structuredContent.credits_deducted, 'charged once across three calls');
 

@@ -28,7 +28,9 @@ t.teardown(() => client.close());
 t.test('list_editor_sound_effects lists the built-in library with playable previews', async (t) => {
   const all = await client.callTool({ name: 'list_editor_sound_effects', arguments: {} });
   t.notOk(all.isError, JSON.stringify(all.structuredContent));
-  const data = (all.structuredContent as { object: string; data: { id: string; category: string; preview_url: string; duration_seconds: number }[] }).data;
+  const data = (
+    all.structuredContent as { object: string; data: { id: string; category: string; preview_url: string; duration_seconds: number }[] }
+  ).data;
   t.ok(data.length >= 10, `${data.length} sound effects`);
   const first = data[0];
   const audio = await fetch(first.preview_url);
@@ -44,7 +46,10 @@ t.test('list_editor_sound_effects lists the built-in library with playable previ
 });
 
 t.test('upload_editor_media_from_url imports an HTTPS URL; private and plain-HTTP URLs are refused', async (t) => {
-  const ok = await client.callTool({ name: 'upload_editor_media_from_url', arguments: { url: `${base}/logo.png`, media_type: 'image', title: 'Logo' } });
+  const ok = await client.callTool({
+    name: 'upload_editor_media_from_url',
+    arguments: { url: `${base}/logo.png`, media_type: 'image', title: 'Logo' },
+  });
   t.notOk(ok.isError, JSON.stringify(ok.structuredContent));
   const media = (ok.structuredContent as { media: { id: string; media_type: string; width: number; height: number } }).media;
   t.match(media, { media_type: 'image', width: 64, height: 48 });

@@ -19,7 +19,8 @@ const client = await connect(app, ws.key);
 const stranger = await connect(app, other.key);
 t.teardown(() => client.close());
 t.teardown(() => stranger.close());
-const credits = async (orgId: string) => (await app.service.ctx.db.select({ c: organizations.credits }).from(organizations).where(eq(organizations.id, orgId)))[0].c;
+const credits = async (orgId: string) =>
+  (await app.service.ctx.db.select({ c: organizations.credits }).from(organizations).where(eq(organizations.id, orgId)))[0].c;
 
 t.test('the tools are served and no longer pending', async (t) => {
   const names = (await client.listTools()).tools.map((x) => x.name);
@@ -30,7 +31,10 @@ t.test('the tools are served and no longer pending', async (t) => {
 });
 
 t.test('bad input is an error naming the field; nothing is charged', async (t) => {
-  const res = await client.callTool({ name: 'create_faceless_video', arguments: { script: 'Hello there. Bye now.', duration: '6', voice_id: 'no-such-voice' } });
+  const res = await client.callTool({
+    name: 'create_faceless_video',
+    arguments: { script: 'Hello there. Bye now.', duration: '6', voice_id: 'no-such-voice' },
+  });
   t.equal(res.isError, true);
   t.match(res.structuredContent, { error: { code: 'not_found' } });
   t.match(JSON.stringify(res.structuredContent), /voice_id/);
@@ -42,7 +46,13 @@ t.test('bad input is an error naming the field; nothing is charged', async (t) =
 });
 
 t.test('create, poll, download: a finished MP4', async (t) => {
-  const args = { script: 'Cold brew is smooth. Make it tonight and drink it tomorrow.', duration: '5', voice_id: 'marcus-narrator', image_style: 'comic', idempotency_key: 'mcp-fv-1' };
+  const args = {
+    script: 'Cold brew is smooth. Make it tonight and drink it tomorrow.',
+    duration: '5',
+    voice_id: 'marcus-narrator',
+    image_style: 'comic',
+    idempotency_key: 'mcp-fv-1',
+  };
   const created = await client.callTool({ name: 'create_faceless_video', arguments: args });
   t.notOk(created.isError, JSON.stringify(created.structuredContent));
   const gen = created.structuredContent as { video_id: number; credits_deducted: number; remaining_credits: number };

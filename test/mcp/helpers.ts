@@ -30,7 +30,12 @@ export async function connect(app: TestApp, token: string, name = 'media-api-tes
   return client;
 }
 
-export async function member(app: TestApp, orgId: string, email = `m${randomBytes(4).toString('hex')}@example.test`, password = 'correct horse battery') {
+export async function member(
+  app: TestApp,
+  orgId: string,
+  email = `m${randomBytes(4).toString('hex')}@example.test`,
+  password = 'correct horse battery',
+) {
   const m = await createMember(app.service.ctx.db, { orgId, email, password });
   return { ...m, password };
 }
@@ -58,7 +63,11 @@ export class Browser {
   async post(path: string, form: Record<string, string | string[]>, headers: Record<string, string> = {}): Promise<Response> {
     const body = new URLSearchParams();
     for (const [k, v] of Object.entries(form)) for (const x of Array.isArray(v) ? v : [v]) body.append(k, x);
-    return this.fetch(path, { method: 'POST', body, headers: { 'content-type': 'application/x-www-form-urlencoded', origin: this.base, ...headers } });
+    return this.fetch(path, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: this.base, ...headers },
+    });
   }
 }
 
@@ -68,7 +77,12 @@ export async function registerClient(app: TestApp, extra: Record<string, unknown
   const res = await fetch(`${app.url}/oauth/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ client_name: 'Test client', redirect_uris: ['http://127.0.0.1:9/callback'], token_endpoint_auth_method: 'none', ...extra }),
+    body: JSON.stringify({
+      client_name: 'Test client',
+      redirect_uris: ['http://127.0.0.1:9/callback'],
+      token_endpoint_auth_method: 'none',
+      ...extra,
+    }),
   });
   const body = await res.json();
   if (res.status !== 201) throw new Error(`registration failed: ${res.status} ${JSON.stringify(body)}`);
@@ -104,7 +118,12 @@ export async function authorizeOverHttp(app: TestApp, o: FlowOptions & { challen
   const signInUrl = res.headers.get('location')!;
   res = await b.fetch(signInUrl);
   let html = await res.text();
-  res = await b.post('/oauth/sign-in', { request: hiddenField(html, 'request')!, csrf: hiddenField(html, 'csrf')!, email: o.email, password: o.password });
+  res = await b.post('/oauth/sign-in', {
+    request: hiddenField(html, 'request')!,
+    csrf: hiddenField(html, 'csrf')!,
+    email: o.email,
+    password: o.password,
+  });
   if (res.status !== 303) throw new Error(`sign-in: ${res.status} ${await res.text()}`);
   res = await b.fetch(res.headers.get('location')!);
   html = await res.text();

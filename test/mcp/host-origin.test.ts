@@ -34,7 +34,9 @@ function send(app: TestApp, headers: Record<string, string>, body = LIST, method
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode!, type: res.headers['content-type'], body: text ? JSON.parse(text) : undefined }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode!, type: res.headers['content-type'], body: text ? JSON.parse(text) : undefined }),
+      );
     });
     req.on('error', reject);
     req.end(method === 'POST' ? body : undefined);
@@ -69,7 +71,9 @@ t.test('PUBLIC_BASE_URL is where the server listens: another Host or Origin is r
   const empty = await new Promise<string>((resolve, reject) => {
     const { hostname, port: p } = new URL(app.url);
     const socket = net.connect(Number(p), hostname, () =>
-      socket.end(`POST /mcp HTTP/1.1\r\nHost: \r\nAuthorization: Bearer ${ws.key}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${LIST.length}\r\nConnection: close\r\n\r\n${LIST}`),
+      socket.end(
+        `POST /mcp HTTP/1.1\r\nHost: \r\nAuthorization: Bearer ${ws.key}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${LIST.length}\r\nConnection: close\r\n\r\n${LIST}`,
+      ),
     );
     let raw = '';
     socket.on('data', (d) => (raw += d));
@@ -110,7 +114,16 @@ t.test('behind a public name: its host, MCP_ALLOWED_HOSTS, the listening address
   const ws = await app.workspace({ scopes: ['generations:read'] });
   const auth = { authorization: `Bearer ${ws.key}` };
   const self = new URL(app.url).host;
-  for (const host of ['mcp.example.test', 'mcp.example.test:443', 'MCP.example.test.', 'alt.example.test', 'alt.example.test:8443', '[::1]:9', self, 'localhost:8080']) {
+  for (const host of [
+    'mcp.example.test',
+    'mcp.example.test:443',
+    'MCP.example.test.',
+    'alt.example.test',
+    'alt.example.test:8443',
+    '[::1]:9',
+    self,
+    'localhost:8080',
+  ]) {
     const res = await send(app, { ...auth, host });
     t.equal(res.status, 200, `Host ${host}: answered`);
   }
@@ -132,7 +145,10 @@ t.test('behind a public name: its host, MCP_ALLOWED_HOSTS, the listening address
 t.test('MCP_ALLOWED_HOSTS and MCP_ALLOWED_ORIGINS are checked when the configuration is read', async (t) => {
   const load = (env: Record<string, string>) => () => loadConfig({ PORT: '3000', ...env });
   t.same(load({ MCP_ALLOWED_HOSTS: 'A.example.test, b.example.test.' })().mcpAllowedHosts, ['a.example.test', 'b.example.test']);
-  t.same(load({ MCP_ALLOWED_ORIGINS: 'https://App.example.test/, http://localhost:6274' })().mcpAllowedOrigins, ['https://app.example.test', 'http://localhost:6274']);
+  t.same(load({ MCP_ALLOWED_ORIGINS: 'https://App.example.test/, http://localhost:6274' })().mcpAllowedOrigins, [
+    'https://app.example.test',
+    'http://localhost:6274',
+  ]);
   t.same(load({})().mcpAllowedOrigins, []);
   t.throws(load({ MCP_ALLOWED_HOSTS: 'a.example.test:8443' }), /MCP_ALLOWED_HOSTS/, 'a port');
   t.throws(load({ MCP_ALLOWED_HOSTS: 'https://a.example.test' }), /MCP_ALLOWED_HOSTS/, 'a URL');

@@ -18,12 +18,16 @@ const home = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-inspector-'));
 t.teardown(() => fs.rmSync(home, { recursive: true, force: true }));
 
 const cli = (...args: string[]) =>
-  run(process.execPath, [inspector, '--cli', `${app.url}/mcp`, '--transport', 'http', '--header', `Authorization: Bearer ${ws.key}`, ...args], {
-    cwd: home,
-    env: { ...process.env, HOME: home, MCP_CATALOG_PATH: path.join(home, 'mcp.json'), NO_COLOR: '1' },
-    timeout: 120_000,
-    maxBuffer: 64 * 1024 * 1024,
-  }).then(
+  run(
+    process.execPath,
+    [inspector, '--cli', `${app.url}/mcp`, '--transport', 'http', '--header', `Authorization: Bearer ${ws.key}`, ...args],
+    {
+      cwd: home,
+      env: { ...process.env, HOME: home, MCP_CATALOG_PATH: path.join(home, 'mcp.json'), NO_COLOR: '1' },
+      timeout: 120_000,
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  ).then(
     (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
     (e) => ({ code: e.code as number, stdout: String(e.stdout ?? ''), stderr: String(e.stderr ?? e.message) }),
   );

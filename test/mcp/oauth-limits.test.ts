@@ -33,7 +33,11 @@ async function signInPage(app: TestApp, clientId: string, ip: string) {
   res = await b.fetch(res.headers.get('location')!);
   const html = await res.text();
   const signIn = (email: string, password: string) =>
-    b.post('/oauth/sign-in', { request: hiddenField(html, 'request')!, csrf: hiddenField(html, 'csrf')!, email, password }, { 'x-forwarded-for': ip });
+    b.post(
+      '/oauth/sign-in',
+      { request: hiddenField(html, 'request')!, csrf: hiddenField(html, 'csrf')!, email, password },
+      { 'x-forwarded-for': ip },
+    );
   return { browser: b, signIn };
 }
 
@@ -66,10 +70,13 @@ t.test('failed sign-ins: per account, a wait even for the right password, succes
   t.equal((await other.signIn('bob@example.test', 'wrong')).status, 400);
   res = await other.signIn('bob@example.test', bob.password);
   t.equal(res.status, 303, 'bob signs in');
-  const [sessions] = await Promise.all([app.service.ctx.db.select().from(oauthBrowserSessions).where(eq(oauthBrowserSessions.memberId, bob.id))]);
+  const [sessions] = await Promise.all([
+    app.service.ctx.db.select().from(oauthBrowserSessions).where(eq(oauthBrowserSessions.memberId, bob.id)),
+  ]);
   t.equal(sessions.length, 1, 'bob has a signed-in session');
   const again = await signInPage(app, client.client_id, '203.0.113.2');
-  for (let i = 0; i < 2; i++) t.equal((await again.signIn('bob@example.test', 'wrong')).status, 400, 'the count started over after success');
+  for (let i = 0; i < 2; i++)
+    t.equal((await again.signIn('bob@example.test', 'wrong')).status, 400, 'the count started over after success');
   t.equal((await again.signIn('bob@example.test', bob.password)).status, 303, 'still under the limit: two failures since the success');
 });
 
@@ -103,7 +110,10 @@ t.test('registrations and authorization requests per address; X-Forwarded-For on
   t.equal(res.status, 429);
   t.ok(Number(res.headers.get('retry-after')) > 0, 'Retry-After');
   t.equal(res.headers.get('cache-control'), 'no-store');
-  t.match(await res.json(), { error: 'temporarily_unavailable', error_description: /Too many client registrations from this address; retry in \d+ minutes?/ });
+  t.match(await res.json(), {
+    error: 'temporarily_unavailable',
+    error_description: /Too many client registrations from this address; retry in \d+ minutes?/,
+  });
   t.equal(await count(), before, 'nothing stored');
   t.equal((await register('192.0.2.11')).status, 201, 'another address registers');
 

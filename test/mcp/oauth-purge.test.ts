@@ -27,9 +27,15 @@ t.test('purgeExpiredOAuth: expired rows a day later, dead grants, never clients 
   const twoDaysAgo = new Date(Date.now() - 2 * DAY);
   await db.update(oauthTokens).set({ expiresAt: twoDaysAgo }).where(eq(oauthTokens.grantId, oldGrant));
   await db.update(oauthCodes).set({ expiresAt: twoDaysAgo }).where(eq(oauthCodes.grantId, oldGrant));
-  await db.update(oauthGrants).set({ createdAt: new Date(Date.now() - 3 * DAY) }).where(eq(oauthGrants.id, oldGrant));
+  await db
+    .update(oauthGrants)
+    .set({ createdAt: new Date(Date.now() - 3 * DAY) })
+    .where(eq(oauthGrants.id, oldGrant));
   // A live grant that is also old: it keeps its tokens, so it stays.
-  await db.update(oauthGrants).set({ createdAt: new Date(Date.now() - 3 * DAY) }).where(eq(oauthGrants.id, liveGrant));
+  await db
+    .update(oauthGrants)
+    .set({ createdAt: new Date(Date.now() - 3 * DAY) })
+    .where(eq(oauthGrants.id, liveGrant));
   // Every browser session expired two days ago (their pending requests go with them).
   const sessionsBefore = await db.select().from(oauthBrowserSessions);
   t.ok(sessionsBefore.length >= 2);
@@ -46,8 +52,21 @@ t.test('purgeExpiredOAuth: expired rows a day later, dead grants, never clients 
   t.equal(purged.sessions, sessionsBefore.length, 'the expired browser sessions');
   t.equal(purged.grants, 1, 'the old grant, left with nothing');
 
-  t.same((await db.select().from(oauthGrants).where(inArray(oauthGrants.id, [oldGrant, liveGrant]))).map((g) => g.id), [liveGrant], 'the live grant stays');
-  t.equal((await db.select().from(oauthTokens).where(eq(oauthTokens.grantId, liveGrant))).length, 2, 'its tokens stay (one expired an hour ago)');
+  t.same(
+    (
+      await db
+        .select()
+        .from(oauthGrants)
+        .where(inArray(oauthGrants.id, [oldGrant, liveGrant]))
+    ).map((g) => g.id),
+    [liveGrant],
+    'the live grant stays',
+  );
+  t.equal(
+    (await db.select().from(oauthTokens).where(eq(oauthTokens.grantId, liveGrant))).length,
+    2,
+    'its tokens stay (one expired an hour ago)',
+  );
   t.equal((await db.select().from(oauthClients)).length, 2, 'both clients stay');
 
   // The live refresh token still works; the old one is unknown now.

@@ -6,7 +6,13 @@ import { createHash } from 'node:crypto';
 import t from 'tap';
 import { eq } from 'drizzle-orm';
 import { oauthCodes, oauthGrants, oauthTokens } from '../../src/db/schema/index.ts';
-import { approveRequest, createAuthorizationRequest, createBrowserSession, getAuthorizationRequest, sha256 } from '../../src/services/oauth/oauth.ts';
+import {
+  approveRequest,
+  createAuthorizationRequest,
+  createBrowserSession,
+  getAuthorizationRequest,
+  sha256,
+} from '../../src/services/oauth/oauth.ts';
 import {
   authorizeOverHttp,
   Browser,
@@ -29,7 +35,11 @@ const resource = `${app.url}/mcp`;
 const db = app.service.ctx.db;
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 const listTools = (token: string) =>
-  fetch(`${app.url}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
+  fetch(`${app.url}/mcp`, {
+    method: 'POST',
+    headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
 
 t.test('metadata: protected resource (RFC 9728) and authorization server (RFC 8414)', async (t) => {
   for (const path of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']) {
@@ -61,13 +71,29 @@ t.test('metadata: protected resource (RFC 9728) and authorization server (RFC 84
 });
 
 t.test('dynamic client registration (RFC 7591)', async (t) => {
-  const pub = await registerClient(app, { client_name: 'Claude', redirect_uris: ['http://localhost:33418/oauth/callback', 'cursor://anysphere.cursor-retrieval/oauth/callback'] });
-  t.match(pub, { client_id: /^[0-9a-f-]{36}$/, token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], client_name: 'Claude' });
+  const pub = await registerClient(app, {
+    client_name: 'Claude',
+    redirect_uris: ['http://localhost:33418/oauth/callback', 'cursor://anysphere.cursor-retrieval/oauth/callback'],
+  });
+  t.match(pub, {
+    client_id: /^[0-9a-f-]{36}$/,
+    token_endpoint_auth_method: 'none',
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    client_name: 'Claude',
+  });
   t.notOk('client_secret' in pub, 'public clients get no secret');
-  const conf = await registerClient(app, { token_endpoint_auth_method: 'client_secret_basic', redirect_uris: ['https://app.example.test/cb'] });
+  const conf = await registerClient(app, {
+    token_endpoint_auth_method: 'client_secret_basic',
+    redirect_uris: ['https://app.example.test/cb'],
+  });
   t.match(conf.client_secret, /^mcs_/);
   const bad = async (body: Record<string, unknown>, error: string) => {
-    const res = await fetch(`${app.url}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${app.url}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     t.equal(res.status, 400);
     t.match(await res.json(), { error, error_description: String }, `${JSON.stringify(body)} → ${error}`);
   };
@@ -98,11 +124,17 @@ t.test('the whole flow over HTTP: tokens that work on /mcp, stored only as hashe
   const client = await connect(app, tokens.access_token);
   t.teardown(() => client.close());
   const res = await client.callTool({ name: 'get_workspace', arguments: {} });
-  t.match(res.structuredContent, { organization: { id: ws.orgId, name: 'Acme Studio' }, scopes: ['generations:read', 'generations:write', 'social:read', 'social:write'] });
+  t.match(res.structuredContent, {
+    organization: { id: ws.orgId, name: 'Acme Studio' },
+    scopes: ['generations:read', 'generations:write', 'social:read', 'social:write'],
+  });
   const rows = await db.select().from(oauthTokens);
   t.notOk(JSON.stringify(rows).includes(tokens.access_token), 'the access token is not stored');
   t.notOk(JSON.stringify(rows).includes(tokens.refresh_token), 'the refresh token is not stored');
-  t.ok(rows.some((r) => r.tokenHash === sha256(tokens.access_token)), 'its SHA-256 is');
+  t.ok(
+    rows.some((r) => r.tokenHash === sha256(tokens.access_token)),
+    'its SHA-256 is',
+  );
 });
 
 t.test('the member approves a subset of the scopes: the token carries that subset', async (t) => {
@@ -111,7 +143,12 @@ t.test('the member approves a subset of the scopes: the token carries that subse
   const res = await fetch(`${app.url}/mcp`, {
     method: 'POST',
     headers: { ...MCP_HEADERS, authorization: `Bearer ${tokens.access_token}` },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'create_generation', arguments: { type: 'static_ad' } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'create_generation', arguments: { type: 'static_ad' } },
+    }),
   });
   t.equal(res.status, 403);
   t.match(res.headers.get('www-authenticate'), /error="insufficient_scope", scope="generations:read generations:write"/);
@@ -120,7 +157,13 @@ t.test('the member approves a subset of the scopes: the token carries that subse
 t.test('authorize: errors before the client is known are pages, never redirects', async (t) => {
   const client = await registerClient(app);
   const { challenge } = pkce();
-  const base = { response_type: 'code', client_id: client.client_id, redirect_uri: CB, code_challenge: challenge, code_challenge_method: 'S256' };
+  const base = {
+    response_type: 'code',
+    client_id: client.client_id,
+    redirect_uri: CB,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  };
   const cases: [Record<string, string>, RegExp][] = [
     [{ ...base, client_id: '' }, /client_id is missing/],
     [{ ...base, client_id: '7a0e4c8e-1c1f-4b8f-9f0e-000000000000' }, /not registered/],
@@ -145,7 +188,14 @@ t.test('authorize: errors before the client is known are pages, never redirects'
 t.test('authorize: errors after the client is known redirect with error, state and iss', async (t) => {
   const client = await registerClient(app);
   const { challenge } = pkce();
-  const base = { response_type: 'code', client_id: client.client_id, redirect_uri: CB, code_challenge: challenge, code_challenge_method: 'S256', state: 'xyz' };
+  const base = {
+    response_type: 'code',
+    client_id: client.client_id,
+    redirect_uri: CB,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    state: 'xyz',
+  };
   const cases: [Record<string, string>, string][] = [
     [{ ...base, code_challenge: '' }, 'invalid_request'],
     [{ ...base, code_challenge_method: 'plain' }, 'invalid_request'],
@@ -171,7 +221,14 @@ t.test('authorize: errors after the client is known redirect with error, state a
 t.test('deny: access_denied back to the client, with its state', async (t) => {
   const client = await registerClient(app);
   const { challenge } = pkce();
-  const back = await authorizeOverHttp(app, { clientId: client.client_id, challenge, email: m.email, password: m.password, decision: 'deny', state: 'deny-state' });
+  const back = await authorizeOverHttp(app, {
+    clientId: client.client_id,
+    challenge,
+    email: m.email,
+    password: m.password,
+    decision: 'deny',
+    state: 'deny-state',
+  });
   t.equal(back.searchParams.get('error'), 'access_denied');
   t.equal(back.searchParams.get('state'), 'deny-state');
   t.equal(back.searchParams.get('iss'), app.url);
@@ -187,11 +244,24 @@ async function freshCode(scope?: string) {
 }
 
 const exchange = (c: { client: { client_id: string }; verifier: string; code: string }, extra: Record<string, string> = {}) =>
-  tokenRequest(app, { grant_type: 'authorization_code', code: c.code, redirect_uri: CB, client_id: c.client.client_id, code_verifier: c.verifier, resource, ...extra });
+  tokenRequest(app, {
+    grant_type: 'authorization_code',
+    code: c.code,
+    redirect_uri: CB,
+    client_id: c.client.client_id,
+    code_verifier: c.verifier,
+    resource,
+    ...extra,
+  });
 
 t.test('token endpoint: the RFC 6749 errors', async (t) => {
   const c = await freshCode();
-  const expectError = async (p: Promise<{ status: number; headers: Headers; body: Record<string, unknown> }>, status: number, error: string, what: string) => {
+  const expectError = async (
+    p: Promise<{ status: number; headers: Headers; body: Record<string, unknown> }>,
+    status: number,
+    error: string,
+    what: string,
+  ) => {
     const r = await p;
     t.equal(r.status, status, `${what}: status`);
     t.equal(r.body.error, error, `${what}: ${error}`);
@@ -199,7 +269,12 @@ t.test('token endpoint: the RFC 6749 errors', async (t) => {
     t.equal(r.headers.get('cache-control'), 'no-store');
     return r;
   };
-  await expectError(exchange(c, { code_verifier: `${createHash('sha256').update('x').digest('base64url')}abcdefgh` }), 400, 'invalid_grant', 'bad PKCE verifier');
+  await expectError(
+    exchange(c, { code_verifier: `${createHash('sha256').update('x').digest('base64url')}abcdefgh` }),
+    400,
+    'invalid_grant',
+    'bad PKCE verifier',
+  );
   await expectError(exchange(c, { redirect_uri: 'http://127.0.0.1:9/other' }), 400, 'invalid_grant', 'wrong redirect_uri');
   await expectError(exchange(c, { code_verifier: '' }), 400, 'invalid_request', 'missing code_verifier');
   await expectError(exchange(c, { resource: 'https://other.example.test/mcp' }), 400, 'invalid_target', 'another resource');
@@ -218,13 +293,20 @@ t.test('token endpoint: the RFC 6749 errors', async (t) => {
   t.equal((await listTools(ok.body.access_token)).status, 200, 'the access token works');
   await expectError(exchange(c), 400, 'invalid_grant', 'reused code');
   t.equal((await listTools(ok.body.access_token)).status, 401, 'reusing the code revoked the tokens issued from it');
-  const refreshed = await tokenRequest(app, { grant_type: 'refresh_token', refresh_token: ok.body.refresh_token, client_id: c.client.client_id });
+  const refreshed = await tokenRequest(app, {
+    grant_type: 'refresh_token',
+    refresh_token: ok.body.refresh_token,
+    client_id: c.client.client_id,
+  });
   t.equal(refreshed.body.error, 'invalid_grant', 'so is its refresh token');
 });
 
 t.test('an expired code is invalid_grant', async (t) => {
   const c = await freshCode();
-  await db.update(oauthCodes).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(oauthCodes.codeHash, sha256(c.code)));
+  await db
+    .update(oauthCodes)
+    .set({ expiresAt: new Date(Date.now() - 1000) })
+    .where(eq(oauthCodes.codeHash, sha256(c.code)));
   const r = await exchange(c);
   t.equal(r.status, 400);
   t.equal(r.body.error, 'invalid_grant');
@@ -234,8 +316,11 @@ t.test('an expired code is invalid_grant', async (t) => {
 t.test('confidential clients authenticate with their registered method', async (t) => {
   const client = await registerClient(app, { token_endpoint_auth_method: 'client_secret_basic' });
   const { verifier, challenge } = pkce();
-  const code = (await authorizeOverHttp(app, { clientId: client.client_id, challenge, email: m.email, password: m.password })).searchParams.get('code')!;
-  const basic = (secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(client.client_id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+  const code = (
+    await authorizeOverHttp(app, { clientId: client.client_id, challenge, email: m.email, password: m.password })
+  ).searchParams.get('code')!;
+  const basic = (secret: string) =>
+    `Basic ${Buffer.from(`${encodeURIComponent(client.client_id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
   const form = { grant_type: 'authorization_code', code, redirect_uri: CB, code_verifier: verifier };
   const wrong = await tokenRequest(app, form, { authorization: basic('mcs_wrong') });
   t.equal(wrong.status, 401);
@@ -252,35 +337,69 @@ t.test('confidential clients authenticate with their registered method', async (
 
 t.test('refresh tokens rotate; presenting a rotated one revokes the whole family', async (t) => {
   const first = await getTokens(app, { email: m.email, password: m.password });
-  const r1 = await tokenRequest(app, { grant_type: 'refresh_token', refresh_token: first.refresh_token, client_id: first.client.client_id });
+  const r1 = await tokenRequest(app, {
+    grant_type: 'refresh_token',
+    refresh_token: first.refresh_token,
+    client_id: first.client.client_id,
+  });
   t.equal(r1.status, 200);
   t.not(r1.body.refresh_token, first.refresh_token, 'a new refresh token');
   t.not(r1.body.access_token, first.access_token, 'a new access token');
   t.equal((await listTools(r1.body.access_token)).status, 200);
 
-  const narrow = await tokenRequest(app, { grant_type: 'refresh_token', refresh_token: r1.body.refresh_token, client_id: first.client.client_id, scope: 'generations:read' });
+  const narrow = await tokenRequest(app, {
+    grant_type: 'refresh_token',
+    refresh_token: r1.body.refresh_token,
+    client_id: first.client.client_id,
+    scope: 'generations:read',
+  });
   t.equal(narrow.status, 200);
   t.equal(narrow.body.scope, 'generations:read', 'a refresh may narrow the access token');
-  const wider = await tokenRequest(app, { grant_type: 'refresh_token', refresh_token: narrow.body.refresh_token, client_id: first.client.client_id, scope: 'generations:read admin' });
+  const wider = await tokenRequest(app, {
+    grant_type: 'refresh_token',
+    refresh_token: narrow.body.refresh_token,
+    client_id: first.client.client_id,
+    scope: 'generations:read admin',
+  });
   t.equal(wider.body.error, 'invalid_scope');
-  const r3 = await tokenRequest(app, { grant_type: 'refresh_token', refresh_token: narrow.body.refresh_token, client_id: first.client.client_id });
+  const r3 = await tokenRequest(app, {
+    grant_type: 'refresh_token',
+    refresh_token: narrow.body.refresh_token,
+    client_id: first.client.client_id,
+  });
   t.equal(r3.body.scope, 'generations:read generations:write social:read social:write', 'the refresh token keeps the granted scopes');
 
   // An attacker replays the first (rotated) refresh token.
-  const replay = await tokenRequest(app, { grant_type: 'refresh_token', refresh_token: first.refresh_token, client_id: first.client.client_id });
+  const replay = await tokenRequest(app, {
+    grant_type: 'refresh_token',
+    refresh_token: first.refresh_token,
+    client_id: first.client.client_id,
+  });
   t.equal(replay.status, 400);
   t.equal(replay.body.error, 'invalid_grant');
   t.equal((await listTools(r3.body.access_token)).status, 401, 'the newest access token of the family is revoked');
-  const later = await tokenRequest(app, { grant_type: 'refresh_token', refresh_token: r3.body.refresh_token, client_id: first.client.client_id });
+  const later = await tokenRequest(app, {
+    grant_type: 'refresh_token',
+    refresh_token: r3.body.refresh_token,
+    client_id: first.client.client_id,
+  });
   t.equal(later.body.error, 'invalid_grant', 'and the newest refresh token');
-  const [grant] = await db.select().from(oauthGrants).innerJoin(oauthTokens, eq(oauthTokens.grantId, oauthGrants.id)).where(eq(oauthTokens.tokenHash, sha256(first.refresh_token)));
+  const [grant] = await db
+    .select()
+    .from(oauthGrants)
+    .innerJoin(oauthTokens, eq(oauthTokens.grantId, oauthGrants.id))
+    .where(eq(oauthTokens.tokenHash, sha256(first.refresh_token)));
   t.equal(grant.oauth_grants.revokedReason, 'refresh_token_reuse');
 });
 
 t.test('revocation (RFC 7009)', async (t) => {
   const a = await getTokens(app, { email: m.email, password: m.password });
   const revoke = (token: string, clientId = a.client.client_id) =>
-    fetch(`${app.url}/oauth/revoke`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token, client_id: clientId }) });
+    fetch(`${app.url}/oauth/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token, client_id: clientId }),
+    });
   t.equal((await revoke('mat_unknown')).status, 200, 'unknown tokens: 200');
   const other = await registerClient(app);
   t.equal((await revoke(a.access_token, other.client_id)).status, 200, 'another client’s token: 200 …');
@@ -293,7 +412,11 @@ t.test('revocation (RFC 7009)', async (t) => {
   t.equal(r.status, 200, 'revoking an access token leaves the refresh token');
   t.equal((await revoke(r.body.refresh_token)).status, 200);
   t.equal((await listTools(r.body.access_token)).status, 401, 'revoking the refresh token revokes the family');
-  const unauth = await fetch(`${app.url}/oauth/revoke`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: 'x' }) });
+  const unauth = await fetch(`${app.url}/oauth/revoke`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token: 'x' }),
+  });
   t.equal(unauth.status, 401);
   t.match(await unauth.json(), { error: 'invalid_client' });
 });
@@ -314,14 +437,26 @@ t.test('a token bound to another resource, or expired, is refused by /mcp', asyn
   const req = await getAuthorizationRequest(db, id, session);
   const { verifier, challenge } = pkce();
   const code = await approveRequest(db, cfg, { ...req!, codeChallenge: challenge }, { id: m.id, orgId: ws.orgId }, ['generations:read']);
-  const tok = await tokenRequest(app, { grant_type: 'authorization_code', code: code!, redirect_uri: CB, client_id: client.client_id, code_verifier: verifier });
+  const tok = await tokenRequest(app, {
+    grant_type: 'authorization_code',
+    code: code!,
+    redirect_uri: CB,
+    client_id: client.client_id,
+    code_verifier: verifier,
+  });
   t.equal(tok.status, 200, 'a token for https://other.example.test/mcp');
   const res = await listTools(tok.body.access_token);
   t.equal(res.status, 401);
-  t.match(res.headers.get('www-authenticate'), /error="invalid_token", error_description="This access token was issued for another resource/);
+  t.match(
+    res.headers.get('www-authenticate'),
+    /error="invalid_token", error_description="This access token was issued for another resource/,
+  );
 
   const mine = await getTokens(app, { email: m.email, password: m.password });
-  await db.update(oauthTokens).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(oauthTokens.tokenHash, sha256(mine.access_token)));
+  await db
+    .update(oauthTokens)
+    .set({ expiresAt: new Date(Date.now() - 1000) })
+    .where(eq(oauthTokens.tokenHash, sha256(mine.access_token)));
   const expired = await listTools(mine.access_token);
   t.equal(expired.status, 401);
   t.match(expired.headers.get('www-authenticate'), /expired/);
@@ -331,7 +466,13 @@ t.test('the pages: CSRF token, same-origin POSTs, bound to the browser that star
   const client = await registerClient(app);
   const { challenge } = pkce();
   const b = new Browser(app.url);
-  const q = new URLSearchParams({ response_type: 'code', client_id: client.client_id, redirect_uri: CB, code_challenge: challenge, code_challenge_method: 'S256' });
+  const q = new URLSearchParams({
+    response_type: 'code',
+    client_id: client.client_id,
+    redirect_uri: CB,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  });
   const start = await b.fetch(`/oauth/authorize?${q}`);
   t.equal(start.status, 303);
   t.match(start.headers.get('set-cookie'), /^mapi_oauth_session=mss_[^;]+; Path=\/; HttpOnly; SameSite=Lax/);
@@ -371,27 +512,50 @@ t.test('the pages: CSRF token, same-origin POSTs, bound to the browser that star
   const consentHtml = await consent.text();
   t.match(consentHtml, /Signed in as <strong>/);
   t.match(consentHtml, /Acme Studio/);
-  for (const s of ['generations:read', 'generations:write', 'social:read', 'social:write']) t.match(consentHtml, new RegExp(`<code>${s}</code>`), `lists ${s}`);
+  for (const s of ['generations:read', 'generations:write', 'social:read', 'social:write'])
+    t.match(consentHtml, new RegExp(`<code>${s}</code>`), `lists ${s}`);
   t.not(hiddenField(consentHtml, 'csrf'), csrf, 'the form token changed with the session');
   const oldToken = await b.post('/oauth/consent', { request, csrf, decision: 'approve', scope: 'generations:read' });
   t.equal(oldToken.status, 403, 'the pre-sign-in form token no longer works');
   const none = await b.post('/oauth/consent', { request, csrf: hiddenField(consentHtml, 'csrf')!, decision: 'approve' });
   t.equal(none.status, 400);
   t.match(await none.text(), /Leave at least one permission checked/);
-  const approve = await b.post('/oauth/consent', { request, csrf: hiddenField(consentHtml, 'csrf')!, decision: 'approve', scope: 'generations:read' });
+  const approve = await b.post('/oauth/consent', {
+    request,
+    csrf: hiddenField(consentHtml, 'csrf')!,
+    decision: 'approve',
+    scope: 'generations:read',
+  });
   t.equal(approve.status, 303);
   t.ok(new URL(approve.headers.get('location')!).searchParams.get('code'));
-  const again = await b.post('/oauth/consent', { request, csrf: hiddenField(consentHtml, 'csrf')!, decision: 'approve', scope: 'generations:read' });
+  const again = await b.post('/oauth/consent', {
+    request,
+    csrf: hiddenField(consentHtml, 'csrf')!,
+    decision: 'approve',
+    scope: 'generations:read',
+  });
   t.equal(again.status, 400, 'a request is answered once');
 });
 
 t.test('signing in twice: a signed-in browser goes straight to consent; sign-out switches accounts', async (t) => {
   const client = await registerClient(app);
   const b = new Browser(app.url);
-  const q = () => new URLSearchParams({ response_type: 'code', client_id: client.client_id, redirect_uri: CB, code_challenge: pkce().challenge, code_challenge_method: 'S256' });
+  const q = () =>
+    new URLSearchParams({
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: CB,
+      code_challenge: pkce().challenge,
+      code_challenge_method: 'S256',
+    });
   let res = await b.fetch(`/oauth/authorize?${q()}`);
   let html = await (await b.fetch(res.headers.get('location')!)).text();
-  res = await b.post('/oauth/sign-in', { request: hiddenField(html, 'request')!, csrf: hiddenField(html, 'csrf')!, email: m.email, password: m.password });
+  res = await b.post('/oauth/sign-in', {
+    request: hiddenField(html, 'request')!,
+    csrf: hiddenField(html, 'csrf')!,
+    email: m.email,
+    password: m.password,
+  });
   t.equal(res.status, 303);
   res = await b.fetch(`/oauth/authorize?${q()}`);
   t.match(res.headers.get('location'), /^\/oauth\/consent\?request=/, 'already signed in');

@@ -4,7 +4,15 @@
 // validators); and tool errors name the tool's own arguments while REST keeps `body.…`.
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import t from 'tap';
-import { COMPACT_LEVELS, compactInput, MCP_LIST_MAX_BYTES, MCP_TOOL_MAX_BYTES, portabilityFindings, splitTypeArray, trimText } from '../../scripts/lib/mcp-compact.ts';
+import {
+  COMPACT_LEVELS,
+  compactInput,
+  MCP_LIST_MAX_BYTES,
+  MCP_TOOL_MAX_BYTES,
+  portabilityFindings,
+  splitTypeArray,
+  trimText,
+} from '../../scripts/lib/mcp-compact.ts';
 import fs from 'node:fs';
 import { parse } from 'yaml';
 import { buildIndex, buildMcpTools, listedTool, type JsonObject } from '../../scripts/lib/codegen.ts';
@@ -16,7 +24,11 @@ const app = await startMcpApp(t);
 const ws = await app.workspace({ credits: 100, scopes: ['generations:read', 'generations:write'] });
 const client = await connect(app, ws.key);
 t.teardown(() => client.close());
-const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+const MCP_HEADERS = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  'mcp-protocol-version': '2025-06-18',
+};
 
 t.test('tools/list on the wire: at most 64 KiB in all, no tool over 16 KiB', async (t) => {
   const res = await fetch(`${app.url}/mcp`, {
@@ -45,10 +57,15 @@ t.test('every listed schema is in the portable subset; apply_editor_edits still 
     if (tool.outputSchema) t.same(portabilityFindings(tool.outputSchema as never), [], `${tool.name}: outputSchema`);
     t.ok(tool.description!.length <= 700, `${tool.name}: a short description (${tool.description!.length} chars)`);
   }
-  const edits = tools.find((x) => x.name === 'apply_editor_edits')!.inputSchema as unknown as { properties: { operations: { items: { oneOf: { properties: { type: { const: string } }; required: string[] }[] } } } };
+  const edits = tools.find((x) => x.name === 'apply_editor_edits')!.inputSchema as unknown as {
+    properties: { operations: { items: { oneOf: { properties: { type: { const: string } }; required: string[] }[] } } };
+  };
   const shapes = edits.properties.operations.items.oneOf;
   t.equal(shapes.length, 19);
-  t.ok(shapes.every((s) => typeof s.properties.type.const === 'string' && s.required.includes('type')), 'each shape names its op and its required fields');
+  t.ok(
+    shapes.every((s) => typeof s.properties.type.const === 'string' && s.required.includes('type')),
+    'each shape names its op and its required fields',
+  );
   t.ok(shapes.some((s) => s.properties.type.const === 'add_captions'));
   // Descriptions say how to poll with the tools, not only with REST paths.
   t.match(tools.find((x) => x.name === 'create_generation')!.description, /poll get_generation/);
@@ -56,12 +73,18 @@ t.test('every listed schema is in the portable subset; apply_editor_edits still 
 });
 
 t.test('a contract with more fields still fits: larger tools are trimmed further, skill.md said more briefly', async (t) => {
-  const spec = parse(fs.readFileSync(new URL('../../spec/openapi.yaml', import.meta.url), 'utf8')) as { components: { schemas: Record<string, { properties: Record<string, unknown> }> } };
+  const spec = parse(fs.readFileSync(new URL('../../spec/openapi.yaml', import.meta.url), 'utf8')) as {
+    components: { schemas: Record<string, { properties: Record<string, unknown> }> };
+  };
   for (const name of ['CreateSlideshowRequest', 'CreateGenerationRequest']) {
     const schema = spec.components.schemas[name];
     t.ok(schema?.properties, `${name} is an object schema`);
     for (let i = 0; i < 12; i++) {
-      schema.properties[`extra_option_${i}`] = { type: ['string', 'null'], maxLength: 200, description: `An additional option number ${i} that a later change of the contract adds, described at some length so that it weighs what real fields weigh.` };
+      schema.properties[`extra_option_${i}`] = {
+        type: ['string', 'null'],
+        maxLength: 200,
+        description: `An additional option number ${i} that a later change of the contract adds, described at some length so that it weighs what real fields weigh.`,
+      };
     }
   }
   const s = spec as unknown as JsonObject;
@@ -69,14 +92,25 @@ t.test('a contract with more fields still fits: larger tools are trimmed further
   const total = Buffer.byteLength(JSON.stringify({ tools: listed }));
   t.ok(total <= MCP_LIST_MAX_BYTES, `tools/list ${total} bytes`);
   t.ok(listed.every((x) => Buffer.byteLength(JSON.stringify(x)) <= MCP_TOOL_MAX_BYTES));
-  t.ok(listed.every((x) => portabilityFindings(x.inputSchema as never).length === 0), 'still portable');
+  t.ok(
+    listed.every((x) => portabilityFindings(x.inputSchema as never).length === 0),
+    'still portable',
+  );
   t.ok(Buffer.byteLength(renderSkill(s, buildIndex(s))) <= SKILL_MAX_BYTES, 'skill.md still fits');
 });
 
 t.test('the portability check finds what the Inspector reports', async (t) => {
-  t.same(portabilityFindings({ type: 'object', properties: { a: { type: ['string', 'null'] } } }), [{ path: '.properties.a', rule: 'type-union' }]);
-  t.same(portabilityFindings({ type: 'object', properties: { a: { $ref: '#/$defs/x' } } }).map((f) => f.rule), ['ref']);
-  t.same(portabilityFindings({ type: 'object', properties: { a: { description: 'anything' }, b: true } }).map((f) => f.rule), ['untyped-schema', 'boolean-schema']);
+  t.same(portabilityFindings({ type: 'object', properties: { a: { type: ['string', 'null'] } } }), [
+    { path: '.properties.a', rule: 'type-union' },
+  ]);
+  t.same(
+    portabilityFindings({ type: 'object', properties: { a: { $ref: '#/$defs/x' } } }).map((f) => f.rule),
+    ['ref'],
+  );
+  t.same(
+    portabilityFindings({ type: 'object', properties: { a: { description: 'anything' }, b: true } }).map((f) => f.rule),
+    ['untyped-schema', 'boolean-schema'],
+  );
   t.same(portabilityFindings({ type: 'object', additionalProperties: false }), [], 'additionalProperties: false is fine');
 });
 
@@ -89,7 +123,29 @@ t.test('a split type array accepts exactly what the type array accepts', async (
     { type: ['object', 'null'], properties: { x: { type: 'integer' } }, required: ['x'], additionalProperties: false },
     { type: ['array', 'string'], items: { type: 'integer' }, maxItems: 2, minLength: 2 },
   ];
-  const values = [null, 'a', 'ab', 'abcd', 'b', 'c', 0, 1, 3, 5, 6, 2.5, {}, { x: 1 }, { x: 'a' }, { x: 1, y: 2 }, [], [1], [1, 2, 3], ['a'], true];
+  const values = [
+    null,
+    'a',
+    'ab',
+    'abcd',
+    'b',
+    'c',
+    0,
+    1,
+    3,
+    5,
+    6,
+    2.5,
+    {},
+    { x: 1 },
+    { x: 'a' },
+    { x: 1, y: 2 },
+    [],
+    [1],
+    [1, 2, 3],
+    ['a'],
+    true,
+  ];
   for (const schema of cases) {
     const split = splitTypeArray(schema as never);
     t.notOk(Array.isArray(split.type), JSON.stringify(split));
@@ -118,13 +174,26 @@ t.test('compacting makes any schema portable without changing what it accepts (p
   t.same(portabilityFindings(compact), []);
   const a = ajv.compile(schema);
   const b = ajv.compile(compact as object);
-  for (const v of [{}, { any: 1 }, { any: null }, { yes: 'x' }, { no: 1 }, { maybe: null }, { maybe: 1 }, { maybe: 3 }, { list: ['ab', null] }, { list: ['abc'] }, { other: 1 }]) {
+  for (const v of [
+    {},
+    { any: 1 },
+    { any: null },
+    { yes: 'x' },
+    { no: 1 },
+    { maybe: null },
+    { maybe: 1 },
+    { maybe: 3 },
+    { list: ['ab', null] },
+    { list: ['abc'] },
+    { other: 1 },
+  ]) {
     t.equal(b(v), a(v), JSON.stringify(v));
   }
 });
 
 t.test('trimmed descriptions start with the first sentence and keep how to poll', async (t) => {
-  const text = 'Queues a render of the video. It has many details that are long and not needed by a caller at all here. Poll get_export until completed.';
+  const text =
+    'Queues a render of the video. It has many details that are long and not needed by a caller at all here. Poll get_export until completed.';
   t.equal(trimText(text, 60, /poll/i), 'Queues a render of the video. Poll get_export until completed.');
   t.equal(trimText('Short.', 60), 'Short.');
   t.ok(trimText('One very long first sentence without any end in sight at all', 20).length <= 20);
@@ -147,14 +216,19 @@ t.test('the trimmed schema does not loosen validation: the same 400 as REST, fie
   t.equal(video.status, 200);
   const id = video.body.id as number;
   // An item id that breaks the spec's pattern (which the listed schema may leave out).
-  const operations = [{ type: 'remove_item', item_id: 'bad id!' }, { type: 'set_title', title: '' }];
+  const operations = [
+    { type: 'remove_item', item_id: 'bad id!' },
+    { type: 'set_title', title: '' },
+  ];
   const rest = await app.request('PATCH', `/api/v1/editor/videos/${id}`, { key: ws.key, body: { operations } });
   t.equal(rest.status, 400);
   const restFields = rest.body.error.context.errors.map((e: { field: string }) => e.field).sort();
   t.same(restFields, ['body.operations[0].item_id', 'body.operations[1].title']);
   const res = await client.callTool({ name: 'apply_editor_edits', arguments: { id, operations } });
   t.equal(res.isError, true);
-  const err = (res.structuredContent as { error: { code: string; message: string; context: { errors: { field: string; message: string }[] } } }).error;
+  const err = (
+    res.structuredContent as { error: { code: string; message: string; context: { errors: { field: string; message: string }[] } } }
+  ).error;
   t.equal(err.code, 'bad_request');
   t.same(err.context.errors.map((e) => e.field).sort(), ['operations[0].item_id', 'operations[1].title']);
   t.same(
@@ -164,6 +238,9 @@ t.test('the trimmed schema does not loosen validation: the same 400 as REST, fie
   );
   t.match(err.message, /operations\[0\]\.item_id/);
   t.notMatch(err.message, /body\./);
-  const unknown = await client.callTool({ name: 'apply_editor_edits', arguments: { id: 999_999, operations: [{ type: 'set_title', title: 'x' }] } });
+  const unknown = await client.callTool({
+    name: 'apply_editor_edits',
+    arguments: { id: 999_999, operations: [{ type: 'set_title', title: 'x' }] },
+  });
   t.match(unknown.structuredContent, { error: { code: 'not_found', context: { field: 'id' } } }, 'a 404 names the id argument');
 });

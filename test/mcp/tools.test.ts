@@ -12,19 +12,45 @@ import { connect, startMcpApp } from './helpers.ts';
 
 // The tool names of the seed (section 4.12).
 const SEED_TOOLS = [
-  'get_workspace', 'list_generation_catalog', 'list_workspace_assets', 'create_generation', 'get_generation', 'create_slideshow',
-  'get_slideshow', 'create_faceless_video', 'get_video', 'suggest_reference_template_targets', 'create_reference_inspiration',
-  'list_reference_inspirations', 'recommend_reference_inspirations', 'create_editor_video', 'list_editor_videos', 'get_editor_video',
-  'list_editor_media', 'upload_editor_media', 'upload_editor_media_from_url', 'add_editor_media', 'apply_editor_edits',
-  'list_social_accounts', 'publish_media_to_social', 'recommend_voice', 'list_editor_sound_effects',
+  'get_workspace',
+  'list_generation_catalog',
+  'list_workspace_assets',
+  'create_generation',
+  'get_generation',
+  'create_slideshow',
+  'get_slideshow',
+  'create_faceless_video',
+  'get_video',
+  'suggest_reference_template_targets',
+  'create_reference_inspiration',
+  'list_reference_inspirations',
+  'recommend_reference_inspirations',
+  'create_editor_video',
+  'list_editor_videos',
+  'get_editor_video',
+  'list_editor_media',
+  'upload_editor_media',
+  'upload_editor_media_from_url',
+  'add_editor_media',
+  'apply_editor_edits',
+  'list_social_accounts',
+  'publish_media_to_social',
+  'recommend_voice',
+  'list_editor_sound_effects',
 ];
 
 const rpc = (method: string, params: unknown = {}) => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
-const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+const MCP_HEADERS = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  'mcp-protocol-version': '2025-06-18',
+};
 
 // Media for the target suggestions, which fetch and analyse what they are given.
 const clip = colorVideo('mcp-unboxing', 'gray', 1, { width: 160, height: 284 });
-const media = http.createServer((req, res) => (req.url === '/unboxing.mp4' ? res.writeHead(200, { 'content-type': 'video/mp4' }).end(clip) : res.writeHead(404).end()));
+const media = http.createServer((req, res) =>
+  req.url === '/unboxing.mp4' ? res.writeHead(200, { 'content-type': 'video/mp4' }).end(clip) : res.writeHead(404).end(),
+);
 await new Promise<void>((r) => media.listen(0, '127.0.0.1', r));
 t.teardown(() => media.close());
 const mediaBase = `http://127.0.0.1:${(media.address() as { port: number }).port}`;
@@ -49,10 +75,22 @@ t.test('tools/list: every seed tool, each with a self-contained object schema an
     t.type(tool.annotations?.readOnlyHint, 'boolean', `${tool.name}: annotations`);
   }
   const byName = new Map(tools.map((x) => [x.name, x]));
-  t.equal(byName.get('get_generation')!.title, 'Get a generation\'s status', 'the title, once (not repeated in annotations)');
-  t.match(byName.get('get_generation')!.outputSchema, { type: 'object', properties: { status: { type: 'string', enum: ['generating', 'completed', 'error'] } } }, 'a polled result: its status values');
-  t.match(byName.get('get_generation')!.annotations, { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false }, 'GET → read-only, idempotent');
-  t.match(byName.get('create_generation')!.annotations, { readOnlyHint: false, destructiveHint: false, idempotentHint: false }, 'POST → not read-only');
+  t.equal(byName.get('get_generation')!.title, "Get a generation's status", 'the title, once (not repeated in annotations)');
+  t.match(
+    byName.get('get_generation')!.outputSchema,
+    { type: 'object', properties: { status: { type: 'string', enum: ['generating', 'completed', 'error'] } } },
+    'a polled result: its status values',
+  );
+  t.match(
+    byName.get('get_generation')!.annotations,
+    { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    'GET → read-only, idempotent',
+  );
+  t.match(
+    byName.get('create_generation')!.annotations,
+    { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+    'POST → not read-only',
+  );
   t.match(byName.get('apply_editor_edits')!.annotations, { readOnlyHint: false, destructiveHint: true }, 'PATCH → destructive');
   t.match(byName.get('publish_media_to_social')!.annotations, { readOnlyHint: false, openWorldHint: true }, 'spec override');
   // Merged input: path + query + body, the idempotency header as an argument, fixed flags removed.
@@ -89,11 +127,18 @@ t.test('list_workspace_assets answers what GET /assets answers for the same key'
 t.test('get_workspace: organization, plan, credits and the caller scopes', async (t) => {
   const res = await client.callTool({ name: 'get_workspace', arguments: {} });
   t.notOk(res.isError);
-  t.match(res.structuredContent, { object: 'workspace', organization: { id: ws.orgId, name: 'Test workspace' }, plan: 'paid', scopes: ['generations:read', 'generations:write'] });
+  t.match(res.structuredContent, {
+    object: 'workspace',
+    organization: { id: ws.orgId, name: 'Test workspace' },
+    plan: 'paid',
+    scopes: ['generations:read', 'generations:write'],
+  });
   t.type((res.structuredContent as { credits: number }).credits, 'number');
   const bad = await client.callTool({ name: 'get_workspace', arguments: { surprise: 1 } });
   t.ok(bad.isError, 'unknown arguments are refused');
-  t.match(bad.structuredContent, { error: { code: 'bad_request', context: { errors: [{ field: 'surprise', message: 'is not a known field' }] } } });
+  t.match(bad.structuredContent, {
+    error: { code: 'bad_request', context: { errors: [{ field: 'surprise', message: 'is not a known field' }] } },
+  });
 });
 
 t.test('create_generation and get_generation run the REST operations (same outcome as the REST twin)', async (t) => {
@@ -117,9 +162,16 @@ t.test('create_generation and get_generation run the REST operations (same outco
   const after = (await client.callTool({ name: 'get_workspace', arguments: {} })).structuredContent as { credits: number };
   t.notOk(again.isError);
   t.match(again.structuredContent, { idempotent_replay: true });
-  t.same((again.structuredContent as typeof batch).generations.map((g) => g.id), batch.generations.map((g) => g.id), 'the same generations');
+  t.same(
+    (again.structuredContent as typeof batch).generations.map((g) => g.id),
+    batch.generations.map((g) => g.id),
+    'the same generations',
+  );
   t.equal(after.credits, before.credits, 'no second charge');
-  const conflict = await client.callTool({ name: 'create_generation', arguments: { ...body, prompt: 'Something else', idempotency_key: 'mcp-call-1' } });
+  const conflict = await client.callTool({
+    name: 'create_generation',
+    arguments: { ...body, prompt: 'Something else', idempotency_key: 'mcp-call-1' },
+  });
   t.match(conflict.structuredContent, { error: { code: 'idempotency_conflict' } }, 'same key, different body');
 
   const id = batch.generations[0].id;
@@ -136,7 +188,11 @@ t.test('get_generation of an unknown id: the REST twin error as an isError resul
   const res = await client.callTool({ name: 'get_generation', arguments: { id } });
   t.ok(res.isError);
   t.equal(rest.body.error.context.field, 'path.id', 'REST names the location');
-  t.same(res.structuredContent, { error: { ...rest.body.error, context: { ...rest.body.error.context, field: 'id' } } }, 'the same envelope, with the argument name');
+  t.same(
+    res.structuredContent,
+    { error: { ...rest.body.error, context: { ...rest.body.error.context, field: 'id' } } },
+    'the same envelope, with the argument name',
+  );
 });
 
 t.test('a tool error is a result with isError and the envelope, never a protocol error; fields are the tool arguments', async (t) => {
@@ -152,7 +208,11 @@ t.test('a tool error is a result with isError and the envelope, never a protocol
   const fields = err.context.errors.map((e: { field: string }) => e.field).sort();
   t.same(restFields, ['body.prompt', 'body.surprise', 'body.type', 'header.idempotency-key'], 'REST keeps <location>.<path>');
   t.same(fields, ['idempotency_key', 'prompt', 'surprise', 'type'], 'MCP names the tool arguments');
-  t.same(err.context.errors.map((e: { message: string }) => e.message).sort(), restErr.context.errors.map((e: { message: string }) => e.message).sort(), 'the same messages per field');
+  t.same(
+    err.context.errors.map((e: { message: string }) => e.message).sort(),
+    restErr.context.errors.map((e: { message: string }) => e.message).sort(),
+    'the same messages per field',
+  );
   t.notMatch(err.message, /body\.|header\./, 'the message names the arguments too');
   t.match(err.message, /\bprompt\b/);
   t.match((res.content as { text: string }[])[0].text, /^Error bad_request: /);
@@ -164,7 +224,11 @@ t.test('a tool error is a result with isError and the envelope, never a protocol
   t.notMatch((id.structuredContent as { error: { message: string } }).error.message, /path\.id/);
 
   const list = await client.callTool({ name: 'list_editor_videos', arguments: { limit: 0 } });
-  t.match(list.structuredContent, { error: { code: 'bad_request', context: { errors: [{ field: 'limit' }] } } }, 'a query parameter by its argument name');
+  t.match(
+    list.structuredContent,
+    { error: { code: 'bad_request', context: { errors: [{ field: 'limit' }] } } },
+    'a query parameter by its argument name',
+  );
 });
 
 t.test('MCP-only tools: recommend_voice ranks voices; list_social_accounts answers', async (t) => {
@@ -178,8 +242,13 @@ t.test('MCP-only tools: recommend_voice ranks voices; list_social_accounts answe
   t.match(data[0].voice.locale, ['de-DE'], 'German detected from the script');
   t.ok(data[0].score >= data[1].score && data[1].score >= data[2].score, 'best first');
   t.match(data[0].reason, /de-DE/);
-  const british = await client.callTool({ name: 'recommend_voice', arguments: { script: 'Once upon a time', language: 'British English', style: 'calm documentary narrator' } });
-  const top = (british.structuredContent as typeof res.structuredContent & { data: { voice: { locale: string[]; style_tags: string[] } }[] }).data[0];
+  const british = await client.callTool({
+    name: 'recommend_voice',
+    arguments: { script: 'Once upon a time', language: 'British English', style: 'calm documentary narrator' },
+  });
+  const top = (
+    british.structuredContent as typeof res.structuredContent & { data: { voice: { locale: string[]; style_tags: string[] } }[] }
+  ).data[0];
   t.match(top.voice.locale, ['en-GB']);
   const bad = await client.callTool({ name: 'recommend_voice', arguments: { language: 'en' } });
   t.match(bad.structuredContent, { error: { code: 'bad_request', context: { errors: [{ field: 'script', message: 'is required' }] } } });
@@ -197,7 +266,10 @@ t.test('the three tools of GET /reference-inspirations: each its mode, by the fi
   t.match(listed.structuredContent, { object: 'reference_inspiration_list', data: [] });
   const rest = await app.request('GET', '/api/v1/reference-inspirations?template_category=slideshow-carousel', { key: ws.key });
   t.same(listed.structuredContent, rest.body, 'what the REST twin answers');
-  const recommended = await client.callTool({ name: 'recommend_reference_inspirations', arguments: { template_slug: 'product-spotlight' } });
+  const recommended = await client.callTool({
+    name: 'recommend_reference_inspirations',
+    arguments: { template_slug: 'product-spotlight' },
+  });
   t.match(recommended.structuredContent, { object: 'reference_inspiration_recommendations', data: [] });
   const suggested = await client.callTool({
     name: 'suggest_reference_template_targets',
@@ -245,7 +317,9 @@ t.test('a tool needing a scope the key lacks: HTTP 403 with an insufficient_scop
   t.match(challenge, /^Bearer error="insufficient_scope"/);
   t.match(challenge, /scope="generations:read generations:write"/, 'names the needed scope (kept with the granted ones)');
   t.match(challenge, new RegExp(`resource_metadata="${app.url}/.well-known/oauth-protected-resource"`));
-  t.match(await res.json(), { error: { code: 'forbidden', context: { required_scopes: ['generations:write'], granted_scopes: ['generations:read'] } } });
+  t.match(await res.json(), {
+    error: { code: 'forbidden', context: { required_scopes: ['generations:write'], granted_scopes: ['generations:read'] } },
+  });
 
   const social = await fetch(`${app.url}/mcp`, {
     method: 'POST',
@@ -262,7 +336,11 @@ t.test('401 challenges point at the protected-resource metadata', async (t) => {
   t.equal(none.headers.get('www-authenticate'), `Bearer resource_metadata="${app.url}/.well-known/oauth-protected-resource"`);
   t.match(await none.json(), { error: { code: 'unauthorized', retryable: false } });
   for (const token of ['mapi_not-a-real-key', 'mat_unknownunknownunknownunknownunknownunknow', 'garbage']) {
-    const bad = await fetch(`${app.url}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` }, body: rpc('tools/list') });
+    const bad = await fetch(`${app.url}/mcp`, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` },
+      body: rpc('tools/list'),
+    });
     t.equal(bad.status, 401, token);
     t.match(bad.headers.get('www-authenticate'), /^Bearer resource_metadata="[^"]+", error="invalid_token", error_description="[^"]+"$/);
     t.match(await bad.json(), { error: { code: 'invalid_api_key' } });
@@ -295,7 +373,11 @@ t.test('stateless: GET and DELETE are 405; any request stands alone (no session,
   t.equal(body.result.serverInfo.name, 'media-api');
   t.ok(body.result.capabilities.tools);
   t.match(body.result.instructions, /get_workspace/);
-  const parse = await fetch(`${app.url}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${ws.key}` }, body: '{oops' });
+  const parse = await fetch(`${app.url}/mcp`, {
+    method: 'POST',
+    headers: { ...MCP_HEADERS, authorization: `Bearer ${ws.key}` },
+    body: '{oops',
+  });
   t.equal(parse.status, 400);
   t.match(await parse.json(), { jsonrpc: '2.0', error: { code: -32700 } });
 });

@@ -11,7 +11,13 @@ import type { IncomingMessage } from 'node:http';
 import net from 'node:net';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, JSONRPCMessageSchema, ListToolsRequestSchema, McpError, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  JSONRPCMessageSchema,
+  ListToolsRequestSchema,
+  McpError,
+  type JSONRPCMessage,
+} from '@modelcontextprotocol/sdk/types.js';
 import Fastify, { type FastifyInstance } from 'fastify';
 import t from 'tap';
 import { runTool, TOOLS_BY_NAME, type ToolDeps } from '../../src/mcp/tools.ts';
@@ -22,7 +28,8 @@ import { startMcpApp } from './helpers.ts';
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
 const req = (id: unknown, method: string, params: unknown = {}) => ({ jsonrpc: '2.0', id, method, params });
 const note = (method: string, params?: unknown) => ({ jsonrpc: '2.0', method, ...(params ? { params } : {}) });
-const init = (version = '2025-06-18') => req(1, 'initialize', { protocolVersion: version, capabilities: {}, clientInfo: { name: 'raw', version: '1' } });
+const init = (version = '2025-06-18') =>
+  req(1, 'initialize', { protocolVersion: version, capabilities: {}, clientInfo: { name: 'raw', version: '1' } });
 
 /** A small SDK Server: two tools, one of which answers structured content. */
 function makeServer(): Server {
@@ -61,7 +68,14 @@ sdkApp.post('/mcp', async (request, reply) => {
   await transport.handleRequest(request.raw, reply.raw, request.body);
 });
 const ourApp = Fastify();
-ourApp.post('/mcp', (request, reply) => answerPost(request, reply, () => makeServer(), () => {}));
+ourApp.post('/mcp', (request, reply) =>
+  answerPost(
+    request,
+    reply,
+    () => makeServer(),
+    () => {},
+  ),
+);
 const sdkUrl = await listen(sdkApp);
 const ourUrl = await listen(ourApp);
 t.teardown(() => Promise.all([sdkApp.close(), ourApp.close()]));
@@ -77,7 +91,10 @@ const cases: Case[] = [
   { name: 'no params', body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'ping' }) },
   { name: 'tools/list', body: JSON.stringify(req(2, 'tools/list')) },
   { name: 'tools/call', body: JSON.stringify(req(7, 'tools/call', { name: 'echo', arguments: { a: [1, 'x'] } })) },
-  { name: 'tools/call with _meta', body: JSON.stringify(req(7, 'tools/call', { name: 'echo', arguments: {}, _meta: { progressToken: 5 } })) },
+  {
+    name: 'tools/call with _meta',
+    body: JSON.stringify(req(7, 'tools/call', { name: 'echo', arguments: {}, _meta: { progressToken: 5 } })),
+  },
   { name: 'tools/call error', body: JSON.stringify(req(8, 'tools/call', { name: 'fail', arguments: {} })) },
   { name: 'tools/call without name', body: JSON.stringify(req(9, 'tools/call', { arguments: {} })) },
   { name: 'unknown method', body: JSON.stringify(req(1, 'resources/list')) },
@@ -91,7 +108,10 @@ const cases: Case[] = [
   { name: 'cancel notification', body: JSON.stringify(note('notifications/cancelled', { requestId: 1 })) },
   { name: 'response only', body: JSON.stringify({ jsonrpc: '2.0', id: 5, result: {} }) },
   { name: 'error response only', body: JSON.stringify({ jsonrpc: '2.0', id: 5, error: { code: 1, message: 'x' } }) },
-  { name: 'batch of requests', body: JSON.stringify([req(1, 'ping'), req(2, 'tools/call', { name: 'echo', arguments: {} }), req('z', 'tools/list')]) },
+  {
+    name: 'batch of requests',
+    body: JSON.stringify([req(1, 'ping'), req(2, 'tools/call', { name: 'echo', arguments: {} }), req('z', 'tools/list')]),
+  },
   { name: 'batch: request and notification', body: JSON.stringify([req(1, 'ping'), note('notifications/initialized')]) },
   { name: 'batch of notifications', body: JSON.stringify([note('notifications/initialized'), note('notifications/initialized')]) },
   { name: 'batch with a repeated id', body: JSON.stringify([req(1, 'ping'), req(1, 'tools/list')]) },
@@ -109,19 +129,35 @@ const cases: Case[] = [
   { name: 'params not an object', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: [1] }) },
   { name: 'bad _meta', body: JSON.stringify(req(1, 'ping', { _meta: { progressToken: {} } })) },
   { name: 'unsupported protocol version', body: JSON.stringify(req(1, 'ping')), headers: { 'mcp-protocol-version': '1999-01-01' } },
-  { name: 'unsupported protocol version, notification', body: JSON.stringify(note('notifications/initialized')), headers: { 'mcp-protocol-version': 'x' } },
+  {
+    name: 'unsupported protocol version, notification',
+    body: JSON.stringify(note('notifications/initialized')),
+    headers: { 'mcp-protocol-version': 'x' },
+  },
   { name: 'empty protocol version', body: JSON.stringify(req(1, 'ping')), headers: { 'mcp-protocol-version': '' } },
   { name: 'no protocol version', body: JSON.stringify(req(1, 'ping')), headers: { 'mcp-protocol-version': undefined } },
   { name: 'Accept: application/json only', body: JSON.stringify(req(1, 'ping')), headers: { accept: 'application/json' } },
   { name: 'Accept: text/event-stream only', body: JSON.stringify(req(1, 'ping')), headers: { accept: 'text/event-stream' } },
   { name: 'Accept: */*', body: JSON.stringify(req(1, 'ping')), headers: { accept: '*/*' } },
   { name: 'no Accept', body: JSON.stringify(req(1, 'ping')), headers: { accept: undefined } },
-  { name: 'Accept with q values, other order', body: JSON.stringify(req(1, 'ping')), headers: { accept: 'text/event-stream;q=0.5, application/json' } },
-  { name: 'Content-Type with charset', body: JSON.stringify(req(1, 'ping')), headers: { 'content-type': 'application/json; charset=utf-8' } },
+  {
+    name: 'Accept with q values, other order',
+    body: JSON.stringify(req(1, 'ping')),
+    headers: { accept: 'text/event-stream;q=0.5, application/json' },
+  },
+  {
+    name: 'Content-Type with charset',
+    body: JSON.stringify(req(1, 'ping')),
+    headers: { 'content-type': 'application/json; charset=utf-8' },
+  },
   { name: 'Content-Type upper case', body: JSON.stringify(req(1, 'ping')), headers: { 'content-type': 'Application/JSON' } },
   { name: 'Content-Type text/plain', body: JSON.stringify(req(1, 'ping')), headers: { 'content-type': 'text/plain' } },
   { name: 'Content-Type form', body: 'a=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } },
-  { name: 'Content-Type with a JSON parameter', body: JSON.stringify(req(1, 'ping')), headers: { 'content-type': 'text/plain; a=application/json' } },
+  {
+    name: 'Content-Type with a JSON parameter',
+    body: JSON.stringify(req(1, 'ping')),
+    headers: { 'content-type': 'text/plain; a=application/json' },
+  },
 ];
 
 async function exchange(url: string, c: Case) {
@@ -144,7 +180,13 @@ t.test('the same answers as the SDK transport, byte for byte', async (t) => {
     new Promise<[string, string]>((resolve, reject) => {
       const { port } = new URL(url);
       const body = JSON.stringify(req(1, 'ping'));
-      const head = ['POST /mcp HTTP/1.1', `Host: 127.0.0.1:${port}`, 'Content-Type: application/json', 'Content-Type: application/json', `Accept: ${HEADERS.accept}`];
+      const head = [
+        'POST /mcp HTTP/1.1',
+        `Host: 127.0.0.1:${port}`,
+        'Content-Type: application/json',
+        'Content-Type: application/json',
+        `Accept: ${HEADERS.accept}`,
+      ];
       const socket = net.connect(Number(port), '127.0.0.1', () =>
         socket.write(`${[...head, `Content-Length: ${body.length}`, 'Connection: close'].join('\r\n')}\r\n\r\n${body}`),
       );
@@ -164,7 +206,8 @@ t.test('the real endpoint over raw HTTP', async (t) => {
   const ws = await app.workspace({ scopes: ['generations:read'] });
   const post = (body: string, headers: Record<string, string | undefined> = {}) => {
     const h: Record<string, string> = {};
-    for (const [k, v] of Object.entries({ ...HEADERS, authorization: `Bearer ${ws.key}`, origin: 'https://client.example', ...headers })) if (v !== undefined) h[k] = v;
+    for (const [k, v] of Object.entries({ ...HEADERS, authorization: `Bearer ${ws.key}`, origin: 'https://client.example', ...headers }))
+      if (v !== undefined) h[k] = v;
     return fetch(`${app.url}/mcp`, { method: 'POST', headers: h, body });
   };
   const rpcError = { jsonrpc: '2.0', id: null, error: { code: Number, message: String } };
@@ -172,7 +215,10 @@ t.test('the real endpoint over raw HTTP', async (t) => {
   for (const accept of [undefined, 'application/json', 'text/event-stream', '*/*']) {
     const res = await post(JSON.stringify(req(1, 'ping')), { accept });
     t.equal(res.status, 406, `Accept ${accept}: 406`);
-    t.match(await res.json(), { ...rpcError, error: { code: -32000, message: /^Not Acceptable: Client must accept both application\/json and text\/event-stream/ } });
+    t.match(await res.json(), {
+      ...rpcError,
+      error: { code: -32000, message: /^Not Acceptable: Client must accept both application\/json and text\/event-stream/ },
+    });
   }
   for (const type of [undefined, 'text/plain', 'application/x-www-form-urlencoded']) {
     const res = await post(type === 'application/x-www-form-urlencoded' ? 'a=1' : JSON.stringify(req(1, 'ping')), { 'content-type': type });
@@ -180,7 +226,11 @@ t.test('the real endpoint over raw HTTP', async (t) => {
     t.match(await res.json(), { error: { code: -32000, message: /^Unsupported Media Type/ } });
   }
 
-  for (const body of [note('notifications/initialized'), { jsonrpc: '2.0', id: 4, result: {} }, [note('notifications/initialized'), note('notifications/cancelled', { requestId: 9 })]]) {
+  for (const body of [
+    note('notifications/initialized'),
+    { jsonrpc: '2.0', id: 4, result: {} },
+    [note('notifications/initialized'), note('notifications/cancelled', { requestId: 9 })],
+  ]) {
     const res = await post(JSON.stringify(body));
     t.equal(res.status, 202, `${JSON.stringify(body).slice(0, 60)}: 202`);
     t.equal(await res.text(), '', 'no body');
@@ -188,14 +238,21 @@ t.test('the real endpoint over raw HTTP', async (t) => {
 
   let res = await post(JSON.stringify(req(1, 'ping')), { 'mcp-protocol-version': '1999-01-01' });
   t.equal(res.status, 400, 'unsupported MCP-Protocol-Version: 400');
-  t.match(await res.json(), { error: { code: -32000, message: /Unsupported protocol version: 1999-01-01 \(supported versions: .*2025-06-18/ } });
+  t.match(await res.json(), {
+    error: { code: -32000, message: /Unsupported protocol version: 1999-01-01 \(supported versions: .*2025-06-18/ },
+  });
   res = await post(JSON.stringify(req(1, 'ping')), { 'mcp-protocol-version': undefined });
   t.equal(res.status, 200, 'no MCP-Protocol-Version: accepted');
   res = await post(JSON.stringify(init()), { 'mcp-protocol-version': '1999-01-01' });
   t.equal(res.status, 200, 'initialize negotiates, whatever the header');
   t.match(await res.json(), { id: 1, result: { protocolVersion: '2025-06-18', serverInfo: { name: 'media-api' } } });
 
-  for (const [body, code] of [['{oops', -32700], ['', -32700], [JSON.stringify({ foo: 1 }), -32700], [JSON.stringify({ jsonrpc: '2.0', id: null, method: 'ping' }), -32700]] as const) {
+  for (const [body, code] of [
+    ['{oops', -32700],
+    ['', -32700],
+    [JSON.stringify({ foo: 1 }), -32700],
+    [JSON.stringify({ jsonrpc: '2.0', id: null, method: 'ping' }), -32700],
+  ] as const) {
     res = await post(body);
     t.equal(res.status, 400, `${body || '(empty)'}: 400`);
     t.match(await res.json(), { jsonrpc: '2.0', id: null, error: { code, message: /^Parse error/ } });
@@ -206,7 +263,11 @@ t.test('the real endpoint over raw HTTP', async (t) => {
     res = url === ourUrl ? await fetch(url, { method: 'POST', headers: HEADERS, body: '[]' }) : await post('[]');
     t.equal(res.status, 400, `${url}: an empty batch is 400`);
     t.equal(res.headers.get('content-type'), 'application/json');
-    t.same(await res.json(), { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: a batch must hold at least one message' } });
+    t.same(await res.json(), {
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32600, message: 'Invalid Request: a batch must hold at least one message' },
+    });
   }
   res = await post(JSON.stringify(Array.from({ length: 101 }, (_, i) => req(i, 'ping'))));
   t.equal(res.status, 400);
@@ -215,13 +276,19 @@ t.test('the real endpoint over raw HTTP', async (t) => {
   t.equal(res.status, 400);
   t.match(await res.json(), { error: { code: -32600, message: 'Invalid Request: Only one initialization request is allowed' } });
 
-  res = await post(JSON.stringify([req('b', 'tools/call', { name: 'get_workspace', arguments: {} }), note('notifications/initialized'), req('a', 'ping')]));
+  res = await post(
+    JSON.stringify([req('b', 'tools/call', { name: 'get_workspace', arguments: {} }), note('notifications/initialized'), req('a', 'ping')]),
+  );
   t.equal(res.status, 200);
   t.equal(res.headers.get('content-type'), 'application/json');
   t.equal(res.headers.get('access-control-allow-origin'), '*', 'CORS headers of the app on the JSON answer');
   t.notOk(res.headers.get('mcp-session-id'));
   const batch = (await res.json()) as { id: string; result: { structuredContent?: { object: string } } }[];
-  t.same(batch.map((m) => m.id), ['b', 'a'], 'the responses of a batch, in request order');
+  t.same(
+    batch.map((m) => m.id),
+    ['b', 'a'],
+    'the responses of a batch, in request order',
+  );
   t.equal(batch[0].result.structuredContent?.object, 'workspace');
   t.same(batch[1].result, {});
 });
@@ -252,7 +319,11 @@ t.test('encode: spliced only when the result still holds the pre-serialised cont
   const bytes = Buffer.from(JSON.stringify(value));
   const text = (parts: (string | Buffer)[]) => Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : p))).toString();
   const response = (structuredContent: unknown, id: string | number = 1, extra: Record<string, unknown> = {}) =>
-    ({ result: { content: [{ type: 'text', text: 'thing: 1 items (a) — “quoted” \u2026' }], structuredContent, ...extra }, jsonrpc: '2.0', id }) as unknown as JSONRPCMessage;
+    ({
+      result: { content: [{ type: 'text', text: 'thing: 1 items (a) — “quoted” \u2026' }], structuredContent, ...extra },
+      jsonrpc: '2.0',
+      id,
+    }) as unknown as JSONRPCMessage;
 
   const tr = new StatelessJsonTransport();
   tr.preserialized(1, value, bytes);
@@ -294,7 +365,10 @@ t.test('the transport: one use, responses in request order, close rejects what w
   await server.connect(tr);
   await t.rejects(server.connect(new StatelessJsonTransport()), /Already connected/);
   const out = await tr.deliver([req(2, 'tools/list'), note('notifications/initialized'), req(1, 'ping')] as JSONRPCMessage[], {});
-  t.same(out.map((m) => (m as { id: number }).id), [2, 1]);
+  t.same(
+    out.map((m) => (m as { id: number }).id),
+    [2, 1],
+  );
   t.throws(() => tr.deliver([req(3, 'ping')] as JSONRPCMessage[], {}), /cannot be reused/);
   await t.rejects(tr.send({ jsonrpc: '2.0', id: 9, result: {} }), /No connection established for request ID: 9/);
 
@@ -308,7 +382,10 @@ t.test('the transport: one use, responses in request order, close rejects what w
 });
 
 t.test('plain requests skip the schema parse only where JSONRPCMessageSchema accepts them', async (t) => {
-  const fake = { headers: { accept: HEADERS.accept, 'content-type': 'application/json' }, rawHeaders: ['Content-Type', 'application/json'] } as unknown as IncomingMessage;
+  const fake = {
+    headers: { accept: HEADERS.accept, 'content-type': 'application/json' },
+    rawHeaders: ['Content-Type', 'application/json'],
+  } as unknown as IncomingMessage;
   const candidates: unknown[] = [
     req(1, 'ping'),
     req('x', 'tools/call', { name: 'a', arguments: { b: 1 } }),
@@ -364,7 +441,11 @@ t.test('pre-serialised replies: parsed once per content, never answered from an 
   };
   const first = await call();
   t.same(first.result.structuredContent, { object: 'catalog', static_ads: [{ slug: 'aaa' }] });
-  t.ok(Object.isFrozen(first.result.structuredContent) && Object.isFrozen((first.result.structuredContent as { static_ads: object[] }).static_ads[0]), 'deep-frozen');
+  t.ok(
+    Object.isFrozen(first.result.structuredContent) &&
+      Object.isFrozen((first.result.structuredContent as { static_ads: object[] }).static_ads[0]),
+    'deep-frozen',
+  );
   t.equal(first.json?.[0], first.result.structuredContent);
   t.equal(first.json?.[1].toString(), (body as Buffer).toString(), 'the bytes');
   t.not(first.json?.[1], body, 'a private copy of them');

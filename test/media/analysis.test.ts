@@ -37,8 +37,28 @@ t.test('OCR: a run past its deadline is abandoned; the next one gets a fresh wor
 t.test('a steady tone is not speech; the heuristic on its own', async (t) => {
   const file = path.join(dir, 'tone.mp4');
   execFileSync(FFMPEG_PATH, [
-    '-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'color=c=black:s=64x64:r=5:d=2', '-f', 'lavfi', '-i', 'sine=f=440:d=2:sample_rate=16000',
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', file,
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    'color=c=black:s=64x64:r=5:d=2',
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=f=440:d=2:sample_rate=16000',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-shortest',
+    file,
   ]);
   const v = await analyseVideo({ path: file, type: 'video/mp4' }, { limits: DEFAULT_PIXEL_LIMITS, ocrDeadlineMs: 10_000, workDir: dir });
   t.equal(v.speech, false, 'a steady 440 Hz tone');
@@ -61,11 +81,25 @@ t.test('palette and similarity on constructed inputs', async (t) => {
     { hex: '#fac814', proportion: 0.4 },
   ]);
   const base: ImageAnalysis = {
-    kind: 'image', width: 100, height: 100, orientation: 'square', palette: [{ hex: '#0a78c8', proportion: 1 }], subject: { x: 0.4, y: 0.4, width: 0.2, height: 0.2 },
-    text: 'Summer sale', text_regions: [{ x: 0.1, y: 0.1, width: 0.5, height: 0.1 }], phash: 'f0f0f0f0f0f0f0f0',
+    kind: 'image',
+    width: 100,
+    height: 100,
+    orientation: 'square',
+    palette: [{ hex: '#0a78c8', proportion: 1 }],
+    subject: { x: 0.4, y: 0.4, width: 0.2, height: 0.2 },
+    text: 'Summer sale',
+    text_regions: [{ x: 0.1, y: 0.1, width: 0.5, height: 0.1 }],
+    phash: 'f0f0f0f0f0f0f0f0',
   };
   const near = { ...base, palette: [{ hex: '#0c7cc4', proportion: 1 }], phash: 'f0f0f0f0f0f0f0f1' };
-  const far = { ...base, orientation: 'portrait' as const, palette: [{ hex: '#ff2000', proportion: 1 }], phash: '0f0f0f0f0f0f0f0f', text: 'Winter coats', subject: { x: 0, y: 0.8, width: 0.2, height: 0.2 } };
+  const far = {
+    ...base,
+    orientation: 'portrait' as const,
+    palette: [{ hex: '#ff2000', proportion: 1 }],
+    phash: '0f0f0f0f0f0f0f0f',
+    text: 'Winter coats',
+    subject: { x: 0, y: 0.8, width: 0.2, height: 0.2 },
+  };
   t.equal(hashDistance(base.phash, near.phash), 1);
   t.equal(hashDistance(base.phash, far.phash), 64);
   t.ok(paletteDistance(base.palette, near.palette) < 8, 'near palette');

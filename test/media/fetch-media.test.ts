@@ -82,24 +82,55 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fetch-media-test-'));
 t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 t.test('an allowed image comes back as its bytes and sniffed type', async (t) => {
-  const got = await fetchCheckedMedia(fetcher, `${base}/small.png`, { maxBytes: 1 << 20, types: IMAGE_TYPES, pixels: DEFAULT_PIXEL_LIMITS, refuse });
+  const got = await fetchCheckedMedia(fetcher, `${base}/small.png`, {
+    maxBytes: 1 << 20,
+    types: IMAGE_TYPES,
+    pixels: DEFAULT_PIXEL_LIMITS,
+    refuse,
+  });
   t.same(got.bytes, bodies['/small.png']);
   t.same(got.sniffed, { mime: 'image/png', ext: 'png' });
   t.equal(got.inspected, undefined, 'nothing inspected unless asked');
 });
 
 t.test("the guarded client's refusals: status, size, abandoned", async (t) => {
-  t.match(await refusalOf(fetchMediaBytes(fetcher, `${base}/missing.png`, { maxBytes: 1 << 20, refuse })), { reason: 'fetch', code: 'status', message: 'answered HTTP 404' });
-  t.match(await refusalOf(fetchMediaBytes(fetcher, `${base}/small.png`, { maxBytes: 10, refuse })), { reason: 'fetch', code: 'too_large', message: 'is larger than 10 bytes' });
-  t.match(await refusalOf(fetchMediaBytes(fetcher, `${base}/small.png`, { maxBytes: 1 << 20, signal: AbortSignal.abort(), refuse })), { reason: 'fetch', code: 'aborted' });
-  t.match(await refusalOf(fetchMediaBytes(fetcher, 'http://10.0.0.1/x.png', { maxBytes: 1 << 20, refuse })), { reason: 'fetch', code: 'address' });
-  t.match(await refusalOf(fetchMediaBytes(fetcher, `${base}/small.png`, { maxBytes: 1 << 20, httpsOnly: true, refuse })), { reason: 'fetch', code: 'scheme', message: 'must be an https:// URL' });
+  t.match(await refusalOf(fetchMediaBytes(fetcher, `${base}/missing.png`, { maxBytes: 1 << 20, refuse })), {
+    reason: 'fetch',
+    code: 'status',
+    message: 'answered HTTP 404',
+  });
+  t.match(await refusalOf(fetchMediaBytes(fetcher, `${base}/small.png`, { maxBytes: 10, refuse })), {
+    reason: 'fetch',
+    code: 'too_large',
+    message: 'is larger than 10 bytes',
+  });
+  t.match(await refusalOf(fetchMediaBytes(fetcher, `${base}/small.png`, { maxBytes: 1 << 20, signal: AbortSignal.abort(), refuse })), {
+    reason: 'fetch',
+    code: 'aborted',
+  });
+  t.match(await refusalOf(fetchMediaBytes(fetcher, 'http://10.0.0.1/x.png', { maxBytes: 1 << 20, refuse })), {
+    reason: 'fetch',
+    code: 'address',
+  });
+  t.match(await refusalOf(fetchMediaBytes(fetcher, `${base}/small.png`, { maxBytes: 1 << 20, httpsOnly: true, refuse })), {
+    reason: 'fetch',
+    code: 'scheme',
+    message: 'must be an https:// URL',
+  });
 });
 
 t.test('types: the sniffed type, never the served one, is held to the list', async (t) => {
-  t.match(await refusalOf(fetchCheckedMedia(fetcher, `${base}/photo.jpg`, { maxBytes: 1 << 20, types: ['image/png'], refuse })), { reason: 'type', mime: 'image/jpeg', message: 'is image/jpeg' });
+  t.match(await refusalOf(fetchCheckedMedia(fetcher, `${base}/photo.jpg`, { maxBytes: 1 << 20, types: ['image/png'], refuse })), {
+    reason: 'type',
+    mime: 'image/jpeg',
+    message: 'is image/jpeg',
+  });
   // A type the media inspector does not take (GIF, SVG, …) is no recognised file, as no type at all.
-  t.match(await refusalOf(fetchCheckedMedia(fetcher, `${base}/anim.gif`, { maxBytes: 1 << 20, types: IMAGE_TYPES, refuse })), { reason: 'type', mime: undefined, message: 'is not a recognised file' });
+  t.match(await refusalOf(fetchCheckedMedia(fetcher, `${base}/anim.gif`, { maxBytes: 1 << 20, types: IMAGE_TYPES, refuse })), {
+    reason: 'type',
+    mime: undefined,
+    message: 'is not a recognised file',
+  });
   t.match(await refusalOf(fetchCheckedMedia(fetcher, `${base}/notes.txt`, { maxBytes: 1 << 20, types: IMAGE_TYPES, refuse })), {
     reason: 'type',
     mime: undefined,
@@ -110,32 +141,55 @@ t.test('types: the sniffed type, never the served one, is held to the list', asy
 t.test("pixels: an image's header over the limits, or one that does not decode", async (t) => {
   const wide = await refusalOf(checkMediaBytes(bodies['/wide.png'], { types: IMAGE_TYPES, pixels: DEFAULT_PIXEL_LIMITS, refuse }));
   t.match(wide, { reason: 'pixels', code: 'pixels', message: 'is 20000×8 pixels; at most 16384 pixels per side are accepted' });
-  t.match(await refusalOf(checkMediaBytes(bodies['/broken.png'], { types: IMAGE_TYPES, pixels: DEFAULT_PIXEL_LIMITS, refuse })), { reason: 'pixels', message: 'could not be decoded' });
+  t.match(await refusalOf(checkMediaBytes(bodies['/broken.png'], { types: IMAGE_TYPES, pixels: DEFAULT_PIXEL_LIMITS, refuse })), {
+    reason: 'pixels',
+    message: 'could not be decoded',
+  });
   await t.resolves(checkMediaBytes(bodies['/wide.png'], { types: IMAGE_TYPES, refuse }), 'without pixel limits the header is not read');
 });
 
 t.test('inspect: audio and video written to a file and probed; kinds and duration held; a refusal leaves no file', async (t) => {
   const file = path.join(dir, 'input-ok');
-  const ok = await fetchCheckedMedia(fetcher, `${base}/two-seconds.wav`, { maxBytes: 1 << 20, inspect: { file, limits: DEFAULT_PIXEL_LIMITS, kinds: ['audio'], maxSeconds: 5 }, refuse });
+  const ok = await fetchCheckedMedia(fetcher, `${base}/two-seconds.wav`, {
+    maxBytes: 1 << 20,
+    inspect: { file, limits: DEFAULT_PIXEL_LIMITS, kinds: ['audio'], maxSeconds: 5 },
+    refuse,
+  });
   t.equal(ok.inspected.file, file);
   t.match(ok.inspected.facts, { kind: 'audio', contentType: 'audio/wav', durationSeconds: 2 });
   t.same(fs.readFileSync(file), bodies['/two-seconds.wav'], 'the file holds the bytes fetched');
 
   const long = path.join(dir, 'input-long');
-  const tooLong = await refusalOf(fetchCheckedMedia(fetcher, `${base}/two-seconds.wav`, { maxBytes: 1 << 20, inspect: { file: long, limits: DEFAULT_PIXEL_LIMITS, maxSeconds: 1.5 }, refuse }));
+  const tooLong = await refusalOf(
+    fetchCheckedMedia(fetcher, `${base}/two-seconds.wav`, {
+      maxBytes: 1 << 20,
+      inspect: { file: long, limits: DEFAULT_PIXEL_LIMITS, maxSeconds: 1.5 },
+      refuse,
+    }),
+  );
   t.match(tooLong, { reason: 'duration', seconds: 2, limit: 1.5, message: 'lasts 2 s, more than the 1.5 s accepted' });
   t.notOk(fs.existsSync(long), 'refused: the file is removed');
 
   const named = (s: { ext: string }) => path.join(dir, `input-kind.${s.ext}`);
-  const kind = await refusalOf(fetchCheckedMedia(fetcher, `${base}/two-seconds.wav`, { maxBytes: 1 << 20, inspect: { file: named, limits: DEFAULT_PIXEL_LIMITS, kinds: ['video'] }, refuse }));
+  const kind = await refusalOf(
+    fetchCheckedMedia(fetcher, `${base}/two-seconds.wav`, {
+      maxBytes: 1 << 20,
+      inspect: { file: named, limits: DEFAULT_PIXEL_LIMITS, kinds: ['video'] },
+      refuse,
+    }),
+  );
   t.match(kind, { reason: 'kind', inspected: { kind: 'audio' }, message: 'is audio/wav' });
   t.notOk(fs.existsSync(path.join(dir, 'input-kind.wav')), 'a file named from the sniffed type is removed too');
 
   const text = path.join(dir, 'input-text');
-  const rejected = await refusalOf(fetchCheckedMedia(fetcher, `${base}/notes.txt`, { maxBytes: 1 << 20, inspect: { file: text, limits: DEFAULT_PIXEL_LIMITS }, refuse }));
+  const rejected = await refusalOf(
+    fetchCheckedMedia(fetcher, `${base}/notes.txt`, { maxBytes: 1 << 20, inspect: { file: text, limits: DEFAULT_PIXEL_LIMITS }, refuse }),
+  );
   t.match(rejected, { reason: 'rejected', code: 'type', message: /is not a recognised image, video or audio file/ });
   t.notOk(fs.existsSync(text), 'nothing written for bytes of no known type');
 
-  const frames = await refusalOf(checkMediaBytes(bodies['/wide.png'], { inspect: { file: path.join(dir, 'wide'), limits: DEFAULT_PIXEL_LIMITS }, refuse }));
+  const frames = await refusalOf(
+    checkMediaBytes(bodies['/wide.png'], { inspect: { file: path.join(dir, 'wide'), limits: DEFAULT_PIXEL_LIMITS }, refuse }),
+  );
   t.match(frames, { reason: 'rejected', code: 'pixels', message: /20000×8 pixels/ }, 'inspection bounds pixels too');
 });

@@ -39,7 +39,18 @@ async function until(what: string, fn: () => boolean, timeoutMs: number): Promis
 }
 
 /** A long render nobody waits for: 10 minutes of test pattern in real time, tagged with `marker`. */
-const longRender = (marker: string) => ['-re', '-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=10:duration=600', '-metadata', `title=${marker}`, '-f', 'null', '-'];
+const longRender = (marker: string) => [
+  '-re',
+  '-f',
+  'lavfi',
+  '-i',
+  'testsrc=size=160x120:rate=10:duration=600',
+  '-metadata',
+  `title=${marker}`,
+  '-f',
+  'null',
+  '-',
+];
 
 /**
  * Runs `code` (a module) as a Node process, waits until a process below it runs `program` with an
@@ -80,7 +91,10 @@ t.test('SIGKILL of the Node process that started ffmpeg: the ffmpeg is gone with
     FFMPEG_PATH,
     `title=${marker}`,
   );
-  t.ok(ms >= 0 && ms <= 1000, `ffmpeg and its guard (${names}) gone ${ms < 0 ? 'not within 5 s' : `${ms} ms`} after their parent was killed`);
+  t.ok(
+    ms >= 0 && ms <= 1000,
+    `ffmpeg and its guard (${names}) gone ${ms < 0 ? 'not within 5 s' : `${ms} ms`} after their parent was killed`,
+  );
 });
 
 t.test('SIGKILL of the Node process synthesizing speech: the synthesizer is gone within a second', async (t) => {
@@ -96,7 +110,10 @@ t.test('SIGKILL of the Node process synthesizing speech: the synthesizer is gone
     process.execPath,
     'espeak-worker.ts',
   );
-  t.ok(ms >= 0 && ms <= 1000, `the synthesizer and its guard (${names}) gone ${ms < 0 ? 'not within 5 s' : `${ms} ms`} after their parent was killed`);
+  t.ok(
+    ms >= 0 && ms <= 1000,
+    `the synthesizer and its guard (${names}) gone ${ms < 0 ? 'not within 5 s' : `${ms} ms`} after their parent was killed`,
+  );
 });
 
 t.test('an abort kills the run at once (the whole process group)', async (t) => {
@@ -114,10 +131,32 @@ t.test('each ffmpeg process runs under an address-space limit', async (t) => {
   const before = mediaLimits.maxMemoryMb;
   t.teardown(() => configureMediaLimits({ maxMemoryMb: before }));
   configureMediaLimits({ maxMemoryMb: 48 });
-  const err = await runFfmpeg(['-f', 'lavfi', '-i', 'testsrc=size=1920x1080:rate=25:duration=1', '-c:v', 'libx264', '-f', 'null', '-']).catch((e) => e);
+  const err = await runFfmpeg([
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc=size=1920x1080:rate=25:duration=1',
+    '-c:v',
+    'libx264',
+    '-f',
+    'null',
+    '-',
+  ]).catch((e) => e);
   t.ok(err instanceof FfmpegError, `a 48 MiB limit stops a 1080p encode (${String(err?.message).split('\n')[0]})`);
   configureMediaLimits({ maxMemoryMb: before });
-  await runFfmpeg(['-f', 'lavfi', '-i', 'testsrc=size=1920x1080:rate=25:duration=1', '-c:v', 'libx264', '-preset', 'ultrafast', '-f', 'null', '-']);
+  await runFfmpeg([
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc=size=1920x1080:rate=25:duration=1',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-f',
+    'null',
+    '-',
+  ]);
   t.pass(`the default limit (${before} MiB) lets it run`);
 });
 
@@ -141,6 +180,10 @@ t.test('work folders: a job attempt starts empty; the sweep removes what dead pr
   fs.utimesSync(path.join(dataDir, 'tmp', 'unmarked-old'), past, past);
   fs.mkdirSync(path.join(dataDir, 'tmp', 'unmarked-new'));
   t.equal(await sweepWorkFolders(dataDir), 2);
-  t.same(fs.readdirSync(path.join(dataDir, 'tmp')).sort(), ['export-123', 'gen-old', 'unmarked-new'], 'live and recent folders stay; dead-owner and old unmarked ones are gone');
+  t.same(
+    fs.readdirSync(path.join(dataDir, 'tmp')).sort(),
+    ['export-123', 'gen-old', 'unmarked-new'],
+    'live and recent folders stay; dead-owner and old unmarked ones are gone',
+  );
   await t.rejects(jobFolder(dataDir, '../escape'), /Invalid work folder name/);
 });

@@ -7,7 +7,17 @@ import t from 'tap';
 import { duckExpression, phrases, renderMusicBed } from '../../src/media/music-bed.ts';
 
 t.test('phrases merge words across short gaps', async (t) => {
-  t.same(phrases([{ startMs: 0, endMs: 300 }, { startMs: 500, endMs: 800 }, { startMs: 2000, endMs: 2300 }]), [[0, 800], [2000, 2300]]);
+  t.same(
+    phrases([
+      { startMs: 0, endMs: 300 },
+      { startMs: 500, endMs: 800 },
+      { startMs: 2000, endMs: 2300 },
+    ]),
+    [
+      [0, 800],
+      [2000, 2300],
+    ],
+  );
   t.equal(duckExpression([]), '1');
 });
 

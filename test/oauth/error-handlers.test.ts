@@ -19,7 +19,11 @@ t.test('OAuth JSON endpoints answer RFC 6749 JSON', async (t) => {
   t.equal(tooBig.headers.get('cache-control'), 'no-store');
   t.match(await tooBig.json(), { error: 'invalid_request', error_description: String });
 
-  const notJson = await fetch(`${app.url}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"redirect_uris":' });
+  const notJson = await fetch(`${app.url}/oauth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"redirect_uris":',
+  });
   t.equal(notJson.status, 400, 'unparsable registration: 400');
   t.match(await notJson.json(), { error: 'invalid_client_metadata', error_description: String });
 });
@@ -31,7 +35,11 @@ t.test('OAuth pages answer an HTML page', async (t) => {
   t.match(tooBig.headers.get('content-security-policy'), /frame-ancestors 'none'/);
   t.match(await tooBig.text(), /<h1 id="page-title">Request refused<\/h1>/);
 
-  const notJson = await fetch(`${app.url}/oauth/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json', origin: app.url }, body: '{' });
+  const notJson = await fetch(`${app.url}/oauth/sign-in`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: app.url },
+    body: '{',
+  });
   t.equal(notJson.status, 400, 'unparsable body on a page: 400');
   t.match(await notJson.text(), /<h1 id="page-title">Request refused<\/h1>/);
 });
@@ -52,18 +60,30 @@ t.test('/mcp answers JSON-RPC, with or without a trailing slash', async (t) => {
   for (const path of ['/mcp', '/mcp/']) {
     const res = await fetch(`${app.url}${path}`, { method: 'POST', headers: { ...MCP, ...auth }, body: '{oops' });
     t.equal(res.status, 400, `${path}: unparsable JSON is 400`);
-    t.match(await res.json(), { jsonrpc: '2.0', id: null, error: { code: -32700, message: /^Parse error/ } }, `${path}: a JSON-RPC parse error`);
+    t.match(
+      await res.json(),
+      { jsonrpc: '2.0', id: null, error: { code: -32700, message: /^Parse error/ } },
+      `${path}: a JSON-RPC parse error`,
+    );
   }
 });
 
 t.test('the OAuth form parser stays out of the REST API', async (t) => {
-  const res = await fetch(`${app.url}/api/v1/generations`, { method: 'POST', headers: { ...FORM, authorization: `Bearer ${ws.key}` }, body: 'type=static_ad' });
+  const res = await fetch(`${app.url}/api/v1/generations`, {
+    method: 'POST',
+    headers: { ...FORM, authorization: `Bearer ${ws.key}` },
+    body: 'type=static_ad',
+  });
   t.equal(res.status, 415);
   t.match(await res.json(), { error: { code: 'unsupported_media_type' } });
 });
 
-t.test("the MCP 401 names metadata the OAuth server serves", async (t) => {
-  const res = await fetch(`${app.url}/mcp`, { method: 'POST', headers: MCP, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }) });
+t.test('the MCP 401 names metadata the OAuth server serves', async (t) => {
+  const res = await fetch(`${app.url}/mcp`, {
+    method: 'POST',
+    headers: MCP,
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+  });
   t.equal(res.status, 401);
   const url = /resource_metadata="([^"]+)"/.exec(res.headers.get('www-authenticate') ?? '')?.[1];
   t.equal(url, `${app.url}/.well-known/oauth-protected-resource`);

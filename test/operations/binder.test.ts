@@ -15,11 +15,16 @@ const tools = operationIndex.mcpOnlyTools;
 t.test('the real handlers bind every operation and every MCP-only tool of the spec', async (t) => {
   const bound = bindHandlers();
   t.same([...bound.keys()].sort(), [...ops, ...tools].map((o) => o.operationId).sort());
-  t.ok(tools.length >= 6 && tools.every((x) => x.transport === 'mcp' && x.method === null), 'MCP-only tools are index entries with no method');
+  t.ok(
+    tools.length >= 6 && tools.every((x) => x.transport === 'mcp' && x.method === null),
+    'MCP-only tools are index entries with no method',
+  );
 });
 
 t.test('an MCP-only tool without a handler refuses boot, naming it', async (t) => {
-  const withoutVoices = Object.fromEntries(Object.entries(HANDLER_MODULES).map(([k, m]) => [k, Object.fromEntries(Object.entries(m).filter(([id]) => id !== 'recommend_voice'))]));
+  const withoutVoices = Object.fromEntries(
+    Object.entries(HANDLER_MODULES).map(([k, m]) => [k, Object.fromEntries(Object.entries(m).filter(([id]) => id !== 'recommend_voice'))]),
+  );
   let caught: unknown;
   try {
     bindHandlers(withoutVoices as never);
@@ -35,7 +40,10 @@ t.test('an MCP-only tool without a handler refuses boot, naming it', async (t) =
   const pendingTools = new Set([...PENDING_MCP_TOOLS, 'frobnicate_widgets']);
   t.ok(bindHandlers(HANDLER_MODULES, ops, PENDING_OPERATIONS, extra, pendingTools).has('frobnicate_widgets'), 'bound to not_implemented');
   const modules = { ...HANDLER_MODULES, stray: { frobnicate_widgets: () => ({}) } } as never;
-  t.throws(() => bindHandlers(modules, ops, PENDING_OPERATIONS, extra, pendingTools), /MCP-only tool frobnicate_widgets has a handler but is still listed as pending/);
+  t.throws(
+    () => bindHandlers(modules, ops, PENDING_OPERATIONS, extra, pendingTools),
+    /MCP-only tool frobnicate_widgets has a handler but is still listed as pending/,
+  );
 });
 
 t.test('an operation without a handler refuses boot, naming it', async (t) => {
@@ -104,13 +112,25 @@ async function startWithEditedSpec(t: Test, edit: (spec: any) => void) {
 // alone is a BindError in the tests above.
 t.test('the server refuses to start when the spec gains an operation or an MCP-only tool nobody handles', async (t) => {
   const { gen, index, start } = await startWithEditedSpec(t, (spec) => {
-    spec.paths['/frobnicate'] = { get: { ...structuredClone(spec.paths['/models'].get), operationId: 'frobnicateWidgets', 'x-mcp-tools': [] } };
+    spec.paths['/frobnicate'] = {
+      get: { ...structuredClone(spec.paths['/models'].get), operationId: 'frobnicateWidgets', 'x-mcp-tools': [] },
+    };
     const getWorkspace = spec['x-mcp-only-tools'].find((x: { name: string }) => x.name === 'get_workspace');
-    spec['x-mcp-only-tools'].push({ ...structuredClone(getWorkspace), name: 'frobnicate_widgets', description: 'A tool added to the spec in a test, with no handler.' });
+    spec['x-mcp-only-tools'].push({
+      ...structuredClone(getWorkspace),
+      name: 'frobnicate_widgets',
+      description: 'A tool added to the spec in a test, with no handler.',
+    });
   });
   t.equal(gen.status, 0, gen.stderr);
-  t.ok(index.operations.some((x: { operationId: string }) => x.operationId === 'frobnicateWidgets'), 'the operation is an entry of the index');
-  t.ok(index.mcpOnlyTools.some((x: { operationId: string }) => x.operationId === 'frobnicate_widgets'), 'the tool is an entry of the index');
+  t.ok(
+    index.operations.some((x: { operationId: string }) => x.operationId === 'frobnicateWidgets'),
+    'the operation is an entry of the index',
+  );
+  t.ok(
+    index.mcpOnlyTools.some((x: { operationId: string }) => x.operationId === 'frobnicate_widgets'),
+    'the tool is an entry of the index',
+  );
   t.equal(start.status, 78, 'exit code 78 (configuration error), before touching the database');
   t.match(start.stderr, /Refusing to start: the handlers and the contract disagree/);
   t.match(start.stderr, /operation frobnicateWidgets has no handler/);

@@ -35,7 +35,12 @@ t.test('catalog.ts lists the catalog', async (t) => {
   const catalog = (await app.request('GET', '/api/v1/models', { key: ws.key })).body;
   t.same(
     { static_ads: out.static_ads, video_ads: out.video_ads, ugc_ads: out.ugc_ads, ai_models: out.ai_models },
-    { static_ads: catalog.static_ads.length, video_ads: catalog.video_ads.length, ugc_ads: catalog.ugc_ads.length, ai_models: catalog.ai_models.length },
+    {
+      static_ads: catalog.static_ads.length,
+      video_ads: catalog.video_ads.length,
+      ugc_ads: catalog.ugc_ads.length,
+      ai_models: catalog.ai_models.length,
+    },
   );
   t.ok(out.static_ads > 0, 'there are static-ad templates');
   t.match(out.cheapest_static_ad, { slug: String, credits: Number });
@@ -47,7 +52,11 @@ t.test('generation.ts queues with an idempotency key, replays without a second c
   t.equal(out.status, 'completed', JSON.stringify(out.error));
   t.match(out.output, { content_type: 'image/png' });
   t.match(out.url, /^http:\/\/127\.0\.0\.1:\d+\//);
-  t.same(out.replay, { idempotent_replay: true, same_id: true, credits_deducted: out.credits_deducted }, 'the repeated request is the stored answer');
+  t.same(
+    out.replay,
+    { idempotent_replay: true, same_id: true, credits_deducted: out.credits_deducted },
+    'the repeated request is the stored answer',
+  );
   t.ok(out.credits_deducted > 0);
   t.equal(await credits(), before - out.credits_deducted, 'charged once');
   const file = await fetch(out.url);
@@ -59,7 +68,9 @@ t.test('upload.ts sends a real file as multipart/form-data and places it on a ti
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sdk-upload-'));
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
   const file = path.join(dir, 'logo.png');
-  const png = await sharp({ create: { width: 48, height: 32, channels: 3, background: '#1e40af' } }).png().toBuffer();
+  const png = await sharp({ create: { width: 48, height: 32, channels: 3, background: '#1e40af' } })
+    .png()
+    .toBuffer();
   fs.writeFileSync(file, png);
   const out = await example('upload', [file]);
   t.match(out.media, { media_type: 'image', filename: 'logo.png', size_bytes: png.length, status: 'ready' });
@@ -67,7 +78,10 @@ t.test('upload.ts sends a real file as multipart/form-data and places it on a ti
   t.equal(out.version, 2);
   const video = await app.request('GET', `/api/v1/editor/videos/${out.video_id}`, { key: ws.key });
   t.equal(video.status, 200);
-  t.ok(video.body.items.some((i: { media_id?: string }) => i.media_id === out.media.id), 'the item is on the stored timeline');
+  t.ok(
+    video.body.items.some((i: { media_id?: string }) => i.media_id === out.media.id),
+    'the item is on the stored timeline',
+  );
   const stored = fs.readFileSync(path.join(app.service.ctx.config.dataDir, 'media', 'editor-media', ws.orgId, `${out.media.id}.png`));
   t.same(stored, png, 'the bytes arrived intact');
 });
@@ -76,7 +90,10 @@ t.test('edits.ts applies operations with PATCH', async (t) => {
   const out = await example('edits');
   t.equal(out.title, 'Summer sale');
   t.equal(out.version, out.version_before + 1);
-  t.same(out.applied.map((a: { type: string }) => a.type), ['set_title', 'add_text']);
+  t.same(
+    out.applied.map((a: { type: string }) => a.type),
+    ['set_title', 'add_text'],
+  );
   t.same(out.texts, ['20% off everything']);
   const video = await app.request('GET', `/api/v1/editor/videos/${out.id}`, { key: ws.key });
   t.match(video.body, { title: 'Summer sale', version: out.version });
@@ -86,7 +103,10 @@ t.test('errors.ts reads a 400 and a 404 from the ErrorResponse envelope', async 
   const before = await credits();
   const out = await example('errors');
   t.match(out.bad_request, { status: 400, code: 'bad_request', retryable: false, message: String });
-  t.ok(out.bad_request.fields.includes('body.colour') || out.bad_request.fields.includes('body.template_slug'), `names the failing fields: ${out.bad_request.fields}`);
+  t.ok(
+    out.bad_request.fields.includes('body.colour') || out.bad_request.fields.includes('body.template_slug'),
+    `names the failing fields: ${out.bad_request.fields}`,
+  );
   t.match(out.not_found, { status: 404, code: 'not_found', retryable: false, resource: 'generation' });
   t.equal(out.thrown_code, 'not_found', 'throwOnError throws the envelope itself');
   t.equal(await credits(), before, 'nothing charged');

@@ -11,7 +11,10 @@ t.test('a script becomes at most seven parts: hook, beats, call to action', asyn
   t.equal(parts[0].role, 'hook');
   t.equal(parts.at(-1)!.role, 'cta');
   t.equal(parts.map((p) => p.text).join(' '), 'One. Two! Three? Four. Five. Six. Seven. Eight. Nine.', 'no word lost');
-  t.same(partsFromScript('No punctuation at all').map((p) => p.text), ['No punctuation at all']);
+  t.same(
+    partsFromScript('No punctuation at all').map((p) => p.text),
+    ['No punctuation at all'],
+  );
 });
 
 t.test('the speech rate is corrected only outside 60–96 % of the target, within the bounds', async (t) => {
@@ -21,16 +24,21 @@ t.test('the speech rate is corrected only outside 60–96 % of the target, withi
   t.equal(fitSpeed(2000, 1, 10_000), 0.8, 'never slower than 0.8');
 });
 
-const words = ['Cold', 'brew', 'is', 'smooth.', 'Make', 'it', 'tonight.', 'Drink', 'it', 'tomorrow', 'morning', 'early.'].map((text, i) => ({
-  text,
-  startMs: i * 400 + (i >= 4 ? 300 : 0) + (i >= 7 ? 300 : 0),
-  endMs: i * 400 + 350 + (i >= 4 ? 300 : 0) + (i >= 7 ? 300 : 0),
-}));
+const words = ['Cold', 'brew', 'is', 'smooth.', 'Make', 'it', 'tonight.', 'Drink', 'it', 'tomorrow', 'morning', 'early.'].map(
+  (text, i) => ({
+    text,
+    startMs: i * 400 + (i >= 4 ? 300 : 0) + (i >= 7 ? 300 : 0),
+    endMs: i * 400 + 350 + (i >= 4 ? 300 : 0) + (i >= 7 ? 300 : 0),
+  }),
+);
 const parts = partsFromScript('Cold brew is smooth. Make it tonight. Drink it tomorrow morning early.');
 
 t.test('caption cues: at most four words, broken at sentence ends, timed by the words', async (t) => {
   const cues = captionCues(parts, words);
-  t.same(cues.map((c) => c.text), ['Cold brew is smooth.', 'Make it tonight.', 'Drink it tomorrow morning', 'early.']);
+  t.same(
+    cues.map((c) => c.text),
+    ['Cold brew is smooth.', 'Make it tonight.', 'Drink it tomorrow morning', 'early.'],
+  );
   t.equal(cues[0].startMs, words[0].startMs);
   t.equal(cues[1].words![0].startMs, words[4].startMs, 'each word keeps its time');
   for (let i = 0; i + 1 < cues.length; i++) t.ok(cues[i].endMs <= cues[i + 1].startMs, 'cues never overlap');
@@ -39,14 +47,29 @@ t.test('caption cues: at most four words, broken at sentence ends, timed by the 
 
 t.test('the timeline covers the duration from 0 with scenes that pan', async (t) => {
   const cues = captionCues(parts, words);
-  const tl = facelessTimeline({ width: 1080, height: 1920, durationSeconds: 6, sceneMediaIds: ['a', 'b', 'c'], sceneStartsMs: partStarts(parts, words), voice: { mediaId: 'v', durationMs: 5000 }, cues });
+  const tl = facelessTimeline({
+    width: 1080,
+    height: 1920,
+    durationSeconds: 6,
+    sceneMediaIds: ['a', 'b', 'c'],
+    sceneStartsMs: partStarts(parts, words),
+    voice: { mediaId: 'v', durationMs: 5000 },
+    cues,
+  });
   const scenes = tl.items.filter((i) => i.type === 'image');
   t.equal(scenes[0].from_seconds, 0);
-  for (let i = 0; i + 1 < scenes.length; i++) t.equal(scenes[i].from_seconds + scenes[i].duration_seconds, scenes[i + 1].from_seconds, 'back to back');
+  for (let i = 0; i + 1 < scenes.length; i++)
+    t.equal(scenes[i].from_seconds + scenes[i].duration_seconds, scenes[i + 1].from_seconds, 'back to back');
   t.equal(scenes.at(-1)!.from_seconds + scenes.at(-1)!.duration_seconds, 6, 'to the end');
   t.ok(scenes.every((s) => s.animation?.enter?.type === 'pan'));
-  t.match(tl.items.find((i) => i.type === 'audio'), { media_id: 'v', audio_role: 'voiceover', duration_seconds: 5 });
-  t.match(tl.items.find((i) => i.type === 'captions'), { from_seconds: 0, duration_seconds: 6, captions: cues });
+  t.match(
+    tl.items.find((i) => i.type === 'audio'),
+    { media_id: 'v', audio_role: 'voiceover', duration_seconds: 5 },
+  );
+  t.match(
+    tl.items.find((i) => i.type === 'captions'),
+    { from_seconds: 0, duration_seconds: 6, captions: cues },
+  );
 });
 
 t.test('price: the voice credits per started 30 seconds; languages by name or tag', async (t) => {

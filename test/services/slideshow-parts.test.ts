@@ -15,11 +15,19 @@ t.test('the title defaults to the prompt’s first sentence, cut near 60 charact
 });
 
 t.test('a brand kit yields its colours, logo URL and fonts; junk is ignored', async (t) => {
-  t.same(brandKitLook({ colors: ['#112233', 'red', '#aabbcc'], accent_color: '#FFCC00', logo_url: 'https://cdn.example.com/l.png', fonts: ['Inter', { family: 'Merriweather Serif' }, '<script>'] }), {
-    colors: ['#112233', '#AABBCC', '#FFCC00'],
-    logoUrl: 'https://cdn.example.com/l.png',
-    fonts: ['Inter', 'Merriweather Serif'],
-  });
+  t.same(
+    brandKitLook({
+      colors: ['#112233', 'red', '#aabbcc'],
+      accent_color: '#FFCC00',
+      logo_url: 'https://cdn.example.com/l.png',
+      fonts: ['Inter', { family: 'Merriweather Serif' }, '<script>'],
+    }),
+    {
+      colors: ['#112233', '#AABBCC', '#FFCC00'],
+      logoUrl: 'https://cdn.example.com/l.png',
+      fonts: ['Inter', 'Merriweather Serif'],
+    },
+  );
   t.same(brandKitLook({ logo_url: 'file:///etc/passwd' }), { colors: [], logoUrl: undefined, fonts: [] });
   t.same(brandKitLook(null), { colors: [], logoUrl: undefined, fonts: [] });
 });
@@ -38,7 +46,15 @@ t.test('palette: the kit first, then the reference, then the prompt', async (t) 
 
 t.test('a reference image’s palette: its main colours, most frequent first', async (t) => {
   const img = await sharp({ create: { width: 100, height: 100, channels: 3, background: '#1e40c8' } })
-    .composite([{ input: await sharp({ create: { width: 30, height: 100, channels: 3, background: '#ffd000' } }).png().toBuffer(), left: 0, top: 0 }])
+    .composite([
+      {
+        input: await sharp({ create: { width: 30, height: 100, channels: 3, background: '#ffd000' } })
+          .png()
+          .toBuffer(),
+        left: 0,
+        top: 0,
+      },
+    ])
     .png()
     .toBuffer();
   const colours = await imagePalette(img);
@@ -49,11 +65,21 @@ t.test('a reference image’s palette: its main colours, most frequent first', a
 });
 
 t.test('slides are full size with the product, avatar and logo where the geometry says', async (t) => {
-  const product = await sharp({ create: { width: 300, height: 200, channels: 3, background: '#00ff00' } }).png().toBuffer();
-  const avatar = await sharp({ create: { width: 50, height: 50, channels: 3, background: '#ff00ff' } }).png().toBuffer();
-  const logo = await sharp({ create: { width: 200, height: 80, channels: 3, background: '#ffff00' } }).png().toBuffer();
+  const product = await sharp({ create: { width: 300, height: 200, channels: 3, background: '#00ff00' } })
+    .png()
+    .toBuffer();
+  const avatar = await sharp({ create: { width: 50, height: 50, channels: 3, background: '#ff00ff' } })
+    .png()
+    .toBuffer();
+  const logo = await sharp({ create: { width: 200, height: 80, channels: 3, background: '#ffff00' } })
+    .png()
+    .toBuffer();
   const palette = { background: '#123456', secondary: '#333333', accent: '#ffcc00' };
-  for (const [w, h] of [[1080, 1920], [1080, 1080], [1080, 1350]]) {
+  for (const [w, h] of [
+    [1080, 1920],
+    [1080, 1080],
+    [1080, 1350],
+  ]) {
     const png = await renderSlide({ width: w, height: h, index: 1, count: 4, layout: 'card', palette, product, avatar, logo, seed: 's' });
     const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
     t.same([info.width, info.height, info.channels], [w, h, 3]);
@@ -74,5 +100,17 @@ t.test('slides are full size with the product, avatar and logo where the geometr
   const { data } = await sharp(bleed).raw().toBuffer({ resolveWithObject: true });
   const i = (1000 * 1080 + 540) * 3;
   t.same([data[i], data[i + 1], data[i + 2]], [0, 255, 0], 'full-bleed: the product covers the slide');
-  await t.rejects(renderSlide({ width: 1080, height: 1080, index: 0, count: 3, layout: 'card', palette, product: Buffer.from('not an image'), seed: 's' }), { name: 'SlideInputError', input: 'product' });
+  await t.rejects(
+    renderSlide({
+      width: 1080,
+      height: 1080,
+      index: 0,
+      count: 3,
+      layout: 'card',
+      palette,
+      product: Buffer.from('not an image'),
+      seed: 's',
+    }),
+    { name: 'SlideInputError', input: 'product' },
+  );
 });

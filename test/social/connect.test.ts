@@ -16,7 +16,15 @@ import { connectAccount, SOCIAL_PLATFORMS } from '../../src/services/social/acco
 import { loadTokenKey, tokenCipher } from '../../src/services/social/token-crypto.ts';
 import { launchBrowser } from '../helpers/browser.ts';
 import { Browser, connect, hiddenField, member, oauthTokens, startMcpApp } from '../mcp/helpers.ts';
-import { fakeLinkedInOAuth, fakeOtherPlatforms, fakeXOAuth, LINKEDIN_MEMBER, LINKEDIN_OAUTH_CLIENT, X_OAUTH_CLIENT, X_USER } from './oauth-fakes.ts';
+import {
+  fakeLinkedInOAuth,
+  fakeOtherPlatforms,
+  fakeXOAuth,
+  LINKEDIN_MEMBER,
+  LINKEDIN_OAUTH_CLIENT,
+  X_OAUTH_CLIENT,
+  X_USER,
+} from './oauth-fakes.ts';
 
 const X = await fakeXOAuth(t);
 const LI = await fakeLinkedInOAuth(t);
@@ -26,7 +34,12 @@ const otherEnv = Object.fromEntries(
   Object.entries(OTHER.urls).flatMap(([p, url]) => [
     [`SOCIAL_API_BASE_${p.toUpperCase()}`, url],
     // Threads stays without a client id: the page says it is not configured.
-    ...(p === 'threads' ? [] : [[`SOCIAL_${p.toUpperCase()}_CLIENT_ID`, OTHER_CLIENT.id], [`SOCIAL_${p.toUpperCase()}_CLIENT_SECRET`, OTHER_CLIENT.secret]]),
+    ...(p === 'threads'
+      ? []
+      : [
+          [`SOCIAL_${p.toUpperCase()}_CLIENT_ID`, OTHER_CLIENT.id],
+          [`SOCIAL_${p.toUpperCase()}_CLIENT_SECRET`, OTHER_CLIENT.secret],
+        ]),
   ]),
 );
 const app = await startMcpApp(t, {
@@ -85,13 +98,23 @@ t.test('connect X and LinkedIn in Chromium, see them listed, refusals, disconnec
   t.equal(xa.get('code_challenge_method'), 'S256');
   t.match(xa.get('state'), /^[\w-]{43}$/);
   const xt = X.state.tokenRequests[0];
-  t.equal(xt.headers.authorization, `Basic ${Buffer.from(`${X_OAUTH_CLIENT.id}:${X_OAUTH_CLIENT.secret}`).toString('base64')}`, 'confidential client: HTTP Basic');
+  t.equal(
+    xt.headers.authorization,
+    `Basic ${Buffer.from(`${X_OAUTH_CLIENT.id}:${X_OAUTH_CLIENT.secret}`).toString('base64')}`,
+    'confidential client: HTTP Basic',
+  );
   t.ok(xt.form.get('code_verifier'), 'the verifier, which the fake checked against the challenge');
   t.notOk(xt.form.has('client_secret'), 'the secret is not in the form');
   t.equal(X.state.meRequests, 1);
 
   let [x] = (await rows()).filter((r) => r.platform === 'x');
-  t.match(x, { platformAccountId: X_USER.id, handle: X_USER.username, displayName: X_USER.name, status: 'connected', scopes: ['tweet.read', 'tweet.write', 'users.read', 'media.write', 'offline.access'] });
+  t.match(x, {
+    platformAccountId: X_USER.id,
+    handle: X_USER.username,
+    displayName: X_USER.name,
+    status: 'connected',
+    scopes: ['tweet.read', 'tweet.write', 'users.read', 'media.write', 'offline.access'],
+  });
   t.equal(cipher.decrypt(x.accessTokenEnc), X.state.issued[0].access, 'the sealed token is the one X issued');
   t.equal(cipher.decrypt(x.refreshTokenEnc!), X.state.issued[0].refresh);
   t.notMatch(x.accessTokenEnc, X.state.issued[0].access, 'not stored in the clear');
@@ -129,10 +152,20 @@ t.test('connect X and LinkedIn in Chromium, see them listed, refusals, disconnec
   t.equal(la.get('scope'), 'openid profile w_member_social');
   t.notOk(la.has('code_challenge') || la.has('code_challenge_method'), 'no PKCE for LinkedIn');
   const lt = LI.state.tokenRequests[0];
-  t.match(Object.fromEntries(lt.form), { grant_type: 'authorization_code', client_id: LINKEDIN_OAUTH_CLIENT.id, client_secret: LINKEDIN_OAUTH_CLIENT.secret, redirect_uri: `${app.url}/social/callback/linkedin` });
+  t.match(Object.fromEntries(lt.form), {
+    grant_type: 'authorization_code',
+    client_id: LINKEDIN_OAUTH_CLIENT.id,
+    client_secret: LINKEDIN_OAUTH_CLIENT.secret,
+    redirect_uri: `${app.url}/social/callback/linkedin`,
+  });
   t.notOk(lt.form.has('code_verifier'));
   const [li] = (await rows()).filter((r) => r.platform === 'linkedin');
-  t.match(li, { platformAccountId: LINKEDIN_MEMBER.sub, handle: 'Ana Brand', refreshTokenEnc: null, scopes: ['openid', 'profile', 'w_member_social'] });
+  t.match(li, {
+    platformAccountId: LINKEDIN_MEMBER.sub,
+    handle: 'Ana Brand',
+    refreshTokenEnc: null,
+    scopes: ['openid', 'profile', 'w_member_social'],
+  });
   t.equal(cipher.decrypt(li.accessTokenEnc), LI.state.issued[0].access);
   t.equal(await page.getByRole('heading', { level: 2, name: 'LinkedIn: Ana Brand' }).count(), 1);
 
@@ -160,7 +193,12 @@ t.test('connect X and LinkedIn in Chromium, see them listed, refusals, disconnec
   // A state started in another browser (another session) is refused here, and still works there.
   const other = new Browser(app.url);
   let r = await other.fetch('/social/connections');
-  r = await other.post('/social/connections', { action: 'sign-in', csrf: hiddenField(await r.text(), 'csrf')!, email: m.email, password: m.password });
+  r = await other.post('/social/connections', {
+    action: 'sign-in',
+    csrf: hiddenField(await r.text(), 'csrf')!,
+    email: m.email,
+    password: m.password,
+  });
   t.equal(r.status, 303);
   r = await other.fetch('/social/connect/x');
   t.equal(r.status, 303);
@@ -177,7 +215,11 @@ t.test('connect X and LinkedIn in Chromium, see them listed, refusals, disconnec
   await page.goto(`${app.url}/social/connections`);
   await Promise.all([page.waitForURL(/disconnected=x$/), page.getByRole('button', { name: 'Disconnect X brandx' }).click()]);
   t.equal((await page.getByRole('status').textContent())?.trim(), 'Disconnected the X account.');
-  t.same((await rows()).map((r) => r.platform), ['linkedin'], 'X is gone with its tokens');
+  t.same(
+    (await rows()).map((r) => r.platform),
+    ['linkedin'],
+    'X is gone with its tokens',
+  );
   t.equal(await page.getByRole('heading', { level: 2, name: 'X: brandx' }).count(), 0);
   const theirs = await app.workspace();
   const their = await connectAccount(db, cipher, { orgId: theirs.orgId, platform: 'x', handle: 'theirs', accessToken: 'their-token' });
@@ -193,57 +235,95 @@ t.test('connect X and LinkedIn in Chromium, see them listed, refusals, disconnec
   t.equal((await rows()).length, 1, 'LinkedIn is still connected');
 });
 
-t.test('MCP with OAuth access tokens: social:read lists, social:write publishes; duplicates ignored; other workspaces not_found', async (t) => {
-  const cipherRow = (platform: 'x' | 'linkedin', handle: string, orgId = ws.orgId) =>
-    connectAccount(db, cipher, { orgId, platform, handle, accessToken: `t-${handle}`, platformAccountId: randomUUID() });
-  const xAcc = await cipherRow('x', 'oauthx');
-  const theirs = await cipherRow('x', 'elsewhere', (await app.workspace()).orgId);
-  const mediaId = randomUUID();
-  const key = `editor-media/${ws.orgId}/${mediaId}.png`;
-  await app.service.ctx.storage.put(key, Buffer.alloc(2000, 1), 'image/png');
-  await db.insert(media).values({ id: mediaId, orgId: ws.orgId, kind: 'image', status: 'completed', source: 'upload', contentType: 'image/png', sizeBytes: 2000, storageKey: key, width: 1080, height: 1080 });
+t.test(
+  'MCP with OAuth access tokens: social:read lists, social:write publishes; duplicates ignored; other workspaces not_found',
+  async (t) => {
+    const cipherRow = (platform: 'x' | 'linkedin', handle: string, orgId = ws.orgId) =>
+      connectAccount(db, cipher, { orgId, platform, handle, accessToken: `t-${handle}`, platformAccountId: randomUUID() });
+    const xAcc = await cipherRow('x', 'oauthx');
+    const theirs = await cipherRow('x', 'elsewhere', (await app.workspace()).orgId);
+    const mediaId = randomUUID();
+    const key = `editor-media/${ws.orgId}/${mediaId}.png`;
+    await app.service.ctx.storage.put(key, Buffer.alloc(2000, 1), 'image/png');
+    await db.insert(media).values({
+      id: mediaId,
+      orgId: ws.orgId,
+      kind: 'image',
+      status: 'completed',
+      source: 'upload',
+      contentType: 'image/png',
+      sizeBytes: 2000,
+      storageKey: key,
+      width: 1080,
+      height: 1080,
+    });
 
-  const reader = await oauthTokens(app, { email: m.email, password: m.password, scope: 'social:read' });
-  const writer = await oauthTokens(app, { email: m.email, password: m.password, scope: 'social:write' });
-  t.equal(reader.scope, 'social:read');
-  t.equal(writer.scope, 'social:write');
-  for (const [name, tok] of [['social:read', reader], ['social:write', writer]] as const) {
-    const c = await connect(app, tok.access_token);
-    const res = await c.callTool({ name: 'list_social_accounts', arguments: {} });
-    await c.close();
-    t.notOk(res.isError, `${name} lists`);
-    const ids = (res.structuredContent as { data: { id: string }[] }).data.map((a) => a.id);
-    t.ok(ids.includes(xAcc.id), `${name}: this workspace's accounts`);
-    t.notOk(ids.includes(theirs.id), `${name}: not another workspace's`);
-  }
+    const reader = await oauthTokens(app, { email: m.email, password: m.password, scope: 'social:read' });
+    const writer = await oauthTokens(app, { email: m.email, password: m.password, scope: 'social:write' });
+    t.equal(reader.scope, 'social:read');
+    t.equal(writer.scope, 'social:write');
+    for (const [name, tok] of [
+      ['social:read', reader],
+      ['social:write', writer],
+    ] as const) {
+      const c = await connect(app, tok.access_token);
+      const res = await c.callTool({ name: 'list_social_accounts', arguments: {} });
+      await c.close();
+      t.notOk(res.isError, `${name} lists`);
+      const ids = (res.structuredContent as { data: { id: string }[] }).data.map((a) => a.id);
+      t.ok(ids.includes(xAcc.id), `${name}: this workspace's accounts`);
+      t.notOk(ids.includes(theirs.id), `${name}: not another workspace's`);
+    }
 
-  // social:read cannot publish: the insufficient_scope challenge.
-  const raw = await fetch(`${app.url}/mcp`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${reader.access_token}` },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'publish_media_to_social', arguments: { account_ids: [xAcc.id], media_id: mediaId } } }),
-  });
-  t.equal(raw.status, 403);
-  t.match(raw.headers.get('www-authenticate'), /^Bearer error="insufficient_scope".*scope="social:read social:write"/);
+    // social:read cannot publish: the insufficient_scope challenge.
+    const raw = await fetch(`${app.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        authorization: `Bearer ${reader.access_token}`,
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'publish_media_to_social', arguments: { account_ids: [xAcc.id], media_id: mediaId } },
+      }),
+    });
+    t.equal(raw.status, 403);
+    t.match(raw.headers.get('www-authenticate'), /^Bearer error="insufficient_scope".*scope="social:read social:write"/);
 
-  // social:write publishes (duplicates ignored) and reads back; another workspace's account is not_found.
-  const c = await connect(app, writer.access_token);
-  t.teardown(() => c.close());
-  let res = await c.callTool({ name: 'publish_media_to_social', arguments: { account_ids: [xAcc.id, xAcc.id], media_id: mediaId, caption: 'hello' } });
-  t.notOk(res.isError, JSON.stringify(res.structuredContent));
-  const pub = res.structuredContent as { id: string; results: { account_id: string; status: string }[] };
-  t.same(pub.results.map((r) => [r.account_id, r.status]), [[xAcc.id, 'queued']], 'one target for the repeated id');
-  res = await c.callTool({ name: 'get_social_publication', arguments: { id: pub.id } });
-  t.match(res.structuredContent, { id: pub.id });
-  res = await c.callTool({ name: 'publish_media_to_social', arguments: { account_ids: [xAcc.id, theirs.id], media_id: mediaId } });
-  t.ok(res.isError);
-  t.match(res.structuredContent, { error: { code: 'not_found', context: { resource: 'social_account', field: 'account_ids.1' } } });
-});
+    // social:write publishes (duplicates ignored) and reads back; another workspace's account is not_found.
+    const c = await connect(app, writer.access_token);
+    t.teardown(() => c.close());
+    let res = await c.callTool({
+      name: 'publish_media_to_social',
+      arguments: { account_ids: [xAcc.id, xAcc.id], media_id: mediaId, caption: 'hello' },
+    });
+    t.notOk(res.isError, JSON.stringify(res.structuredContent));
+    const pub = res.structuredContent as { id: string; results: { account_id: string; status: string }[] };
+    t.same(
+      pub.results.map((r) => [r.account_id, r.status]),
+      [[xAcc.id, 'queued']],
+      'one target for the repeated id',
+    );
+    res = await c.callTool({ name: 'get_social_publication', arguments: { id: pub.id } });
+    t.match(res.structuredContent, { id: pub.id });
+    res = await c.callTool({ name: 'publish_media_to_social', arguments: { account_ids: [xAcc.id, theirs.id], media_id: mediaId } });
+    t.ok(res.isError);
+    t.match(res.structuredContent, { error: { code: 'not_found', context: { resource: 'social_account', field: 'account_ids.1' } } });
+  },
+);
 
 t.test('YouTube, TikTok, Pinterest, Instagram and Facebook: each one’s documented code exchange and profile, over HTTP', async (t) => {
   const b = new Browser(app.url);
   let r = await b.fetch('/social/connections');
-  r = await b.post('/social/connections', { action: 'sign-in', csrf: hiddenField(await r.text(), 'csrf')!, email: m.email, password: m.password });
+  r = await b.post('/social/connections', {
+    action: 'sign-in',
+    csrf: hiddenField(await r.text(), 'csrf')!,
+    email: m.email,
+    password: m.password,
+  });
   t.equal(r.status, 303);
   for (const p of ['youtube', 'tiktok', 'pinterest', 'instagram', 'facebook'] as const) {
     r = await b.fetch(`/social/connect/${p}`);
@@ -256,11 +336,31 @@ t.test('YouTube, TikTok, Pinterest, Instagram and Facebook: each one’s documen
     t.equal(r.headers.get('location'), `/social/connections?connected=${p}`);
   }
   const all = await rows();
-  const of = (p: string) => all.filter((r) => r.platform === p).map((r) => ({ id: r.platformAccountId, handle: r.handle, name: r.displayName, access: cipher.decrypt(r.accessTokenEnc), refresh: r.refreshTokenEnc && cipher.decrypt(r.refreshTokenEnc), expires: r.expiresAt !== null }));
-  t.same(of('youtube'), [{ id: 'UCbrand123', handle: 'brandtv', name: 'Brand TV', access: 'ya29.yt-access', refresh: '1//yt-refresh', expires: true }]);
-  t.same(of('tiktok'), [{ id: 'tt-open-1', handle: 'brandtok', name: 'Brand Tok', access: 'act.tt-access', refresh: 'rft.tt-refresh', expires: true }]);
-  t.same(of('pinterest'), [{ id: '549755885175', handle: 'brandpins', name: 'Brand Pins', access: 'pina_access', refresh: 'pinr_refresh', expires: true }]);
-  t.same(of('instagram'), [{ id: '17841400001', handle: 'brandgram', name: 'Brand Gram', access: 'IG-long', refresh: 'IG-long', expires: true }], 'the 60-day token, which is also what ig_refresh_token sends');
+  const of = (p: string) =>
+    all
+      .filter((r) => r.platform === p)
+      .map((r) => ({
+        id: r.platformAccountId,
+        handle: r.handle,
+        name: r.displayName,
+        access: cipher.decrypt(r.accessTokenEnc),
+        refresh: r.refreshTokenEnc && cipher.decrypt(r.refreshTokenEnc),
+        expires: r.expiresAt !== null,
+      }));
+  t.same(of('youtube'), [
+    { id: 'UCbrand123', handle: 'brandtv', name: 'Brand TV', access: 'ya29.yt-access', refresh: '1//yt-refresh', expires: true },
+  ]);
+  t.same(of('tiktok'), [
+    { id: 'tt-open-1', handle: 'brandtok', name: 'Brand Tok', access: 'act.tt-access', refresh: 'rft.tt-refresh', expires: true },
+  ]);
+  t.same(of('pinterest'), [
+    { id: '549755885175', handle: 'brandpins', name: 'Brand Pins', access: 'pina_access', refresh: 'pinr_refresh', expires: true },
+  ]);
+  t.same(
+    of('instagram'),
+    [{ id: '17841400001', handle: 'brandgram', name: 'Brand Gram', access: 'IG-long', refresh: 'IG-long', expires: true }],
+    'the 60-day token, which is also what ig_refresh_token sends',
+  );
   t.same(
     of('facebook').sort((a, b) => a.id.localeCompare(b.id)),
     [
@@ -286,27 +386,68 @@ t.test('YouTube, TikTok, Pinterest, Instagram and Facebook: each one’s documen
   t.equal(OTHER.calls.length, exchanges, 'the platform was not called');
 });
 
-t.test('the authorization request of each of the eight platforms: real host, client id parameter, scopes, PKCE where supported', async (t) => {
-  const want = {
-    x: ['https://x.com/i/oauth2/authorize', 'client_id', 'tweet.read tweet.write users.read media.write offline.access', true],
-    linkedin: ['https://www.linkedin.com/oauth/v2/authorization', 'client_id', 'openid profile w_member_social', false],
-    youtube: ['https://accounts.google.com/o/oauth2/v2/auth', 'client_id', 'https://www.googleapis.com/auth/youtube.upload https://www.googleapis.com/auth/youtube.readonly', true],
-    tiktok: ['https://www.tiktok.com/v2/auth/authorize/', 'client_key', 'user.info.basic,user.info.profile,video.publish,video.upload', false],
-    pinterest: ['https://www.pinterest.com/oauth/', 'client_id', 'user_accounts:read,boards:read,boards:write,pins:read,pins:write', false],
-    instagram: ['https://www.instagram.com/oauth/authorize', 'client_id', 'instagram_business_basic,instagram_business_content_publish', false],
-    threads: ['https://threads.com/oauth/authorize', 'client_id', 'threads_basic,threads_content_publish', false],
-    facebook: ['https://www.facebook.com/v23.0/dialog/oauth', 'client_id', 'pages_show_list,pages_read_engagement,pages_manage_posts', false],
-  } as const;
-  t.same(Object.keys(want).sort(), [...SOCIAL_PLATFORMS].sort(), 'all eight');
-  for (const p of SOCIAL_PLATFORMS) {
-    const [base, idParam, scope, pkce] = want[p];
-    t.equal(SOCIAL_OAUTH[p].pkce, pkce, `${p}: PKCE`);
-    const u = new URL(authorizationUrl(p, { clientId: 'cid', redirectUri: `https://api.example.com/social/callback/${p}`, state: 'st', codeChallenge: 'c'.repeat(43) }));
-    t.equal(`${u.origin}${u.pathname}`, base, `${p}: authorization URL`);
-    t.equal(u.searchParams.get(idParam), 'cid', `${p}: ${idParam}`);
-    t.match(Object.fromEntries(u.searchParams), { response_type: 'code', scope, state: 'st', redirect_uri: `https://api.example.com/social/callback/${p}` }, p);
-    t.equal(u.searchParams.get('code_challenge_method'), pkce ? 'S256' : null, `${p}: code_challenge_method`);
-  }
-  const g = new URL(authorizationUrl('youtube', { clientId: 'cid', redirectUri: 'https://a.example/cb', state: 's', codeChallenge: 'c'.repeat(43) }));
-  t.match(Object.fromEntries(g.searchParams), { access_type: 'offline', prompt: 'consent' }, 'Google issues a refresh token');
-});
+t.test(
+  'the authorization request of each of the eight platforms: real host, client id parameter, scopes, PKCE where supported',
+  async (t) => {
+    const want = {
+      x: ['https://x.com/i/oauth2/authorize', 'client_id', 'tweet.read tweet.write users.read media.write offline.access', true],
+      linkedin: ['https://www.linkedin.com/oauth/v2/authorization', 'client_id', 'openid profile w_member_social', false],
+      youtube: [
+        'https://accounts.google.com/o/oauth2/v2/auth',
+        'client_id',
+        'https://www.googleapis.com/auth/youtube.upload https://www.googleapis.com/auth/youtube.readonly',
+        true,
+      ],
+      tiktok: [
+        'https://www.tiktok.com/v2/auth/authorize/',
+        'client_key',
+        'user.info.basic,user.info.profile,video.publish,video.upload',
+        false,
+      ],
+      pinterest: [
+        'https://www.pinterest.com/oauth/',
+        'client_id',
+        'user_accounts:read,boards:read,boards:write,pins:read,pins:write',
+        false,
+      ],
+      instagram: [
+        'https://www.instagram.com/oauth/authorize',
+        'client_id',
+        'instagram_business_basic,instagram_business_content_publish',
+        false,
+      ],
+      threads: ['https://threads.com/oauth/authorize', 'client_id', 'threads_basic,threads_content_publish', false],
+      facebook: [
+        'https://www.facebook.com/v23.0/dialog/oauth',
+        'client_id',
+        'pages_show_list,pages_read_engagement,pages_manage_posts',
+        false,
+      ],
+    } as const;
+    t.same(Object.keys(want).sort(), [...SOCIAL_PLATFORMS].sort(), 'all eight');
+    for (const p of SOCIAL_PLATFORMS) {
+      const [base, idParam, scope, pkce] = want[p];
+      t.equal(SOCIAL_OAUTH[p].pkce, pkce, `${p}: PKCE`);
+      const u = new URL(
+        authorizationUrl(p, {
+          clientId: 'cid',
+          redirectUri: `https://api.example.com/social/callback/${p}`,
+          state: 'st',
+          codeChallenge: 'c'.repeat(43),
+        }),
+      );
+      t.equal(`${u.origin}${u.pathname}`, base, `${p}: authorization URL`);
+      t.equal(u.searchParams.get(idParam), 'cid', `${p}: ${idParam}`);
+      t.match(
+        Object.fromEntries(u.searchParams),
+        { response_type: 'code', scope, state: 'st', redirect_uri: `https://api.example.com/social/callback/${p}` },
+        p,
+      );
+      t.equal(u.searchParams.get('code_challenge_method'), pkce ? 'S256' : null, `${p}: code_challenge_method`);
+    }
+    const g = new URL(
+      authorizationUrl('youtube', { clientId: 'cid', redirectUri: 'https://a.example/cb', state: 's', codeChallenge: 'c'.repeat(43) }),
+    );
+    t.match(Object.fromEntries(g.searchParams), { access_type: 'offline', prompt: 'consent' }, 'Google issues a refresh token');
+  },
+);

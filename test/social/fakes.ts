@@ -55,7 +55,12 @@ export const jsonOf = (r: Req): any => {
 
 const X_PROBLEM_INVALID = (message: string) => ({
   status: 400,
-  body: { errors: [{ message }], title: 'Invalid Request', detail: 'One or more parameters to your request was invalid.', type: 'https://api.twitter.com/2/problems/invalid-request' },
+  body: {
+    errors: [{ message }],
+    title: 'Invalid Request',
+    detail: 'One or more parameters to your request was invalid.',
+    type: 'https://api.twitter.com/2/problems/invalid-request',
+  },
 });
 const X_UNAUTHORIZED = { status: 401, body: { title: 'Unauthorized', type: 'about:blank', status: 401, detail: 'Unauthorized' } };
 
@@ -94,7 +99,8 @@ export async function fakeX(t: Test) {
     state.seen.push(`${r.method} ${r.path}`);
     if (r.method === 'POST' && r.path === '/2/oauth2/token') {
       const f = formOf(r);
-      if (!/application\/x-www-form-urlencoded/.test(r.headers['content-type'] ?? '')) return { status: 400, body: { error: 'invalid_request', error_description: 'Missing required parameter [grant_type].' } };
+      if (!/application\/x-www-form-urlencoded/.test(r.headers['content-type'] ?? ''))
+        return { status: 400, body: { error: 'invalid_request', error_description: 'Missing required parameter [grant_type].' } };
       if (f.get('grant_type') !== 'refresh_token' || !state.refreshTokens.has(f.get('refresh_token') ?? '')) {
         return { status: 400, body: { error: 'invalid_request', error_description: 'Value passed for the token was invalid.' } };
       }
@@ -104,7 +110,16 @@ export async function fakeX(t: Test) {
       const refresh = `x-rt-${nextId()}`;
       state.tokens.set(access, refresh);
       state.refreshTokens.add(refresh);
-      return { status: 200, body: { token_type: 'bearer', expires_in: 7200, access_token: access, scope: 'tweet.read tweet.write users.read offline.access media.write', refresh_token: refresh } };
+      return {
+        status: 200,
+        body: {
+          token_type: 'bearer',
+          expires_in: 7200,
+          access_token: access,
+          scope: 'tweet.read tweet.write users.read offline.access media.write',
+          refresh_token: refresh,
+        },
+      };
     }
     const auth = /^Bearer (.+)$/.exec(r.headers.authorization ?? '')?.[1];
     if (!auth || !state.tokens.has(auth)) return X_UNAUTHORIZED;
@@ -115,7 +130,15 @@ export async function fakeX(t: Test) {
       if (!Number.isInteger(b.total_bytes) || b.total_bytes < 1) return X_PROBLEM_INVALID('total_bytes is required');
       if (!['tweet_image', 'tweet_video', 'tweet_gif'].includes(b.media_category)) return X_PROBLEM_INVALID('media_category is invalid');
       const id = nextId();
-      state.uploads.set(id, { id, mediaType: b.media_type, totalBytes: b.total_bytes, category: b.media_category, segments: [], finalized: false, statusChecks: 0 });
+      state.uploads.set(id, {
+        id,
+        mediaType: b.media_type,
+        totalBytes: b.total_bytes,
+        category: b.media_category,
+        segments: [],
+        finalized: false,
+        statusChecks: 0,
+      });
       return { status: 200, body: { data: { id, media_key: `7_${id}`, expires_after_secs: 86400 } } };
     }
     const append = /^\/2\/media\/upload\/(\d+)\/append$/.exec(r.path);
@@ -123,15 +146,21 @@ export async function fakeX(t: Test) {
       const u = state.uploads.get(append[1]);
       if (!u) return X_PROBLEM_INVALID('media_id not found');
       if (u.finalized) return X_PROBLEM_INVALID('the upload is finalized');
-      if (!/^multipart\/form-data; boundary=/.test(r.headers['content-type'] ?? '')) return X_PROBLEM_INVALID('multipart/form-data is required');
+      if (!/^multipart\/form-data; boundary=/.test(r.headers['content-type'] ?? ''))
+        return X_PROBLEM_INVALID('multipart/form-data is required');
       return (async (): Promise<Res> => {
-        const form = await new Request('http://fake/', { method: 'POST', headers: { 'content-type': r.headers['content-type']! }, body: r.body }).formData();
+        const form = await new Request('http://fake/', {
+          method: 'POST',
+          headers: { 'content-type': r.headers['content-type']! },
+          body: r.body,
+        }).formData();
         const index = Number(form.get('segment_index'));
         const media = form.get('media');
         if (!(media instanceof Blob)) return X_PROBLEM_INVALID('media is required');
         const expected = u.segments.length;
         // Segments in order (a repeat of the last one is allowed: X overwrites a segment sent again).
-        if (!Number.isInteger(index) || !(index === expected || index === expected - 1)) return X_PROBLEM_INVALID(`segment_index ${index} out of order (expected ${expected})`);
+        if (!Number.isInteger(index) || !(index === expected || index === expected - 1))
+          return X_PROBLEM_INVALID(`segment_index ${index} out of order (expected ${expected})`);
         if (media.size > 5 * 1024 * 1024) return X_PROBLEM_INVALID('segment larger than 5 MB');
         if (index === expected - 1) u.segments[index] = { index, bytes: media.size };
         else u.segments.push({ index, bytes: media.size });
@@ -148,14 +177,28 @@ export async function fakeX(t: Test) {
       if (sum !== u.totalBytes) return X_PROBLEM_INVALID(`File size mismatch: got ${sum} of ${u.totalBytes} bytes`);
       u.finalized = true;
       const video = u.category === 'tweet_video';
-      return { status: 200, body: { data: { id: u.id, media_key: `7_${u.id}`, size: u.totalBytes, expires_after_secs: 86400, ...(video ? { processing_info: { state: 'pending', check_after_secs: 1 } } : {}) } } };
+      return {
+        status: 200,
+        body: {
+          data: {
+            id: u.id,
+            media_key: `7_${u.id}`,
+            size: u.totalBytes,
+            expires_after_secs: 86400,
+            ...(video ? { processing_info: { state: 'pending', check_after_secs: 1 } } : {}),
+          },
+        },
+      };
     }
     if (r.method === 'GET' && r.path === '/2/media/upload') {
       if (r.url.searchParams.get('command') !== 'STATUS') return X_PROBLEM_INVALID('command must be STATUS');
       const u = state.uploads.get(r.url.searchParams.get('media_id') ?? '');
       if (!u?.finalized) return X_PROBLEM_INVALID('media_id not found');
       u.statusChecks++;
-      const info = u.statusChecks < 2 ? { state: 'in_progress', check_after_secs: 1, progress_percent: 50 } : { state: 'succeeded', progress_percent: 100 };
+      const info =
+        u.statusChecks < 2
+          ? { state: 'in_progress', check_after_secs: 1, progress_percent: 50 }
+          : { state: 'succeeded', progress_percent: 100 };
       return { status: 200, body: { data: { id: u.id, media_key: `7_${u.id}`, processing_info: info } } };
     }
     if (r.method === 'POST' && r.path === '/2/tweets') {
@@ -169,7 +212,11 @@ export async function fakeX(t: Test) {
         state.rateLimitTweets--;
         return {
           status: 429,
-          headers: { 'x-rate-limit-limit': '100', 'x-rate-limit-remaining': '0', 'x-rate-limit-reset': String(Math.ceil(Date.now() / 1000) + 1) },
+          headers: {
+            'x-rate-limit-limit': '100',
+            'x-rate-limit-remaining': '0',
+            'x-rate-limit-reset': String(Math.ceil(Date.now() / 1000) + 1),
+          },
           body: { title: 'Too Many Requests', detail: 'Too Many Requests', type: 'about:blank', status: 429 },
         };
       }
@@ -177,17 +224,35 @@ export async function fakeX(t: Test) {
       if (!b) return X_PROBLEM_INVALID('The request body must be JSON');
       const ids: string[] = b.media?.media_ids ?? [];
       if (typeof b.text !== 'string' && !ids.length) return X_PROBLEM_INVALID('text or media is required');
-      if (typeof b.text === 'string' && [...b.text].length > 280) return { status: 403, body: { detail: 'You are not allowed to create a Tweet with more than 280 characters', type: 'about:blank', title: 'Forbidden', status: 403 } };
+      if (typeof b.text === 'string' && [...b.text].length > 280)
+        return {
+          status: 403,
+          body: {
+            detail: 'You are not allowed to create a Tweet with more than 280 characters',
+            type: 'about:blank',
+            title: 'Forbidden',
+            status: 403,
+          },
+        };
       if (ids.length > 4) return X_PROBLEM_INVALID('at most 4 media_ids');
       for (const id of ids) {
         const u = state.uploads.get(id);
-        if (!u?.finalized || (u.category === 'tweet_video' && u.statusChecks < 2)) return X_PROBLEM_INVALID(`Your media IDs are invalid: ${id}`);
+        if (!u?.finalized || (u.category === 'tweet_video' && u.statusChecks < 2))
+          return X_PROBLEM_INVALID(`Your media IDs are invalid: ${id}`);
       }
       const id = nextId();
       state.tweets.push({ id, text: b.text, mediaIds: ids });
       return { status: 201, body: { data: { id, text: b.text ?? '', edit_history_tweet_ids: [id] } } };
     }
-    return { status: 404, body: { title: 'Not Found Error', detail: `no route ${r.method} ${r.path}`, type: 'https://api.twitter.com/2/problems/resource-not-found', status: 404 } };
+    return {
+      status: 404,
+      body: {
+        title: 'Not Found Error',
+        detail: `no route ${r.method} ${r.path}`,
+        type: 'https://api.twitter.com/2/problems/resource-not-found',
+        status: 404,
+      },
+    };
   });
   const grant = () => {
     const access = `x-at-${nextId()}`;
@@ -206,7 +271,16 @@ export async function fakeLinkedIn(t: Test) {
     tokens: new Set<string>(),
     refreshTokens: new Set<string>(),
     images: new Map<string, { owner: string; bytes: number; uploaded: boolean }>(),
-    videos: new Map<string, { owner: string; size: number; parts: { first: number; last: number; etag: string; done: boolean }[]; finalized: boolean; checks: number }>(),
+    videos: new Map<
+      string,
+      {
+        owner: string;
+        size: number;
+        parts: { first: number; last: number; etag: string; done: boolean }[];
+        finalized: boolean;
+        checks: number;
+      }
+    >(),
     posts: [] as { urn: string; body: any }[],
     postAttempts: 0,
     /** When each POST /rest/posts arrived (ms epoch). */
@@ -218,18 +292,41 @@ export async function fakeLinkedIn(t: Test) {
   };
   let n = 1000;
   const PART = 4 * 1024 * 1024;
-  const err = (status: number, code: string, message: string, serviceErrorCode?: number) => ({ status, body: { status, ...(serviceErrorCode ? { serviceErrorCode } : {}), code, message } });
+  const err = (status: number, code: string, message: string, serviceErrorCode?: number) => ({
+    status,
+    body: { status, ...(serviceErrorCode ? { serviceErrorCode } : {}), code, message },
+  });
   const url = await serve(t, (r): Res => {
     state.seen.push(`${r.method} ${r.path}${r.url.search}`);
     if (r.method === 'POST' && r.path === '/oauth/v2/accessToken') {
       const f = formOf(r);
-      if (f.get('grant_type') !== 'refresh_token' || !state.refreshTokens.has(f.get('refresh_token') ?? '') || f.get('client_id') !== 'li-client' || f.get('client_secret') !== 'li-secret') {
-        return { status: 400, body: { error: 'invalid_grant', error_description: 'The provided authorization grant or refresh token is invalid, expired or revoked' } };
+      if (
+        f.get('grant_type') !== 'refresh_token' ||
+        !state.refreshTokens.has(f.get('refresh_token') ?? '') ||
+        f.get('client_id') !== 'li-client' ||
+        f.get('client_secret') !== 'li-secret'
+      ) {
+        return {
+          status: 400,
+          body: {
+            error: 'invalid_grant',
+            error_description: 'The provided authorization grant or refresh token is invalid, expired or revoked',
+          },
+        };
       }
       state.refreshes++;
       const access = `li-at-${++n}`;
       state.tokens.add(access);
-      return { status: 200, body: { access_token: access, expires_in: 5183999, refresh_token: f.get('refresh_token'), refresh_token_expires_in: 31535999, scope: 'w_member_social' } };
+      return {
+        status: 200,
+        body: {
+          access_token: access,
+          expires_in: 5183999,
+          refresh_token: f.get('refresh_token'),
+          refresh_token_expires_in: 31535999,
+          scope: 'w_member_social',
+        },
+      };
     }
     const auth = /^Bearer (.+)$/.exec(r.headers.authorization ?? '')?.[1];
     if (!auth || !state.tokens.has(auth)) return err(401, 'EXPIRED_ACCESS_TOKEN', 'The token used in the request has expired', 65601);
@@ -246,40 +343,66 @@ export async function fakeLinkedIn(t: Test) {
       const v = m && state.videos.get(decodeURIComponent(m[1]));
       const part = v?.parts[Number(m![2])];
       if (!part) return err(404, 'NOT_FOUND', 'no such upload');
-      if (r.body.length !== part.last - part.first + 1) return err(400, 'BAD_REQUEST', `part ${m![2]} must be ${part.last - part.first + 1} bytes, got ${r.body.length}`);
+      if (r.body.length !== part.last - part.first + 1)
+        return err(400, 'BAD_REQUEST', `part ${m![2]} must be ${part.last - part.first + 1} bytes, got ${r.body.length}`);
       part.done = true;
       return { status: 200, headers: { etag: part.etag } };
     }
     if (!r.path.startsWith('/rest/')) return err(404, 'NOT_FOUND', `no route ${r.path}`);
     const version = r.headers['linkedin-version'];
-    if (!version) return err(400, 'VERSION_MISSING', 'A version must be present. Please specify a version by adding the LinkedIn-Version header.');
+    if (!version)
+      return err(400, 'VERSION_MISSING', 'A version must be present. Please specify a version by adding the LinkedIn-Version header.');
     if (!/^20\d{4}$/.test(String(version))) return err(426, 'NONEXISTENT_VERSION', `Requested version ${version} is not active`);
     if (r.headers['x-restli-protocol-version'] !== '2.0.0') return err(400, 'BAD_REQUEST', 'X-Restli-Protocol-Version 2.0.0 is required');
     const b = jsonOf(r);
     if (r.method === 'POST' && r.path === '/rest/images' && r.url.searchParams.get('action') === 'initializeUpload') {
       const owner = b?.initializeUploadRequest?.owner;
-      if (!/^urn:li:(person|organization):/.test(owner ?? '')) return err(422, 'UNPROCESSABLE_ENTITY', '/initializeUploadRequest/owner :: field is required');
+      if (!/^urn:li:(person|organization):/.test(owner ?? ''))
+        return err(422, 'UNPROCESSABLE_ENTITY', '/initializeUploadRequest/owner :: field is required');
       const urn = `urn:li:image:C4E10AQ${++n}`;
       state.images.set(urn, { owner, bytes: -1, uploaded: false });
-      return { status: 200, body: { value: { uploadUrlExpiresAt: Date.now() + 86400_000, uploadUrl: `https://www.linkedin.com/dms-uploads/image/${encodeURIComponent(urn)}`, image: urn } } };
+      return {
+        status: 200,
+        body: {
+          value: {
+            uploadUrlExpiresAt: Date.now() + 86400_000,
+            uploadUrl: `https://www.linkedin.com/dms-uploads/image/${encodeURIComponent(urn)}`,
+            image: urn,
+          },
+        },
+      };
     }
     if (r.method === 'POST' && r.path === '/rest/videos' && r.url.searchParams.get('action') === 'initializeUpload') {
       const q = b?.initializeUploadRequest;
-      if (!/^urn:li:(person|organization):/.test(q?.owner ?? '') || !Number.isInteger(q?.fileSizeBytes)) return err(422, 'UNPROCESSABLE_ENTITY', '/initializeUploadRequest :: owner and fileSizeBytes are required');
+      if (!/^urn:li:(person|organization):/.test(q?.owner ?? '') || !Number.isInteger(q?.fileSizeBytes))
+        return err(422, 'UNPROCESSABLE_ENTITY', '/initializeUploadRequest :: owner and fileSizeBytes are required');
       const urn = `urn:li:video:D4E10AQ${++n}`;
       const parts = [];
-      for (let first = 0, i = 0; first < q.fileSizeBytes; first += PART, i++) parts.push({ first, last: Math.min(first + PART, q.fileSizeBytes) - 1, etag: `/ambry-video/signedId/${urn}/${i}`, done: false });
+      for (let first = 0, i = 0; first < q.fileSizeBytes; first += PART, i++)
+        parts.push({ first, last: Math.min(first + PART, q.fileSizeBytes) - 1, etag: `/ambry-video/signedId/${urn}/${i}`, done: false });
       state.videos.set(urn, { owner: q.owner, size: q.fileSizeBytes, parts, finalized: false, checks: 0 });
       return {
         status: 200,
-        body: { value: { uploadUrlsExpireAt: Date.now() + 86400_000, video: urn, uploadInstructions: parts.map((p, i) => ({ uploadUrl: `https://www.linkedin.com/dms-uploads/video/${encodeURIComponent(urn)}/part/${i}`, firstByte: p.first, lastByte: p.last })), uploadToken: '' } },
+        body: {
+          value: {
+            uploadUrlsExpireAt: Date.now() + 86400_000,
+            video: urn,
+            uploadInstructions: parts.map((p, i) => ({
+              uploadUrl: `https://www.linkedin.com/dms-uploads/video/${encodeURIComponent(urn)}/part/${i}`,
+              firstByte: p.first,
+              lastByte: p.last,
+            })),
+            uploadToken: '',
+          },
+        },
       };
     }
     if (r.method === 'POST' && r.path === '/rest/videos' && r.url.searchParams.get('action') === 'finalizeUpload') {
       const q = b?.finalizeUploadRequest;
       const v = state.videos.get(q?.video ?? '');
       if (!v) return err(404, 'NOT_FOUND', 'video not found');
-      if (JSON.stringify(q.uploadedPartIds) !== JSON.stringify(v.parts.map((p) => p.etag)) || v.parts.some((p) => !p.done)) return err(400, 'BAD_REQUEST', 'uploadedPartIds do not match the uploaded parts');
+      if (JSON.stringify(q.uploadedPartIds) !== JSON.stringify(v.parts.map((p) => p.etag)) || v.parts.some((p) => !p.done))
+        return err(400, 'BAD_REQUEST', 'uploadedPartIds do not match the uploaded parts');
       v.finalized = true;
       return { status: 200 };
     }
@@ -288,18 +411,33 @@ export async function fakeLinkedIn(t: Test) {
       const v = state.videos.get(decodeURIComponent(getVideo[1]));
       if (!v) return err(404, 'NOT_FOUND', 'video not found');
       v.checks++;
-      return { status: 200, body: { id: decodeURIComponent(getVideo[1]), owner: v.owner, status: !v.finalized ? 'WAITING_UPLOAD' : v.checks < 2 ? 'PROCESSING' : 'AVAILABLE' } };
+      return {
+        status: 200,
+        body: {
+          id: decodeURIComponent(getVideo[1]),
+          owner: v.owner,
+          status: !v.finalized ? 'WAITING_UPLOAD' : v.checks < 2 ? 'PROCESSING' : 'AVAILABLE',
+        },
+      };
     }
     if (r.method === 'POST' && r.path === '/rest/posts') {
       state.postAttempts++;
       state.postAt.push(Date.now());
       if (state.rateLimitPosts > 0) {
         state.rateLimitPosts--;
-        return { status: 429, headers: { 'retry-after': '1' }, body: { status: 429, message: 'Resource level throttle limit for calls to this resource is reached.' } };
+        return {
+          status: 429,
+          headers: { 'retry-after': '1' },
+          body: { status: 429, message: 'Resource level throttle limit for calls to this resource is reached.' },
+        };
       }
-      for (const f of ['author', 'commentary', 'visibility', 'distribution', 'lifecycleState']) if (b?.[f] === undefined) return err(422, 'UNPROCESSABLE_ENTITY', `/${f} :: field is required`);
-      if (b.distribution.feedDistribution !== 'MAIN_FEED') return err(422, 'UNPROCESSABLE_ENTITY', '/distribution/feedDistribution :: invalid');
-      const ids: string[] = b.content?.media ? [b.content.media.id] : (b.content?.multiImage?.images ?? []).map((i: { id: string }) => i.id);
+      for (const f of ['author', 'commentary', 'visibility', 'distribution', 'lifecycleState'])
+        if (b?.[f] === undefined) return err(422, 'UNPROCESSABLE_ENTITY', `/${f} :: field is required`);
+      if (b.distribution.feedDistribution !== 'MAIN_FEED')
+        return err(422, 'UNPROCESSABLE_ENTITY', '/distribution/feedDistribution :: invalid');
+      const ids: string[] = b.content?.media
+        ? [b.content.media.id]
+        : (b.content?.multiImage?.images ?? []).map((i: { id: string }) => i.id);
       for (const id of ids) {
         const ok = id.startsWith('urn:li:image:') ? state.images.get(id)?.uploaded : state.videos.get(id)?.finalized;
         if (!ok) return err(400, 'BAD_REQUEST', `Media ${id} is not ready`);

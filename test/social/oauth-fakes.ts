@@ -58,21 +58,31 @@ async function fakeOAuth(t: Test, spec: Spec) {
     tokens: new Set<string>(),
   };
   const page = (res: http.ServerResponse, status: number, text: string) =>
-    res.writeHead(status, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html><html lang="en"><title>Error</title><h1>${text}</h1></html>`);
-  const json = (res: http.ServerResponse, status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    res
+      .writeHead(status, { 'content-type': 'text/html; charset=utf-8' })
+      .end(`<!doctype html><html lang="en"><title>Error</title><h1>${text}</h1></html>`);
+  const json = (res: http.ServerResponse, status: number, body: unknown) =>
+    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const url = new URL(req.url!, 'http://fake');
-    const seen: Seen = { method: req.method!, path: url.pathname, query: url.searchParams, headers: req.headers, form: new URLSearchParams(Buffer.concat(chunks).toString('utf8')) };
+    const seen: Seen = {
+      method: req.method!,
+      path: url.pathname,
+      query: url.searchParams,
+      headers: req.headers,
+      form: new URLSearchParams(Buffer.concat(chunks).toString('utf8')),
+    };
 
     if (req.method === 'GET' && url.pathname === spec.authorizePath) {
       const q = url.searchParams;
       state.authorizations.push(q);
       // Before the client and redirect URI are trusted, the platform shows an error page.
       if (q.get('client_id') !== spec.clientId) return page(res, 400, 'Something went wrong: invalid client_id');
-      if (q.get('redirect_uri') !== state.redirectUri) return page(res, 400, 'Something went wrong: redirect_uri does not match the registered one');
+      if (q.get('redirect_uri') !== state.redirectUri)
+        return page(res, 400, 'Something went wrong: redirect_uri does not match the registered one');
       const fail = (error: string) => {
         const back = new URL(state.redirectUri);
         back.searchParams.set('error', error);
@@ -85,7 +95,8 @@ async function fakeOAuth(t: Test, spec: Spec) {
       if (!q.get('state')) return page(res, 400, 'Something went wrong: state is required');
       const challenge = q.get('code_challenge') ?? undefined;
       if (spec.pkce) {
-        if (!challenge || !/^[A-Za-z0-9_-]{43}$/.test(challenge) || q.get('code_challenge_method') !== 'S256') return page(res, 400, 'Something went wrong: code_challenge (S256) is required');
+        if (!challenge || !/^[A-Za-z0-9_-]{43}$/.test(challenge) || q.get('code_challenge_method') !== 'S256')
+          return page(res, 400, 'Something went wrong: code_challenge (S256) is required');
       } else if (challenge !== undefined || q.has('code_challenge_method')) {
         return page(res, 400, 'Something went wrong: unexpected code_challenge');
       }
@@ -105,10 +116,12 @@ async function fakeOAuth(t: Test, spec: Spec) {
     if (req.method === 'POST' && url.pathname === spec.tokenPath) {
       state.tokenRequests.push(seen);
       const f = seen.form;
-      if (!/^application\/x-www-form-urlencoded/.test(req.headers['content-type'] ?? '')) return json(res, 400, spec.errors.invalidGrant('Content-Type must be application/x-www-form-urlencoded').body);
+      if (!/^application\/x-www-form-urlencoded/.test(req.headers['content-type'] ?? ''))
+        return json(res, 400, spec.errors.invalidGrant('Content-Type must be application/x-www-form-urlencoded').body);
       if (spec.clientAuth === 'basic') {
         const expected = `Basic ${Buffer.from(`${spec.clientId}:${spec.clientSecret}`).toString('base64')}`;
-        if (req.headers.authorization !== expected || f.has('client_secret')) return json(res, spec.errors.invalidClient.status, spec.errors.invalidClient.body);
+        if (req.headers.authorization !== expected || f.has('client_secret'))
+          return json(res, spec.errors.invalidClient.status, spec.errors.invalidClient.body);
       } else if (f.get('client_id') !== spec.clientId || f.get('client_secret') !== spec.clientSecret || req.headers.authorization) {
         return json(res, spec.errors.invalidClient.status, spec.errors.invalidClient.body);
       }
@@ -117,7 +130,8 @@ async function fakeOAuth(t: Test, spec: Spec) {
         state.failToken = undefined;
         return json(res, e.status, e.body);
       }
-      if (f.get('grant_type') !== 'authorization_code') return json(res, 400, spec.errors.invalidGrant('grant_type must be authorization_code').body);
+      if (f.get('grant_type') !== 'authorization_code')
+        return json(res, 400, spec.errors.invalidGrant('grant_type must be authorization_code').body);
       const c = state.codes.get(f.get('code') ?? '');
       const bad = (m: string) => {
         const e = spec.errors.invalidGrant(m);
@@ -127,7 +141,8 @@ async function fakeOAuth(t: Test, spec: Spec) {
       if (f.get('redirect_uri') !== c.redirectUri) return bad('redirect_uri does not match the authorization request');
       if (spec.pkce) {
         const v = f.get('code_verifier') ?? '';
-        if (!v || createHash('sha256').update(v).digest('base64url') !== c.challenge) return bad('Value passed for the code_verifier was invalid.');
+        if (!v || createHash('sha256').update(v).digest('base64url') !== c.challenge)
+          return bad('Value passed for the code_verifier was invalid.');
       } else if (f.has('code_verifier')) return bad('code_verifier is not a parameter of this grant');
       c.used = true;
       const access = `${spec.clientId}-at-${randomBytes(9).toString('base64url')}`;
@@ -167,7 +182,13 @@ export const fakeXOAuth = (t: Test) =>
     scope: 'tweet.read tweet.write users.read media.write offline.access',
     pkce: true,
     clientAuth: 'basic',
-    tokenBody: (access, refresh) => ({ token_type: 'bearer', expires_in: 7200, access_token: access, scope: 'tweet.read tweet.write users.read media.write offline.access', refresh_token: refresh }),
+    tokenBody: (access, refresh) => ({
+      token_type: 'bearer',
+      expires_in: 7200,
+      access_token: access,
+      scope: 'tweet.read tweet.write users.read media.write offline.access',
+      refresh_token: refresh,
+    }),
     me: () => ({ data: X_USER }),
     errors: {
       invalidClient: { status: 401, body: { error: 'unauthorized_client', error_description: 'Missing valid authorization header' } },
@@ -191,7 +212,13 @@ export const fakeLinkedInOAuth = (t: Test) =>
     pkce: false,
     clientAuth: 'form',
     // LinkedIn lists the granted scopes comma-separated; refresh tokens only for approved partners.
-    tokenBody: (access) => ({ access_token: access, expires_in: 5183999, scope: 'openid,profile,w_member_social', token_type: 'Bearer', id_token: 'eyJ.fake.jwt' }),
+    tokenBody: (access) => ({
+      access_token: access,
+      expires_in: 5183999,
+      scope: 'openid,profile,w_member_social',
+      token_type: 'Bearer',
+      id_token: 'eyJ.fake.jwt',
+    }),
     me: () => ({ ...LINKEDIN_MEMBER, locale: { country: 'US', language: 'en' }, picture: 'https://media.licdn.com/dms/image/fake' }),
     errors: {
       invalidClient: { status: 401, body: { error: 'invalid_client', error_description: 'Client authentication failed' } },
@@ -214,15 +241,26 @@ export async function fakeOtherPlatforms(t: Test, client: { id: string; secret: 
   /** The S256 challenge Google was sent (set by the test from the authorization URL). */
   const google = { challenge: '' };
   const codes = new Set(['good-code']);
-  const json = (res: http.ServerResponse, status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-  const metaError = (res: http.ServerResponse, message: string) => json(res, 400, { error: { message, type: 'OAuthException', code: 100, fbtrace_id: 'AbCdEf' } });
+  const json = (res: http.ServerResponse, status: number, body: unknown) =>
+    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  const metaError = (res: http.ServerResponse, message: string) =>
+    json(res, 400, { error: { message, type: 'OAuthException', code: 100, fbtrace_id: 'AbCdEf' } });
   const serveOne = async (name: string, handler: (r: Seen, res: http.ServerResponse) => void) => {
     const server = http.createServer(async (req, res) => {
       const chunks: Buffer[] = [];
       for await (const c of req) chunks.push(c as Buffer);
       const url = new URL(req.url!, 'http://fake');
       calls.push(`${name} ${req.method} ${url.pathname}`);
-      handler({ method: req.method!, path: url.pathname, query: url.searchParams, headers: req.headers, form: new URLSearchParams(Buffer.concat(chunks).toString('utf8')) }, res);
+      handler(
+        {
+          method: req.method!,
+          path: url.pathname,
+          query: url.searchParams,
+          headers: req.headers,
+          form: new URLSearchParams(Buffer.concat(chunks).toString('utf8')),
+        },
+        res,
+      );
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     t.teardown(() => {
@@ -233,8 +271,10 @@ export async function fakeOtherPlatforms(t: Test, client: { id: string; secret: 
   };
   const bearer = (r: Seen) => /^Bearer (.+)$/.exec(r.headers.authorization ?? '')?.[1];
   const isForm = (r: Seen) => r.method === 'POST' && /^application\/x-www-form-urlencoded/.test(r.headers['content-type'] ?? '');
-  const grant = (r: Seen, redirect: string) => r.form.get('grant_type') === 'authorization_code' && codes.has(r.form.get('code') ?? '') && r.form.get('redirect_uri') === redirect;
-  const formClient = (f: URLSearchParams, idParam = 'client_id') => f.get(idParam) === client.id && f.get('client_secret') === client.secret;
+  const grant = (r: Seen, redirect: string) =>
+    r.form.get('grant_type') === 'authorization_code' && codes.has(r.form.get('code') ?? '') && r.form.get('redirect_uri') === redirect;
+  const formClient = (f: URLSearchParams, idParam = 'client_id') =>
+    f.get(idParam) === client.id && f.get('client_secret') === client.secret;
   const redirect = { base: '' };
   const cb = (p: string) => `${redirect.base}/social/callback/${p}`;
 
@@ -242,25 +282,57 @@ export async function fakeOtherPlatforms(t: Test, client: { id: string; secret: 
     youtube: await serveOne('youtube', (r, res) => {
       if (r.path === '/token') {
         const v = r.form.get('code_verifier') ?? '';
-        if (!isForm(r) || !formClient(r.form)) return json(res, 401, { error: 'invalid_client', error_description: 'The OAuth client was not found.' });
-        if (!grant(r, cb('youtube')) || createHash('sha256').update(v).digest('base64url') !== google.challenge) return json(res, 400, { error: 'invalid_grant', error_description: 'Bad Request' });
-        return json(res, 200, { access_token: 'ya29.yt-access', expires_in: 3599, refresh_token: '1//yt-refresh', scope: 'https://www.googleapis.com/auth/youtube.upload https://www.googleapis.com/auth/youtube.readonly', token_type: 'Bearer' });
+        if (!isForm(r) || !formClient(r.form))
+          return json(res, 401, { error: 'invalid_client', error_description: 'The OAuth client was not found.' });
+        if (!grant(r, cb('youtube')) || createHash('sha256').update(v).digest('base64url') !== google.challenge)
+          return json(res, 400, { error: 'invalid_grant', error_description: 'Bad Request' });
+        return json(res, 200, {
+          access_token: 'ya29.yt-access',
+          expires_in: 3599,
+          refresh_token: '1//yt-refresh',
+          scope: 'https://www.googleapis.com/auth/youtube.upload https://www.googleapis.com/auth/youtube.readonly',
+          token_type: 'Bearer',
+        });
       }
       if (r.path === '/youtube/v3/channels' && r.query.get('mine') === 'true' && r.query.get('part')?.includes('snippet')) {
-        if (bearer(r) !== 'ya29.yt-access') return json(res, 401, { error: { code: 401, message: 'Request had invalid authentication credentials.', status: 'UNAUTHENTICATED' } });
-        return json(res, 200, { kind: 'youtube#channelListResponse', pageInfo: { totalResults: 1, resultsPerPage: 5 }, items: [{ kind: 'youtube#channel', id: 'UCbrand123', snippet: { title: 'Brand TV', customUrl: '@brandtv' } }] });
+        if (bearer(r) !== 'ya29.yt-access')
+          return json(res, 401, {
+            error: { code: 401, message: 'Request had invalid authentication credentials.', status: 'UNAUTHENTICATED' },
+          });
+        return json(res, 200, {
+          kind: 'youtube#channelListResponse',
+          pageInfo: { totalResults: 1, resultsPerPage: 5 },
+          items: [{ kind: 'youtube#channel', id: 'UCbrand123', snippet: { title: 'Brand TV', customUrl: '@brandtv' } }],
+        });
       }
       json(res, 404, { error: { code: 404, message: 'Not Found' } });
     }),
     tiktok: await serveOne('tiktok', (r, res) => {
       if (r.path === '/v2/oauth/token/') {
-        if (!isForm(r) || !formClient(r.form, 'client_key')) return json(res, 200, { error: 'invalid_client', error_description: 'Client key or secret is incorrect.', log_id: 'L1' });
-        if (!grant(r, cb('tiktok'))) return json(res, 200, { error: 'invalid_grant', error_description: 'Authorization code is expired.', log_id: 'L2' });
-        return json(res, 200, { access_token: 'act.tt-access', expires_in: 86400, open_id: 'tt-open-1', refresh_expires_in: 31536000, refresh_token: 'rft.tt-refresh', scope: 'user.info.basic,user.info.profile,video.publish,video.upload', token_type: 'Bearer' });
+        if (!isForm(r) || !formClient(r.form, 'client_key'))
+          return json(res, 200, { error: 'invalid_client', error_description: 'Client key or secret is incorrect.', log_id: 'L1' });
+        if (!grant(r, cb('tiktok')))
+          return json(res, 200, { error: 'invalid_grant', error_description: 'Authorization code is expired.', log_id: 'L2' });
+        return json(res, 200, {
+          access_token: 'act.tt-access',
+          expires_in: 86400,
+          open_id: 'tt-open-1',
+          refresh_expires_in: 31536000,
+          refresh_token: 'rft.tt-refresh',
+          scope: 'user.info.basic,user.info.profile,video.publish,video.upload',
+          token_type: 'Bearer',
+        });
       }
       if (r.path === '/v2/user/info/') {
-        if (bearer(r) !== 'act.tt-access') return json(res, 401, { data: {}, error: { code: 'access_token_invalid', message: 'The access token is invalid or not found in the request.', log_id: 'L3' } });
-        return json(res, 200, { data: { user: { open_id: 'tt-open-1', username: 'brandtok', display_name: 'Brand Tok' } }, error: { code: 'ok', message: '', log_id: 'L4' } });
+        if (bearer(r) !== 'act.tt-access')
+          return json(res, 401, {
+            data: {},
+            error: { code: 'access_token_invalid', message: 'The access token is invalid or not found in the request.', log_id: 'L3' },
+          });
+        return json(res, 200, {
+          data: { user: { open_id: 'tt-open-1', username: 'brandtok', display_name: 'Brand Tok' } },
+          error: { code: 'ok', message: '', log_id: 'L4' },
+        });
       }
       json(res, 404, { error: { code: 'not_found' } });
     }),
@@ -269,7 +341,15 @@ export async function fakeOtherPlatforms(t: Test, client: { id: string; secret: 
         const expected = `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString('base64')}`;
         if (!isForm(r) || r.headers.authorization !== expected) return json(res, 401, { code: 2, message: 'Authentication failed.' });
         if (!grant(r, cb('pinterest'))) return json(res, 400, { code: 1, message: 'Invalid authorization code' });
-        return json(res, 200, { access_token: 'pina_access', refresh_token: 'pinr_refresh', response_type: 'authorization_code', token_type: 'bearer', expires_in: 2592000, refresh_token_expires_in: 31536000, scope: 'user_accounts:read,boards:read,boards:write,pins:read,pins:write' });
+        return json(res, 200, {
+          access_token: 'pina_access',
+          refresh_token: 'pinr_refresh',
+          response_type: 'authorization_code',
+          token_type: 'bearer',
+          expires_in: 2592000,
+          refresh_token_expires_in: 31536000,
+          scope: 'user_accounts:read,boards:read,boards:write,pins:read,pins:write',
+        });
       }
       if (r.path === '/v5/user_account') {
         if (bearer(r) !== 'pina_access') return json(res, 401, { code: 2, message: 'Authentication failed.' });
@@ -279,12 +359,27 @@ export async function fakeOtherPlatforms(t: Test, client: { id: string; secret: 
     }),
     instagram: await serveOne('instagram', (r, res) => {
       if (r.path === '/oauth/access_token') {
-        if (!isForm(r) || !formClient(r.form)) return json(res, 400, { error_type: 'OAuthException', code: 400, error_message: 'Invalid client_secret' });
-        if (!grant(r, cb('instagram'))) return json(res, 400, { error_type: 'OAuthException', code: 400, error_message: 'Invalid authorization code' });
-        return json(res, 200, { data: [{ access_token: 'IG-short', user_id: '17841400001', permissions: 'instagram_business_basic,instagram_business_content_publish' }] });
+        if (!isForm(r) || !formClient(r.form))
+          return json(res, 400, { error_type: 'OAuthException', code: 400, error_message: 'Invalid client_secret' });
+        if (!grant(r, cb('instagram')))
+          return json(res, 400, { error_type: 'OAuthException', code: 400, error_message: 'Invalid authorization code' });
+        return json(res, 200, {
+          data: [
+            {
+              access_token: 'IG-short',
+              user_id: '17841400001',
+              permissions: 'instagram_business_basic,instagram_business_content_publish',
+            },
+          ],
+        });
       }
       if (r.path === '/access_token') {
-        if (r.query.get('grant_type') !== 'ig_exchange_token' || r.query.get('client_secret') !== client.secret || r.query.get('access_token') !== 'IG-short') return metaError(res, 'Invalid OAuth access token');
+        if (
+          r.query.get('grant_type') !== 'ig_exchange_token' ||
+          r.query.get('client_secret') !== client.secret ||
+          r.query.get('access_token') !== 'IG-short'
+        )
+          return metaError(res, 'Invalid OAuth access token');
         return json(res, 200, { access_token: 'IG-long', token_type: 'bearer', expires_in: 5183944 });
       }
       if (r.path === '/v23.0/me') {
@@ -300,7 +395,12 @@ export async function fakeOtherPlatforms(t: Test, client: { id: string; secret: 
         return json(res, 200, { access_token: 'TH-short', user_id: '2600001' });
       }
       if (r.path === '/access_token') {
-        if (r.query.get('grant_type') !== 'th_exchange_token' || r.query.get('client_secret') !== client.secret || r.query.get('access_token') !== 'TH-short') return metaError(res, 'Invalid OAuth access token');
+        if (
+          r.query.get('grant_type') !== 'th_exchange_token' ||
+          r.query.get('client_secret') !== client.secret ||
+          r.query.get('access_token') !== 'TH-short'
+        )
+          return metaError(res, 'Invalid OAuth access token');
         return json(res, 200, { access_token: 'TH-long', token_type: 'bearer', expires_in: 5183944 });
       }
       if (r.path === '/v1.0/me') {
@@ -312,12 +412,14 @@ export async function fakeOtherPlatforms(t: Test, client: { id: string; secret: 
     facebook: await serveOne('facebook', (r, res) => {
       if (r.method === 'GET' && r.path === '/v23.0/oauth/access_token') {
         const q = r.query;
-        if (q.get('client_id') !== client.id || q.get('client_secret') !== client.secret) return metaError(res, 'Error validating client secret.');
+        if (q.get('client_id') !== client.id || q.get('client_secret') !== client.secret)
+          return metaError(res, 'Error validating client secret.');
         if (q.get('grant_type') === 'fb_exchange_token') {
           if (q.get('fb_exchange_token') !== 'FB-short') return metaError(res, 'Invalid OAuth access token');
           return json(res, 200, { access_token: 'FB-long', token_type: 'bearer', expires_in: 5183944 });
         }
-        if (!codes.has(q.get('code') ?? '') || q.get('redirect_uri') !== cb('facebook')) return metaError(res, 'Error validating verification code.');
+        if (!codes.has(q.get('code') ?? '') || q.get('redirect_uri') !== cb('facebook'))
+          return metaError(res, 'Error validating verification code.');
         return json(res, 200, { access_token: 'FB-short', token_type: 'bearer', expires_in: 5183944 });
       }
       if (r.path === '/v23.0/me/accounts') {

@@ -42,32 +42,72 @@ const cases: { name: string; key: string; want: string; parsed: ParsedKey }[] = 
     want: `faceless/${org}/42/scene-1.jpg`,
     parsed: { layout: 'facelessScene', parts: { orgId: org, videoId: '42', scene: '1' } },
   },
-  { name: 'faceless voiceover', key: facelessVoiceoverKey(org, 42), want: `faceless/${org}/42/voiceover.wav`, parsed: { layout: 'facelessVoiceover', parts: { orgId: org, videoId: '42' } } },
-  { name: 'faceless music', key: facelessMusicKey(org, 42), want: `faceless/${org}/42/music.wav`, parsed: { layout: 'facelessMusic', parts: { orgId: org, videoId: '42' } } },
-  { name: 'faceless video', key: facelessVideoKey(org, 42), want: `faceless/${org}/42/video.mp4`, parsed: { layout: 'facelessVideo', parts: { orgId: org, videoId: '42' } } },
+  {
+    name: 'faceless voiceover',
+    key: facelessVoiceoverKey(org, 42),
+    want: `faceless/${org}/42/voiceover.wav`,
+    parsed: { layout: 'facelessVoiceover', parts: { orgId: org, videoId: '42' } },
+  },
+  {
+    name: 'faceless music',
+    key: facelessMusicKey(org, 42),
+    want: `faceless/${org}/42/music.wav`,
+    parsed: { layout: 'facelessMusic', parts: { orgId: org, videoId: '42' } },
+  },
+  {
+    name: 'faceless video',
+    key: facelessVideoKey(org, 42),
+    want: `faceless/${org}/42/video.mp4`,
+    parsed: { layout: 'facelessVideo', parts: { orgId: org, videoId: '42' } },
+  },
   {
     name: 'slideshow slide (numbered from 0)',
     key: slideshowSlideKey(org, id, 0),
     want: `slideshows/${org}/${id}/slide-0.png`,
     parsed: { layout: 'slideshowSlide', parts: { orgId: org, slideshowId: id, index: '0' } },
   },
-  { name: 'slideshow video', key: slideshowVideoKey(org, id), want: `slideshows/${org}/${id}/carousel.mp4`, parsed: { layout: 'slideshowVideo', parts: { orgId: org, slideshowId: id } } },
-  { name: 'editor export', key: editorExportKey(org, id), want: `editor-exports/${org}/${id}.mp4`, parsed: { layout: 'editorExport', parts: { orgId: org, exportId: id } } },
+  {
+    name: 'slideshow video',
+    key: slideshowVideoKey(org, id),
+    want: `slideshows/${org}/${id}/carousel.mp4`,
+    parsed: { layout: 'slideshowVideo', parts: { orgId: org, slideshowId: id } },
+  },
+  {
+    name: 'editor export',
+    key: editorExportKey(org, id),
+    want: `editor-exports/${org}/${id}.mp4`,
+    parsed: { layout: 'editorExport', parts: { orgId: org, exportId: id } },
+  },
   {
     name: 'editor media',
     key: editorMediaKey(org, id, 'm4a'),
     want: `editor-media/${org}/${id}.m4a`,
     parsed: { layout: 'editorMedia', parts: { orgId: org, mediaId: id, ext: 'm4a' } },
   },
-  { name: 'brand kit logo', key: brandKitLogoKey(org, id, 'webp'), want: `brand-kits/${org}/${id}.webp`, parsed: { layout: 'brandKitLogo', parts: { orgId: org, logoId: id, ext: 'webp' } } },
-  { name: 'custom avatar', key: customAvatarKey(org, id), want: `avatars/${org}/${id}.png`, parsed: { layout: 'customAvatar', parts: { orgId: org, avatarId: id } } },
+  {
+    name: 'brand kit logo',
+    key: brandKitLogoKey(org, id, 'webp'),
+    want: `brand-kits/${org}/${id}.webp`,
+    parsed: { layout: 'brandKitLogo', parts: { orgId: org, logoId: id, ext: 'webp' } },
+  },
+  {
+    name: 'custom avatar',
+    key: customAvatarKey(org, id),
+    want: `avatars/${org}/${id}.png`,
+    parsed: { layout: 'customAvatar', parts: { orgId: org, avatarId: id } },
+  },
   {
     name: 'custom voice sample',
     key: customVoiceSampleKey(org, id, 'wav'),
     want: `voices/${org}/${id}.wav`,
     parsed: { layout: 'customVoiceSample', parts: { orgId: org, voiceId: id, ext: 'wav' } },
   },
-  { name: 'sound effect', key: soundEffectKey('whoosh-short'), want: 'sound-effects/whoosh-short.wav', parsed: { layout: 'soundEffect', parts: { effectId: 'whoosh-short' } } },
+  {
+    name: 'sound effect',
+    key: soundEffectKey('whoosh-short'),
+    want: 'sound-effects/whoosh-short.wav',
+    parsed: { layout: 'soundEffect', parts: { effectId: 'whoosh-short' } },
+  },
   {
     name: 'catalog sample',
     key: catalogSampleKey('voices/ava-bright.wav'),
@@ -88,7 +128,14 @@ t.test('every layout makes the keys stored objects have, and parseKey reads them
 
 t.test('parseKey: an id holding dots keeps them (the extension is after the last dot); other keys are no layout', async (t) => {
   t.same(parseKey(`editor-media/${org}/a.b.png`), { layout: 'editorMedia', parts: { orgId: org, mediaId: 'a.b', ext: 'png' } });
-  for (const key of [`generations/${org}/${id}`, `generations/${org}/x/${id}.png`, 'tmp/file.png', `faceless/${org}/42/scene-1.png`, `slideshows/${org}/${id}/cover.png`, '']) {
+  for (const key of [
+    `generations/${org}/${id}`,
+    `generations/${org}/x/${id}.png`,
+    'tmp/file.png',
+    `faceless/${org}/42/scene-1.png`,
+    `slideshows/${org}/${id}/cover.png`,
+    '',
+  ]) {
     t.equal(parseKey(key), undefined, `"${key}" is no layout`);
   }
 });

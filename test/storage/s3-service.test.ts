@@ -36,9 +36,23 @@ async function uploadMultipart(a: TestApp, key: string, filename: string, type: 
 function noiseVideo(): Buffer {
   const file = path.join(work, 'noise.mp4');
   execFileSync(FFMPEG_PATH, [
-    '-hide_banner', '-loglevel', 'error', '-y',
-    '-f', 'lavfi', '-i', "nullsrc=s=480x270:r=25:d=1.4,geq=lum='random(1)*255':cb=128:cr=128",
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-qp', '0', '-pix_fmt', 'yuv420p', file,
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    "nullsrc=s=480x270:r=25:d=1.4,geq=lum='random(1)*255':cb=128:cr=128",
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-qp',
+    '0',
+    '-pix_fmt',
+    'yuv420p',
+    file,
   ]);
   return fs.readFileSync(file);
 }
@@ -57,7 +71,7 @@ t.test('an editor upload lives in the bucket and comes back through the signed U
   t.same(objects, [{ key: `editor-media/${ws.orgId}/${up.media.id}.mp4`, bytes: video.length }], 'the object is in the bucket');
 
   const url = up.media.url as string;
-  t.match(url, new RegExp(`^${app.url}/media/editor-media/`), 'the URL is the service\'s own signed URL');
+  t.match(url, new RegExp(`^${app.url}/media/editor-media/`), "the URL is the service's own signed URL");
   const whole = await fetch(url);
   t.equal(whole.status, 200);
   t.equal(whole.headers.get('content-type'), 'video/mp4');
@@ -105,8 +119,11 @@ t.test('an editor upload lives in the bucket and comes back through the signed U
   t.notOk(fs.existsSync(path.join(app.service.ctx.config.dataDir, 'media')), 'nothing under DATA_DIR/media');
 });
 
-t.test('a generation\'s output is stored in the bucket and served from it', async (t) => {
-  const res = await app.request('POST', '/api/v1/generations', { key: ws.key, body: { type: 'static_ad', template_slug: 'bold-sale-banner', prompt: 'Fresh lemonade, 20% off', aspect_ratio: '1:1' } });
+t.test("a generation's output is stored in the bucket and served from it", async (t) => {
+  const res = await app.request('POST', '/api/v1/generations', {
+    key: ws.key,
+    body: { type: 'static_ad', template_slug: 'bold-sale-banner', prompt: 'Fresh lemonade, 20% off', aspect_ratio: '1:1' },
+  });
   t.equal(res.status, 200, res.text);
   const id = res.body.generations[0].id;
   const deadline = Date.now() + 120_000;
@@ -118,7 +135,11 @@ t.test('a generation\'s output is stored in the bucket and served from it', asyn
   }
   t.equal(g.status, 'completed', JSON.stringify(g.error));
   const objects = await s3.list(`generations/${ws.orgId}/`);
-  t.same(objects.map((o) => o.key), [`generations/${ws.orgId}/${id}.png`], 'the output is in the bucket');
+  t.same(
+    objects.map((o) => o.key),
+    [`generations/${ws.orgId}/${id}.png`],
+    'the output is in the bucket',
+  );
   const file = await fetch(g.url);
   t.equal(file.status, 200);
   t.equal(file.headers.get('content-type'), 'image/png');
@@ -168,7 +189,17 @@ t.test('a catalog sample is made into the bucket and served from it', async (t) 
 t.test('npm start with a missing bucket exits 78 with a message naming the bucket', async (t) => {
   const dataDir = fs.mkdtempSync(path.join(work, 'data-'));
   const child = spawn(process.execPath, ['src/main.ts'], {
-    env: { ...process.env, ...s3.env, S3_BUCKET: 'no-such-bucket', DATABASE_URL: app.databaseUrl, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent', DEMO_WORKSPACE: '0', MEDIA_SIGNING_SECRET: 'x' },
+    env: {
+      ...process.env,
+      ...s3.env,
+      S3_BUCKET: 'no-such-bucket',
+      DATABASE_URL: app.databaseUrl,
+      DATA_DIR: dataDir,
+      PORT: '0',
+      LOG_LEVEL: 'silent',
+      DEMO_WORKSPACE: '0',
+      MEDIA_SIGNING_SECRET: 'x',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
@@ -186,15 +217,24 @@ t.test('S3 unreachable: uploads and media URLs answer 503 service_unavailable, r
   const own = await startS3(t);
   const a = await startTestApp(t, { ...own.env });
   const w = await a.workspace();
-  const png = await (await import('sharp')).default({ create: { width: 8, height: 8, channels: 3, background: '#123456' } }).png().toBuffer();
-  const up = await a.request('POST', '/api/v1/editor/media', { key: w.key, body: { media: { filename: 'a.png', content_type: 'image/png', data: png.toString('base64') } } });
+  const png = await (await import('sharp'))
+    .default({ create: { width: 8, height: 8, channels: 3, background: '#123456' } })
+    .png()
+    .toBuffer();
+  const up = await a.request('POST', '/api/v1/editor/media', {
+    key: w.key,
+    body: { media: { filename: 'a.png', content_type: 'image/png', data: png.toString('base64') } },
+  });
   t.equal(up.status, 200, up.text);
   await own.stop();
   const media = await fetch(up.body.media.url);
   t.equal(media.status, 503);
   t.equal(media.headers.get('retry-after'), '5');
   t.match(await media.json(), { error: { code: 'service_unavailable', retryable: true } });
-  const again = await a.request('POST', '/api/v1/editor/media', { key: w.key, body: { media: { filename: 'b.png', content_type: 'image/png', data: png.toString('base64') } } });
+  const again = await a.request('POST', '/api/v1/editor/media', {
+    key: w.key,
+    body: { media: { filename: 'b.png', content_type: 'image/png', data: png.toString('base64') } },
+  });
   t.equal(again.status, 503, again.text);
   t.match(again.body, { error: { code: 'service_unavailable', retryable: true } });
   t.equal(again.headers.get('retry-after'), '5');

@@ -14,7 +14,11 @@ import { startS3, type TestS3 } from '../helpers/s3.ts';
 
 const secret = Buffer.from('storage-test-secret');
 
-async function backend(t: Test, kind: 'local' | 's3', extra: Record<string, string> = {}): Promise<{ storage: Storage; s3?: TestS3; dataDir: string }> {
+async function backend(
+  t: Test,
+  kind: 'local' | 's3',
+  extra: Record<string, string> = {},
+): Promise<{ storage: Storage; s3?: TestS3; dataDir: string }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'storage-test-'));
   t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
   const s3 = kind === 's3' ? await startS3(t) : undefined;
@@ -60,7 +64,11 @@ for (const kind of ['local', 's3'] as const) {
     const wav = randomBytes(70_000);
     fs.writeFileSync(src, wav);
     t.equal((await storage.put('editor-media/org-1/b.wav', { file: src }, 'audio/wav')).bytes, 70_000, 'put from a file');
-    t.equal((await storage.put('generations/org-1/c.mp4', Readable.from([wav.subarray(0, 1000), wav.subarray(1000)]), 'video/mp4')).bytes, 70_000, 'put from a stream');
+    t.equal(
+      (await storage.put('generations/org-1/c.mp4', Readable.from([wav.subarray(0, 1000), wav.subarray(1000)]), 'video/mp4')).bytes,
+      70_000,
+      'put from a stream',
+    );
     const copy = path.join(dataDir, 'copy.mp4');
     await storage.copyToFile('generations/org-1/c.mp4', copy);
     t.same(fs.readFileSync(copy), wav, 'copyToFile');
@@ -70,7 +78,11 @@ for (const kind of ['local', 's3'] as const) {
     await storage.put('editor-media/org-1/a.png', png.subarray(0, 10), 'image/png');
     t.equal(await storage.size('editor-media/org-1/a.png'), 10, 'a second put replaces the object');
 
-    t.same(await keys(storage, 'editor-media/org-1/'), ['editor-media/org-1/a.png', 'editor-media/org-1/b.wav'], 'list by prefix, in key order');
+    t.same(
+      await keys(storage, 'editor-media/org-1/'),
+      ['editor-media/org-1/a.png', 'editor-media/org-1/b.wav'],
+      'list by prefix, in key order',
+    );
     t.same(await keys(storage, 'editor-media/org-1/b'), ['editor-media/org-1/b.wav'], 'a prefix that ends inside a name');
     t.same(await keys(storage, 'editor-media/org-2/'), [], 'an empty prefix lists nothing');
     t.same(await keys(storage, 'gen'), ['generations/org-1/c.mp4']);
@@ -79,8 +91,17 @@ for (const kind of ['local', 's3'] as const) {
     t.equal(await storage.exists('editor-media/org-1/a.png'), false, 'deleted');
     await storage.delete('editor-media/org-1/a.png');
     t.pass('deleting a missing object is not an error');
-    if (s3) t.same((await s3.list()).map((o) => o.key).sort(), ['editor-media/org-1/b.wav', 'generations/org-1/c.mp4'], 'the bucket holds exactly the objects');
-    else t.notOk(fs.readdirSync(path.join(dataDir, 'media', 'editor-media', 'org-1')).some((n) => n.endsWith('.tmp')), 'no temporary files');
+    if (s3)
+      t.same(
+        (await s3.list()).map((o) => o.key).sort(),
+        ['editor-media/org-1/b.wav', 'generations/org-1/c.mp4'],
+        'the bucket holds exactly the objects',
+      );
+    else
+      t.notOk(
+        fs.readdirSync(path.join(dataDir, 'media', 'editor-media', 'org-1')).some((n) => n.endsWith('.tmp')),
+        'no temporary files',
+      );
   });
 
   t.test(`${kind}: a 12 MB upload streamed from a stream and from a file`, async (t) => {
@@ -97,13 +118,23 @@ for (const kind of ['local', 's3'] as const) {
     const copy = path.join(dataDir, 'big-copy.mp4');
     await storage.copyToFile('editor-media/org-1/big.mp4', copy);
     t.equal(sha(fs.readFileSync(copy)), sha(big), 'copied back byte-identical');
-    t.same(await collect(storage.read('editor-media/org-1/big.mp4', { start: 9_000_000, end: 9_000_999 })), big.subarray(9_000_000, 9_001_000), 'a range past the first part');
+    t.same(
+      await collect(storage.read('editor-media/org-1/big.mp4', { start: 9_000_000, end: 9_000_999 })),
+      big.subarray(9_000_000, 9_001_000),
+      'a range past the first part',
+    );
     if (s3) {
       const reqs = s3.requests.slice(before);
       const parts = reqs.filter((r) => r.startsWith('PUT ') && /[?&]partNumber=\d+/.test(r) && /[?&]uploadId=/.test(r));
       t.ok(parts.length >= 2, `a multipart upload of ${parts.length} parts (8 MiB each)`);
-      t.ok(reqs.some((r) => r.startsWith('POST ') && /[?&]uploads\b/.test(r)), 'CreateMultipartUpload');
-      t.ok(reqs.some((r) => r.startsWith('POST ') && /[?&]uploadId=/.test(r)), 'CompleteMultipartUpload');
+      t.ok(
+        reqs.some((r) => r.startsWith('POST ') && /[?&]uploads\b/.test(r)),
+        'CreateMultipartUpload',
+      );
+      t.ok(
+        reqs.some((r) => r.startsWith('POST ') && /[?&]uploadId=/.test(r)),
+        'CompleteMultipartUpload',
+      );
     }
     const file = path.join(dataDir, 'big-src.mp4');
     fs.writeFileSync(file, big);
@@ -123,7 +154,10 @@ for (const kind of ['local', 's3'] as const) {
       ['read', () => collect(storage.read(key))],
     ];
     for (const [what, call] of calls) {
-      const err = await call().then(() => undefined, (e: unknown) => e);
+      const err = await call().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       t.ok(err && isNotFound(err), `${what}: rejects with code ENOENT (${(err as Error)?.message})`);
     }
     t.notOk(fs.existsSync(path.join(dataDir, 'x.png')), 'copyToFile of a missing object leaves no file');
@@ -155,7 +189,11 @@ for (const kind of ['local', 's3'] as const) {
 t.test('s3: S3_PREFIX keeps every object under its prefix', async (t) => {
   const { storage, s3 } = await backend(t, 's3', { S3_PREFIX: '/tenant-a/' });
   await storage.put('generations/org-1/x.png', Buffer.from('png'), 'image/png');
-  t.same((await s3!.list()).map((o) => o.key), ['tenant-a/generations/org-1/x.png'], 'stored under the prefix');
+  t.same(
+    (await s3!.list()).map((o) => o.key),
+    ['tenant-a/generations/org-1/x.png'],
+    'stored under the prefix',
+  );
   t.same(await keys(storage, 'generations/'), ['generations/org-1/x.png'], 'listed without it');
   t.same(await storage.readBuffer('generations/org-1/x.png'), Buffer.from('png'));
 });
@@ -165,7 +203,10 @@ t.test('s3: start-up check of a missing bucket fails with a message naming it', 
   const config = loadConfig({ DATA_DIR: os.tmpdir(), ...s3.env, S3_BUCKET: 'no-such-bucket' });
   const storage = await createStorage(config, secret);
   t.teardown(() => storage.close());
-  const err = await storage.check().then(() => undefined, (e: unknown) => e);
+  const err = await storage.check().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   t.ok(err instanceof StorageUnavailable, 'StorageUnavailable');
   t.match((err as Error).message, /S3 bucket "no-such-bucket" at http:\/\/127\.0\.0\.1:\d+ \(S3_BUCKET\) does not exist; create it first/);
 });
@@ -185,7 +226,10 @@ t.test('s3: an unreachable S3 is StorageUnavailable (503 to clients), not a miss
     ['list', () => keys(storage, 'generations/')],
   ];
   for (const [what, call] of calls) {
-    const err = await call().then(() => undefined, (e: unknown) => e);
+    const err = await call().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     t.ok(err instanceof StorageUnavailable, `${what}: StorageUnavailable (${(err as Error)?.message})`);
     t.notOk(isNotFound(err), `${what}: not a not-found`);
   }
@@ -200,6 +244,15 @@ t.test('configuration: STORAGE and the S3 variables are checked', async (t) => {
   t.throws(() => loadConfig({ STORAGE: 's3', S3_BUCKET: 'b', S3_PART_SIZE_MB: '4' }), /S3_PART_SIZE_MB must be an integer between 5/);
   t.match(loadConfig({ STORAGE: 's3', S3_BUCKET: 'b' }).storage, {
     kind: 's3',
-    s3: { bucket: 'b', region: 'us-east-1', endpoint: undefined, forcePathStyle: false, accessKeyId: undefined, secretAccessKey: undefined, prefix: '', partSizeBytes: 8 * 1024 * 1024 },
+    s3: {
+      bucket: 'b',
+      region: 'us-east-1',
+      endpoint: undefined,
+      forcePathStyle: false,
+      accessKeyId: undefined,
+      secretAccessKey: undefined,
+      prefix: '',
+      partSizeBytes: 8 * 1024 * 1024,
+    },
   });
 });

@@ -1,19 +1,7 @@
 // Drizzle schema. Tables are plural snake_case; every tenant table carries org_id and every
 // query filters on it. Migrations are generated with `npm run db:generate` into src/db/drizzle/.
 import { sql } from 'drizzle-orm';
-import {
-  bigint,
-  check,
-  index,
-  integer,
-  jsonb,
-  pgTable,
-  real,
-  text,
-  timestamp,
-  uniqueIndex,
-  uuid,
-} from 'drizzle-orm/pg-core';
+import { bigint, check, index, integer, jsonb, pgTable, real, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 
 const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow();
 const updatedAt = () => timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow();
@@ -23,7 +11,9 @@ export const organizations = pgTable(
   {
     id: uuid('id').primaryKey().defaultRandom(),
     name: text('name').notNull(),
-    plan: text('plan', { enum: ['paid', 'none'] }).notNull().default('paid'),
+    plan: text('plan', { enum: ['paid', 'none'] })
+      .notNull()
+      .default('paid'),
     // Denormalised balance: changed only together with a credit_ledger row, in one transaction.
     credits: integer('credits').notNull().default(0),
     createdAt: createdAt(),
@@ -125,7 +115,9 @@ export const customVoices = pgTable(
       .references(() => organizations.id),
     name: text('name').notNull(),
     /** Only `ready` clones are offered in GET /assets. */
-    status: text('status', { enum: ['processing', 'ready', 'failed'] }).notNull().default('processing'),
+    status: text('status', { enum: ['processing', 'ready', 'failed'] })
+      .notNull()
+      .default('processing'),
     previewUrl: text('preview_url').notNull(),
     locale: text('locale').array().notNull(),
     gender: text('gender').notNull(),

@@ -3,7 +3,20 @@
 // the per-project edit history, word timings of media (synthesized voiceovers, transcriptions)
 // and timeline exports (renders).
 import { sql } from 'drizzle-orm';
-import { bigint, check, doublePrecision, index, integer, json, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  check,
+  doublePrecision,
+  index,
+  integer,
+  json,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
 import { organizations } from './core.ts';
 import { media } from './generations.ts';
 
@@ -52,7 +65,10 @@ export const editorVideos = pgTable(
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },
-  (t) => [index('editor_videos_org_idx').on(t.orgId, t.createdAt, t.videoId), check('editor_videos_version_positive', sql`${t.version} >= 1`)],
+  (t) => [
+    index('editor_videos_org_idx').on(t.orgId, t.createdAt, t.videoId),
+    check('editor_videos_version_positive', sql`${t.version} >= 1`),
+  ],
 );
 
 /** One applied PATCH: the version it produced, the user's instructions and the operations. */
@@ -105,7 +121,9 @@ export const editorExports = pgTable(
       .notNull()
       .references(() => editorVideos.videoId),
     version: integer('version').notNull(),
-    status: text('status', { enum: ['queued', 'rendering', 'completed', 'failed', 'canceled'] }).notNull().default('queued'),
+    status: text('status', { enum: ['queued', 'rendering', 'completed', 'failed', 'canceled'] })
+      .notNull()
+      .default('queued'),
     progress: integer('progress').notNull().default(0),
     /** The project as it was when the export was requested, plus render settings. */
     snapshot: jsonb('snapshot').notNull(),

@@ -22,7 +22,9 @@ export const facelessVideos = pgTable(
       .notNull()
       .references(() => organizations.id),
     title: text('title').notNull(),
-    status: text('status', { enum: ['queued', 'generating', 'completed', 'error'] }).notNull().default('queued'),
+    status: text('status', { enum: ['queued', 'generating', 'completed', 'error'] })
+      .notNull()
+      .default('queued'),
     /** The stage running (or where it failed): script, scenes, voiceover, captions, render. */
     stage: text('stage'),
     progress: integer('progress').notNull().default(0),

@@ -1,7 +1,20 @@
 // Generations, the media library they read from and write to, saved references,
 // idempotency records and the shared rate-limit counters.
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, check, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  boolean,
+  check,
+  doublePrecision,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uuid,
+} from 'drizzle-orm/pg-core';
 import { organizations } from './core.ts';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -18,7 +31,9 @@ export const media = pgTable(
       .notNull()
       .references(() => organizations.id),
     kind: text('kind', { enum: ['image', 'video', 'audio', 'voice'] }).notNull(),
-    status: text('status', { enum: ['processing', 'completed', 'failed'] }).notNull().default('completed'),
+    status: text('status', { enum: ['processing', 'completed', 'failed'] })
+      .notNull()
+      .default('completed'),
     source: text('source', { enum: ['upload', 'url', 'generation', 'voiceover', 'sound_effect', 'render'] }).notNull(),
     title: text('title'),
     filename: text('filename'),
@@ -44,13 +59,19 @@ export const referenceInspirations = pgTable(
     orgId: uuid('org_id')
       .notNull()
       .references(() => organizations.id),
-    status: text('status', { enum: ['processing', 'ready', 'rejected', 'failed'] }).notNull().default('processing'),
+    status: text('status', { enum: ['processing', 'ready', 'rejected', 'failed'] })
+      .notNull()
+      .default('processing'),
     templateSlug: text('template_slug').notNull(),
     templateCategory: text('template_category', { enum: ['static-ads', 'video-templates', 'slideshow-carousel'] }).notNull(),
     mediaKind: text('media_kind', { enum: ['image', 'slideshow', 'video'] }).notNull(),
-    visibility: text('visibility', { enum: ['private', 'public'] }).notNull().default('private'),
+    visibility: text('visibility', { enum: ['private', 'public'] })
+      .notNull()
+      .default('private'),
     /** not_required (private) or pending → approved / rejected (public; reviewed before others see it). */
-    reviewStatus: text('review_status', { enum: ['not_required', 'pending', 'approved', 'rejected'] }).notNull().default('not_required'),
+    reviewStatus: text('review_status', { enum: ['not_required', 'pending', 'approved', 'rejected'] })
+      .notNull()
+      .default('not_required'),
     label: text('label'),
     /** The stored media (media rows), in the order given; URL media join once the analysis fetched them. */
     mediaIds: uuid('media_ids').array().notNull().default(sql`'{}'::uuid[]`),
@@ -77,7 +98,9 @@ export const generations = pgTable(
       .references(() => organizations.id),
     batchId: uuid('batch_id').notNull(),
     type: text('type', { enum: ['static_ad', 'video_ad', 'ugc_ad', 'ai_model'] }).notNull(),
-    status: text('status', { enum: ['generating', 'completed', 'error'] }).notNull().default('generating'),
+    status: text('status', { enum: ['generating', 'completed', 'error'] })
+      .notNull()
+      .default('generating'),
     /** The resolved job: template/model, dimensions, duration, references… (see services/generations/generations.ts). */
     spec: jsonb('spec').notNull(),
     credits: integer('credits').notNull(),

@@ -24,7 +24,9 @@ export const slideshows = pgTable(
     videoId: bigint('video_id', { mode: 'number' })
       .notNull()
       .references(() => editorVideos.videoId),
-    status: text('status', { enum: ['queued', 'generating', 'completed', 'error'] }).notNull().default('queued'),
+    status: text('status', { enum: ['queued', 'generating', 'completed', 'error'] })
+      .notNull()
+      .default('queued'),
     stage: text('stage', { enum: ['copy', 'slides', 'project', 'video'] }),
     progress: integer('progress').notNull().default(0),
     title: text('title').notNull(),

@@ -87,7 +87,9 @@ export const socialPublicationTargets = pgTable(
     accountId: uuid('account_id').notNull(),
     platform: text('platform').notNull(),
     position: integer('position').notNull(),
-    status: text('status', { enum: ['queued', 'publishing', 'published', 'failed'] }).notNull().default('queued'),
+    status: text('status', { enum: ['queued', 'publishing', 'published', 'failed'] })
+      .notNull()
+      .default('queued'),
     state: jsonb('state').notNull().default({}),
     attempts: integer('attempts').notNull().default(0),
     platformPostId: text('platform_post_id'),

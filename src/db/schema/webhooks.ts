@@ -44,7 +44,10 @@ export const webhookEvents = pgTable(
     body: text('body').notNull(),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
-  (t) => [uniqueIndex('webhook_events_transition_unique').on(t.type, t.resourceId), index('webhook_events_org_idx').on(t.orgId, t.createdAt)],
+  (t) => [
+    uniqueIndex('webhook_events_transition_unique').on(t.type, t.resourceId),
+    index('webhook_events_org_idx').on(t.orgId, t.createdAt),
+  ],
 );
 
 /** One event to one endpoint: pending until a 2xx (delivered) or the last retry (failed). */
@@ -61,7 +64,9 @@ export const webhookDeliveries = pgTable(
     endpointId: uuid('endpoint_id')
       .notNull()
       .references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
-    status: text('status', { enum: ['pending', 'delivered', 'failed'] }).notNull().default('pending'),
+    status: text('status', { enum: ['pending', 'delivered', 'failed'] })
+      .notNull()
+      .default('pending'),
     attempts: integer('attempts').notNull().default(0),
     /** The HTTP status of the last attempt (null: no answer, e.g. a timeout or a refused address). */
     lastResponseStatus: integer('last_response_status'),

@@ -11,7 +11,14 @@
 // type "content_policy_violation" (or an output flagged has_nsfw_concepts) is a content-policy
 // refusal. Output URLs (fal.media) are fetched through the guarded client.
 import { HostedApi, downloadOutput, inputsFor, progressOf, storeOutput, type ErrorReading, type HostedOptions } from './hosted.ts';
-import { ProviderError, type GenerateOptions, type GenerationJob, type Provider, type ProviderJobRef, type ProviderResult } from '../generation.ts';
+import {
+  ProviderError,
+  type GenerateOptions,
+  type GenerationJob,
+  type Provider,
+  type ProviderJobRef,
+  type ProviderResult,
+} from '../generation.ts';
 
 interface QueueStatus {
   request_id?: string;
@@ -69,8 +76,13 @@ export class FalProvider implements Provider {
     progress(0);
     let ref = opts.resume?.provider === 'fal' && opts.resume.app ? opts.resume : undefined;
     if (!ref) {
-      const submitted = (await this.api.call(`/${model.model}`, { method: 'POST', json: await inputsFor(job, model, 'image_url'), signal })) as QueueStatus;
-      if (typeof submitted.request_id !== 'string' || !submitted.request_id) throw new ProviderError('fal queued the request without a request_id', { retryable: true, code: 'provider_error' });
+      const submitted = (await this.api.call(`/${model.model}`, {
+        method: 'POST',
+        json: await inputsFor(job, model, 'image_url'),
+        signal,
+      })) as QueueStatus;
+      if (typeof submitted.request_id !== 'string' || !submitted.request_id)
+        throw new ProviderError('fal queued the request without a request_id', { retryable: true, code: 'provider_error' });
       ref = { provider: 'fal', id: submitted.request_id, app: falApp(model.model) };
       await opts.onSubmitted?.(ref);
     }
@@ -95,10 +107,17 @@ export class FalProvider implements Provider {
       throw err;
     }
     if (out.has_nsfw_concepts?.some(Boolean)) {
-      throw new ProviderError('fal refused the request under its content policy: the output was flagged by the safety checker', { retryable: false, code: 'content_rejected' });
+      throw new ProviderError('fal refused the request under its content policy: the output was flagged by the safety checker', {
+        retryable: false,
+        code: 'content_rejected',
+      });
     }
     const url = out.images?.[0]?.url ?? out.image?.url ?? out.video?.url;
-    if (typeof url !== 'string') throw new ProviderError(`fal request ${ref.id} completed without an output URL`, { retryable: false, code: 'provider_invalid_output' });
+    if (typeof url !== 'string')
+      throw new ProviderError(`fal request ${ref.id} completed without an output URL`, {
+        retryable: false,
+        code: 'provider_invalid_output',
+      });
     progress(0.9);
     const bytes = await downloadOutput('fal', this.o.fetcher, url, job, signal, this.api.opts.requestTimeoutMs * 5);
     const result = await storeOutput('fal', job, bytes, opts.workDir, this.o.pixelLimits);

@@ -25,7 +25,14 @@ import type { MediaFile } from '../../media/ffmpeg.ts';
 import { sniff } from '../../media/inspect.ts';
 import { DEFAULT_PIXEL_LIMITS, type PixelLimits } from '../../media/limits.ts';
 import type { GuardedFetcher } from '../../net/guarded-fetch.ts';
-import { CONTENT_TYPES, ProviderError, type GenerationJob, type ImageFormat, type ProviderModel, type ProviderResult } from '../generation.ts';
+import {
+  CONTENT_TYPES,
+  ProviderError,
+  type GenerationJob,
+  type ImageFormat,
+  type ProviderModel,
+  type ProviderResult,
+} from '../generation.ts';
 import { checkMediaBytes, fetchMediaBytes } from '../../media/fetch-media.ts';
 
 export interface HostedOptions {
@@ -128,10 +135,18 @@ export class HostedApi {
       } catch (err) {
         if (init.signal?.aborted) throw abortReason(init.signal);
         if (timeout.aborted) {
-          throw new ProviderError(`${this.label} did not answer ${what} within ${this.opts.requestTimeoutMs} ms`, { retryable: true, code: 'timeout', cause: err });
+          throw new ProviderError(`${this.label} did not answer ${what} within ${this.opts.requestTimeoutMs} ms`, {
+            retryable: true,
+            code: 'timeout',
+            cause: err,
+          });
         }
         const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-        throw new ProviderError(`${this.label} unreachable: ${cause?.code ?? cause?.message ?? (err as Error).message}`, { retryable: true, code: 'provider_unavailable', cause: err });
+        throw new ProviderError(`${this.label} unreachable: ${cause?.code ?? cause?.message ?? (err as Error).message}`, {
+          retryable: true,
+          code: 'provider_unavailable',
+          cause: err,
+        });
       }
       let parsed: unknown;
       try {
@@ -141,7 +156,11 @@ export class HostedApi {
       }
       if (res.ok) {
         if (parsed === undefined || typeof parsed !== 'object') {
-          throw new ProviderError(`${this.label} answered ${what} with no JSON object`, { retryable: true, code: 'provider_error', status: res.status });
+          throw new ProviderError(`${this.label} answered ${what} with no JSON object`, {
+            retryable: true,
+            code: 'provider_error',
+            status: res.status,
+          });
         }
         return parsed;
       }
@@ -159,11 +178,27 @@ export class HostedApi {
     const read = this.readError(status, parsed);
     const message = (read.message ?? text.slice(0, 300)).slice(0, 1000);
     if (read.contentPolicy) {
-      return new ProviderError(`${this.label} refused the request under its content policy: ${message}`, { retryable: false, code: 'content_rejected', status });
+      return new ProviderError(`${this.label} refused the request under its content policy: ${message}`, {
+        retryable: false,
+        code: 'content_rejected',
+        status,
+      });
     }
     const retryable = status === 429 || status >= 500 || status === 408;
-    const code = status === 429 ? 'provider_rate_limited' : status >= 500 ? 'provider_unavailable' : status === 401 || status === 403 ? 'provider_unauthorized' : 'provider_rejected';
-    return new ProviderError(`${this.label} answered ${status} to ${what}${message ? `: ${message}` : ''}`, { retryable, code, status, retryAfterMs: after });
+    const code =
+      status === 429
+        ? 'provider_rate_limited'
+        : status >= 500
+          ? 'provider_unavailable'
+          : status === 401 || status === 403
+            ? 'provider_unauthorized'
+            : 'provider_rejected';
+    return new ProviderError(`${this.label} answered ${status} to ${what}${message ? `: ${message}` : ''}`, {
+      retryable,
+      code,
+      status,
+      retryAfterMs: after,
+    });
   }
 
   /**
@@ -171,7 +206,10 @@ export class HostedApi {
    * failures in a row. Past the job deadline: `onTimeout` (the provider's cancel), then a
    * non-retryable `timeout` (resubmitting would pay for the same slow job again).
    */
-  async pollUntil<T>(poll: () => Promise<T | undefined>, opts: { signal?: AbortSignal; startedAt: number; onTimeout: () => Promise<void>; id: string }): Promise<T> {
+  async pollUntil<T>(
+    poll: () => Promise<T | undefined>,
+    opts: { signal?: AbortSignal; startedAt: number; onTimeout: () => Promise<void>; id: string },
+  ): Promise<T> {
     let errors = 0;
     for (;;) {
       try {
@@ -184,7 +222,10 @@ export class HostedApi {
       const left = opts.startedAt + this.opts.jobTimeoutMs - Date.now();
       if (left <= 0) {
         await opts.onTimeout().catch(() => {});
-        throw new ProviderError(`${this.label} job ${opts.id} did not finish within ${this.opts.jobTimeoutMs} ms; it was canceled`, { retryable: false, code: 'timeout' });
+        throw new ProviderError(`${this.label} job ${opts.id} did not finish within ${this.opts.jobTimeoutMs} ms; it was canceled`, {
+          retryable: false,
+          code: 'timeout',
+        });
       }
       await wait(Math.min(this.opts.pollMs, left), opts.signal);
     }
@@ -232,7 +273,10 @@ export function hostedRequest(job: GenerationJob, opts: { multipleImages: boolea
   if (job.brandName) guidance.push(`Brand: ${job.brandName}.`);
   const roles = job.brandColorRoles ?? [];
   const labelled = new Set(roles.map((c) => c.hex.toUpperCase()));
-  const colours = [...roles.map((c) => `${c.role} ${c.hex.toUpperCase()}`), ...(job.brandColors ?? []).filter((h) => !labelled.has(h.toUpperCase()))];
+  const colours = [
+    ...roles.map((c) => `${c.role} ${c.hex.toUpperCase()}`),
+    ...(job.brandColors ?? []).filter((h) => !labelled.has(h.toUpperCase())),
+  ];
   if (colours.length) guidance.push(`Brand colours: ${colours.join(', ')}.`);
   if (job.fonts?.length) guidance.push(`Brand fonts: ${job.fonts.join(', ')}.`);
   if (job.logo && opts.multipleImages && images.length) {
@@ -291,13 +335,26 @@ const MAX_OUTPUT_BYTES = { image: 50 * 1024 * 1024, video: 500 * 1024 * 1024 };
 const MAX_OUTPUT_SECONDS = 120;
 
 /** Fetches an output URL through the guarded client (provider CDNs are not our hosts). */
-export async function downloadOutput(label: string, fetcher: GuardedFetcher, url: string, job: GenerationJob, signal: AbortSignal | undefined, timeoutMs: number): Promise<Buffer> {
+export async function downloadOutput(
+  label: string,
+  fetcher: GuardedFetcher,
+  url: string,
+  job: GenerationJob,
+  signal: AbortSignal | undefined,
+  timeoutMs: number,
+): Promise<Buffer> {
   return fetchMediaBytes(fetcher, url, {
     maxBytes: MAX_OUTPUT_BYTES[job.output],
     timeoutMs,
     signal,
     refuse: ({ error }) =>
-      signal?.aborted ? abortReason(signal) : new ProviderError(`${label} output ${url} ${error.message}`, { retryable: error.retryable || error.reason === 'network', code: 'provider_error', cause: error }),
+      signal?.aborted
+        ? abortReason(signal)
+        : new ProviderError(`${label} output ${url} ${error.message}`, {
+            retryable: error.retryable || error.reason === 'network',
+            code: 'provider_error',
+            cause: error,
+          }),
   });
 }
 
@@ -306,15 +363,30 @@ export async function downloadOutput(label: string, fetcher: GuardedFetcher, url
  * sniffed demuxer forced, pixels bounded, a video read all the way through as its format) and
  * writes the final file into workDir, converting an image the model made in another format.
  */
-export async function storeOutput(label: string, job: GenerationJob, bytes: Buffer, workDir: string, limits: PixelLimits = DEFAULT_PIXEL_LIMITS): Promise<ProviderResult> {
+export async function storeOutput(
+  label: string,
+  job: GenerationJob,
+  bytes: Buffer,
+  workDir: string,
+  limits: PixelLimits = DEFAULT_PIXEL_LIMITS,
+): Promise<ProviderResult> {
   const invalid = (why: string, cause?: unknown) =>
-    new ProviderError(`${label} output is not a valid ${job.output}: ${why}`.slice(0, 1900), { retryable: false, code: 'provider_invalid_output', cause });
+    new ProviderError(`${label} output is not a valid ${job.output}: ${why}`.slice(0, 1900), {
+      retryable: false,
+      code: 'provider_invalid_output',
+      cause,
+    });
   if (bytes.length > MAX_OUTPUT_BYTES[job.output]) throw invalid(`it is over ${MAX_OUTPUT_BYTES[job.output]} bytes`);
   const wanted = job.output === 'video' ? ['video/mp4'] : ['image/png', 'image/jpeg', 'image/webp'];
   const { sniffed, inspected } = await checkMediaBytes(bytes, {
     types: wanted,
     // An output of another kind (an mp4 with sound only) has no dimensions.
-    inspect: { file: (s) => path.join(workDir, `.${job.generationId}.download.${s.ext}`), limits, kinds: [job.output], maxSeconds: MAX_OUTPUT_SECONDS },
+    inspect: {
+      file: (s) => path.join(workDir, `.${job.generationId}.download.${s.ext}`),
+      limits,
+      kinds: [job.output],
+      maxSeconds: MAX_OUTPUT_SECONDS,
+    },
     refuse: (r) =>
       r.reason === 'type'
         ? invalid(`it is ${r.mime ?? 'not a recognised file'} (expected ${wanted.join(', ')})`)
@@ -329,14 +401,27 @@ export async function storeOutput(label: string, job: GenerationJob, bytes: Buff
       const out = path.join(workDir, `${job.generationId}.mp4`);
       await rename(tmp, out);
       // Whether it has sound is what the model made, not what was asked (Kling makes none).
-      return { path: out, contentType: CONTENT_TYPES.mp4, width: info.width, height: info.height, durationSeconds: info.durationSeconds ?? undefined, hasAudio: Boolean(info.hasAudio), bytes: (await stat(out)).size };
+      return {
+        path: out,
+        contentType: CONTENT_TYPES.mp4,
+        width: info.width,
+        height: info.height,
+        durationSeconds: info.durationSeconds ?? undefined,
+        hasAudio: Boolean(info.hasAudio),
+        bytes: (await stat(out)).size,
+      };
     }
     const want = job.imageFormat ?? 'png';
     const out = path.join(workDir, `${job.generationId}.${EXT[want]}`);
     if (sniffed.mime === CONTENT_TYPES[want]) await rename(tmp, out);
     else {
       const img = sharp(tmp, { limitInputPixels: limits.maxPixels }).rotate();
-      await (want === 'jpeg' ? img.flatten({ background: '#ffffff' }).jpeg({ quality: 92 }) : want === 'webp' ? img.webp({ quality: 90 }) : img.png()).toFile(out);
+      await (want === 'jpeg'
+        ? img.flatten({ background: '#ffffff' }).jpeg({ quality: 92 })
+        : want === 'webp'
+          ? img.webp({ quality: 90 })
+          : img.png()
+      ).toFile(out);
     }
     return { path: out, contentType: CONTENT_TYPES[want], width: info.width, height: info.height, bytes: (await stat(out)).size };
   } finally {

@@ -80,7 +80,8 @@ export class OpenAiImagesProvider implements Provider {
     const first = res.data?.[0];
     let bytes: Buffer;
     if (typeof first?.b64_json === 'string') bytes = Buffer.from(first.b64_json, 'base64');
-    else if (typeof first?.url === 'string') bytes = await downloadOutput('OpenAI', this.o.fetcher, first.url, job, opts.signal, this.api.opts.requestTimeoutMs);
+    else if (typeof first?.url === 'string')
+      bytes = await downloadOutput('OpenAI', this.o.fetcher, first.url, job, opts.signal, this.api.opts.requestTimeoutMs);
     else throw new ProviderError('OpenAI answered without an image', { retryable: false, code: 'provider_invalid_output' });
     const result = await storeOutput('OpenAI', job, bytes, opts.workDir, this.o.pixelLimits);
     progress(1);

@@ -10,7 +10,14 @@
 // failed prediction flagged by the model's safety checker ("NSFW", "flagged as sensitive",
 // E005) is a content-policy refusal.
 import { HostedApi, downloadOutput, inputsFor, progressOf, storeOutput, type ErrorReading, type HostedOptions } from './hosted.ts';
-import { ProviderError, type GenerateOptions, type GenerationJob, type Provider, type ProviderJobRef, type ProviderResult } from '../generation.ts';
+import {
+  ProviderError,
+  type GenerateOptions,
+  type GenerationJob,
+  type Provider,
+  type ProviderJobRef,
+  type ProviderResult,
+} from '../generation.ts';
 
 interface Prediction {
   id?: string;
@@ -62,7 +69,8 @@ export class ReplicateProvider implements Provider {
       const created = (await (model.version
         ? this.api.call('/v1/predictions', { method: 'POST', json: { version: model.version, input }, signal })
         : this.api.call(`/v1/models/${model.model}/predictions`, { method: 'POST', json: { input }, signal }))) as Prediction;
-      if (typeof created.id !== 'string' || !created.id) throw new ProviderError('Replicate created a prediction without an id', { retryable: true, code: 'provider_error' });
+      if (typeof created.id !== 'string' || !created.id)
+        throw new ProviderError('Replicate created a prediction without an id', { retryable: true, code: 'provider_error' });
       id = created.id;
       await opts.onSubmitted?.({ provider: 'replicate', id });
     }
@@ -76,11 +84,18 @@ export class ReplicateProvider implements Provider {
         if (p.status === 'succeeded') return p;
         if (p.status === 'failed' || p.status === 'canceled') {
           await opts.onSubmitted?.(null);
-          const message = typeof p.error === 'string' ? p.error : p.error ? JSON.stringify(p.error).slice(0, 500) : `prediction ${p.status}`;
+          const message =
+            typeof p.error === 'string' ? p.error : p.error ? JSON.stringify(p.error).slice(0, 500) : `prediction ${p.status}`;
           if (CONTENT_POLICY.test(message)) {
-            throw new ProviderError(`Replicate refused the request under its content policy: ${message}`, { retryable: false, code: 'content_rejected' });
+            throw new ProviderError(`Replicate refused the request under its content policy: ${message}`, {
+              retryable: false,
+              code: 'content_rejected',
+            });
           }
-          throw new ProviderError(`Replicate prediction ${predictionId} ${p.status}: ${message}`, { retryable: false, code: 'provider_error' });
+          throw new ProviderError(`Replicate prediction ${predictionId} ${p.status}: ${message}`, {
+            retryable: false,
+            code: 'provider_error',
+          });
         }
         progress(Math.min(0.85, 0.1 + 0.05 * ++polls));
         return undefined;
@@ -88,7 +103,11 @@ export class ReplicateProvider implements Provider {
       { signal, startedAt, id: predictionId, onTimeout: () => this.cancel({ provider: 'replicate', id: predictionId }) },
     );
     const url = firstUrl(done.output);
-    if (!url) throw new ProviderError(`Replicate prediction ${predictionId} succeeded without an output URL`, { retryable: false, code: 'provider_invalid_output' });
+    if (!url)
+      throw new ProviderError(`Replicate prediction ${predictionId} succeeded without an output URL`, {
+        retryable: false,
+        code: 'provider_invalid_output',
+      });
     progress(0.9);
     const bytes = await downloadOutput('Replicate', this.o.fetcher, url, job, signal, this.api.opts.requestTimeoutMs * 5);
     const result = await storeOutput('Replicate', job, bytes, opts.workDir, this.o.pixelLimits);

@@ -66,7 +66,9 @@ async function setText(
   };
   // pango size 12 pt at `dpi` is 12 * dpi / 72 = dpi / 6 pixels.
   const render = async (opts: object) => {
-    const { data, info } = await sharp({ text: { ...base, ...opts } }).png({ compressionLevel: 0 }).toBuffer({ resolveWithObject: true });
+    const { data, info } = await sharp({ text: { ...base, ...opts } })
+      .png({ compressionLevel: 0 })
+      .toBuffer({ resolveWithObject: true });
     return { input: data, width: info.width, height: info.height, dpi: info.textAutofitDpi };
   };
   if (o.px) return render({ dpi: Math.max(1, r(o.px * 6)) });
@@ -104,7 +106,9 @@ function backgroundSvg(layout: AdLayout, p: Palette, seed: string, mode: Compose
     // Decorations stay away from the top-left corner, which always shows the primary colour.
     const variant = Math.floor(rand() * 3);
     if (variant === 0) {
-      parts.push(`<circle cx="${r(W * (0.82 + rand() * 0.12))}" cy="${r(H * (0.8 + rand() * 0.12))}" r="${r(u * (0.5 + rand() * 0.2))}" fill="${p.secondary}" opacity="0.9"/>`);
+      parts.push(
+        `<circle cx="${r(W * (0.82 + rand() * 0.12))}" cy="${r(H * (0.8 + rand() * 0.12))}" r="${r(u * (0.5 + rand() * 0.2))}" fill="${p.secondary}" opacity="0.9"/>`,
+      );
       parts.push(`<circle cx="${r(W * 0.95)}" cy="${r(H * 0.18)}" r="${r(u * 0.16)}" fill="${p.accent}" opacity="0.22"/>`);
     } else if (variant === 1) {
       parts.push(`<polygon points="${r(W * 0.45)},${H} ${W},${r(H * 0.3)} ${W},${H}" fill="${p.secondary}" opacity="0.9"/>`);
@@ -113,7 +117,9 @@ function backgroundSvg(layout: AdLayout, p: Palette, seed: string, mode: Compose
       const band = r(u * 0.22);
       parts.push(`<rect x="0" y="${H - band * 2}" width="${W}" height="${band * 2}" fill="${p.secondary}" opacity="0.9"/>`);
       for (let i = 0; i < 6; i++) {
-        parts.push(`<circle cx="${r(W * (0.55 + 0.08 * i))}" cy="${r(H * 0.08 + (i % 2) * u * 0.05)}" r="${r(u * 0.012)}" fill="${p.onPrimary}" opacity="0.35"/>`);
+        parts.push(
+          `<circle cx="${r(W * (0.55 + 0.08 * i))}" cy="${r(H * 0.08 + (i % 2) * u * 0.05)}" r="${r(u * 0.012)}" fill="${p.onPrimary}" opacity="0.35"/>`,
+        );
       }
     }
   }
@@ -207,7 +213,9 @@ async function slotImage(job: GenerationJob, layout: AdLayout, palette: Palette,
     return { input: data, raw: { width: info.width, height: info.height, channels: info.channels }, left: slot.x, top: slot.y };
   } catch (err) {
     const over = /exceeds pixel limit/i.test((err as Error).message);
-    const why = over ? `has more than ${job.maxInputPixels ?? DEFAULT_PIXEL_LIMITS.maxPixels} pixels (width × height), the most accepted` : `could not be decoded: ${(err as Error).message}`;
+    const why = over
+      ? `has more than ${job.maxInputPixels ?? DEFAULT_PIXEL_LIMITS.maxPixels} pixels (width × height), the most accepted`
+      : `could not be decoded: ${(err as Error).message}`;
     throw new ProviderError(`reference image ${refIndex + 1} ${why}`, {
       retryable: false,
       code: 'invalid_reference_image',
@@ -252,7 +260,9 @@ async function avatarLayer(job: GenerationJob, box: Rect): Promise<OverlayOption
 /** The presenter disc: the portrait cut round, with a ring in the accent colour. */
 async function avatarDisc(job: GenerationJob, box: Rect, palette: Palette): Promise<OverlayOptions[]> {
   const d = box.w;
-  const mask = Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="${d}" height="${d}"><circle cx="${d / 2}" cy="${d / 2}" r="${d / 2}" fill="#fff"/></svg>`);
+  const mask = Buffer.from(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${d}" height="${d}"><circle cx="${d / 2}" cy="${d / 2}" r="${d / 2}" fill="#fff"/></svg>`,
+  );
   const face = await sharp(await avatarPixels(job, box), { raw: { width: d, height: d, channels: 4 } })
     .composite([{ input: mask, blend: 'dest-in' }])
     .png({ compressionLevel: 0 })
@@ -274,7 +284,12 @@ async function logoLayer(job: GenerationJob, box: Rect): Promise<OverlayOptions>
     .raw()
     .toBuffer({ resolveWithObject: true })
     .catch(fail);
-  return { input: data, raw: { width: info.width, height: info.height, channels: 4 }, left: box.x + box.w - info.width, top: box.y + r((box.h - info.height) / 2) };
+  return {
+    input: data,
+    raw: { width: info.width, height: info.height, channels: 4 },
+    left: box.x + box.w - info.width,
+    top: box.y + r((box.h - info.height) / 2),
+  };
 }
 
 /** Renders the ad of `job` (at job.width × job.height) into RGBA pixels. */
@@ -296,7 +311,13 @@ export async function composeAd(job: GenerationJob, mode: ComposeMode = 'full'):
       const area = boundsOf(layout.slots);
       const pad = Math.max(2, r(u * 0.012));
       const box = { x: area.x - pad, y: area.y - pad, w: area.w + 2 * pad, h: area.h + 2 * pad };
-      layers.push(svg(`<svg xmlns="http://www.w3.org/2000/svg" width="${box.w}" height="${box.h}"><rect width="${box.w}" height="${box.h}" rx="${pad}" fill="#ffffff"/></svg>`, box.x, box.y));
+      layers.push(
+        svg(
+          `<svg xmlns="http://www.w3.org/2000/svg" width="${box.w}" height="${box.h}"><rect width="${box.w}" height="${box.h}" rx="${pad}" fill="#ffffff"/></svg>`,
+          box.x,
+          box.y,
+        ),
+      );
     } else layers.push(...(await productCard(layout)));
     for (let i = 0; i < layout.slots.length; i++) layers.push(await slotImage(job, layout, palette, i));
     if (layout.avatar && layout.avatarShape === 'disc') layers.push(...(await avatarDisc(job, layout.avatar, palette)));
@@ -304,12 +325,22 @@ export async function composeAd(job: GenerationJob, mode: ComposeMode = 'full'):
     for (let i = 0; i < layout.slotLabels.length && i < layout.slots.length; i++) {
       const slot = layout.slots[i];
       const px = Math.max(8, r(u * 0.035));
-      const t = await setText(span(layout.slotLabels[i].toUpperCase(), i === 0 ? '#ffffff' : palette.onAccent), { w: slot.w, h: px * 2 }, { px, face: bodyFace });
+      const t = await setText(
+        span(layout.slotLabels[i].toUpperCase(), i === 0 ? '#ffffff' : palette.onAccent),
+        { w: slot.w, h: px * 2 },
+        { px, face: bodyFace },
+      );
       const pad = r(px * 0.6);
       const pw = Math.min(slot.w, t.width + 2 * pad);
       const ph = Math.min(slot.h, t.height + pad);
       const fill = i === 0 ? '#333333' : palette.accent;
-      layers.push(svg(`<svg xmlns="http://www.w3.org/2000/svg" width="${pw}" height="${ph}"><rect width="${pw}" height="${ph}" rx="${r(ph / 2)}" fill="${fill}"/></svg>`, slot.x + pad, slot.y + pad));
+      layers.push(
+        svg(
+          `<svg xmlns="http://www.w3.org/2000/svg" width="${pw}" height="${ph}"><rect width="${pw}" height="${ph}" rx="${r(ph / 2)}" fill="${fill}"/></svg>`,
+          slot.x + pad,
+          slot.y + pad,
+        ),
+      );
       layers.push({ input: t.input, left: slot.x + pad + r((pw - t.width) / 2), top: slot.y + pad + r((ph - t.height) / 2) });
     }
   }
@@ -318,7 +349,8 @@ export async function composeAd(job: GenerationJob, mode: ComposeMode = 'full'):
   const headColour = mode === 'overlay' || layout.kind === 'ugc' ? '#ffffff' : palette.onPrimary;
   const align = layout.orientation === 'landscape' && layout.kind !== 'model' && mode === 'full' ? 'left' : 'centre';
   let headMarkup = span(layout.kind === 'quote' ? `“${headline}”` : headline, headColour);
-  if (layout.kind === 'quote') headMarkup += `\n<span size="55%" foreground="${mode === 'overlay' ? '#ffd54a' : palette.accent}">★★★★★</span>`;
+  if (layout.kind === 'quote')
+    headMarkup += `\n<span size="55%" foreground="${mode === 'overlay' ? '#ffd54a' : palette.accent}">★★★★★</span>`;
   const headMax = r(u * (layout.kind === 'model' ? 0.05 : layout.kind === 'ugc' ? 0.065 : 0.1));
   const head = await setText(headMarkup, layout.headline, { align, maxPx: headMax, spacing: 0, face: headFace });
   const headPos = place(layout, layout.headline, head.width, head.height, align, layout.kind === 'ugc' ? 'bottom' : 'middle');
@@ -344,7 +376,11 @@ export async function composeAd(job: GenerationJob, mode: ComposeMode = 'full'):
     if (job.brandName) parts.push(job.brandName.toUpperCase());
     const px = Math.max(8, r(layout.brand.h * 0.62));
     const colour = mode === 'overlay' ? '#ffffff' : palette.onPrimary;
-    const t = await setText(`<span foreground="${colour}" letter_spacing="${r(px * 0.1 * 1024)}">${escXml(parts.join('  ·  '))}</span>`, layout.brand, { px, align, face: bodyFace });
+    const t = await setText(
+      `<span foreground="${colour}" letter_spacing="${r(px * 0.1 * 1024)}">${escXml(parts.join('  ·  '))}</span>`,
+      layout.brand,
+      { px, align, face: bodyFace },
+    );
     const pos = place(layout, layout.brand, Math.min(t.width, layout.brand.w), t.height, align, 'middle');
     layers.push({ input: t.input, left: pos.left, top: pos.top });
   }
@@ -384,7 +420,11 @@ export async function composeAd(job: GenerationJob, mode: ComposeMode = 'full'):
         y0,
       ),
     );
-    const t = await setText(span(badgeFrom(job.prompt, job.templateSlug ?? ''), palette.onAccent), { w: r(b.r * 1.4), h: r(b.r * 0.8) }, { maxPx: r(b.r * 0.6), face: bodyFace });
+    const t = await setText(
+      span(badgeFrom(job.prompt, job.templateSlug ?? ''), palette.onAccent),
+      { w: r(b.r * 1.4), h: r(b.r * 0.8) },
+      { maxPx: r(b.r * 0.6), face: bodyFace },
+    );
     const left = Math.max(0, Math.min(layout.width - t.width, b.cx - r(t.width / 2)));
     const top = Math.max(0, Math.min(layout.height - t.height, b.cy - r(t.height / 2)));
     layers.push({ input: t.input, left, top });

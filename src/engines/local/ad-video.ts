@@ -154,11 +154,17 @@ export async function prepareVideo(
 ): Promise<VideoPlan> {
   const duration = job.durationSeconds ?? 5;
   if (!(duration >= 0.5 && duration <= 120)) {
-    throw new ProviderError(`video duration must be between 0.5 and 120 seconds, got ${duration}`, { retryable: false, code: 'invalid_duration' });
+    throw new ProviderError(`video duration must be between 0.5 and 120 seconds, got ${duration}`, {
+      retryable: false,
+      code: 'invalid_duration',
+    });
   }
   const { width: W, height: H } = job;
   if (W % 2 || H % 2 || W < 16 || H < 16) {
-    throw new ProviderError(`video dimensions must be even and at least 16, got ${W}×${H}`, { retryable: false, code: 'invalid_dimensions' });
+    throw new ProviderError(`video dimensions must be even and at least 16, got ${W}×${H}`, {
+      retryable: false,
+      code: 'invalid_dimensions',
+    });
   }
   const fps = settings.fps;
   const frames = Math.max(1, Math.round(duration * fps));
@@ -168,7 +174,11 @@ export async function prepareVideo(
 
   if (baseVideo) {
     const info = await probe(baseVideo).catch((err: Error) => {
-      throw new ProviderError(`source video could not be read: ${err.message}`, { retryable: false, code: 'invalid_source_video', cause: err });
+      throw new ProviderError(`source video could not be read: ${err.message}`, {
+        retryable: false,
+        code: 'invalid_source_video',
+        cause: err,
+      });
     });
     if (!info.has_video) throw new ProviderError('source video has no video stream', { retryable: false, code: 'invalid_source_video' });
   }
@@ -181,7 +191,9 @@ export async function prepareVideo(
 
   const ad = await composeAd(job, mode === 'still' ? 'full' : 'overlay');
   const stillPath = path.join(scratchDir, mode === 'still' ? 'still.png' : 'overlay.png');
-  await encodeRaw(ad, mode === 'still').png({ compressionLevel: 1 }).toFile(stillPath);
+  await encodeRaw(ad, mode === 'still')
+    .png({ compressionLevel: 1 })
+    .toFile(stillPath);
   files.push(stillPath);
 
   const inputs: string[] = [];

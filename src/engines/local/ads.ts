@@ -11,7 +11,14 @@ import path from 'node:path';
 import { FfmpegError, probe, runFfmpeg } from '../../media/ffmpeg.ts';
 import { renderAdImage } from './ad-image.ts';
 import { DEFAULT_VIDEO_SETTINGS, prepareVideo, type VideoSettings } from './ad-video.ts';
-import { CONTENT_TYPES, ProviderError, type GenerateOptions, type GenerationJob, type Provider, type ProviderResult } from '../generation.ts';
+import {
+  CONTENT_TYPES,
+  ProviderError,
+  type GenerateOptions,
+  type GenerationJob,
+  type Provider,
+  type ProviderResult,
+} from '../generation.ts';
 
 const EXT = { png: 'png', jpeg: 'jpg', webp: 'webp' } as const;
 
@@ -37,8 +44,18 @@ export class LocalProvider implements Provider {
   async generate(job: GenerationJob, opts: GenerateOptions): Promise<ProviderResult> {
     const id = safeName(job.generationId);
     throwIfAborted(opts.signal);
-    if (!Number.isInteger(job.width) || !Number.isInteger(job.height) || job.width < 16 || job.height < 16 || job.width > 8192 || job.height > 8192) {
-      throw new ProviderError(`dimensions must be integers between 16 and 8192, got ${job.width}×${job.height}`, { retryable: false, code: 'invalid_dimensions' });
+    if (
+      !Number.isInteger(job.width) ||
+      !Number.isInteger(job.height) ||
+      job.width < 16 ||
+      job.height < 16 ||
+      job.width > 8192 ||
+      job.height > 8192
+    ) {
+      throw new ProviderError(`dimensions must be integers between 16 and 8192, got ${job.width}×${job.height}`, {
+        retryable: false,
+        code: 'invalid_dimensions',
+      });
     }
     await mkdir(opts.workDir, { recursive: true });
     let last = -1;

@@ -121,7 +121,13 @@ const clamp = (v: number, lo: number, hi: number) => Math.max(lo, Math.min(hi, v
 
 export function hexToRgb(hex: string): [number, number, number] {
   const h = hex.replace('#', '');
-  const full = h.length === 3 ? h.split('').map((c) => c + c).join('') : h;
+  const full =
+    h.length === 3
+      ? h
+          .split('')
+          .map((c) => c + c)
+          .join('')
+      : h;
   return [parseInt(full.slice(0, 2), 16), parseInt(full.slice(2, 4), 16), parseInt(full.slice(4, 6), 16)];
 }
 
@@ -173,12 +179,20 @@ export function textOn(bg: string): string {
 function normaliseHex(c: string): string | null {
   const m = /^#?([0-9a-f]{6}|[0-9a-f]{3})$/i.exec(c.trim());
   if (!m) return null;
-  const h = m[1].length === 3 ? m[1].split('').map((x) => x + x).join('') : m[1];
+  const h =
+    m[1].length === 3
+      ? m[1]
+          .split('')
+          .map((x) => x + x)
+          .join('')
+      : m[1];
   return `#${h.toLowerCase()}`;
 }
 
 /** Brand colours when the job has any valid '#RRGGBB', else a palette from the prompt's hash. */
-export function paletteFor(job: Pick<GenerationJob, 'brandColors' | 'prompt' | 'title' | 'referenceColors' | 'presetId' | 'presetIndex'>): Palette {
+export function paletteFor(
+  job: Pick<GenerationJob, 'brandColors' | 'prompt' | 'title' | 'referenceColors' | 'presetId' | 'presetIndex'>,
+): Palette {
   const valid = (list: string[] | undefined) => (list ?? []).map(normaliseHex).filter((c): c is string => c !== null);
   // Brand kit colours first, then the custom reference's colours.
   let brand = valid(job.brandColors);
@@ -530,8 +544,7 @@ function fullLayout(job: LayoutInput): AdLayout {
     slots = tile(productArea, Math.max(1, Math.min(nRefs, 10)), g);
   }
 
-  const badge =
-    kind === 'banner' ? { cx: product.x + product.w - r(u * 0.085), cy: product.y + r(u * 0.085), r: r(u * 0.1) } : null;
+  const badge = kind === 'banner' ? { cx: product.x + product.w - r(u * 0.085), cy: product.y + r(u * 0.085), r: r(u * 0.1) } : null;
 
   // Video captions: lower part of the product frame (above the CTA), never over the headline.
   const capH = r(Math.min(product.h * 0.3, u * 0.2));

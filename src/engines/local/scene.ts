@@ -59,7 +59,9 @@ export const STYLES: Record<ImageStyle, StyleDef> = {
     font: SERIF_BOLD,
     numeral: '#7A6A58',
     decorate: (w, h, rnd, a) =>
-      Array.from({ length: 9 }, (_, i) => circle(w * rnd(), h * rnd(), Math.min(w, h) * (0.12 + 0.2 * rnd()), a[i % a.length], 0.45)).join(''),
+      Array.from({ length: 9 }, (_, i) => circle(w * rnd(), h * rnd(), Math.min(w, h) * (0.12 + 0.2 * rnd()), a[i % a.length], 0.45)).join(
+        '',
+      ),
     ink: '#3F6E8C',
     card: { stroke: '#FFFFFF', width: 18, radius: 4 },
   },
@@ -156,7 +158,8 @@ const DEFS = `<defs>
 <radialGradient id="vignette" cx="0.5" cy="0.5" r="0.75"><stop offset="0.55" stop-color="#000000" stop-opacity="0"/><stop offset="1" stop-color="#000000" stop-opacity="0.8"/></radialGradient>
 </defs>`;
 
-const svg = (w: number, h: number, body: string) => Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}">${DEFS}${body}</svg>`);
+const svg = (w: number, h: number, body: string) =>
+  Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}">${DEFS}${body}</svg>`);
 
 const escXml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
@@ -165,17 +168,44 @@ async function grade(raw: Buffer, w: number, h: number, g: FluxStyle): Promise<B
   const img = sharp(raw, { raw: { width: w, height: h, channels: 3 } });
   switch (g) {
     case 'warm':
-      return img.recomb([[1.12, 0.08, 0], [0.02, 1.0, 0], [0, 0, 0.78]]).raw().toBuffer();
+      return img
+        .recomb([
+          [1.12, 0.08, 0],
+          [0.02, 1.0, 0],
+          [0, 0, 0.78],
+        ])
+        .raw()
+        .toBuffer();
     case 'cool':
-      return img.recomb([[0.8, 0, 0.05], [0, 0.98, 0.06], [0, 0.1, 1.15]]).raw().toBuffer();
+      return img
+        .recomb([
+          [0.8, 0, 0.05],
+          [0, 0.98, 0.06],
+          [0, 0.1, 1.15],
+        ])
+        .raw()
+        .toBuffer();
     case 'high_contrast':
-      return img.linear(1.45, -0.45 * 128).raw().toBuffer();
+      return img
+        .linear(1.45, -0.45 * 128)
+        .raw()
+        .toBuffer();
     case 'muted':
       return img.modulate({ saturation: 0.35 }).raw().toBuffer();
     case 'black_and_white':
-      return img.recomb([[0.299, 0.587, 0.114], [0.299, 0.587, 0.114], [0.299, 0.587, 0.114]]).raw().toBuffer();
+      return img
+        .recomb([
+          [0.299, 0.587, 0.114],
+          [0.299, 0.587, 0.114],
+          [0.299, 0.587, 0.114],
+        ])
+        .raw()
+        .toBuffer();
     case 'vignette': {
-      const png = await img.composite([{ input: svg(w, h, `<rect width="${w}" height="${h}" fill="url(#vignette)"/>`) }]).png({ compressionLevel: 0 }).toBuffer();
+      const png = await img
+        .composite([{ input: svg(w, h, `<rect width="${w}" height="${h}" fill="url(#vignette)"/>`) }])
+        .png({ compressionLevel: 0 })
+        .toBuffer();
       return sharp(png).removeAlpha().raw().toBuffer();
     }
   }
@@ -192,16 +222,31 @@ function grain(): Promise<Buffer> {
       px[i * 4] = px[i * 4 + 1] = px[i * 4 + 2] = v;
       px[i * 4 + 3] = 60;
     }
-    return sharp(px, { raw: { width: 256, height: 256, channels: 4 } }).png().toBuffer();
+    return sharp(px, { raw: { width: 256, height: 256, channels: 4 } })
+      .png()
+      .toBuffer();
   })();
   return grainTile;
 }
 
 /** Text as a transparent PNG (pango with the given font file). */
-async function text(value: string, fontfile: string, px: number, color: string, maxWidth: number): Promise<{ input: Buffer; width: number; height: number }> {
+async function text(
+  value: string,
+  fontfile: string,
+  px: number,
+  color: string,
+  maxWidth: number,
+): Promise<{ input: Buffer; width: number; height: number }> {
   const family = fontfile === SERIF_BOLD ? 'DejaVu Serif Bold' : fontfile === SANS_LIGHT ? 'DejaVu Sans ExtraLight' : 'DejaVu Sans Bold';
   const t = sharp({
-    text: { text: `<span foreground="${color}">${escXml(value)}</span>`, fontfile, font: `${family} ${px}px`, rgba: true, width: maxWidth, dpi: 72 },
+    text: {
+      text: `<span foreground="${color}">${escXml(value)}</span>`,
+      fontfile,
+      font: `${family} ${px}px`,
+      rgba: true,
+      width: maxWidth,
+      dpi: 72,
+    },
   });
   const { data, info } = await t.png().toBuffer({ resolveWithObject: true });
   return { input: data, width: info.width, height: info.height };
@@ -228,7 +273,16 @@ export async function renderScene(s: SceneInput): Promise<Buffer> {
       .removeAlpha()
       .png()
       .toBuffer();
-    if (b > 0) layers.push({ input: svg(w, h, `<rect x="${card.x}" y="${card.y}" width="${card.w}" height="${card.h}" rx="${def.card.radius}" fill="${def.card.stroke}"/>`), left: 0, top: 0 });
+    if (b > 0)
+      layers.push({
+        input: svg(
+          w,
+          h,
+          `<rect x="${card.x}" y="${card.y}" width="${card.w}" height="${card.h}" rx="${def.card.radius}" fill="${def.card.stroke}"/>`,
+        ),
+        left: 0,
+        top: 0,
+      });
     layers.push({ input: photo, left: card.x + b, top: card.y + b });
   }
   const background = svg(
@@ -262,20 +316,44 @@ export async function renderScene(s: SceneInput): Promise<Buffer> {
   const bandY = portrait ? Math.round(h * 0.09) : Math.round(h * 0.02);
   if (s.brand?.colors.length) {
     const [c1, c2] = [s.brand.colors[0], s.brand.colors[1] ?? s.brand.colors[0]];
-    top.push({ input: svg(w, h, `<rect x="0" y="${bandY}" width="${w}" height="${band}" fill="${c1}"/><rect x="0" y="${bandY + band}" width="${w}" height="${Math.round(band / 3)}" fill="${c2}"/>`), left: 0, top: 0 });
+    top.push({
+      input: svg(
+        w,
+        h,
+        `<rect x="0" y="${bandY}" width="${w}" height="${band}" fill="${c1}"/><rect x="0" y="${bandY + band}" width="${w}" height="${Math.round(band / 3)}" fill="${c2}"/>`,
+      ),
+      left: 0,
+      top: 0,
+    });
   }
   if (s.brand?.name) {
-    const name = await text(s.brand.name.slice(0, 40), def.font, Math.round(Math.min(w, h) * 0.045), s.brand.colors[1] ?? s.brand.colors[0] ?? '#FFFFFF', Math.round(w * 0.6));
+    const name = await text(
+      s.brand.name.slice(0, 40),
+      def.font,
+      Math.round(Math.min(w, h) * 0.045),
+      s.brand.colors[1] ?? s.brand.colors[0] ?? '#FFFFFF',
+      Math.round(w * 0.6),
+    );
     const y = bandY + band + Math.round(band / 3) + Math.round(h * 0.01);
     top.push({ input: name.input, left: Math.round(w * 0.06), top: Math.min(h - name.height, y) });
   }
   if (s.brand?.logo) {
     const box = Math.round(Math.min(w, h) * 0.14);
-    const logo = await sharp(s.brand.logo, { limitInputPixels: 40_000_000 }).rotate().resize(box, box, { fit: 'inside' }).png().toBuffer({ resolveWithObject: true });
+    const logo = await sharp(s.brand.logo, { limitInputPixels: 40_000_000 })
+      .rotate()
+      .resize(box, box, { fit: 'inside' })
+      .png()
+      .toBuffer({ resolveWithObject: true });
     const y = bandY + band + Math.round(band / 3) + Math.round(h * 0.01);
     top.push({ input: logo.data, left: w - Math.round(w * 0.06) - logo.info.width, top: Math.min(h - logo.info.height, y) });
   }
-  const numeral = await text(String(s.index + 1).padStart(2, '0'), def.font, Math.round(Math.min(w, h) * 0.09), def.numeral, Math.round(w * 0.3));
+  const numeral = await text(
+    String(s.index + 1).padStart(2, '0'),
+    def.font,
+    Math.round(Math.min(w, h) * 0.09),
+    def.numeral,
+    Math.round(w * 0.3),
+  );
   const ny = portrait ? card.y + card.h + Math.round(h * 0.015) : card.y;
   top.push({ input: numeral.input, left: Math.round(portrait ? w * 0.1 : w * 0.08), top: Math.min(h - numeral.height, ny) });
 

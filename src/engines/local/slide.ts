@@ -72,10 +72,10 @@ export function slidePalette(opts: { brandColors?: string[]; referenceColors?: s
   const ref = (opts.referenceColors ?? []).map((c) => c.toLowerCase());
   const derived = paletteFor({ prompt: opts.prompt, title: '', brandColors: brand.length ? brand : ref.length ? ref : undefined });
   const background = derived.primary;
-  let accent = (brand.length ? brand[1] ?? ref[1] : ref[1]) ?? derived.accent;
+  let accent = (brand.length ? (brand[1] ?? ref[1]) : ref[1]) ?? derived.accent;
   // An accent that disappears into the background is no accent.
   if (contrast(accent, background) < 1.5) accent = contrast(derived.accent, background) >= 1.5 ? derived.accent : textOn(background);
-  const secondary = (brand.length ? ref[0] ?? brand[2] : ref[2]) ?? derived.secondary;
+  const secondary = (brand.length ? (ref[0] ?? brand[2]) : ref[2]) ?? derived.secondary;
   return { background, secondary, accent };
 }
 
@@ -108,14 +108,20 @@ export async function imagePalette(bytes: Buffer, maxInputPixels = DEFAULT_PIXEL
 
 async function decode(bytes: Buffer, input: SlideInputError['input'], maxPixels: number, fn: (img: Sharp) => Sharp): Promise<Buffer> {
   try {
-    return await fn(sharp(bytes, { failOn: 'error', limitInputPixels: maxPixels }).rotate()).png({ compressionLevel: 0 }).toBuffer();
+    return await fn(sharp(bytes, { failOn: 'error', limitInputPixels: maxPixels }).rotate())
+      .png({ compressionLevel: 0 })
+      .toBuffer();
   } catch (err) {
     const over = /exceeds pixel limit/i.test((err as Error).message);
-    throw new SlideInputError(input, over ? `has more than ${maxPixels} pixels (width × height), the most accepted` : `could not be decoded: ${(err as Error).message}`);
+    throw new SlideInputError(
+      input,
+      over ? `has more than ${maxPixels} pixels (width × height), the most accepted` : `could not be decoded: ${(err as Error).message}`,
+    );
   }
 }
 
-const svg = (w: number, h: number, body: string) => Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}">${body}</svg>`);
+const svg = (w: number, h: number, body: string) =>
+  Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}">${body}</svg>`);
 
 function lighten(hex: string, amount: number): string {
   const [R, G, B] = hexToRgb(hex);
@@ -139,10 +145,18 @@ export async function renderSlide(s: SlideInput): Promise<Buffer> {
     `<circle cx="${r(W * (0.08 + shift))}" cy="${r(H * 0.97)}" r="${r(g.unit * 0.22)}" fill="${p.secondary}" opacity="0.5"/>`,
     `<rect x="${g.margin}" y="${g.card.y - r(g.unit * 0.05)}" width="${r(g.unit * 0.18)}" height="${Math.max(4, r(g.unit * 0.012))}" rx="${r(g.unit * 0.006)}" fill="${p.accent}"/>`,
   ];
-  const base = await sharp(svg(W, H, decor.join(''))).png({ compressionLevel: 0 }).toBuffer();
+  const base = await sharp(svg(W, H, decor.join('')))
+    .png({ compressionLevel: 0 })
+    .toBuffer();
 
   if (fullBleed) {
-    layers.push({ input: await decode(s.product!, 'product', maxPixels, (img) => img.resize(W, H, { fit: 'cover', position: sharp.strategy.attention })), left: 0, top: 0 });
+    layers.push({
+      input: await decode(s.product!, 'product', maxPixels, (img) =>
+        img.resize(W, H, { fit: 'cover', position: sharp.strategy.attention }),
+      ),
+      left: 0,
+      top: 0,
+    });
     layers.push({
       input: svg(
         W,
@@ -155,11 +169,21 @@ export async function renderSlide(s: SlideInput): Promise<Buffer> {
   } else {
     const { card, productSlot: slot } = g;
     const rx = r(g.unit * 0.03);
-    layers.push({ input: svg(card.w, card.h, `<rect width="${card.w}" height="${card.h}" rx="${rx}" fill="#ffffff"/>`), left: card.x, top: card.y });
+    layers.push({
+      input: svg(card.w, card.h, `<rect width="${card.w}" height="${card.h}" rx="${rx}" fill="#ffffff"/>`),
+      left: card.x,
+      top: card.y,
+    });
     if (s.product) {
-      const pic = await decode(s.product, 'product', maxPixels, (img) => img.resize(slot.w, slot.h, { fit: 'cover', position: sharp.strategy.attention }));
+      const pic = await decode(s.product, 'product', maxPixels, (img) =>
+        img.resize(slot.w, slot.h, { fit: 'cover', position: sharp.strategy.attention }),
+      );
       const mask = svg(slot.w, slot.h, `<rect width="${slot.w}" height="${slot.h}" rx="${r(rx * 0.6)}" fill="#fff"/>`);
-      const rounded = await sharp(pic).ensureAlpha().composite([{ input: mask, blend: 'dest-in' }]).png({ compressionLevel: 0 }).toBuffer();
+      const rounded = await sharp(pic)
+        .ensureAlpha()
+        .composite([{ input: mask, blend: 'dest-in' }])
+        .png({ compressionLevel: 0 })
+        .toBuffer();
       layers.push({ input: rounded, left: slot.x, top: slot.y });
     } else {
       // A drawn stand-in: a soft disc in the accent colour on a light wash.
@@ -181,7 +205,9 @@ export async function renderSlide(s: SlideInput): Promise<Buffer> {
   if (s.avatar) {
     const { cx, cy, r: ar } = g.avatar;
     const d = 2 * ar;
-    const face = await decode(s.avatar, 'avatar', maxPixels, (img) => img.resize(d, d, { fit: 'cover', position: sharp.strategy.attention }));
+    const face = await decode(s.avatar, 'avatar', maxPixels, (img) =>
+      img.resize(d, d, { fit: 'cover', position: sharp.strategy.attention }),
+    );
     const round = await sharp(face)
       .ensureAlpha()
       .composite([{ input: svg(d, d, `<circle cx="${ar}" cy="${ar}" r="${ar}" fill="#fff"/>`), blend: 'dest-in' }])
@@ -189,7 +215,11 @@ export async function renderSlide(s: SlideInput): Promise<Buffer> {
       .toBuffer();
     const ring = Math.max(3, r(ar * 0.08));
     const top = Math.min(H - d - ring, cy - ar);
-    layers.push({ input: svg(d + 2 * ring, d + 2 * ring, `<circle cx="${ar + ring}" cy="${ar + ring}" r="${ar + ring}" fill="#ffffff"/>`), left: cx - ar - ring, top: top - ring });
+    layers.push({
+      input: svg(d + 2 * ring, d + 2 * ring, `<circle cx="${ar + ring}" cy="${ar + ring}" r="${ar + ring}" fill="#ffffff"/>`),
+      left: cx - ar - ring,
+      top: top - ring,
+    });
     layers.push({ input: round, left: cx - ar, top });
   }
 
@@ -204,7 +234,10 @@ export async function renderSlide(s: SlideInput): Promise<Buffer> {
   const { y, r: dr, gap } = g.dots;
   const total = (s.count - 1) * gap;
   const x0 = r(W / 2 - total / 2);
-  const dots = Array.from({ length: s.count }, (_, i) => `<circle cx="${dr * 2 + i * gap}" cy="${dr * 2}" r="${dr}" fill="${p.accent}" opacity="${i === s.index ? 1 : 0.35}"/>`);
+  const dots = Array.from(
+    { length: s.count },
+    (_, i) => `<circle cx="${dr * 2 + i * gap}" cy="${dr * 2}" r="${dr}" fill="${p.accent}" opacity="${i === s.index ? 1 : 0.35}"/>`,
+  );
   const dotsW = total + dr * 4;
   layers.push({ input: svg(dotsW, dr * 4, dots.join('')), left: Math.max(0, x0 - dr * 2), top: Math.max(0, y - dr * 2) });
 

@@ -83,7 +83,12 @@ interface Box {
 }
 
 /** Scale/crop filters placing a w×h source by `fit` into the box; returns the filters and the offset inside the box. */
-function fitFilters(fit: S['Fit'], srcW: number, srcH: number, box: Box): { filters: string[]; dx: number; dy: number; w: number; h: number } {
+function fitFilters(
+  fit: S['Fit'],
+  srcW: number,
+  srcH: number,
+  box: Box,
+): { filters: string[]; dx: number; dy: number; w: number; h: number } {
   switch (fit) {
     case 'fill':
       return { filters: [f('scale', { w: box.w, h: box.h })], dx: 0, dy: 0, w: box.w, h: box.h };
@@ -97,7 +102,8 @@ function fitFilters(fit: S['Fit'], srcW: number, srcH: number, box: Box): { filt
       const w = Math.min(even(srcW), box.w);
       const h = Math.min(even(srcH), box.h);
       const filters = [f('scale', { w: even(srcW), h: even(srcH) })];
-      if (w < even(srcW) || h < even(srcH)) filters.push(f('crop', { w, h, x: Math.floor((even(srcW) - w) / 2), y: Math.floor((even(srcH) - h) / 2) }));
+      if (w < even(srcW) || h < even(srcH))
+        filters.push(f('crop', { w, h, x: Math.floor((even(srcW) - w) / 2), y: Math.floor((even(srcH) - h) / 2) }));
       return { filters, dx: Math.round((box.w - w) / 2), dy: Math.round((box.h - h) / 2), w, h };
     }
     default: {
@@ -105,7 +111,16 @@ function fitFilters(fit: S['Fit'], srcW: number, srcH: number, box: Box): { filt
       const s = Math.max(box.w / srcW, box.h / srcH);
       const sw = Math.max(box.w, even(srcW * s));
       const sh = Math.max(box.h, even(srcH * s));
-      return { filters: [f('scale', { w: sw, h: sh }), f('crop', { w: box.w, h: box.h, x: Math.floor((sw - box.w) / 2), y: Math.floor((sh - box.h) / 2) })], dx: 0, dy: 0, w: box.w, h: box.h };
+      return {
+        filters: [
+          f('scale', { w: sw, h: sh }),
+          f('crop', { w: box.w, h: box.h, x: Math.floor((sw - box.w) / 2), y: Math.floor((sh - box.h) / 2) }),
+        ],
+        dx: 0,
+        dy: 0,
+        w: box.w,
+        h: box.h,
+      };
     }
   }
 }
@@ -121,7 +136,14 @@ const MOVING = new Set<Animation['type']>(['slide', 'swipe', 'float', 'bounce', 
  * Overlay position offset expression (on timeline t) of an animation: `p` is the progress 0→1
  * of entering (or 1→0 of leaving).
  */
-function motion(a: Animation, p: string, axis: 'x' | 'y', box: Box, frame: { width: number; height: number }, entering: boolean): string | undefined {
+function motion(
+  a: Animation,
+  p: string,
+  axis: 'x' | 'y',
+  box: Box,
+  frame: { width: number; height: number },
+  entering: boolean,
+): string | undefined {
   const dir = a.direction ?? 'up';
   const away = `(1-${easeOut(p)})`;
   const sign = (v: number) => (entering ? v : -v);
@@ -213,17 +235,27 @@ export function drawingOrder(items: Item[], tracks: Track[]): Item[] {
   return items
     .filter((i) => i.type !== 'audio')
     .sort(
-      (a, b) => a.layer - b.layer || (order.get(a.track_id) ?? 0) - (order.get(b.track_id) ?? 0) || a.from_seconds - b.from_seconds || (a.item_id < b.item_id ? -1 : 1),
+      (a, b) =>
+        a.layer - b.layer ||
+        (order.get(a.track_id) ?? 0) - (order.get(b.track_id) ?? 0) ||
+        a.from_seconds - b.from_seconds ||
+        (a.item_id < b.item_id ? -1 : 1),
     );
 }
 
-export const projectDuration = (items: Item[]) => Math.round(items.reduce((m, i) => Math.max(m, i.from_seconds + i.duration_seconds), 0) * 1000) / 1000;
+export const projectDuration = (items: Item[]) =>
+  Math.round(items.reduce((m, i) => Math.max(m, i.from_seconds + i.duration_seconds), 0) * 1000) / 1000;
 
 /**
  * Writes the filter graph (and ASS files) for `project` into `workDir` and returns the ffmpeg
  * arguments rendering it to `outPath`.
  */
-export async function planRender(project: RenderProject, workDir: string, outPath: string, quality: RenderQuality = 'standard'): Promise<RenderPlan> {
+export async function planRender(
+  project: RenderProject,
+  workDir: string,
+  outPath: string,
+  quality: RenderQuality = 'standard',
+): Promise<RenderPlan> {
   const { width: W, height: H, fps } = project;
   const frame = { width: W, height: H };
   const D = projectDuration(project.items);
@@ -257,8 +289,8 @@ export async function planRender(project: RenderProject, workDir: string, outPat
       m.kind === 'image' && panOf(item)
         ? input(inputArgs(m, [])) // one decoded frame, looped in the graph (see the pan chain)
         : m.kind === 'image'
-        ? input(inputArgs(m, ['-loop', '1', '-framerate', n(fps), '-t', n(item.duration_seconds)]))
-        : input(inputArgs(m, ['-ss', n(item.source_start_seconds), '-t', n(item.duration_seconds * item.playback_rate + 0.25)]));
+          ? input(inputArgs(m, ['-loop', '1', '-framerate', n(fps), '-t', n(item.duration_seconds)]))
+          : input(inputArgs(m, ['-ss', n(item.source_start_seconds), '-t', n(item.duration_seconds * item.playback_rate + 0.25)]));
     itemInput.set(item.item_id, idx);
     return idx;
   };
@@ -301,7 +333,12 @@ export async function planRender(project: RenderProject, workDir: string, outPat
       if (m.kind === 'image') {
         chain.push(...big.filters, f('loop', { loop: Math.ceil(dur * fps) + 1, size: 1, start: 0 }), `setpts=N/(${n(fps)}*TB)`);
       } else {
-        chain.push(`setpts=(PTS-STARTPTS)/${n(item.playback_rate)}`, f('fps', { fps: n(fps) }), f('tpad', { stop_mode: 'clone', stop_duration: n(dur) }), ...big.filters);
+        chain.push(
+          `setpts=(PTS-STARTPTS)/${n(item.playback_rate)}`,
+          f('fps', { fps: n(fps) }),
+          f('tpad', { stop_mode: 'clone', stop_duration: n(dur) }),
+          ...big.filters,
+        );
       }
       const { a, entering } = pan;
       const d = Math.min(dur, a.duration_seconds ?? 0.5);
@@ -316,7 +353,11 @@ export async function planRender(project: RenderProject, workDir: string, outPat
     } else {
       if (m.kind === 'image') chain.push('setpts=PTS-STARTPTS');
       else {
-        chain.push(`setpts=(PTS-STARTPTS)/${n(item.playback_rate)}`, f('fps', { fps: n(fps) }), f('tpad', { stop_mode: 'clone', stop_duration: n(dur) }));
+        chain.push(
+          `setpts=(PTS-STARTPTS)/${n(item.playback_rate)}`,
+          f('fps', { fps: n(fps) }),
+          f('tpad', { stop_mode: 'clone', stop_duration: n(dur) }),
+        );
       }
       chain.push(f('trim', { duration: n(dur) }), ...fit.filters, f('format', { pix_fmts: 'yuva420p' }));
     }
@@ -329,7 +370,8 @@ export async function planRender(project: RenderProject, workDir: string, outPat
       if (enter && WARPING.has(enter.type)) chain.push(warp(enter, true, dur, fps, dur, fit.w + 2 * pad, fit.h + 2 * pad));
       if (exit && WARPING.has(exit.type)) chain.push(warp(exit, false, dur, fps, dur, fit.w + 2 * pad, fit.h + 2 * pad));
     }
-    if (enter && FADING.has(enter.type)) chain.push(f('fade', { t: 'in', st: 0, d: n(Math.min(dur, enter.duration_seconds ?? 0.5)), alpha: 1 }));
+    if (enter && FADING.has(enter.type))
+      chain.push(f('fade', { t: 'in', st: 0, d: n(Math.min(dur, enter.duration_seconds ?? 0.5)), alpha: 1 }));
     if (exit && FADING.has(exit.type)) {
       const d = Math.min(dur, exit.duration_seconds ?? 0.5);
       chain.push(f('fade', { t: 'out', st: n(Math.max(0, dur - d)), d: n(d), alpha: 1 }));
@@ -373,11 +415,22 @@ export async function planRender(project: RenderProject, workDir: string, outPat
     const idx = open(item)!;
     const dur = item.duration_seconds;
     // A video's fades follow its visual enter/exit fades (cross-fades cross-fade the sound too).
-    const visualIn = item.type === 'video' && item.animation?.enter && FADING.has(item.animation.enter.type) ? (item.animation.enter.duration_seconds ?? 0.5) : 0;
-    const visualOut = item.type === 'video' && item.animation?.exit && FADING.has(item.animation.exit.type) ? (item.animation.exit.duration_seconds ?? 0.5) : 0;
+    const visualIn =
+      item.type === 'video' && item.animation?.enter && FADING.has(item.animation.enter.type)
+        ? (item.animation.enter.duration_seconds ?? 0.5)
+        : 0;
+    const visualOut =
+      item.type === 'video' && item.animation?.exit && FADING.has(item.animation.exit.type)
+        ? (item.animation.exit.duration_seconds ?? 0.5)
+        : 0;
     const fadeIn = Math.min(dur, Math.max(item.audio_fade_in_seconds, visualIn));
     const fadeOut = Math.min(dur, Math.max(item.audio_fade_out_seconds, visualOut));
-    const chain = ['asetpts=PTS-STARTPTS', ...atempo(item.playback_rate), f('aformat', { sample_fmts: 'fltp', sample_rates: 48000, channel_layouts: 'stereo' }), f('atrim', { duration: n(dur) })];
+    const chain = [
+      'asetpts=PTS-STARTPTS',
+      ...atempo(item.playback_rate),
+      f('aformat', { sample_fmts: 'fltp', sample_rates: 48000, channel_layouts: 'stereo' }),
+      f('atrim', { duration: n(dur) }),
+    ];
     if (item.volume_db !== 0) chain.push(f('volume', { volume: `${n(item.volume_db)}dB` }));
     if (fadeIn > 0) chain.push(f('afade', { t: 'in', st: 0, d: n(fadeIn) }));
     if (fadeOut > 0) chain.push(f('afade', { t: 'out', st: n(Math.max(0, dur - fadeOut)), d: n(fadeOut) }));
@@ -388,10 +441,14 @@ export async function planRender(project: RenderProject, workDir: string, outPat
     graph.push(`[${idx}:a]${chain.join(',')}[${label2}]`);
     audio.push(label2);
   }
-  graph.push(`[${silence}:a]${f('aformat', { sample_fmts: 'fltp', sample_rates: 48000, channel_layouts: 'stereo' })},${f('apad', { whole_len: samples })},${f('atrim', { end_sample: samples })}[abed]`);
+  graph.push(
+    `[${silence}:a]${f('aformat', { sample_fmts: 'fltp', sample_rates: 48000, channel_layouts: 'stereo' })},${f('apad', { whole_len: samples })},${f('atrim', { end_sample: samples })}[abed]`,
+  );
   if (audio.length) {
     const count = audio.length + 1;
-    graph.push(`[abed]${audio.map((a) => `[${a}]`).join('')}${f('amix', { inputs: count, duration: 'longest', dropout_transition: 0 })},${f('volume', { volume: count })}[aout]`);
+    graph.push(
+      `[abed]${audio.map((a) => `[${a}]`).join('')}${f('amix', { inputs: count, duration: 'longest', dropout_transition: 0 })},${f('volume', { volume: count })}[aout]`,
+    );
   } else {
     graph.push('[abed]anull[aout]');
   }
@@ -436,9 +493,19 @@ export async function planRender(project: RenderProject, workDir: string, outPat
 }
 
 /** Renders `project` into `outPath` (an .mp4), using `workDir` for intermediates. */
-export async function renderTimeline(project: RenderProject, workDir: string, outPath: string, opts: RenderOptions = {}): Promise<RenderPlan> {
+export async function renderTimeline(
+  project: RenderProject,
+  workDir: string,
+  outPath: string,
+  opts: RenderOptions = {},
+): Promise<RenderPlan> {
   const plan = await planRender(project, workDir, outPath, opts.quality);
-  await runFfmpeg(plan.args, { expectedDurationSeconds: plan.durationSeconds, onProgress: opts.onProgress, signal: opts.signal, cwd: workDir });
+  await runFfmpeg(plan.args, {
+    expectedDurationSeconds: plan.durationSeconds,
+    onProgress: opts.onProgress,
+    signal: opts.signal,
+    cwd: workDir,
+  });
   return plan;
 }
 

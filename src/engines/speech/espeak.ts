@@ -39,7 +39,9 @@ export async function synthesizeSpeech(text: string, outFile: string, opts: Spee
         if (parsed.ok) return resolve(parsed);
         return reject(new SpeechFailed(`speech synthesis failed: ${parsed.error}`));
       } catch {
-        reject(new SpeechFailed(`speech synthesis failed (${signal ?? `exit ${code}`}): ${Buffer.concat(err).toString('utf8').slice(-300)}`));
+        reject(
+          new SpeechFailed(`speech synthesis failed (${signal ?? `exit ${code}`}): ${Buffer.concat(err).toString('utf8').slice(-300)}`),
+        );
       }
     });
     child.stdin!.end(JSON.stringify({ text, voice: opts.voice, rate, pitch, out: outFile }));
@@ -71,7 +73,11 @@ export function wordTimings(text: string, events: WorkerReply['events'], duratio
   }
   if (open && open.endMs < 0) open.endMs = durationMs;
   return words
-    .map(({ text: t, startMs, endMs }) => ({ text: t, startMs: Math.max(0, startMs), endMs: Math.max(startMs + 1, Math.min(durationMs, endMs)) }))
+    .map(({ text: t, startMs, endMs }) => ({
+      text: t,
+      startMs: Math.max(0, startMs),
+      endMs: Math.max(startMs + 1, Math.min(durationMs, endMs)),
+    }))
     .filter((w) => /[\p{L}\p{N}]/u.test(w.text));
 }
 

@@ -30,13 +30,22 @@ export function createOpenAICompatibleTranscriber(config: TranscriptionConfig & 
       const signal = AbortSignal.any([AbortSignal.timeout(config.timeoutMs), ...(opts.signal ? [opts.signal] : [])]);
       let res: Response;
       try {
-        res = await fetch(endpoint, { method: 'POST', body: form, headers: config.apiKey ? { authorization: `Bearer ${config.apiKey}` } : {}, signal });
+        res = await fetch(endpoint, {
+          method: 'POST',
+          body: form,
+          headers: config.apiKey ? { authorization: `Bearer ${config.apiKey}` } : {},
+          signal,
+        });
       } catch (err) {
         throw new TranscriptionFailed(`the transcription provider could not be reached: ${(err as Error).message}`, true);
       }
       if (!res.ok) {
         const body = (await res.text().catch(() => '')).slice(0, 300);
-        throw new TranscriptionFailed(`the transcription provider answered HTTP ${res.status}${body ? `: ${body}` : ''}`, res.status >= 500 || res.status === 429, res.status);
+        throw new TranscriptionFailed(
+          `the transcription provider answered HTTP ${res.status}${body ? `: ${body}` : ''}`,
+          res.status >= 500 || res.status === 429,
+          res.status,
+        );
       }
       let json: VerboseJson;
       try {
@@ -51,7 +60,12 @@ export function createOpenAICompatibleTranscriber(config: TranscriptionConfig & 
         if (!text || typeof w.start !== 'number' || typeof w.end !== 'number') continue;
         const startMs = Math.max(0, Math.round(w.start * 1000));
         const conf = w.probability ?? w.confidence;
-        words.push({ text, startMs, endMs: Math.max(startMs + 1, Math.round(w.end * 1000)), ...(typeof conf === 'number' ? { confidence: Math.max(0, Math.min(1, conf)) } : {}) });
+        words.push({
+          text,
+          startMs,
+          endMs: Math.max(startMs + 1, Math.round(w.end * 1000)),
+          ...(typeof conf === 'number' ? { confidence: Math.max(0, Math.min(1, conf)) } : {}),
+        });
       }
       return { text: json.text?.trim() ?? words.map((w) => w.text).join(' '), language: json.language ?? null, words };
     },

@@ -5,7 +5,15 @@
 // wordsPerSecond (within a few words, except below the shortest possible script, 15 words); slide
 // copy puts the product context's facts first, one or more per body slide.
 import { languagePack, PACKS, type LanguagePack } from './languages.ts';
-import { WriterFailed, type Script, type ScriptRequest, type SlideCopy, type SlideCopyRequest, type SlideText, type Writer } from './types.ts';
+import {
+  WriterFailed,
+  type Script,
+  type ScriptRequest,
+  type SlideCopy,
+  type SlideCopyRequest,
+  type SlideText,
+  type Writer,
+} from './types.ts';
 
 /** Characters of a brief or product context the writer reads; the rest is ignored. */
 export const MAX_INPUT_CHARS = 20_000;
@@ -56,7 +64,10 @@ export function clauses(text: string, maxWords = 24): string[] {
     for (const p of parts) {
       const words = p.split(' ');
       for (let i = 0; i < words.length; i += maxWords) {
-        const chunk = words.slice(i, i + maxWords).join(' ').trim();
+        const chunk = words
+          .slice(i, i + maxWords)
+          .join(' ')
+          .trim();
         if (/[\p{L}\p{N}]/u.test(chunk)) out.push(chunk);
       }
     }
@@ -207,7 +218,9 @@ export function writeLocalScript(req: ScriptRequest): Script {
   const hookBudget = Math.max(MIN_PART_WORDS, Math.round(target * 0.15));
   const ctaBudget = Math.max(MIN_PART_WORDS, Math.round(target * 0.12));
   const beatsTotal = target - hookBudget - ctaBudget;
-  const beatBudgets = Array.from({ length: beatCount }, (_, j) => Math.max(MIN_PART_WORDS, Math.floor(((j + 1) * beatsTotal) / beatCount) - Math.floor((j * beatsTotal) / beatCount)));
+  const beatBudgets = Array.from({ length: beatCount }, (_, j) =>
+    Math.max(MIN_PART_WORDS, Math.floor(((j + 1) * beatsTotal) / beatCount) - Math.floor((j * beatsTotal) / beatCount)),
+  );
 
   const { topic, content } = readBrief(pack, req.prompt, req.title, 24);
   const h = hash(`${req.prompt}\u0000${req.title ?? ''}`);
@@ -223,16 +236,23 @@ export function writeLocalScript(req: ScriptRequest): Script {
   beatBudgets.forEach((budget, j) => {
     const last = j === beatCount - 1;
     const lead = [pack.leads[j === 0 ? 0 : last ? 4 : j]];
-    const mine = [...waiting, ...content.slice(Math.ceil((j * content.length) / beatCount), Math.ceil(((j + 1) * content.length) / beatCount))];
+    const mine = [
+      ...waiting,
+      ...content.slice(Math.ceil((j * content.length) / beatCount), Math.ceil(((j + 1) * content.length) / beatCount)),
+    ];
     const rotated = fillers.map((_, i) => fillers[(i + j * 3 + h) % fillers.length]);
     let part = compose(pack, lead, mine, rotated, budget + carry, { repeat: true });
-    if (last && budget + carry - part.words > 0.08 * target) part = compose(pack, lead, mine, rotated, budget + carry, { repeat: true, shortenFiller: true });
+    if (last && budget + carry - part.words > 0.08 * target)
+      part = compose(pack, lead, mine, rotated, budget + carry, { repeat: true, shortenFiller: true });
     carry = budget + carry - part.words;
     waiting = part.rest;
     beats.push(part.text);
     sceneTexts.push(mine[0] ?? topic);
   });
-  const styles = (req.styles ?? []).map((s) => clean(s)).filter(Boolean).slice(0, 5);
+  const styles = (req.styles ?? [])
+    .map((s) => clean(s))
+    .filter(Boolean)
+    .slice(0, 5);
   return {
     title: titleOf(req.title, topic),
     language: pack.code,
@@ -258,18 +278,25 @@ function pack200(texts: string[], max = BODY_MAX): string {
 export function writeLocalSlides(req: SlideCopyRequest): SlideCopy {
   const pack = packFor(req.language);
   const count = Math.trunc(req.slideCount);
-  if (!(count >= 2 && count <= MAX_SLIDES)) throw new WriterFailed(`slide count must be 2–${MAX_SLIDES}, got ${req.slideCount}`, { retryable: false });
+  if (!(count >= 2 && count <= MAX_SLIDES))
+    throw new WriterFailed(`slide count must be 2–${MAX_SLIDES}, got ${req.slideCount}`, { retryable: false });
   const { topic, content: briefs } = readBrief(pack, req.prompt, req.title, 30);
   const facts = clauses(req.productContext ?? '', 30);
   const bodies = count - 2;
   const groups: string[][] = Array.from({ length: bodies }, () => []);
   if (facts.length >= bodies) {
-    facts.forEach((f, i) => { groups[Math.floor((i * bodies) / facts.length)].push(f); });
+    facts.forEach((f, i) => {
+      groups[Math.floor((i * bodies) / facts.length)].push(f);
+    });
   } else {
-    facts.forEach((f, i) => { groups[i].push(f); });
+    facts.forEach((f, i) => {
+      groups[i].push(f);
+    });
     const free = bodies - facts.length;
     const used = briefs.slice(0, free * 8);
-    used.forEach((b, i) => { groups[facts.length + Math.floor((i * free) / used.length)].push(b); });
+    used.forEach((b, i) => {
+      groups[facts.length + Math.floor((i * free) / used.length)].push(b);
+    });
   }
   const h = hash(`${req.prompt}\u0000${req.title ?? ''}`);
   const slides: SlideText[] = [{ role: 'hook', heading: clip(titleOf(req.title, topic), HEADING_MAX), body: pack.slideHook }];

@@ -14,7 +14,15 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import type { WriterConfig } from '../../config.ts';
 import { languagePack } from './languages.ts';
 import { BODY_MAX, clip, HEADING_MAX, MAX_INPUT_CHARS, MAX_SLIDES, TITLE_MAX } from './local.ts';
-import { WriterFailed, type Script, type ScriptRequest, type SlideCopy, type SlideCopyRequest, type SlideText, type Writer } from './types.ts';
+import {
+  WriterFailed,
+  type Script,
+  type ScriptRequest,
+  type SlideCopy,
+  type SlideCopyRequest,
+  type SlideText,
+  type Writer,
+} from './types.ts';
 
 /** Largest answer body read from the provider. */
 const MAX_RESPONSE_BYTES = 1024 * 1024;
@@ -51,13 +59,24 @@ const nonEmpty = { type: 'string', pattern: '\\S' } as const;
 const ajv = new Ajv({ allErrors: false });
 const checkScript = ajv.compile<{ title: string; hook: string; beats: string[]; call_to_action: string; scenes: string[] }>({
   ...SCRIPT_SCHEMA,
-  properties: { ...SCRIPT_SCHEMA.properties, hook: nonEmpty, call_to_action: nonEmpty, beats: { type: 'array', items: nonEmpty, minItems: 3, maxItems: 5 } },
+  properties: {
+    ...SCRIPT_SCHEMA.properties,
+    hook: nonEmpty,
+    call_to_action: nonEmpty,
+    beats: { type: 'array', items: nonEmpty, minItems: 3, maxItems: 5 },
+  },
 });
 const checkSlides = ajv.compile<{ title: string; slides: { role: SlideText['role']; heading: string; body: string }[] }>({
   ...SLIDES_SCHEMA,
   properties: {
     ...SLIDES_SCHEMA.properties,
-    slides: { ...SLIDES_SCHEMA.properties.slides, items: { ...SLIDES_SCHEMA.properties.slides.items, properties: { ...SLIDES_SCHEMA.properties.slides.items.properties, heading: nonEmpty } } },
+    slides: {
+      ...SLIDES_SCHEMA.properties.slides,
+      items: {
+        ...SLIDES_SCHEMA.properties.slides.items,
+        properties: { ...SLIDES_SCHEMA.properties.slides.items.properties, heading: nonEmpty },
+      },
+    },
   },
 });
 
@@ -100,14 +119,19 @@ export function createOpenAICompatibleWriter(config: WriterConfig & { url: strin
     try {
       res = await fetch(endpoint, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json', ...(config.apiKey ? { authorization: `Bearer ${config.apiKey}` } : {}) },
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json',
+          ...(config.apiKey ? { authorization: `Bearer ${config.apiKey}` } : {}),
+        },
         body: JSON.stringify(body),
         signal: combined,
       });
       text = await readCapped(res);
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
-      if (timeout.aborted) throw new WriterFailed(`the script provider ${host} did not answer within ${config.timeoutMs} ms`, { retryable: true });
+      if (timeout.aborted)
+        throw new WriterFailed(`the script provider ${host} did not answer within ${config.timeoutMs} ms`, { retryable: true });
       if (err instanceof WriterFailed) throw err;
       throw new WriterFailed(`the script provider ${host} could not be reached: ${(err as Error).message}`, { retryable: true });
     }
@@ -116,24 +140,43 @@ export function createOpenAICompatibleWriter(config: WriterConfig & { url: strin
     try {
       json = JSON.parse(text) as ChatCompletion;
     } catch {
-      throw new WriterFailed(`the script provider ${host} answered HTTP ${res.status} with a body that is not JSON`, { retryable: true, status: res.status });
+      throw new WriterFailed(`the script provider ${host} answered HTTP ${res.status} with a body that is not JSON`, {
+        retryable: true,
+        status: res.status,
+      });
     }
     const choice = json.choices?.[0];
     const message = choice?.message;
-    if (message?.refusal) throw new WriterFailed(`the script model refused: ${clip(message.refusal, 300)}`, { retryable: false, status: res.status });
-    if (choice?.finish_reason === 'length') throw new WriterFailed('the script model ran out of tokens before finishing its answer (finish_reason "length")', { retryable: false, status: res.status });
-    if (choice?.finish_reason === 'content_filter') throw new WriterFailed('the script model stopped on its content filter (finish_reason "content_filter")', { retryable: false, status: res.status });
-    if (typeof message?.content !== 'string') throw new WriterFailed('the script provider answered without choices[0].message.content', { retryable: false, status: res.status });
+    if (message?.refusal)
+      throw new WriterFailed(`the script model refused: ${clip(message.refusal, 300)}`, { retryable: false, status: res.status });
+    if (choice?.finish_reason === 'length')
+      throw new WriterFailed('the script model ran out of tokens before finishing its answer (finish_reason "length")', {
+        retryable: false,
+        status: res.status,
+      });
+    if (choice?.finish_reason === 'content_filter')
+      throw new WriterFailed('the script model stopped on its content filter (finish_reason "content_filter")', {
+        retryable: false,
+        status: res.status,
+      });
+    if (typeof message?.content !== 'string')
+      throw new WriterFailed('the script provider answered without choices[0].message.content', { retryable: false, status: res.status });
     try {
       return JSON.parse(message.content);
     } catch {
-      throw new WriterFailed(`the script model's answer is not JSON: ${clip(message.content, 120)}`, { retryable: false, status: res.status });
+      throw new WriterFailed(`the script model's answer is not JSON: ${clip(message.content, 120)}`, {
+        retryable: false,
+        status: res.status,
+      });
     }
   }
 
   function invalid(what: string, errors: ValidateFunction['errors']): WriterFailed {
     const e = errors?.[0];
-    return new WriterFailed(`the script model's ${what} does not match the requested shape: ${e ? `${e.instancePath || '/'} ${e.message}` : 'invalid'}`, { retryable: false });
+    return new WriterFailed(
+      `the script model's ${what} does not match the requested shape: ${e ? `${e.instancePath || '/'} ${e.message}` : 'invalid'}`,
+      { retryable: false },
+    );
   }
 
   return {
@@ -151,7 +194,9 @@ export function createOpenAICompatibleWriter(config: WriterConfig & { url: strin
         req.title ? `Title: ${clip(req.title, TITLE_MAX)}` : '',
         req.styles?.length ? `Visual style: ${req.styles.join(', ')}` : '',
         `Brief:\n${req.prompt.slice(0, MAX_INPUT_CHARS)}`,
-      ].filter(Boolean).join('\n');
+      ]
+        .filter(Boolean)
+        .join('\n');
       const out = await complete('faceless_script', SCRIPT_SCHEMA, system, user, signal);
       if (!checkScript(out)) throw invalid('script', checkScript.errors);
       const parts = [out.hook, ...out.beats, out.call_to_action];
@@ -168,7 +213,8 @@ export function createOpenAICompatibleWriter(config: WriterConfig & { url: strin
 
     async writeSlides(req: SlideCopyRequest, signal?: AbortSignal): Promise<SlideCopy> {
       const count = Math.trunc(req.slideCount);
-      if (!(count >= 2 && count <= MAX_SLIDES)) throw new WriterFailed(`slide count must be 2–${MAX_SLIDES}, got ${req.slideCount}`, { retryable: false });
+      if (!(count >= 2 && count <= MAX_SLIDES))
+        throw new WriterFailed(`slide count must be 2–${MAX_SLIDES}, got ${req.slideCount}`, { retryable: false });
       const language = languageName(req.language);
       const system = [
         'You write the copy of social-media carousels (slideshows).',
@@ -179,17 +225,24 @@ export function createOpenAICompatibleWriter(config: WriterConfig & { url: strin
         req.title ? `Title: ${clip(req.title, TITLE_MAX)}` : '',
         `Brief:\n${req.prompt.slice(0, MAX_INPUT_CHARS)}`,
         req.productContext ? `Product context:\n${req.productContext.slice(0, MAX_INPUT_CHARS)}` : '',
-      ].filter(Boolean).join('\n\n');
+      ]
+        .filter(Boolean)
+        .join('\n\n');
       const out = await complete('slideshow_copy', SLIDES_SCHEMA, system, user, signal);
       if (!checkSlides(out)) throw invalid('slide copy', checkSlides.errors);
-      if (out.slides.length !== count) throw new WriterFailed(`the script model wrote ${out.slides.length} slides, ${count} were asked for`, { retryable: false });
+      if (out.slides.length !== count)
+        throw new WriterFailed(`the script model wrote ${out.slides.length} slides, ${count} were asked for`, { retryable: false });
       // Roles follow position whatever the model labelled; lengths are clipped to the slide's bounds.
       const slides: SlideText[] = out.slides.map((s, i) => ({
         role: i === 0 ? 'hook' : i === count - 1 ? 'cta' : 'body',
         heading: clip(s.heading, HEADING_MAX),
         body: clip(s.body, BODY_MAX),
       }));
-      return { title: clip(req.title?.trim() || out.title.trim() || slides[0].heading, TITLE_MAX), language: languagePack(req.language)?.code ?? req.language, slides };
+      return {
+        title: clip(req.title?.trim() || out.title.trim() || slides[0].heading, TITLE_MAX),
+        language: languagePack(req.language)?.code ?? req.language,
+        slides,
+      };
     },
   };
 
@@ -197,13 +250,15 @@ export function createOpenAICompatibleWriter(config: WriterConfig & { url: strin
     let detail = '';
     try {
       const e = (JSON.parse(text) as { error?: { message?: unknown; type?: unknown; code?: unknown } }).error;
-      if (e && typeof e.message === 'string') detail = `${e.message}${e.code ? ` (${String(e.code)})` : e.type ? ` (${String(e.type)})` : ''}`;
+      if (e && typeof e.message === 'string')
+        detail = `${e.message}${e.code ? ` (${String(e.code)})` : e.type ? ` (${String(e.type)})` : ''}`;
     } catch {
       detail = text.slice(0, 200);
     }
     const status = res.status;
     const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
-    const what = status === 401 || status === 403 ? 'refused our credentials' : status === 429 ? 'is rate limiting us' : `answered HTTP ${status}`;
+    const what =
+      status === 401 || status === 403 ? 'refused our credentials' : status === 429 ? 'is rate limiting us' : `answered HTTP ${status}`;
     return new WriterFailed(`the script provider ${host} ${what}${detail ? `: ${clip(detail, 300)}` : ''}`, {
       retryable,
       status,
@@ -220,7 +275,10 @@ async function readCapped(res: Response): Promise<string> {
     size += chunk.byteLength;
     if (size > MAX_RESPONSE_BYTES) {
       await res.body.cancel().catch(() => {});
-      throw new WriterFailed(`the script provider's answer is larger than ${MAX_RESPONSE_BYTES} bytes`, { retryable: false, status: res.status });
+      throw new WriterFailed(`the script provider's answer is larger than ${MAX_RESPONSE_BYTES} bytes`, {
+        retryable: false,
+        status: res.status,
+      });
     }
     chunks.push(chunk);
   }

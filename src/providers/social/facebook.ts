@@ -34,12 +34,15 @@ export const facebook: SocialAdapter = {
           await task.save({ photos });
         }
         const fields: Record<string, string | undefined> = { message };
-        photos.forEach((fbid, i) => { fields[`attached_media[${i}]`] = JSON.stringify({ media_fbid: fbid }); });
+        photos.forEach((fbid, i) => {
+          fields[`attached_media[${i}]`] = JSON.stringify({ media_fbid: fbid });
+        });
         id = idOf(await graph(api, 'POST', `${base}/${page}/feed`, fields), 'facebook POST /feed');
       }
       await task.save({ post_id: id });
     }
-    if (state.post_url === undefined) await task.save({ post_url: await permalink(api, `${base}/${encodeURIComponent(state.post_id!)}`, 'permalink_url') });
+    if (state.post_url === undefined)
+      await task.save({ post_url: await permalink(api, `${base}/${encodeURIComponent(state.post_id!)}`, 'permalink_url') });
     return { id: state.post_id!, url: state.post_url ?? null };
   },
 

@@ -76,7 +76,12 @@ const GRAPH_RETRYABLE_CODES = new Set([1, 2, 4, 17, 32, 341, 613]);
 export const graphError = (json: any): { code: number; subcode?: number; message: string; transient: boolean } | undefined => {
   const e = json?.error;
   if (!e || typeof e !== 'object' || typeof e.code !== 'number') return undefined;
-  return { code: e.code, subcode: typeof e.error_subcode === 'number' ? e.error_subcode : undefined, message: String(e.message ?? e.error_user_msg ?? ''), transient: e.is_transient === true };
+  return {
+    code: e.code,
+    subcode: typeof e.error_subcode === 'number' ? e.error_subcode : undefined,
+    message: String(e.message ?? e.error_user_msg ?? ''),
+    transient: e.is_transient === true,
+  };
 };
 const graphTokenRejected = (json: any) => graphError(json)?.code === 190;
 const graphRetryable = (json: any) => {
@@ -102,7 +107,8 @@ function graphRegainSeconds(headers: Headers): number | undefined {
 function errorText(json: any, text: string): { message: string; code?: string } {
   // Meta's Graph error (numeric code, no `errors` list; Google's has one and is read below).
   const g = Array.isArray(json?.error?.errors) ? undefined : graphError(json);
-  if (g) return { message: g.message.slice(0, MAX_ERROR_TEXT) || 'no message', code: g.subcode ? `${g.code}/${g.subcode}` : String(g.code) };
+  if (g)
+    return { message: g.message.slice(0, MAX_ERROR_TEXT) || 'no message', code: g.subcode ? `${g.code}/${g.subcode}` : String(g.code) };
   // {"error": {...}}: TikTok {code, message, log_id}; Google {code, message, errors: [{reason}]}.
   if (json && typeof json === 'object' && json.error && typeof json.error === 'object') {
     const e = json.error;
@@ -167,7 +173,13 @@ export function caller(platform: string, base: string | undefined, creds: Creden
       const { message, code } = errorText(res.json, res.text);
       const path = new URL(req.url).pathname;
       const retryable = res.status === 429 || res.status >= 500 || graphRetryable(res.json);
-      throw new PlatformError(`${platform} answered ${res.status} to ${req.method} ${path}: ${message}`, res.status, retryable, retryable ? retryAfter(res.headers) : undefined, code);
+      throw new PlatformError(
+        `${platform} answered ${res.status} to ${req.method} ${path}: ${message}`,
+        res.status,
+        retryable,
+        retryable ? retryAfter(res.headers) : undefined,
+        code,
+      );
     },
   };
 }
@@ -190,7 +202,12 @@ export interface PublishTask {
 export interface SocialAdapter {
   publish(task: PublishTask): Promise<{ id: string; url: string | null }>;
   /** Exchanges a refresh token at the platform's token endpoint; throws RefreshRefused on a 4xx. `account` is the connection (Facebook: whose Page token to read). */
-  refresh(api: Caller, client: { id: string; secret: string | undefined } | undefined, refreshToken: string, account?: SocialAccountRow): Promise<RefreshedTokens>;
+  refresh(
+    api: Caller,
+    client: { id: string; secret: string | undefined } | undefined,
+    refreshToken: string,
+    account?: SocialAccountRow,
+  ): Promise<RefreshedTokens>;
 }
 
 type AppClient = { id: string; secret: string | undefined } | undefined;
@@ -201,10 +218,19 @@ type AppClient = { id: string; secret: string | undefined } | undefined;
  * sends its id in the form), `form` — id and secret in the form (`idField`: TikTok says client_key).
  * A 4xx or an answer without an access token is RefreshRefused (the connection needs reauthorizing).
  */
-export async function refreshGrant(api: Caller, platform: string, url: string, refreshToken: string, client: AppClient, auth: 'basic' | 'form', idField = 'client_id'): Promise<RefreshedTokens> {
+export async function refreshGrant(
+  api: Caller,
+  platform: string,
+  url: string,
+  refreshToken: string,
+  client: AppClient,
+  auth: 'basic' | 'form',
+  idField = 'client_id',
+): Promise<RefreshedTokens> {
   const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken });
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
-  if (auth === 'basic' && client?.secret) headers.authorization = `Basic ${Buffer.from(`${encodeURIComponent(client.id)}:${encodeURIComponent(client.secret)}`).toString('base64')}`;
+  if (auth === 'basic' && client?.secret)
+    headers.authorization = `Basic ${Buffer.from(`${encodeURIComponent(client.id)}:${encodeURIComponent(client.secret)}`).toString('base64')}`;
   else if (client) {
     form.set(idField, client.id);
     if (auth === 'form' && client.secret) form.set('client_secret', client.secret);
@@ -212,8 +238,13 @@ export async function refreshGrant(api: Caller, platform: string, url: string, r
   try {
     const res = await api.call({ method: 'POST', url, headers, body: form.toString(), auth: false });
     const j = res.json;
-    if (typeof j?.access_token !== 'string') throw new RefreshRefused(`${platform} refused the refresh: ${j?.error_description ?? j?.error ?? 'no access_token in its answer'}`);
-    return { accessToken: j.access_token, refreshToken: typeof j.refresh_token === 'string' ? j.refresh_token : undefined, expiresInSeconds: typeof j.expires_in === 'number' ? j.expires_in : undefined };
+    if (typeof j?.access_token !== 'string')
+      throw new RefreshRefused(`${platform} refused the refresh: ${j?.error_description ?? j?.error ?? 'no access_token in its answer'}`);
+    return {
+      accessToken: j.access_token,
+      refreshToken: typeof j.refresh_token === 'string' ? j.refresh_token : undefined,
+      expiresInSeconds: typeof j.expires_in === 'number' ? j.expires_in : undefined,
+    };
   } catch (err) {
     if (err instanceof PlatformError && !err.retryable) throw new RefreshRefused(err.message);
     throw err;

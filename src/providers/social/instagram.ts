@@ -18,12 +18,16 @@ export const instagramPostType = (options: Record<string, unknown>): InstagramPo
   options.post_type === 'reel' || options.post_type === 'story' ? options.post_type : 'feed';
 
 /** Why Instagram cannot take this media as this post type, or undefined (checked before queueing). */
-export function instagramOptionProblem(media: { kind: string; durationSeconds: number | null }[], options: Record<string, unknown>): string | undefined {
+export function instagramOptionProblem(
+  media: { kind: string; durationSeconds: number | null }[],
+  options: Record<string, unknown>,
+): string | undefined {
   const type = instagramPostType(options);
   if (type === 'reel' && (media.length !== 1 || media[0].kind !== 'video')) return 'an Instagram reel is one video';
   if (type === 'story' && media.length !== 1) return 'an Instagram story is one image or one video';
   const d = media[0]?.durationSeconds;
-  if (type === 'story' && media[0].kind === 'video' && d != null && d > 60) return `the video lasts ${Math.round(d * 10) / 10} s; an Instagram story takes 3–60 s`;
+  if (type === 'story' && media[0].kind === 'video' && d != null && d > 60)
+    return `the video lasts ${Math.round(d * 10) / 10} s; an Instagram story takes 3–60 s`;
   return undefined;
 }
 
@@ -43,7 +47,8 @@ export const instagram: SocialAdapter = {
       single: () => {
         const m = task.media[0];
         const url = mediaUrl(task, m);
-        if (type === 'story') return m.kind === 'video' ? { media_type: 'STORIES', video_url: url } : { media_type: 'STORIES', image_url: url };
+        if (type === 'story')
+          return m.kind === 'video' ? { media_type: 'STORIES', video_url: url } : { media_type: 'STORIES', image_url: url };
         if (m.kind === 'video') return { media_type: 'REELS', video_url: url, caption, share_to_feed: type === 'feed' };
         return { image_url: url, caption };
       },

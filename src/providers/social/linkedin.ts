@@ -34,7 +34,14 @@ async function waitAvailable(api: Caller, urn: string, signal: AbortSignal) {
     const res = await api.call({ method: 'GET', url: `${LINKEDIN_API}/rest/videos/${encodeURIComponent(urn)}`, headers: HEADERS });
     const status = res.json?.status;
     if (status === 'AVAILABLE') return;
-    if (status === 'PROCESSING_FAILED') throw new PlatformError(`linkedin could not process video ${urn}: ${res.json?.processingFailureReason ?? 'PROCESSING_FAILED'}`, 400, false, undefined, 'PROCESSING_FAILED');
+    if (status === 'PROCESSING_FAILED')
+      throw new PlatformError(
+        `linkedin could not process video ${urn}: ${res.json?.processingFailureReason ?? 'PROCESSING_FAILED'}`,
+        400,
+        false,
+        undefined,
+        'PROCESSING_FAILED',
+      );
     if (Date.now() > deadline) throw new PlatformError(`linkedin did not finish processing video ${urn} in time`, 0, true);
     await sleep(2000, signal);
   }
@@ -65,7 +72,12 @@ export const linkedin: SocialAdapter = {
             });
             urn = res.json?.value?.image;
             uploadUrl = res.json?.value?.uploadUrl;
-            if (typeof urn !== 'string' || typeof uploadUrl !== 'string') throw new PlatformError('linkedin answered images initializeUpload without value.image and value.uploadUrl', res.status, true);
+            if (typeof urn !== 'string' || typeof uploadUrl !== 'string')
+              throw new PlatformError(
+                'linkedin answered images initializeUpload without value.image and value.uploadUrl',
+                res.status,
+                true,
+              );
             await saveMedia(i, { urn, parts: [{ url: uploadUrl, first: 0, last: m.sizeBytes - 1 }] });
           }
           const bytes = await readRange(task.storage, m.storageKey, 0, m.sizeBytes - 1);
@@ -79,11 +91,22 @@ export const linkedin: SocialAdapter = {
             method: 'POST',
             url: `${LINKEDIN_API}/rest/videos?action=initializeUpload`,
             headers: { ...HEADERS, 'content-type': 'application/json' },
-            body: JSON.stringify({ initializeUploadRequest: { owner, fileSizeBytes: m.sizeBytes, uploadCaptions: false, uploadThumbnail: false } }),
+            body: JSON.stringify({
+              initializeUploadRequest: { owner, fileSizeBytes: m.sizeBytes, uploadCaptions: false, uploadThumbnail: false },
+            }),
           });
           const v = res.json?.value;
-          if (typeof v?.video !== 'string' || !Array.isArray(v.uploadInstructions)) throw new PlatformError('linkedin answered videos initializeUpload without value.video and value.uploadInstructions', res.status, true);
-          const parts = v.uploadInstructions.map((p: any) => ({ url: String(p.uploadUrl), first: Number(p.firstByte), last: Number(p.lastByte) }));
+          if (typeof v?.video !== 'string' || !Array.isArray(v.uploadInstructions))
+            throw new PlatformError(
+              'linkedin answered videos initializeUpload without value.video and value.uploadInstructions',
+              res.status,
+              true,
+            );
+          const parts = v.uploadInstructions.map((p: any) => ({
+            url: String(p.uploadUrl),
+            first: Number(p.firstByte),
+            last: Number(p.lastByte),
+          }));
           await saveMedia(i, { urn: v.video, parts, upload_token: typeof v.uploadToken === 'string' ? v.uploadToken : '', etags: [] });
         }
         const cur = media[i];
@@ -91,7 +114,12 @@ export const linkedin: SocialAdapter = {
         for (let p = etags.length; p < cur.parts!.length; p++) {
           const part = cur.parts![p];
           const bytes = await readRange(task.storage, m.storageKey, part.first, part.last);
-          const res = await api.call({ method: 'PUT', url: part.url, headers: { 'content-type': 'application/octet-stream' }, body: bytes });
+          const res = await api.call({
+            method: 'PUT',
+            url: part.url,
+            headers: { 'content-type': 'application/octet-stream' },
+            body: bytes,
+          });
           const etag = res.headers.get('etag');
           if (!etag) throw new PlatformError(`linkedin answered the upload of part ${p} without an ETag`, res.status, true);
           etags.push(etag);
@@ -102,7 +130,9 @@ export const linkedin: SocialAdapter = {
             method: 'POST',
             url: `${LINKEDIN_API}/rest/videos?action=finalizeUpload`,
             headers: { ...HEADERS, 'content-type': 'application/json' },
-            body: JSON.stringify({ finalizeUploadRequest: { video: cur.urn, uploadToken: cur.upload_token ?? '', uploadedPartIds: etags } }),
+            body: JSON.stringify({
+              finalizeUploadRequest: { video: cur.urn, uploadToken: cur.upload_token ?? '', uploadedPartIds: etags },
+            }),
           });
           await saveMedia(i, { finalized: true });
         }
@@ -130,12 +160,14 @@ export const linkedin: SocialAdapter = {
         }),
       });
       const urn = res.headers.get('x-restli-id') ?? res.json?.id;
-      if (typeof urn !== 'string' || !urn) throw new PlatformError('linkedin answered POST /rest/posts without x-restli-id', res.status, false);
+      if (typeof urn !== 'string' || !urn)
+        throw new PlatformError('linkedin answered POST /rest/posts without x-restli-id', res.status, false);
       await task.save({ post_urn: urn });
       state.post_urn = urn;
     }
     return { id: state.post_urn as string, url: `https://www.linkedin.com/feed/update/${state.post_urn}/` };
   },
 
-  refresh: (api, client, refreshToken) => refreshGrant(api, 'linkedin', `${LINKEDIN_OAUTH}/oauth/v2/accessToken`, refreshToken, client, 'form'),
+  refresh: (api, client, refreshToken) =>
+    refreshGrant(api, 'linkedin', `${LINKEDIN_OAUTH}/oauth/v2/accessToken`, refreshToken, client, 'form'),
 };

@@ -23,7 +23,12 @@ const MEDIA_URL_TTL_SECONDS = 6 * 3600;
 const PROCESSING_TIMEOUT_MS = 10 * 60_000;
 
 /** A Graph call with the connection's token as access_token and `fields` as a form body (POST) or query (GET). */
-export function graph(api: Caller, method: 'GET' | 'POST', url: string, fields: Record<string, string | number | boolean | undefined> = {}) {
+export function graph(
+  api: Caller,
+  method: 'GET' | 'POST',
+  url: string,
+  fields: Record<string, string | number | boolean | undefined> = {},
+) {
   const params = new URLSearchParams();
   for (const [k, v] of Object.entries(fields)) if (v !== undefined) params.set(k, String(v));
   const req: PlatformRequest = { method, url, tokenParam: 'access_token' };
@@ -70,7 +75,8 @@ export async function waitContainer(
     const status = res.json?.[field];
     if (status === 'FINISHED' || status === 'PUBLISHED') return status;
     const why = res.json?.[detail];
-    if (status === 'ERROR') throw new PlatformError(`${platform} could not process the media: ${why ?? 'ERROR'}`, 400, false, undefined, 'ERROR');
+    if (status === 'ERROR')
+      throw new PlatformError(`${platform} could not process the media: ${why ?? 'ERROR'}`, 400, false, undefined, 'ERROR');
     if (status === 'EXPIRED') {
       await onExpired();
       throw new PlatformError(`${platform} let the container expire before it was published; it is made again`, 0, true);
@@ -118,7 +124,8 @@ export async function publishContainer(task: PublishTask, flow: ContainerFlow): 
   const { api } = task;
   const state = task.state as ContainerState;
   const user = encodeURIComponent(task.account.platformAccountId);
-  const create = async (fields: Fields) => idOf(await graph(api, 'POST', `${flow.base}/${user}/${flow.create}`, fields), `${flow.platform} POST /${flow.create}`);
+  const create = async (fields: Fields) =>
+    idOf(await graph(api, 'POST', `${flow.base}/${user}/${flow.create}`, fields), `${flow.platform} POST /${flow.create}`);
   if (!state.post_id) {
     if (!state.container) {
       let container: string;
@@ -135,15 +142,28 @@ export async function publishContainer(task: PublishTask, flow: ContainerFlow): 
       await task.save({ container });
     }
     const container = state.container!;
-    const status = await waitContainer(api, flow.platform, `${flow.base}/${encodeURIComponent(container)}`, flow.status, flow.detail, task.signal, () =>
-      task.save({ container: null, children: [] }),
+    const status = await waitContainer(
+      api,
+      flow.platform,
+      `${flow.base}/${encodeURIComponent(container)}`,
+      flow.status,
+      flow.detail,
+      task.signal,
+      () => task.save({ container: null, children: [] }),
     );
     // PUBLISHED: an earlier attempt published it and its answer was lost; the platform does not say
     // which post it became, so the container stands for the post (never published twice).
-    const id = status === 'PUBLISHED' ? container : idOf(await graph(api, 'POST', `${flow.base}/${user}/${flow.publish}`, { creation_id: container }), `${flow.platform} POST /${flow.publish}`);
+    const id =
+      status === 'PUBLISHED'
+        ? container
+        : idOf(
+            await graph(api, 'POST', `${flow.base}/${user}/${flow.publish}`, { creation_id: container }),
+            `${flow.platform} POST /${flow.publish}`,
+          );
     await task.save({ post_id: id });
   }
-  if (state.post_url === undefined) await task.save({ post_url: await permalink(api, `${flow.base}/${encodeURIComponent(state.post_id!)}`, 'permalink') });
+  if (state.post_url === undefined)
+    await task.save({ post_url: await permalink(api, `${flow.base}/${encodeURIComponent(state.post_id!)}`, 'permalink') });
   return { id: state.post_id!, url: state.post_url ?? null };
 }
 
@@ -163,7 +183,11 @@ export async function permalink(api: Caller, url: string, field: 'permalink' | '
 const tokens = (j: any, platform: string): RefreshedTokens => {
   if (typeof j?.access_token !== 'string') throw new RefreshRefused(`${platform} answered the refresh without an access_token`);
   // The new long-lived token is also what the next refresh exchanges.
-  return { accessToken: j.access_token, refreshToken: j.access_token, expiresInSeconds: typeof j.expires_in === 'number' ? j.expires_in : undefined };
+  return {
+    accessToken: j.access_token,
+    refreshToken: j.access_token,
+    expiresInSeconds: typeof j.expires_in === 'number' ? j.expires_in : undefined,
+  };
 };
 
 const refused = (err: unknown) => (err instanceof PlatformError && !err.retryable ? new RefreshRefused(err.message) : err);
@@ -176,17 +200,28 @@ const refused = (err: unknown) => (err instanceof PlatformError && !err.retryabl
  * Page token, never the user token. An expired or revoked one is refused (code 190): the
  * connection needs reauthorization.
  */
-export async function refreshFacebookPageToken(api: Caller, client: { id: string; secret: string | undefined } | undefined, refreshToken: string, pageId: string | undefined): Promise<RefreshedTokens> {
+export async function refreshFacebookPageToken(
+  api: Caller,
+  client: { id: string; secret: string | undefined } | undefined,
+  refreshToken: string,
+  pageId: string | undefined,
+): Promise<RefreshedTokens> {
   if (!client?.secret) throw new RefreshRefused('refreshing a facebook token needs SOCIAL_FACEBOOK_CLIENT_ID and _CLIENT_SECRET');
   if (!pageId) throw new RefreshRefused('the facebook connection names no Page');
   const u = new URL(`${GRAPH_API}/${GRAPH_VERSION}/oauth/access_token`);
-  u.search = new URLSearchParams({ grant_type: 'fb_exchange_token', client_id: client.id, client_secret: client.secret, fb_exchange_token: refreshToken }).toString();
+  u.search = new URLSearchParams({
+    grant_type: 'fb_exchange_token',
+    client_id: client.id,
+    client_secret: client.secret,
+    fb_exchange_token: refreshToken,
+  }).toString();
   try {
     const user = tokens((await api.call({ method: 'GET', url: u.href, auth: false })).json, 'facebook');
     const p = new URL(`${GRAPH_API}/${GRAPH_VERSION}/${encodeURIComponent(pageId)}`);
     p.search = new URLSearchParams({ fields: 'access_token', access_token: user.accessToken }).toString();
     const page = (await api.call({ method: 'GET', url: p.href, auth: false })).json;
-    if (typeof page?.access_token !== 'string' || !page.access_token) throw new RefreshRefused(`facebook gave no Page token for Page ${pageId}; the member may no longer manage it`);
+    if (typeof page?.access_token !== 'string' || !page.access_token)
+      throw new RefreshRefused(`facebook gave no Page token for Page ${pageId}; the member may no longer manage it`);
     // A Page token read with a long-lived user token does not expire.
     return { accessToken: page.access_token, refreshToken: user.accessToken };
   } catch (err) {
@@ -200,7 +235,13 @@ export async function refreshFacebookPageToken(api: Caller, client: { id: string
  * with the long-lived token itself, which the connect flow stores as the refresh token too. Meta
  * refuses one that has expired (or is under 24 hours old): the connection needs reauthorization.
  */
-async function refreshLongLived(api: Caller, platform: string, host: string, grant: string, refreshToken: string): Promise<RefreshedTokens> {
+async function refreshLongLived(
+  api: Caller,
+  platform: string,
+  host: string,
+  grant: string,
+  refreshToken: string,
+): Promise<RefreshedTokens> {
   const u = new URL(`${host}/refresh_access_token`);
   u.search = new URLSearchParams({ grant_type: grant, access_token: refreshToken }).toString();
   try {
@@ -210,5 +251,7 @@ async function refreshLongLived(api: Caller, platform: string, host: string, gra
   }
 }
 
-export const refreshInstagramToken = (api: Caller, refreshToken: string) => refreshLongLived(api, 'instagram', INSTAGRAM_API, 'ig_refresh_token', refreshToken);
-export const refreshThreadsToken = (api: Caller, refreshToken: string) => refreshLongLived(api, 'threads', THREADS_API, 'th_refresh_token', refreshToken);
+export const refreshInstagramToken = (api: Caller, refreshToken: string) =>
+  refreshLongLived(api, 'instagram', INSTAGRAM_API, 'ig_refresh_token', refreshToken);
+export const refreshThreadsToken = (api: Caller, refreshToken: string) =>
+  refreshLongLived(api, 'threads', THREADS_API, 'th_refresh_token', refreshToken);

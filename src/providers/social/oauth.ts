@@ -69,7 +69,8 @@ export function pkcePair() {
 }
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
-const basic = (c: OAuthClient) => `Basic ${Buffer.from(`${encodeURIComponent(c.id)}:${encodeURIComponent(c.secret ?? '')}`).toString('base64')}`;
+const basic = (c: OAuthClient) =>
+  `Basic ${Buffer.from(`${encodeURIComponent(c.id)}:${encodeURIComponent(c.secret ?? '')}`).toString('base64')}`;
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 /** The token response of RFC 6749 §5.1 (and the platforms' variants of it). */
@@ -77,10 +78,23 @@ function tokenSet(platform: string, json: any, requested: string[], separator: R
   const body = Array.isArray(json?.data) ? json.data[0] : json; // Instagram's older { data: [ … ] }
   if (!body || typeof body.access_token !== 'string' || !body.access_token) {
     const why = body?.error_description ?? body?.error?.message ?? body?.message ?? body?.error ?? 'no access_token';
-    throw new PlatformError(`${platform} did not issue a token: ${String(why).slice(0, 300)}`, 400, false, undefined, typeof body?.error === 'string' ? body.error : undefined);
+    throw new PlatformError(
+      `${platform} did not issue a token: ${String(why).slice(0, 300)}`,
+      400,
+      false,
+      undefined,
+      typeof body?.error === 'string' ? body.error : undefined,
+    );
   }
   const expires = Number(body.expires_in);
-  const granted = typeof body.scope === 'string' ? body.scope.split(separator).filter(Boolean) : Array.isArray(body.permissions) ? body.permissions.map(String) : typeof body.permissions === 'string' ? body.permissions.split(',') : requested;
+  const granted =
+    typeof body.scope === 'string'
+      ? body.scope.split(separator).filter(Boolean)
+      : Array.isArray(body.permissions)
+        ? body.permissions.map(String)
+        : typeof body.permissions === 'string'
+          ? body.permissions.split(',')
+          : requested;
   return {
     accessToken: body.access_token,
     refreshToken: typeof body.refresh_token === 'string' && body.refresh_token ? body.refresh_token : undefined,
@@ -117,7 +131,14 @@ const need = (platform: string, v: unknown, what: string): string => {
  * It refreshes itself (ig_refresh_token / th_refresh_token with the token as access_token), so it is
  * stored as the refresh token too: that is what the adapters' refresh sends.
  */
-async function longLived(platform: string, api: Caller, url: string, grant: string, tokens: TokenSet, client: OAuthClient): Promise<TokenSet> {
+async function longLived(
+  platform: string,
+  api: Caller,
+  url: string,
+  grant: string,
+  tokens: TokenSet,
+  client: OAuthClient,
+): Promise<TokenSet> {
   if (!client.secret) return tokens;
   const q = new URLSearchParams({ grant_type: grant, client_secret: client.secret, access_token: tokens.accessToken });
   const res = await api.call({ method: 'GET', url: `${url}?${q}`, auth: false });
@@ -145,7 +166,14 @@ export const SOCIAL_OAUTH: Record<SocialPlatform, SocialOAuth> = {
     async identify(api, tokens) {
       const res = await api.call({ method: 'GET', url: 'https://api.x.com/2/users/me', headers: bearer(tokens.accessToken), auth: false });
       const u = res.json?.data;
-      return [{ ...tokens, accountId: need('x', u?.id, 'the user id'), handle: need('x', u?.username, 'the username'), displayName: text(u?.name) ?? null }];
+      return [
+        {
+          ...tokens,
+          accountId: need('x', u?.id, 'the user id'),
+          handle: need('x', u?.username, 'the username'),
+          displayName: text(u?.name) ?? null,
+        },
+      ];
     },
   },
   linkedin: {
@@ -156,10 +184,22 @@ export const SOCIAL_OAUTH: Record<SocialPlatform, SocialOAuth> = {
     exchange: postExchange('linkedin', 'https://www.linkedin.com/oauth/v2/accessToken', { auth: 'form', scopes: () => LINKEDIN_SCOPES }),
     async identify(api, tokens) {
       // OpenID Connect userinfo: `sub` is the member id of urn:li:person:{sub}; LinkedIn has no public handle.
-      const res = await api.call({ method: 'GET', url: 'https://api.linkedin.com/v2/userinfo', headers: bearer(tokens.accessToken), auth: false });
+      const res = await api.call({
+        method: 'GET',
+        url: 'https://api.linkedin.com/v2/userinfo',
+        headers: bearer(tokens.accessToken),
+        auth: false,
+      });
       const u = res.json;
       const name = text(u?.name) ?? ([text(u?.given_name), text(u?.family_name)].filter(Boolean).join(' ') || undefined);
-      return [{ ...tokens, accountId: need('linkedin', u?.sub, 'the member id (sub)'), handle: name ?? need('linkedin', u?.sub, 'the member id'), displayName: name ?? null }];
+      return [
+        {
+          ...tokens,
+          accountId: need('linkedin', u?.sub, 'the member id (sub)'),
+          handle: name ?? need('linkedin', u?.sub, 'the member id'),
+          displayName: name ?? null,
+        },
+      ];
     },
   },
   tiktok: {
@@ -168,12 +208,23 @@ export const SOCIAL_OAUTH: Record<SocialPlatform, SocialOAuth> = {
     scopeSeparator: ',',
     pkce: false,
     clientIdParam: 'client_key',
-    exchange: postExchange('tiktok', 'https://open.tiktokapis.com/v2/oauth/token/', { auth: 'form', clientIdParam: 'client_key', scopes: () => TIKTOK_SCOPES }),
+    exchange: postExchange('tiktok', 'https://open.tiktokapis.com/v2/oauth/token/', {
+      auth: 'form',
+      clientIdParam: 'client_key',
+      scopes: () => TIKTOK_SCOPES,
+    }),
     async identify(api, tokens) {
-      const res = await api.call({ method: 'GET', url: 'https://open.tiktokapis.com/v2/user/info/?fields=open_id,username,display_name', headers: bearer(tokens.accessToken), auth: false });
+      const res = await api.call({
+        method: 'GET',
+        url: 'https://open.tiktokapis.com/v2/user/info/?fields=open_id,username,display_name',
+        headers: bearer(tokens.accessToken),
+        auth: false,
+      });
       const u = res.json?.data?.user;
       const id = need('tiktok', u?.open_id, 'the open_id');
-      return [{ ...tokens, accountId: id, handle: text(u?.username) ?? text(u?.display_name) ?? id, displayName: text(u?.display_name) ?? null }];
+      return [
+        { ...tokens, accountId: id, handle: text(u?.username) ?? text(u?.display_name) ?? id, displayName: text(u?.display_name) ?? null },
+      ];
     },
   },
   youtube: {
@@ -185,11 +236,23 @@ export const SOCIAL_OAUTH: Record<SocialPlatform, SocialOAuth> = {
     extra: { access_type: 'offline', prompt: 'consent', include_granted_scopes: 'true' },
     exchange: postExchange('youtube', 'https://oauth2.googleapis.com/token', { auth: 'form', scopes: () => YOUTUBE_SCOPES }),
     async identify(api, tokens) {
-      const res = await api.call({ method: 'GET', url: 'https://www.googleapis.com/youtube/v3/channels?part=snippet&mine=true', headers: bearer(tokens.accessToken), auth: false });
+      const res = await api.call({
+        method: 'GET',
+        url: 'https://www.googleapis.com/youtube/v3/channels?part=snippet&mine=true',
+        headers: bearer(tokens.accessToken),
+        auth: false,
+      });
       const c = res.json?.items?.[0];
       if (!c) throw new PlatformError('youtube: this Google account has no YouTube channel; create one, then connect again', 400, false);
       const title = text(c.snippet?.title) ?? null;
-      return [{ ...tokens, accountId: need('youtube', c.id, 'the channel id'), handle: text(c.snippet?.customUrl) ?? title ?? c.id, displayName: title }];
+      return [
+        {
+          ...tokens,
+          accountId: need('youtube', c.id, 'the channel id'),
+          handle: text(c.snippet?.customUrl) ?? title ?? c.id,
+          displayName: title,
+        },
+      ];
     },
   },
   pinterest: {
@@ -199,7 +262,12 @@ export const SOCIAL_OAUTH: Record<SocialPlatform, SocialOAuth> = {
     pkce: false,
     exchange: postExchange('pinterest', 'https://api.pinterest.com/v5/oauth/token', { auth: 'basic', scopes: () => PINTEREST_SCOPES }),
     async identify(api, tokens) {
-      const res = await api.call({ method: 'GET', url: 'https://api.pinterest.com/v5/user_account', headers: bearer(tokens.accessToken), auth: false });
+      const res = await api.call({
+        method: 'GET',
+        url: 'https://api.pinterest.com/v5/user_account',
+        headers: bearer(tokens.accessToken),
+        auth: false,
+      });
       const u = res.json;
       const username = need('pinterest', u?.username, 'the username');
       return [{ ...tokens, accountId: text(u?.id) ?? username, handle: username, displayName: text(u?.business_name) ?? null }];
@@ -217,7 +285,14 @@ export const SOCIAL_OAUTH: Record<SocialPlatform, SocialOAuth> = {
       const q = new URLSearchParams({ fields: 'user_id,username,name', access_token: tokens.accessToken });
       const res = await api.call({ method: 'GET', url: `https://graph.instagram.com/v23.0/me?${q}`, auth: false });
       const u = res.json;
-      return [{ ...tokens, accountId: need('instagram', u?.user_id ?? u?.id, 'the user id'), handle: need('instagram', u?.username, 'the username'), displayName: text(u?.name) ?? null }];
+      return [
+        {
+          ...tokens,
+          accountId: need('instagram', u?.user_id ?? u?.id, 'the user id'),
+          handle: need('instagram', u?.username, 'the username'),
+          displayName: text(u?.name) ?? null,
+        },
+      ];
     },
   },
   threads: {
@@ -231,7 +306,14 @@ export const SOCIAL_OAUTH: Record<SocialPlatform, SocialOAuth> = {
       const q = new URLSearchParams({ fields: 'id,username,name', access_token: tokens.accessToken });
       const res = await api.call({ method: 'GET', url: `https://graph.threads.net/v1.0/me?${q}`, auth: false });
       const u = res.json;
-      return [{ ...tokens, accountId: need('threads', u?.id, 'the user id'), handle: need('threads', u?.username, 'the username'), displayName: text(u?.name) ?? null }];
+      return [
+        {
+          ...tokens,
+          accountId: need('threads', u?.id, 'the user id'),
+          handle: need('threads', u?.username, 'the username'),
+          displayName: text(u?.name) ?? null,
+        },
+      ];
     },
   },
   facebook: {
@@ -252,7 +334,12 @@ export const SOCIAL_OAUTH: Record<SocialPlatform, SocialOAuth> = {
       let user = short;
       let longLivedUser: string | undefined;
       if (client.secret) {
-        const q = new URLSearchParams({ grant_type: 'fb_exchange_token', client_id: client.id, client_secret: client.secret, fb_exchange_token: short.accessToken });
+        const q = new URLSearchParams({
+          grant_type: 'fb_exchange_token',
+          client_id: client.id,
+          client_secret: client.secret,
+          fb_exchange_token: short.accessToken,
+        });
         const res = await api.call({ method: 'GET', url: `${GRAPH_FACEBOOK}/oauth/access_token?${q}`, auth: false });
         user = { ...tokenSet('facebook', res.json, short.scopes), scopes: short.scopes };
         longLivedUser = user.accessToken;
@@ -262,15 +349,26 @@ export const SOCIAL_OAUTH: Record<SocialPlatform, SocialOAuth> = {
       const pages: any[] = Array.isArray(res.json?.data) ? res.json.data : [];
       const out = pages
         .filter((p) => text(p?.id) && text(p?.access_token))
-        .map((p) => ({ accessToken: p.access_token as string, refreshToken: longLivedUser, scopes: user.scopes, accountId: p.id as string, handle: text(p.username) ?? text(p.name) ?? p.id, displayName: text(p.name) ?? null }));
-      if (!out.length) throw new PlatformError('facebook: no Page was shared with this app; choose at least one Page when connecting', 400, false);
+        .map((p) => ({
+          accessToken: p.access_token as string,
+          refreshToken: longLivedUser,
+          scopes: user.scopes,
+          accountId: p.id as string,
+          handle: text(p.username) ?? text(p.name) ?? p.id,
+          displayName: text(p.name) ?? null,
+        }));
+      if (!out.length)
+        throw new PlatformError('facebook: no Page was shared with this app; choose at least one Page when connecting', 400, false);
       return out;
     },
   },
 };
 
 /** The platform's authorization URL for this connection attempt. */
-export function authorizationUrl(platform: SocialPlatform, o: { clientId: string; redirectUri: string; state: string; codeChallenge?: string }): string {
+export function authorizationUrl(
+  platform: SocialPlatform,
+  o: { clientId: string; redirectUri: string; state: string; codeChallenge?: string },
+): string {
   const spec = SOCIAL_OAUTH[platform];
   const u = new URL(spec.authorizeUrl);
   u.searchParams.set('response_type', 'code');

@@ -20,7 +20,8 @@ async function waitSucceeded(api: Caller, mediaId: string, signal: AbortSignal):
     const status = res.json?.status;
     if (status === 'succeeded') return;
     if (status === 'failed') throw new PlatformError(`pinterest could not process video ${mediaId}`, 400, false, undefined, 'failed');
-    if (Date.now() > deadline) throw new PlatformError(`pinterest did not finish processing video ${mediaId} in time (status ${status})`, 0, true);
+    if (Date.now() > deadline)
+      throw new PlatformError(`pinterest did not finish processing video ${mediaId} in time (status ${status})`, 0, true);
     await sleep(delay, signal);
   }
 }
@@ -35,10 +36,19 @@ export const pinterest: SocialAdapter = {
       if (video) {
         for (let tries = 0; !state.uploaded; tries++) {
           if (!state.media_id) {
-            const res = await api.call({ method: 'POST', url: `${PINTEREST_API}/v5/media`, headers: JSON_HEADERS, body: JSON.stringify({ media_type: 'video' }) });
+            const res = await api.call({
+              method: 'POST',
+              url: `${PINTEREST_API}/v5/media`,
+              headers: JSON_HEADERS,
+              body: JSON.stringify({ media_type: 'video' }),
+            });
             const d = res.json;
             if (typeof d?.media_id !== 'string' || typeof d?.upload_url !== 'string' || typeof d?.upload_parameters !== 'object') {
-              throw new PlatformError('pinterest answered POST /v5/media without media_id, upload_url and upload_parameters', res.status, true);
+              throw new PlatformError(
+                'pinterest answered POST /v5/media without media_id, upload_url and upload_parameters',
+                res.status,
+                true,
+              );
             }
             await task.save({ media_id: d.media_id, upload_url: d.upload_url, upload_parameters: d.upload_parameters });
           }
@@ -61,7 +71,10 @@ export const pinterest: SocialAdapter = {
         mediaSource = { source_type: 'video_id', media_id: state.media_id, cover_image_key_frame_time: 0 };
       } else {
         const urls = task.media.map((m) => task.storage.signedUrl(m.storageKey, FETCH_URL_TTL_SECONDS));
-        mediaSource = urls.length > 1 ? { source_type: 'multiple_image_urls', items: urls.map((url) => ({ url })), index: 0 } : { source_type: 'image_url', url: urls[0] };
+        mediaSource =
+          urls.length > 1
+            ? { source_type: 'multiple_image_urls', items: urls.map((url) => ({ url })), index: 0 }
+            : { source_type: 'image_url', url: urls[0] };
       }
       const res = await api.call({
         method: 'POST',

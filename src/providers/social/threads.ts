@@ -13,7 +13,8 @@ const base = `${THREADS_API}/v1.0`;
 export const threads: SocialAdapter = {
   publish(task: PublishTask) {
     const text = task.caption || undefined;
-    const item = (m: MediaRow) => (m.kind === 'video' ? { media_type: 'VIDEO', video_url: mediaUrl(task, m) } : { media_type: 'IMAGE', image_url: mediaUrl(task, m) });
+    const item = (m: MediaRow) =>
+      m.kind === 'video' ? { media_type: 'VIDEO', video_url: mediaUrl(task, m) } : { media_type: 'IMAGE', image_url: mediaUrl(task, m) };
     return publishContainer(task, {
       platform: 'threads',
       base,

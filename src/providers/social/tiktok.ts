@@ -47,7 +47,12 @@ function publicPostId(text: string): string | undefined {
 async function waitPublished(api: Caller, publishId: string, signal: AbortSignal): Promise<string | undefined> {
   const deadline = Date.now() + PROCESSING_TIMEOUT_MS;
   for (let delay = 500; ; delay = Math.min(delay * 2, 10_000)) {
-    const res = await api.call({ method: 'POST', url: `${TIKTOK_API}/v2/post/publish/status/fetch/`, headers: JSON_HEADERS, body: JSON.stringify({ publish_id: publishId }) });
+    const res = await api.call({
+      method: 'POST',
+      url: `${TIKTOK_API}/v2/post/publish/status/fetch/`,
+      headers: JSON_HEADERS,
+      body: JSON.stringify({ publish_id: publishId }),
+    });
     const status = res.json?.data?.status;
     if (status === 'PUBLISH_COMPLETE' || status === 'SEND_TO_USER_INBOX') return publicPostId(res.text);
     if (status === 'FAILED') {
@@ -66,16 +71,29 @@ export const tiktok: SocialAdapter = {
     if (!state.post_id) {
       if (!state.publish_id) {
         // The creator's current settings, as TikTok requires right before each post.
-        const info = (await api.call({ method: 'POST', url: `${TIKTOK_API}/v2/post/publish/creator_info/query/`, headers: JSON_HEADERS })).json?.data;
+        const info = (await api.call({ method: 'POST', url: `${TIKTOK_API}/v2/post/publish/creator_info/query/`, headers: JSON_HEADERS }))
+          .json?.data;
         const options: string[] = Array.isArray(info?.privacy_level_options) ? info.privacy_level_options : [];
         const wanted = String(task.options.privacy_level ?? '');
         const privacy = TIKTOK_PRIVACY[wanted] ?? wanted;
         if (!options.includes(privacy)) {
-          throw new PlatformError(`tiktok: this creator cannot post with privacy_level ${wanted}; allowed: ${options.map(ourPrivacy).join(', ') || 'none'}`, 400, false, undefined, 'privacy_level_option_mismatch');
+          throw new PlatformError(
+            `tiktok: this creator cannot post with privacy_level ${wanted}; allowed: ${options.map(ourPrivacy).join(', ') || 'none'}`,
+            400,
+            false,
+            undefined,
+            'privacy_level_option_mismatch',
+          );
         }
         const maxSeconds = Number(info?.max_video_post_duration_sec);
         if (video && maxSeconds > 0 && (video.durationSeconds ?? 0) > maxSeconds) {
-          throw new PlatformError(`tiktok: this creator can post videos of at most ${maxSeconds} s; the video lasts ${Math.round(video.durationSeconds! * 10) / 10} s`, 400, false, undefined, 'duration_exceeded');
+          throw new PlatformError(
+            `tiktok: this creator can post videos of at most ${maxSeconds} s; the video lasts ${Math.round(video.durationSeconds! * 10) / 10} s`,
+            400,
+            false,
+            undefined,
+            'duration_exceeded',
+          );
         }
         const disableComment = info?.comment_disabled === true || task.options.allow_comments === false;
         if (video) {
@@ -85,12 +103,19 @@ export const tiktok: SocialAdapter = {
             url: `${TIKTOK_API}/v2/post/publish/video/init/`,
             headers: JSON_HEADERS,
             body: JSON.stringify({
-              post_info: { title: task.caption, privacy_level: privacy, disable_comment: disableComment, disable_duet: info?.duet_disabled === true, disable_stitch: info?.stitch_disabled === true },
+              post_info: {
+                title: task.caption,
+                privacy_level: privacy,
+                disable_comment: disableComment,
+                disable_duet: info?.duet_disabled === true,
+                disable_stitch: info?.stitch_disabled === true,
+              },
               source_info: { source: 'FILE_UPLOAD', video_size: video.sizeBytes, chunk_size: chunkSize, total_chunk_count: count },
             }),
           });
           const d = res.json?.data;
-          if (typeof d?.publish_id !== 'string' || typeof d?.upload_url !== 'string') throw new PlatformError('tiktok answered video init without data.publish_id and data.upload_url', res.status, true);
+          if (typeof d?.publish_id !== 'string' || typeof d?.upload_url !== 'string')
+            throw new PlatformError('tiktok answered video init without data.publish_id and data.upload_url', res.status, true);
           await task.save({ publish_id: d.publish_id, upload_url: d.upload_url, chunk_size: chunkSize, chunk_count: count, next_chunk: 0 });
         } else {
           const res = await api.call({
@@ -98,8 +123,18 @@ export const tiktok: SocialAdapter = {
             url: `${TIKTOK_API}/v2/post/publish/content/init/`,
             headers: JSON_HEADERS,
             body: JSON.stringify({
-              post_info: { title: (task.caption.split('\n')[0] ?? '').slice(0, 90), description: task.caption, privacy_level: privacy, disable_comment: disableComment, auto_add_music: true },
-              source_info: { source: 'PULL_FROM_URL', photo_cover_index: 0, photo_images: task.media.map((m) => task.storage.signedUrl(m.storageKey, PULL_URL_TTL_SECONDS)) },
+              post_info: {
+                title: (task.caption.split('\n')[0] ?? '').slice(0, 90),
+                description: task.caption,
+                privacy_level: privacy,
+                disable_comment: disableComment,
+                auto_add_music: true,
+              },
+              source_info: {
+                source: 'PULL_FROM_URL',
+                photo_cover_index: 0,
+                photo_images: task.media.map((m) => task.storage.signedUrl(m.storageKey, PULL_URL_TTL_SECONDS)),
+              },
               post_mode: 'DIRECT_POST',
               media_type: 'PHOTO',
             }),
@@ -117,9 +152,21 @@ export const tiktok: SocialAdapter = {
         if (start > 0) {
           // Resuming: TikTok's uploaded_bytes says which chunks it holds (a chunk sent before a crash
           // may not have been saved as done, or not received).
-          const res = await api.call({ method: 'POST', url: `${TIKTOK_API}/v2/post/publish/status/fetch/`, headers: JSON_HEADERS, body: JSON.stringify({ publish_id: state.publish_id }) });
+          const res = await api.call({
+            method: 'POST',
+            url: `${TIKTOK_API}/v2/post/publish/status/fetch/`,
+            headers: JSON_HEADERS,
+            body: JSON.stringify({ publish_id: state.publish_id }),
+          });
           const held = res.json?.data?.uploaded_bytes;
-          if (res.json?.data?.status === 'FAILED') throw new PlatformError(`tiktok could not publish ${state.publish_id}: ${res.json.data.fail_reason || 'FAILED'}`, 400, false, undefined, res.json.data.fail_reason || 'FAILED');
+          if (res.json?.data?.status === 'FAILED')
+            throw new PlatformError(
+              `tiktok could not publish ${state.publish_id}: ${res.json.data.fail_reason || 'FAILED'}`,
+              400,
+              false,
+              undefined,
+              res.json.data.fail_reason || 'FAILED',
+            );
           if (typeof held === 'number') start = held >= size ? count : Math.min(count, Math.floor(held / chunkSize));
         }
         for (let i = start; i < count; i++) {
@@ -141,8 +188,12 @@ export const tiktok: SocialAdapter = {
       await task.save({ post_id: postId ?? state.publish_id, public: !!postId });
     }
     const kind = video ? 'video' : 'photo';
-    return { id: state.post_id as string, url: state.public ? `https://www.tiktok.com/@${encodeURIComponent(task.account.handle)}/${kind}/${state.post_id}` : null };
+    return {
+      id: state.post_id as string,
+      url: state.public ? `https://www.tiktok.com/@${encodeURIComponent(task.account.handle)}/${kind}/${state.post_id}` : null,
+    };
   },
 
-  refresh: (api, client, refreshToken) => refreshGrant(api, 'tiktok', `${TIKTOK_API}/v2/oauth/token/`, refreshToken, client, 'form', 'client_key'),
+  refresh: (api, client, refreshToken) =>
+    refreshGrant(api, 'tiktok', `${TIKTOK_API}/v2/oauth/token/`, refreshToken, client, 'form', 'client_key'),
 };

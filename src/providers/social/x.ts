@@ -20,7 +20,8 @@ interface MediaState {
   ready?: boolean;
 }
 
-const category = (contentType: string, kind: string) => (kind === 'video' ? 'tweet_video' : contentType === 'image/gif' ? 'tweet_gif' : 'tweet_image');
+const category = (contentType: string, kind: string) =>
+  kind === 'video' ? 'tweet_video' : contentType === 'image/gif' ? 'tweet_gif' : 'tweet_image';
 
 async function waitProcessed(api: Caller, id: string, info: any, signal: AbortSignal): Promise<void> {
   const deadline = Date.now() + PROCESSING_TIMEOUT_MS;
@@ -31,7 +32,13 @@ async function waitProcessed(api: Caller, id: string, info: any, signal: AbortSi
     info = res.json?.data?.processing_info;
   }
   if (info?.state === 'failed') {
-    throw new PlatformError(`x could not process media ${id}: ${info.error?.message ?? info.error?.name ?? 'processing failed'}`, 400, false, undefined, info.error?.name);
+    throw new PlatformError(
+      `x could not process media ${id}: ${info.error?.message ?? info.error?.name ?? 'processing failed'}`,
+      400,
+      false,
+      undefined,
+      info.error?.name,
+    );
   }
 }
 
@@ -75,7 +82,10 @@ export const x: SocialAdapter = {
           info = res.json?.data?.processing_info;
           await saveMedia(i, { finalized: true });
         } else {
-          const res = await api.call({ method: 'GET', url: `${X_API}/2/media/upload?command=STATUS&media_id=${encodeURIComponent(s.id!)}` });
+          const res = await api.call({
+            method: 'GET',
+            url: `${X_API}/2/media/upload?command=STATUS&media_id=${encodeURIComponent(s.id!)}`,
+          });
           info = res.json?.data?.processing_info;
         }
         await waitProcessed(api, s.id!, info, task.signal);
@@ -85,7 +95,10 @@ export const x: SocialAdapter = {
         method: 'POST',
         url: `${X_API}/2/tweets`,
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ ...(task.caption ? { text: task.caption } : {}), ...(media.length ? { media: { media_ids: media.map((s) => s.id) } } : {}) }),
+        body: JSON.stringify({
+          ...(task.caption ? { text: task.caption } : {}),
+          ...(media.length ? { media: { media_ids: media.map((s) => s.id) } } : {}),
+        }),
       });
       const id = res.json?.data?.id;
       if (typeof id !== 'string') throw new PlatformError('x answered POST /2/tweets without data.id', res.status, false);

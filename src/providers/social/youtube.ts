@@ -6,7 +6,15 @@
 // resource. The session URL is saved first; a resumed attempt asks it how far it got (PUT with
 // `Content-Range: bytes */N`: 308 and its Range, or the finished video) and continues, so a crash
 // never uploads a second video. Tokens: refreshed at POST https://oauth2.googleapis.com/token.
-import { PlatformError, refreshGrant, readRange, type Caller, type PlatformResponse, type PublishTask, type SocialAdapter } from './http.ts';
+import {
+  PlatformError,
+  refreshGrant,
+  readRange,
+  type Caller,
+  type PlatformResponse,
+  type PublishTask,
+  type SocialAdapter,
+} from './http.ts';
 
 export const YOUTUBE_UPLOAD = 'https://www.googleapis.com';
 export const GOOGLE_OAUTH = 'https://oauth2.googleapis.com';
@@ -19,7 +27,9 @@ const RETRY_REASONS = new Set(['rateLimitExceeded', 'userRateLimitExceeded', 'ba
 
 /** The title: the option, else the caption's first line (at most 100 characters). */
 export const youtubeTitle = (options: Record<string, unknown>, caption: string) =>
-  (typeof options.title === 'string' && options.title.trim() ? options.title.trim() : [...(caption.split('\n')[0] ?? '').trim()].slice(0, 100).join(''));
+  typeof options.title === 'string' && options.title.trim()
+    ? options.title.trim()
+    : [...(caption.split('\n')[0] ?? '').trim()].slice(0, 100).join('');
 
 /** Next byte the session wants, from a 308's Range (`bytes=0-N`); 0 when it has none. */
 const nextOffset = (res: PlatformResponse) => {
@@ -48,19 +58,33 @@ export const youtube: SocialAdapter = {
       let done: PlatformResponse | undefined;
       if (state.upload_url) {
         // Resuming: how much did the session get?
-        const res = await call(api, { method: 'PUT', url: state.upload_url, headers: { 'content-range': `bytes */${size}` }, body: Buffer.alloc(0), accept: [308, 404, 410] });
+        const res = await call(api, {
+          method: 'PUT',
+          url: state.upload_url,
+          headers: { 'content-range': `bytes */${size}` },
+          body: Buffer.alloc(0),
+          accept: [308, 404, 410],
+        });
         if (res.status === 308) offset = nextOffset(res);
-        else if (res.status === 404 || res.status === 410) await task.save({ upload_url: null }); // the session expired before completing: no video was made
+        else if (res.status === 404 || res.status === 410)
+          await task.save({ upload_url: null }); // the session expired before completing: no video was made
         else done = res;
       }
       if (!state.upload_url) {
         const res = await call(api, {
           method: 'POST',
           url: `${YOUTUBE_UPLOAD}/upload/youtube/v3/videos?uploadType=resumable&part=snippet,status`,
-          headers: { 'content-type': 'application/json; charset=UTF-8', 'x-upload-content-length': String(size), 'x-upload-content-type': video.contentType },
+          headers: {
+            'content-type': 'application/json; charset=UTF-8',
+            'x-upload-content-length': String(size),
+            'x-upload-content-type': video.contentType,
+          },
           body: JSON.stringify({
             snippet: { title: youtubeTitle(task.options, task.caption), description: task.caption, categoryId: CATEGORY_ID },
-            status: { privacyStatus: typeof task.options.privacy_status === 'string' ? task.options.privacy_status : 'public', selfDeclaredMadeForKids: false },
+            status: {
+              privacyStatus: typeof task.options.privacy_status === 'string' ? task.options.privacy_status : 'public',
+              selfDeclaredMadeForKids: false,
+            },
           }),
         });
         const location = res.headers.get('location');

@@ -35,9 +35,36 @@ export type AssetRow<K extends AssetKind> = (typeof ASSETS)[K]['table']['$inferS
 export type AssetId<K extends AssetKind> = AssetRow<K>['id'];
 
 /** The work that reads assets when it runs: the statuses in which it has yet to, and which kinds it reads (spec.<kind>.id). */
-const ASSET_USERS: { label: string; table: PgTable; id: PgColumn; orgId: PgColumn; status: PgColumn; spec: PgColumn; pending: string[]; reads: AssetKind[] }[] = [
-  { label: 'generation', table: generations, id: generations.id, orgId: generations.orgId, status: generations.status, spec: generations.spec, pending: ['generating'], reads: ['brandKit', 'avatar'] },
-  { label: 'slideshow', table: slideshows, id: slideshows.id, orgId: slideshows.orgId, status: slideshows.status, spec: slideshows.spec, pending: ['queued', 'generating'], reads: ['brandKit', 'avatar'] },
+const ASSET_USERS: {
+  label: string;
+  table: PgTable;
+  id: PgColumn;
+  orgId: PgColumn;
+  status: PgColumn;
+  spec: PgColumn;
+  pending: string[];
+  reads: AssetKind[];
+}[] = [
+  {
+    label: 'generation',
+    table: generations,
+    id: generations.id,
+    orgId: generations.orgId,
+    status: generations.status,
+    spec: generations.spec,
+    pending: ['generating'],
+    reads: ['brandKit', 'avatar'],
+  },
+  {
+    label: 'slideshow',
+    table: slideshows,
+    id: slideshows.id,
+    orgId: slideshows.orgId,
+    status: slideshows.status,
+    spec: slideshows.spec,
+    pending: ['queued', 'generating'],
+    reads: ['brandKit', 'avatar'],
+  },
   {
     label: 'faceless video',
     table: facelessVideos,
@@ -53,7 +80,13 @@ const ASSET_USERS: { label: string; table: PgTable; id: PgColumn; orgId: PgColum
 type Locking = 'key share' | 'update';
 
 /** The workspace's asset row, locked as asked; undefined when it has none with that id. */
-async function lockedRow<K extends AssetKind>(db: Db | Tx, kind: K, orgId: string, id: AssetId<K>, strength: Locking): Promise<AssetRow<K> | undefined> {
+async function lockedRow<K extends AssetKind>(
+  db: Db | Tx,
+  kind: K,
+  orgId: string,
+  id: AssetId<K>,
+  strength: Locking,
+): Promise<AssetRow<K> | undefined> {
   const a = ASSETS[kind];
   // An id its column cannot hold names no row (src/db/ids.ts): no SQL for it.
   if (a.uuid ? !UUID.test(String(id)) : !holdsId(a.id, id)) return undefined;
@@ -101,7 +134,13 @@ export interface LockedAsset<K extends AssetKind> {
  * when the workspace does not have it. What `change` does after `refuseIfUsed` cannot race work
  * being charged for the asset. Work outside the database (stored bytes) is the caller's, after this returns.
  */
-export function changeAsset<K extends AssetKind, T>(db: Db, kind: K, orgId: string, id: AssetId<K>, change: (asset: LockedAsset<K>) => Promise<T>): Promise<T> {
+export function changeAsset<K extends AssetKind, T>(
+  db: Db,
+  kind: K,
+  orgId: string,
+  id: AssetId<K>,
+  change: (asset: LockedAsset<K>) => Promise<T>,
+): Promise<T> {
   const a = ASSETS[kind];
   return db.transaction(async (tx) => {
     const row = await lockedRow(tx, kind, orgId, id, 'update');
@@ -109,10 +148,14 @@ export function changeAsset<K extends AssetKind, T>(db: Db, kind: K, orgId: stri
     const refuseIfUsed = async (what = 'delete it') => {
       const user = await pendingUser(tx, kind, orgId, id);
       if (!user) return;
-      throw new ApiError('conflict', `${a.label} ${id} is used by ${user}, which is still queued or running; ${what} once that job has finished`, {
-        field: 'path.id',
-        used_by: user,
-      });
+      throw new ApiError(
+        'conflict',
+        `${a.label} ${id} is used by ${user}, which is still queued or running; ${what} once that job has finished`,
+        {
+          field: 'path.id',
+          used_by: user,
+        },
+      );
     };
     return change({ tx, row, refuseIfUsed });
   });

@@ -22,10 +22,7 @@ export async function workspaceAssets(db: Db, orgId: string, publicBaseUrl: stri
   return {
     object: 'workspace_assets' as const,
     brand_kits: kits.map((k) => brandKitView(storage, k)),
-    avatars: [
-      ...publicAvatars(base),
-      ...avatars.map((a) => avatarView(storage, a)),
-    ],
+    avatars: [...publicAvatars(base), ...avatars.map((a) => avatarView(storage, a))],
     voices: [
       ...builtInVoices(base),
       ...voices.map((v) => ({

@@ -31,7 +31,13 @@ export function brandColorRoles(kitData: unknown): { role: string; hex: string }
 export function brandFonts(kitData: unknown): string[] {
   const data = (kitData ?? {}) as Record<string, unknown>;
   const raw = Array.isArray(data.fonts) ? data.fonts : typeof data.fonts === 'object' && data.fonts ? Object.values(data.fonts) : [];
-  const names = raw.map((f) => (typeof f === 'string' ? f : typeof f === 'object' && f && typeof (f as { family?: unknown }).family === 'string' ? (f as { family: string }).family : undefined));
+  const names = raw.map((f) =>
+    typeof f === 'string'
+      ? f
+      : typeof f === 'object' && f && typeof (f as { family?: unknown }).family === 'string'
+        ? (f as { family: string }).family
+        : undefined,
+  );
   return [...new Set(names.filter((f): f is string => typeof f === 'string' && f.length > 0 && f.length <= 100))];
 }
 

@@ -10,14 +10,21 @@ import { workspaceAssets } from './assets.ts';
 type Schemas = components['schemas'];
 
 /** recommend_voice: the workspace's voices ranked for the arguments, best first (at most `limit`, default 5). */
-export async function recommendVoices(ctx: AppContext, orgId: string, args: Schemas['RecommendVoiceInput']): Promise<Schemas['VoiceRecommendations']> {
+export async function recommendVoices(
+  ctx: AppContext,
+  orgId: string,
+  args: Schemas['RecommendVoiceInput'],
+): Promise<Schemas['VoiceRecommendations']> {
   const { voices } = await workspaceAssets(ctx.db, orgId, ctx.config.publicBaseUrl, ctx.storage);
   const ranked = rankVoices(voices, { script: args.script, language: args.language, style: args.style });
   return { object: 'voice_recommendations', data: ranked.slice(0, args.limit ?? 5) };
 }
 
 /** What the ranking reads of a voice (the contract's Voice). */
-export type VoiceLike = Pick<Schemas['Voice'], 'id' | 'name' | 'source' | 'locale' | 'gender' | 'age' | 'style_tags' | 'recommendation_summary'>;
+export type VoiceLike = Pick<
+  Schemas['Voice'],
+  'id' | 'name' | 'source' | 'locale' | 'gender' | 'age' | 'style_tags' | 'recommendation_summary'
+>;
 
 export interface RankedVoice<V> {
   voice: V;
@@ -26,14 +33,55 @@ export interface RankedVoice<V> {
 }
 
 const LANGUAGE_NAMES: Record<string, string> = {
-  english: 'en', spanish: 'es', español: 'es', espanol: 'es', castilian: 'es', german: 'de', deutsch: 'de', french: 'fr', français: 'fr',
-  francais: 'fr', italian: 'it', italiano: 'it', portuguese: 'pt', português: 'pt', portugues: 'pt', brazilian: 'pt', japanese: 'ja',
-  日本語: 'ja', hindi: 'hi', हिन्दी: 'hi', dutch: 'nl', chinese: 'zh', mandarin: 'zh', korean: 'ko', arabic: 'ar', russian: 'ru',
+  english: 'en',
+  spanish: 'es',
+  español: 'es',
+  espanol: 'es',
+  castilian: 'es',
+  german: 'de',
+  deutsch: 'de',
+  french: 'fr',
+  français: 'fr',
+  francais: 'fr',
+  italian: 'it',
+  italiano: 'it',
+  portuguese: 'pt',
+  português: 'pt',
+  portugues: 'pt',
+  brazilian: 'pt',
+  japanese: 'ja',
+  日本語: 'ja',
+  hindi: 'hi',
+  हिन्दी: 'hi',
+  dutch: 'nl',
+  chinese: 'zh',
+  mandarin: 'zh',
+  korean: 'ko',
+  arabic: 'ar',
+  russian: 'ru',
 };
 
 const REGION_WORDS: Record<string, string> = {
-  american: 'US', us: 'US', usa: 'US', british: 'GB', uk: 'GB', england: 'GB', scottish: 'GB', mexican: 'MX', mexico: 'MX', spain: 'ES',
-  brazil: 'BR', brazilian: 'BR', portugal: 'PT', india: 'IN', indian: 'IN', germany: 'DE', france: 'FR', parisian: 'FR', italy: 'IT', japan: 'JP',
+  american: 'US',
+  us: 'US',
+  usa: 'US',
+  british: 'GB',
+  uk: 'GB',
+  england: 'GB',
+  scottish: 'GB',
+  mexican: 'MX',
+  mexico: 'MX',
+  spain: 'ES',
+  brazil: 'BR',
+  brazilian: 'BR',
+  portugal: 'PT',
+  india: 'IN',
+  indian: 'IN',
+  germany: 'DE',
+  france: 'FR',
+  parisian: 'FR',
+  italy: 'IT',
+  japan: 'JP',
 };
 
 // A few frequent words per language, enough to tell the supported languages apart.
@@ -48,20 +96,74 @@ const STOPWORDS: Record<string, string[]> = {
 
 // Style words people use → the vocabulary of the voices' tags.
 const STYLE_SYNONYMS: Record<string, string[]> = {
-  documentary: ['narrative', 'authoritative'], narrator: ['narrative'], narration: ['narrative'], story: ['storytelling', 'narrative'],
-  stories: ['storytelling'], storyteller: ['storytelling'], explainer: ['clear', 'narrative'], tutorial: ['clear', 'calm', 'conversational'],
-  excited: ['energetic', 'upbeat'], exciting: ['energetic'], hype: ['energetic', 'upbeat'], dynamic: ['energetic'], lively: ['lively', 'energetic'],
-  punchy: ['energetic', 'upbeat'], fun: ['playful'], funny: ['playful'], cheerful: ['upbeat', 'friendly'], happy: ['upbeat'], sport: ['sporty'],
-  fitness: ['sporty', 'energetic'], soothing: ['calm'], relaxed: ['calm'], relaxing: ['calm'], gentle: ['calm', 'warm'], soft: ['calm', 'warm'],
-  serious: ['authoritative'], confident: ['authoritative'], trustworthy: ['authoritative', 'classic'], corporate: ['professional', 'clear'],
-  business: ['professional'], premium: ['sophisticated'], luxury: ['sophisticated', 'chic'], elegant: ['sophisticated', 'chic'], casual: ['conversational'],
-  natural: ['conversational'], chatty: ['conversational'], approachable: ['friendly'], kind: ['warm', 'friendly'], expressive: ['expressive'],
+  documentary: ['narrative', 'authoritative'],
+  narrator: ['narrative'],
+  narration: ['narrative'],
+  story: ['storytelling', 'narrative'],
+  stories: ['storytelling'],
+  storyteller: ['storytelling'],
+  explainer: ['clear', 'narrative'],
+  tutorial: ['clear', 'calm', 'conversational'],
+  excited: ['energetic', 'upbeat'],
+  exciting: ['energetic'],
+  hype: ['energetic', 'upbeat'],
+  dynamic: ['energetic'],
+  lively: ['lively', 'energetic'],
+  punchy: ['energetic', 'upbeat'],
+  fun: ['playful'],
+  funny: ['playful'],
+  cheerful: ['upbeat', 'friendly'],
+  happy: ['upbeat'],
+  sport: ['sporty'],
+  fitness: ['sporty', 'energetic'],
+  soothing: ['calm'],
+  relaxed: ['calm'],
+  relaxing: ['calm'],
+  gentle: ['calm', 'warm'],
+  soft: ['calm', 'warm'],
+  serious: ['authoritative'],
+  confident: ['authoritative'],
+  trustworthy: ['authoritative', 'classic'],
+  corporate: ['professional', 'clear'],
+  business: ['professional'],
+  premium: ['sophisticated'],
+  luxury: ['sophisticated', 'chic'],
+  elegant: ['sophisticated', 'chic'],
+  casual: ['conversational'],
+  natural: ['conversational'],
+  chatty: ['conversational'],
+  approachable: ['friendly'],
+  kind: ['warm', 'friendly'],
+  expressive: ['expressive'],
 };
 
-const GENDER_WORDS: Record<string, string> = { female: 'female', woman: 'female', women: 'female', feminine: 'female', male: 'male', man: 'male', men: 'male', masculine: 'male', neutral: 'neutral' };
-const AGE_WORDS: Record<string, string> = { young: 'young', youthful: 'young', teen: 'young', older: 'old', old: 'old', elderly: 'old', mature: 'middle_aged', middle: 'middle_aged' };
+const GENDER_WORDS: Record<string, string> = {
+  female: 'female',
+  woman: 'female',
+  women: 'female',
+  feminine: 'female',
+  male: 'male',
+  man: 'male',
+  men: 'male',
+  masculine: 'male',
+  neutral: 'neutral',
+};
+const AGE_WORDS: Record<string, string> = {
+  young: 'young',
+  youthful: 'young',
+  teen: 'young',
+  older: 'old',
+  old: 'old',
+  elderly: 'old',
+  mature: 'middle_aged',
+  middle: 'middle_aged',
+};
 
-const words = (s: string) => s.toLowerCase().normalize('NFC').match(/[\p{L}\p{N}]+/gu) ?? [];
+const words = (s: string) =>
+  s
+    .toLowerCase()
+    .normalize('NFC')
+    .match(/[\p{L}\p{N}]+/gu) ?? [];
 
 interface Wanted {
   lang: string | undefined;
@@ -137,7 +239,10 @@ function styleScore(v: VoiceLike, style: string | undefined): { score: number; m
 }
 
 /** Voices best first; ties keep the input order (built-in, then custom, as GET /assets lists them). */
-export function rankVoices<V extends VoiceLike>(voices: V[], opts: { script: string; language?: string; style?: string }): RankedVoice<V>[] {
+export function rankVoices<V extends VoiceLike>(
+  voices: V[],
+  opts: { script: string; language?: string; style?: string },
+): RankedVoice<V>[] {
   const want = parseLanguage(opts.language, opts.script);
   if (!want.region && opts.style) {
     for (const w of words(opts.style)) want.region ??= REGION_WORDS[w];
@@ -148,7 +253,12 @@ export function rankVoices<V extends VoiceLike>(voices: V[], opts: { script: str
     const own = voice.source === 'custom_clone' ? 0.03 : 0;
     const score = Math.min(1, Math.round((0.6 * lang.score + 0.4 * style.score + own) * 1000) / 1000);
     const parts = [`${voice.name} ${lang.note}`];
-    if (opts.style) parts.push(style.matched.length ? `matches "${style.matched.join(', ')}" (${voice.style_tags.join(', ')})` : `style ${voice.style_tags.join(', ')}`);
+    if (opts.style)
+      parts.push(
+        style.matched.length
+          ? `matches "${style.matched.join(', ')}" (${voice.style_tags.join(', ')})`
+          : `style ${voice.style_tags.join(', ')}`,
+      );
     if (own) parts.push("the workspace's own cloned voice");
     const reason = `${parts.join('; ')}.`.slice(0, 500);
     return { voice, score, reason, i };

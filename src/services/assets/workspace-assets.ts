@@ -43,7 +43,13 @@ export const COLOR_ROLES = ['primary', 'secondary', 'accent', 'background', 'tex
 const NOMINAL_PITCH: Record<string, number> = { male: 120, neutral: 165, female: 210 };
 
 const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp']);
-const AUDIO_FAMILIES: Record<string, string> = { 'audio/wav': 'wav', 'audio/mpeg': 'mp3', 'audio/mp4': 'm4a', 'audio/x-m4a': 'm4a', 'video/mp4': 'm4a' };
+const AUDIO_FAMILIES: Record<string, string> = {
+  'audio/wav': 'wav',
+  'audio/mpeg': 'mp3',
+  'audio/mp4': 'm4a',
+  'audio/x-m4a': 'm4a',
+  'video/mp4': 'm4a',
+};
 
 export interface AssetDeps {
   db: Db;
@@ -78,7 +84,11 @@ function checkDeclared(declared: string | undefined, sniffed: Sniffed, field: st
 }
 
 /** A PNG, JPEG or WebP upload within the size and pixel limits, or a 400 naming `field`. */
-export async function receiveImage(data: string, dataField: string, limits: PixelLimits): Promise<{ bytes: Buffer; sniffed: Sniffed; width: number; height: number }> {
+export async function receiveImage(
+  data: string,
+  dataField: string,
+  limits: PixelLimits,
+): Promise<{ bytes: Buffer; sniffed: Sniffed; width: number; height: number }> {
   const { bytes, dataUrlType } = decodeInlineData(data, dataField, ASSET_IMAGE_MAX_BYTES);
   if (!bytes.length) throw reject(dataField, 'is empty');
   const sniffed = await sniffAs(bytes, dataField);
@@ -87,7 +97,8 @@ export async function receiveImage(data: string, dataField: string, limits: Pixe
   const meta = await sharp(bytes, { limitInputPixels: limits.maxPixels })
     .metadata()
     .catch((err: Error) => {
-      if (/exceeds pixel limit/i.test(err.message)) throw reject(dataField, `has more than ${limits.maxPixels} pixels`, { limit_pixels: limits.maxPixels });
+      if (/exceeds pixel limit/i.test(err.message))
+        throw reject(dataField, `has more than ${limits.maxPixels} pixels`, { limit_pixels: limits.maxPixels });
       throw reject(dataField, `could not be decoded as ${sniffed.mime}`);
     });
   if (!meta.width || !meta.height) throw reject(dataField, `could not be decoded as ${sniffed.mime}`);
@@ -125,7 +136,11 @@ export function brandKitView(storage: Storage, k: BrandKitRow): S['BrandKit'] {
     training_status: k.trainingStatus,
     created_at: k.createdAt.toISOString(),
     updated_at: k.updatedAt.toISOString(),
-    logo_url: k.logoKey ? storage.signedUrl(k.logoKey) : typeof data.logo_url === 'string' && /^https?:\/\/\S+$/i.test(data.logo_url) ? data.logo_url : null,
+    logo_url: k.logoKey
+      ? storage.signedUrl(k.logoKey)
+      : typeof data.logo_url === 'string' && /^https?:\/\/\S+$/i.test(data.logo_url)
+        ? data.logo_url
+        : null,
   };
 }
 
@@ -169,11 +184,29 @@ export async function getBrandKit(deps: AssetDeps, orgId: string, id: number): P
 /** A kit's columns after an update: colours and fonts given replace the kit's whole set; `logoKey` is the logo it keeps or gets. */
 function updatedKit(kit: BrandKitRow, body: S['UpdateBrandKitRequest'], logoKey: string | null) {
   const old = kit.kitData as Record<string, unknown>;
-  const { color_roles: oldRoles, colors: _c, fonts: oldFonts, primary_color: _p, secondary_color: _s, accent_color: _a, background_color: _b, text_color: _t, ...rest } = old;
+  const {
+    color_roles: oldRoles,
+    colors: _c,
+    fonts: oldFonts,
+    primary_color: _p,
+    secondary_color: _s,
+    accent_color: _a,
+    background_color: _b,
+    text_color: _t,
+    ...rest
+  } = old;
   const roles: ColorsIn = body.colors ?? ((oldRoles ?? {}) as ColorsIn);
   const fonts: FontsIn = body.fonts ?? (Array.isArray(oldFonts) ? oldFonts.filter((f): f is string => typeof f === 'string') : []);
-  const data = body.colors !== undefined || body.fonts !== undefined || body.logo === null ? kitData(roles, fonts, body.logo === null ? { ...rest, logo_url: undefined } : rest) : old;
-  return { kitName: body.name?.trim() ?? kit.kitName, kitData: JSON.parse(JSON.stringify(data)) as unknown, logoKey, updatedAt: new Date() };
+  const data =
+    body.colors !== undefined || body.fonts !== undefined || body.logo === null
+      ? kitData(roles, fonts, body.logo === null ? { ...rest, logo_url: undefined } : rest)
+      : old;
+  return {
+    kitName: body.name?.trim() ?? kit.kitName,
+    kitData: JSON.parse(JSON.stringify(data)) as unknown,
+    logoKey,
+    updatedAt: new Date(),
+  };
 }
 
 export async function updateBrandKit(deps: AssetDeps, orgId: string, id: number, body: S['UpdateBrandKitRequest']): Promise<S['BrandKit']> {
@@ -218,7 +251,12 @@ export function avatarView(storage: Storage, a: AvatarRow): S['Avatar'] {
 }
 
 async function avatarOf(db: Db, orgId: string, id: string): Promise<AvatarRow> {
-  const [row] = UUID.test(id) ? await db.select().from(customAvatars).where(and(eq(customAvatars.id, id), eq(customAvatars.orgId, orgId))) : [];
+  const [row] = UUID.test(id)
+    ? await db
+        .select()
+        .from(customAvatars)
+        .where(and(eq(customAvatars.id, id), eq(customAvatars.orgId, orgId)))
+    : [];
   if (!row) throw notFound('Avatar', id, 'avatar');
   return row;
 }
@@ -243,7 +281,11 @@ export async function updateAvatar(deps: AssetDeps, orgId: string, id: string, b
   await avatarOf(deps.db, orgId, id);
   const name = body.name.trim();
   if (!name) throw reject('body.name', 'must contain more than white space');
-  const [row] = await deps.db.update(customAvatars).set({ name }).where(and(eq(customAvatars.id, id), eq(customAvatars.orgId, orgId))).returning();
+  const [row] = await deps.db
+    .update(customAvatars)
+    .set({ name })
+    .where(and(eq(customAvatars.id, id), eq(customAvatars.orgId, orgId)))
+    .returning();
   return avatarView(deps.storage, row);
 }
 
@@ -287,7 +329,12 @@ export function closestVoice(language: string, pitchHz: number) {
 }
 
 async function voiceOf(db: Db, orgId: string, id: string): Promise<VoiceRow> {
-  const [row] = UUID.test(id) ? await db.select().from(customVoices).where(and(eq(customVoices.id, id), eq(customVoices.orgId, orgId))) : [];
+  const [row] = UUID.test(id)
+    ? await db
+        .select()
+        .from(customVoices)
+        .where(and(eq(customVoices.id, id), eq(customVoices.orgId, orgId)))
+    : [];
   if (!row) throw notFound('Voice', id, 'voice');
   return row;
 }
@@ -320,9 +367,13 @@ export async function createVoice(deps: AssetDeps, orgId: string, body: S['Creat
     if (facts.kind !== 'audio') throw reject(field, `is ${facts.kind}; a voice sample must be audio only`);
     const seconds = facts.durationSeconds ?? 0;
     if (seconds < VOICE_SAMPLE_MIN_SECONDS || seconds > VOICE_SAMPLE_MAX_SECONDS) {
-      throw reject(field, `lasts ${seconds.toFixed(1)} s; a voice sample must last ${VOICE_SAMPLE_MIN_SECONDS} to ${VOICE_SAMPLE_MAX_SECONDS} seconds`, {
-        duration_seconds: seconds,
-      });
+      throw reject(
+        field,
+        `lasts ${seconds.toFixed(1)} s; a voice sample must last ${VOICE_SAMPLE_MIN_SECONDS} to ${VOICE_SAMPLE_MAX_SECONDS} seconds`,
+        {
+          duration_seconds: seconds,
+        },
+      );
     }
     const pitch = await samplePitch({ path: file, type: sniffed.mime }, dir).catch(() => null);
     if (pitch === null) throw reject(field, 'has no voiced sound to analyse (silence or noise only)');

@@ -122,9 +122,16 @@ export async function storedReplay(
  * another request, answered before that work; undefined otherwise (a free key, or one in flight:
  * runChargedCommand's claim then decides, under the lock).
  */
-export async function settledReplay<R>(ctx: AppContext, cmd: Pick<ChargedCommand<Priced, never>, 'orgId' | 'operation' | 'idempotencyKey' | 'request'>): Promise<R | undefined> {
+export async function settledReplay<R>(
+  ctx: AppContext,
+  cmd: Pick<ChargedCommand<Priced, never>, 'orgId' | 'operation' | 'idempotencyKey' | 'request'>,
+): Promise<R | undefined> {
   if (!cmd.idempotencyKey) return undefined;
-  const settled = await settledResponse(ctx.db, { orgId: cmd.orgId, operation: cmd.operation, key: cmd.idempotencyKey }, fingerprint(cmd.request));
+  const settled = await settledResponse(
+    ctx.db,
+    { orgId: cmd.orgId, operation: cmd.operation, key: cmd.idempotencyKey },
+    fingerprint(cmd.request),
+  );
   return settled && asReplay<R>(settled.response);
 }
 
@@ -138,7 +145,11 @@ interface Progress {
 /** Progress as stored; generation batches recorded before the charged command used other names. */
 function readProgress(stored: unknown): Progress {
   const p = (stored ?? {}) as Partial<Progress> & { batchId?: string; generationIds?: string[] };
-  return { groupId: p.groupId ?? p.batchId ?? randomUUID(), unitIds: p.unitIds ?? p.generationIds ?? [], creditsDeducted: p.creditsDeducted ?? 0 };
+  return {
+    groupId: p.groupId ?? p.batchId ?? randomUUID(),
+    unitIds: p.unitIds ?? p.generationIds ?? [],
+    creditsDeducted: p.creditsDeducted ?? 0,
+  };
 }
 
 async function balanceOf(tx: Tx, orgId: string): Promise<number> {
@@ -202,7 +213,12 @@ export async function runChargedCommand<P extends Priced, R extends { idempotent
     const cost = plan.unitCredits * queued.length;
     let remainingCredits: number;
     if (cost > 0) {
-      const after = await applyCreditChange(tx, { orgId: cmd.orgId, delta: -cost, reason: cmd.ledger.reason, reference: cmd.ledger.reference(prior.groupId) });
+      const after = await applyCreditChange(tx, {
+        orgId: cmd.orgId,
+        delta: -cost,
+        reason: cmd.ledger.reason,
+        reference: cmd.ledger.reference(prior.groupId),
+      });
       if (after === null) throw refuse(await balanceOf(tx, cmd.orgId));
       remainingCredits = after;
       charged = cost;

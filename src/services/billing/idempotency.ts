@@ -39,14 +39,16 @@ export function canonicalJson(value: unknown): string {
 
 export const fingerprint = (request: unknown) => createHash('sha256').update(canonicalJson(request)).digest('hex');
 
-const where = (k: IdemKey) => and(eq(idempotencyKeys.orgId, k.orgId), eq(idempotencyKeys.operation, k.operation), eq(idempotencyKeys.key, k.key));
+const where = (k: IdemKey) =>
+  and(eq(idempotencyKeys.orgId, k.orgId), eq(idempotencyKeys.operation, k.operation), eq(idempotencyKeys.key, k.key));
 
 function conflict(k: IdemKey, message: string): ApiError {
   return new ApiError('idempotency_conflict', message, { field: 'header.idempotency-key', idempotency_key: k.key });
 }
 
 /** 409: the key was used with another request. */
-export const usedConflict = (k: IdemKey) => conflict(k, 'This idempotency key was already used with a different request; use a new key for a different request');
+export const usedConflict = (k: IdemKey) =>
+  conflict(k, 'This idempotency key was already used with a different request; use a new key for a different request');
 
 /**
  * The stored response of a completed request with this key and fingerprint that has not expired,
@@ -57,7 +59,14 @@ export async function completedResponse(db: Db | Tx, k: IdemKey, print: string):
   const [done] = await db
     .select({ response: idempotencyKeys.response })
     .from(idempotencyKeys)
-    .where(and(where(k), eq(idempotencyKeys.state, 'completed'), eq(idempotencyKeys.fingerprint, print), gt(idempotencyKeys.expiresAt, new Date())));
+    .where(
+      and(
+        where(k),
+        eq(idempotencyKeys.state, 'completed'),
+        eq(idempotencyKeys.fingerprint, print),
+        gt(idempotencyKeys.expiresAt, new Date()),
+      ),
+    );
   return done;
 }
 
@@ -83,7 +92,9 @@ export async function settledResponse(db: Db | Tx, k: IdemKey, print: string): P
  */
 export async function claimIdempotent(tx: Tx, k: IdemKey, print: string): Promise<IdemStart> {
   const lockKey = `${k.orgId}|${k.operation}|${k.key}`;
-  const [{ locked }] = (await tx.execute(sql`select pg_try_advisory_xact_lock(hashtextextended(${lockKey}, 727)) as locked`)) as unknown as {
+  const [{ locked }] = (await tx.execute(
+    sql`select pg_try_advisory_xact_lock(hashtextextended(${lockKey}, 727)) as locked`,
+  )) as unknown as {
     locked: boolean;
   }[];
   if (!locked) {

@@ -137,7 +137,10 @@ const WORKFLOWS: Array<[string, (v: RawAiVariant) => boolean]> = [
   ['text→image', (v) => v.output === 'image' && !v.input_mode.includes('image')],
   ['image→image', (v) => v.output === 'image' && v.input_mode.includes('image')],
   ['text→video', (v) => v.output === 'video' && v.input_mode.length === 1 && v.input_mode.includes('text')],
-  ['image→video', (v) => v.output === 'video' && v.input_mode.includes('image') && !v.input_mode.includes('video') && !v.input_mode.includes('audio')],
+  [
+    'image→video',
+    (v) => v.output === 'video' && v.input_mode.includes('image') && !v.input_mode.includes('video') && !v.input_mode.includes('audio'),
+  ],
   ['video→video edit', (v) => v.output === 'video' && v.input_mode.includes('video') && v.input_mode.includes('text')],
   ['motion control', (v) => v.output === 'video' && v.input_mode.includes('video') && v.input_mode.includes('image')],
   ['audio-driven', (v) => v.output === 'video' && v.input_mode.includes('audio')],
@@ -149,7 +152,10 @@ const WORKFLOWS: Array<[string, (v: RawAiVariant) => boolean]> = [
  */
 export function crossCheckProblems(sources: CatalogSources): string[] {
   const problems: string[] = [];
-  const inFile = (file: string): Report => (path, message) => problems.push(`${file} ${path} ${message}`);
+  const inFile =
+    (file: string): Report =>
+    (path, message) =>
+      problems.push(`${file} ${path} ${message}`);
   const cat = inFile(CATALOG_FILES.catalog.file);
   const { catalog } = sources;
 
@@ -168,14 +174,20 @@ export function crossCheckProblems(sources: CatalogSources): string[] {
     list.forEach((t, i) => {
       duplicates(
         t.presets.map((p) => p.id),
-        (j, id, first) => cat(pointer(section, i, 'presets', j, 'id'), `preset id "${id}" of ${t.slug} is already used at ${pointer(section, i, 'presets', first)}`),
+        (j, id, first) =>
+          cat(
+            pointer(section, i, 'presets', j, 'id'),
+            `preset id "${id}" of ${t.slug} is already used at ${pointer(section, i, 'presets', first)}`,
+          ),
       );
       if (t.section === 'static_ads') return;
       const high = t.quality_tiers.find((q) => q.id === 'high');
       if (high && high.resolution !== t.default_resolution) {
         cat(pointer(section, i, 'default_resolution'), `${t.default_resolution} must equal the high tier's resolution ${high.resolution}`);
       }
-      t.quality_tiers.forEach((q, j) => { durationAndPrice(cat, pointer(section, i, 'quality_tiers', j), q); });
+      t.quality_tiers.forEach((q, j) => {
+        durationAndPrice(cat, pointer(section, i, 'quality_tiers', j), q);
+      });
     });
   templates('static_ads', catalog.static_ads);
   templates('video_ads', catalog.video_ads);
@@ -183,18 +195,32 @@ export function crossCheckProblems(sources: CatalogSources): string[] {
 
   catalog.ai_models.forEach((m, i) => {
     const ids = m.variants.map((v) => v.id);
-    duplicates(ids, (j, id, first) => cat(pointer('ai_models', i, 'variants', j, 'id'), `variant id "${id}" of ${m.slug} is already used at ${pointer('ai_models', i, 'variants', first)}`));
+    duplicates(ids, (j, id, first) =>
+      cat(
+        pointer('ai_models', i, 'variants', j, 'id'),
+        `variant id "${id}" of ${m.slug} is already used at ${pointer('ai_models', i, 'variants', first)}`,
+      ),
+    );
     if (!ids.includes(m.default_variant_id)) {
-      cat(pointer('ai_models', i, 'default_variant_id'), `"${m.default_variant_id}" is not a variant of ${m.slug} (one of: ${ids.join(', ')})`);
+      cat(
+        pointer('ai_models', i, 'default_variant_id'),
+        `"${m.default_variant_id}" is not a variant of ${m.slug} (one of: ${ids.join(', ')})`,
+      );
     }
     m.variants.forEach((v, j) => {
       if (v.output === 'video') durationAndPrice(cat, pointer('ai_models', i, 'variants', j), v);
       for (const r of v.requires ?? []) {
-        if (!v.input_mode.includes(r)) cat(pointer('ai_models', i, 'variants', j, 'requires'), `"${r}" is required but is not in input_mode (${v.input_mode.join(', ')})`);
+        if (!v.input_mode.includes(r))
+          cat(
+            pointer('ai_models', i, 'variants', j, 'requires'),
+            `"${r}" is required but is not in input_mode (${v.input_mode.join(', ')})`,
+          );
       }
       const p = v.provider;
-      if (p?.name === 'openai' && v.output !== 'image') cat(pointer('ai_models', i, 'variants', j, 'provider'), 'openai makes images only (Images API)');
-      if (p?.version && p.name !== 'replicate') cat(pointer('ai_models', i, 'variants', j, 'provider', 'version'), 'a version applies to replicate only');
+      if (p?.name === 'openai' && v.output !== 'image')
+        cat(pointer('ai_models', i, 'variants', j, 'provider'), 'openai makes images only (Images API)');
+      if (p?.version && p.name !== 'replicate')
+        cat(pointer('ai_models', i, 'variants', j, 'provider', 'version'), 'a version applies to replicate only');
       if (p?.name === 'replicate' && !p.version && p.model.split('/').length !== 2) {
         cat(pointer('ai_models', i, 'variants', j, 'provider', 'model'), `replicate models are "owner/name", got "${p.model}"`);
       }
@@ -208,11 +234,13 @@ export function crossCheckProblems(sources: CatalogSources): string[] {
 
   duplicates(
     sources.voices.map((v) => v.id),
-    (i, id, first) => inFile(CATALOG_FILES.voices.file)(pointer('voices', i, 'id'), `voice id "${id}" is already used at ${pointer('voices', first)}`),
+    (i, id, first) =>
+      inFile(CATALOG_FILES.voices.file)(pointer('voices', i, 'id'), `voice id "${id}" is already used at ${pointer('voices', first)}`),
   );
   duplicates(
     sources.avatars.map((a) => a.id),
-    (i, id, first) => inFile(CATALOG_FILES.avatars.file)(pointer('avatars', i, 'id'), `avatar id "${id}" is already used at ${pointer('avatars', first)}`),
+    (i, id, first) =>
+      inFile(CATALOG_FILES.avatars.file)(pointer('avatars', i, 'id'), `avatar id "${id}" is already used at ${pointer('avatars', first)}`),
   );
   return problems;
 }

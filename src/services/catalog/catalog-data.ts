@@ -46,7 +46,10 @@ export type RawQualityTier = Data['QualityTier'];
 export type RawVideoTemplate = Data['VideoTemplate'];
 export type RawTemplate = RawStaticTemplate | RawVideoTemplate;
 /** What every template has, whatever its section. */
-export type RawTemplateBase = Pick<RawTemplate, 'slug' | 'title' | 'preview_image' | 'default_aspect_ratio' | 'default_resolution' | 'presets'>;
+export type RawTemplateBase = Pick<
+  RawTemplate,
+  'slug' | 'title' | 'preview_image' | 'default_aspect_ratio' | 'default_resolution' | 'presets'
+>;
 /** By `output`. Image variants have default_duration 1 and no duration_options or credits_per_second. */
 export type RawAiVariant = (Data['ImageVariant'] & { duration_options?: undefined; credits_per_second?: undefined }) | Data['VideoVariant'];
 export type RawAiModel = Data['AiModel'];
@@ -157,7 +160,10 @@ export function referencedPreviews(sources: CatalogSources): PreviewRef[] {
   const inCatalog = (...parts: (string | number)[]) => `${CATALOG_FILES.catalog.file} ${pointer(...parts)}`;
   const templates: RawTemplate[] = [...catalog.static_ads, ...catalog.video_ads, ...catalog.ugc_ads];
   const indexes = new Map<RawTemplate, number>();
-  for (const section of TEMPLATE_SECTIONS) catalog[section].forEach((t, i) => { indexes.set(t, i); });
+  for (const section of TEMPLATE_SECTIONS)
+    catalog[section].forEach((t, i) => {
+      indexes.set(t, i);
+    });
   for (const t of templates) {
     const i = indexes.get(t)!;
     const duration = t.section === 'static_ads' ? undefined : t.quality_tiers.find((q) => q.id === 'high')?.default_duration;
@@ -165,8 +171,22 @@ export function referencedPreviews(sources: CatalogSources): PreviewRef[] {
     refs.push({ ...common, path: t.preview_image, where: inCatalog(t.section, i, 'preview_image'), kind: 'template', seed: t.slug });
     t.presets.forEach((p, j) => {
       const seed = `${t.slug}/${p.id}`;
-      refs.push({ ...common, path: p.preview_image, where: inCatalog(t.section, i, 'presets', j, 'preview_image'), kind: 'preset-preview', seed, subtitle: p.label });
-      refs.push({ ...common, path: p.poster_image, where: inCatalog(t.section, i, 'presets', j, 'poster_image'), kind: 'preset-poster', seed, subtitle: p.label });
+      refs.push({
+        ...common,
+        path: p.preview_image,
+        where: inCatalog(t.section, i, 'presets', j, 'preview_image'),
+        kind: 'preset-preview',
+        seed,
+        subtitle: p.label,
+      });
+      refs.push({
+        ...common,
+        path: p.poster_image,
+        where: inCatalog(t.section, i, 'presets', j, 'poster_image'),
+        kind: 'preset-poster',
+        seed,
+        subtitle: p.label,
+      });
     });
   }
   catalog.slideshow_templates.forEach((s, i) => {
@@ -253,7 +273,9 @@ function previewProblems(sources: CatalogSources): string[] {
  * under spec/previews/. `documents` replaces the named files by already parsed documents.
  * Throws a CatalogDataError listing every problem, each naming file and JSON path.
  */
-export function readCatalogSources(options: { checkPreviews?: boolean; documents?: Partial<CatalogDocuments>; fromYaml?: boolean } = {}): CatalogSources {
+export function readCatalogSources(
+  options: { checkPreviews?: boolean; documents?: Partial<CatalogDocuments>; fromYaml?: boolean } = {},
+): CatalogSources {
   const urls = { catalog: CATALOG_URL, voices: VOICES_URL, avatars: AVATARS_URL };
   const docs = {} as CatalogDocuments;
   const problems: string[] = [];
@@ -301,9 +323,7 @@ function data(): Loaded {
     deepFreeze(sources);
     loaded = {
       sources,
-      templates: new Map<string, RawTemplate>(
-        [...catalog.static_ads, ...catalog.video_ads, ...catalog.ugc_ads].map((t) => [t.slug, t]),
-      ),
+      templates: new Map<string, RawTemplate>([...catalog.static_ads, ...catalog.video_ads, ...catalog.ugc_ads].map((t) => [t.slug, t])),
       aiModels: new Map(catalog.ai_models.map((m) => [m.slug, m])),
       slideshowTemplates: new Map(catalog.slideshow_templates.map((s) => [s.slug, s])),
       voices: new Map(sources.voices.map((v) => [v.id, v])),

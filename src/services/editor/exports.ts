@@ -64,7 +64,13 @@ const QUOTA_WINDOW_HOURS = 24;
 /** Retry-After of a 429 for too many exports in flight: a poll interval, since renders end when they end. */
 const IN_FLIGHT_RETRY_SECONDS = 10;
 
-function rateLimited(message: string, retryAfterSeconds: number, limit: number, remaining: number, context: Record<string, unknown>): ApiError {
+function rateLimited(
+  message: string,
+  retryAfterSeconds: number,
+  limit: number,
+  remaining: number,
+  context: Record<string, unknown>,
+): ApiError {
   const wait = Math.max(1, Math.min(86400, Math.ceil(retryAfterSeconds)));
   return new ApiError(
     'rate_limited',
@@ -88,9 +94,11 @@ function rateLimited(message: string, retryAfterSeconds: number, limit: number, 
 async function checkExportLimits(ctx: AppContext, tx: Tx, orgId: string, videoId: number, seconds: number): Promise<void> {
   const { exportsInFlightPerWorkspace: slots, exportSecondsPerDay: quota } = ctx.config;
   if (seconds > quota) {
-    throw badRequest(`Editor video ${videoId} is ${seconds} s long, more than the workspace's export quota of ${quota} s per ${QUOTA_WINDOW_HOURS} hours`, [
-      { field: 'path.id', message: `the project is ${seconds} s long; at most ${quota} s of exports per ${QUOTA_WINDOW_HOURS} hours` },
-    ], { quota_seconds: quota });
+    throw badRequest(
+      `Editor video ${videoId} is ${seconds} s long, more than the workspace's export quota of ${quota} s per ${QUOTA_WINDOW_HOURS} hours`,
+      [{ field: 'path.id', message: `the project is ${seconds} s long; at most ${quota} s of exports per ${QUOTA_WINDOW_HOURS} hours` }],
+      { quota_seconds: quota },
+    );
   }
   const [{ n }] = await tx
     .select({ n: sql<number>`count(*)::int` })
@@ -111,7 +119,13 @@ async function checkExportLimits(ctx: AppContext, tx: Tx, orgId: string, videoId
       freesInMs: sql<number>`extract(epoch from (${editorExports.createdAt} + make_interval(hours => ${QUOTA_WINDOW_HOURS}) - clock_timestamp())) * 1000`,
     })
     .from(editorExports)
-    .where(and(eq(editorExports.orgId, orgId), inArray(editorExports.status, COUNTED), sql`${editorExports.createdAt} > now() - make_interval(hours => ${QUOTA_WINDOW_HOURS})`))
+    .where(
+      and(
+        eq(editorExports.orgId, orgId),
+        inArray(editorExports.status, COUNTED),
+        sql`${editorExports.createdAt} > now() - make_interval(hours => ${QUOTA_WINDOW_HOURS})`,
+      ),
+    )
     .orderBy(editorExports.createdAt);
   const used = Math.round(recent.reduce((sum, r) => sum + Number(r.seconds), 0) * 1000) / 1000;
   if (used + seconds > quota + 1e-9) {
@@ -135,7 +149,12 @@ async function checkExportLimits(ctx: AppContext, tx: Tx, orgId: string, videoId
   }
 }
 
-export async function queueExport(ctx: AppContext, orgId: string, videoId: number, body: S['CreateEditorExportRequest'] | undefined): Promise<EditorExportView> {
+export async function queueExport(
+  ctx: AppContext,
+  orgId: string,
+  videoId: number,
+  body: S['CreateEditorExportRequest'] | undefined,
+): Promise<EditorExportView> {
   return ctx.db.transaction(async (tx) => {
     // The workspace's export lock: the in-flight count, the quota and the insert below are one
     // step per workspace, whichever API node serves the request. Released at commit.
@@ -144,19 +163,31 @@ export async function queueExport(ctx: AppContext, orgId: string, videoId: numbe
     const [project] = await tx
       .select()
       .from(editorVideos)
-      .where(and(eq(editorVideos.videoId, rowId(editorVideos.videoId, videoId, () => notFoundVideo(videoId))), eq(editorVideos.orgId, orgId)))
+      .where(
+        and(
+          eq(
+            editorVideos.videoId,
+            rowId(editorVideos.videoId, videoId, () => notFoundVideo(videoId)),
+          ),
+          eq(editorVideos.orgId, orgId),
+        ),
+      )
       .for('share');
     if (!project) throw notFoundVideo(videoId);
     const timeline = project.timeline as Timeline;
     const duration = timelineDuration(timeline);
     if (!timeline.items.length || duration <= 0) {
-      throw badRequest(`Editor video ${videoId} has no items to render; add media, text or captions first`, [{ field: 'path.id', message: 'the project has no items' }]);
+      throw badRequest(`Editor video ${videoId} has no items to render; add media, text or captions first`, [
+        { field: 'path.id', message: 'the project has no items' },
+      ]);
     }
     const max = ctx.config.editorMaxTimelineSeconds;
     if (duration > max) {
-      throw badRequest(`Editor video ${videoId} is ${duration} s long; exports are limited to ${max} s. Shorten the project first`, [
-        { field: 'path.id', message: `the project is ${duration} s long, more than the ${max} s an export may be` },
-      ], { limit_seconds: max });
+      throw badRequest(
+        `Editor video ${videoId} is ${duration} s long; exports are limited to ${max} s. Shorten the project first`,
+        [{ field: 'path.id', message: `the project is ${duration} s long, more than the ${max} s an export may be` }],
+        { limit_seconds: max },
+      );
     }
     await checkExportLimits(ctx, tx, orgId, videoId, duration);
     const snapshot: ExportSnapshot = {
@@ -186,14 +217,22 @@ async function exportMissing(db: AppContext['db'] | Tx, orgId: string, videoId: 
     .from(editorVideos)
     .where(and(eq(editorVideos.videoId, videoId), eq(editorVideos.orgId, orgId)));
   if (!video) return notFoundVideo(videoId);
-  return new ApiError('not_found', `Export ${exportId} of editor video ${videoId} was not found in this workspace`, { resource: 'editor_export', field: 'path.export_id' });
+  return new ApiError('not_found', `Export ${exportId} of editor video ${videoId} was not found in this workspace`, {
+    resource: 'editor_export',
+    field: 'path.export_id',
+  });
 }
 
 /** The condition on the video of export `exportId` of editor video `videoId` (the video's 404 before any SQL when its id cannot be one). */
-const ofVideo = (videoId: number) => eq(editorExports.videoId, rowId(editorExports.videoId, videoId, () => notFoundVideo(videoId)));
+const ofVideo = (videoId: number) =>
+  eq(
+    editorExports.videoId,
+    rowId(editorExports.videoId, videoId, () => notFoundVideo(videoId)),
+  );
 
 /** The lookup of export `exportId` of editor video `videoId` in the workspace. */
-const exportWhere = (orgId: string, videoId: number, exportId: string) => and(eq(editorExports.id, exportId), ofVideo(videoId), eq(editorExports.orgId, orgId));
+const exportWhere = (orgId: string, videoId: number, exportId: string) =>
+  and(eq(editorExports.id, exportId), ofVideo(videoId), eq(editorExports.orgId, orgId));
 
 export async function getExport(ctx: AppContext, orgId: string, videoId: number, exportId: string): Promise<EditorExportView> {
   const [row] = await ctx.db
@@ -243,14 +282,20 @@ export const exportResource = defineResource({
   statuses: { pending: 'queued', running: 'rendering', completed: 'completed', failed: 'failed', canceled: 'canceled' },
   events: { completed: 'export.completed', failed: 'export.failed' },
   view: async (ctx, tx, row) => {
-    const [out] = row.outputMediaId ? await tx.select({ storageKey: media.storageKey, sizeBytes: media.sizeBytes }).from(media).where(eq(media.id, row.outputMediaId)) : [];
+    const [out] = row.outputMediaId
+      ? await tx.select({ storageKey: media.storageKey, sizeBytes: media.sizeBytes }).from(media).where(eq(media.id, row.outputMediaId))
+      : [];
     return view(ctx, row, out ?? null);
   },
   failSet: () => ({ completedAt: new Date() }),
   cancel: {
     queue: QUEUES.editorExport,
     conflict: (row, exportId) =>
-      new ApiError('conflict', `Export ${exportId} is already ${row.status}; only queued or rendering exports can be canceled`, { resource: 'editor_export', field: 'path.export_id', status: row.status }),
+      new ApiError('conflict', `Export ${exportId} is already ${row.status}; only queued or rendering exports can be canceled`, {
+        resource: 'editor_export',
+        field: 'path.export_id',
+        status: row.status,
+      }),
   },
 });
 
@@ -259,7 +304,11 @@ export const isCanceled = async (ctx: AppContext, id: string): Promise<boolean> 
 
 export const startExport = (ctx: AppContext, id: string): Promise<ExportRow | undefined> => exportResource.start(ctx, id);
 
-export function completeExport(ctx: AppContext, row: ExportRow, out: { storageKey: string; bytes: number; durationSeconds: number | null; hasAudio: boolean }): Promise<boolean> {
+export function completeExport(
+  ctx: AppContext,
+  row: ExportRow,
+  out: { storageKey: string; bytes: number; durationSeconds: number | null; hasAudio: boolean },
+): Promise<boolean> {
   const snap = row.snapshot as ExportSnapshot;
   return exportResource.complete(ctx, row.id, {
     media: {
@@ -268,7 +317,13 @@ export function completeExport(ctx: AppContext, row: ExportRow, out: { storageKe
       status: 'completed',
       source: 'render',
       title: `${snap.title} (export v${row.version})`.slice(0, 200),
-      filename: `${snap.title.replace(/[^A-Za-z0-9._ -]+/g, '').trim().replace(/\s+/g, '-').slice(0, 80) || 'export'}-v${row.version}.mp4`,
+      filename: `${
+        snap.title
+          .replace(/[^A-Za-z0-9._ -]+/g, '')
+          .trim()
+          .replace(/\s+/g, '-')
+          .slice(0, 80) || 'export'
+      }-v${row.version}.mp4`,
       contentType: 'video/mp4',
       sizeBytes: out.bytes,
       storageKey: out.storageKey,
@@ -281,4 +336,5 @@ export function completeExport(ctx: AppContext, row: ExportRow, out: { storageKe
   });
 }
 
-export const failExport = (ctx: AppContext, id: string, detail: S['FailureDetail']): Promise<boolean> => exportResource.fail(ctx, id, detail);
+export const failExport = (ctx: AppContext, id: string, detail: S['FailureDetail']): Promise<boolean> =>
+  exportResource.fail(ctx, id, detail);

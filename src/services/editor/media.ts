@@ -75,11 +75,17 @@ export function decodeCursor<T>(raw: string | undefined, check: (v: unknown) => 
   } catch {
     // fall through
   }
-  throw badRequest('Invalid request: query.cursor is not a cursor this API returned', [{ field: 'query.cursor', message: 'is not a valid cursor; pass next_cursor from the previous page' }]);
+  throw badRequest('Invalid request: query.cursor is not a cursor this API returned', [
+    { field: 'query.cursor', message: 'is not a valid cursor; pass next_cursor from the previous page' },
+  ]);
 }
 
 const isMediaCursor = (v: unknown): v is Cursor =>
-  typeof v === 'object' && v !== null && typeof (v as Cursor).c === 'string' && !Number.isNaN(Date.parse((v as Cursor).c)) && /^[0-9a-f-]{36}$/.test(String((v as Cursor).i));
+  typeof v === 'object' &&
+  v !== null &&
+  typeof (v as Cursor).c === 'string' &&
+  !Number.isNaN(Date.parse((v as Cursor).c)) &&
+  /^[0-9a-f-]{36}$/.test(String((v as Cursor).i));
 
 export async function listEditorMedia(
   ctx: AppContext,
@@ -213,19 +219,26 @@ export async function ingest(ctx: AppContext, received: Received, opts: IngestOp
           errors: [{ field: opts.declaredField ?? opts.field, message: `declares ${declared} but the bytes are ${sniffed.mime}` }],
         });
       }
-      inspected = await inspect(received.file, sniffed, { maxPixels: ctx.config.mediaMaxPixels, maxDimension: ctx.config.mediaMaxDimension });
+      inspected = await inspect(received.file, sniffed, {
+        maxPixels: ctx.config.mediaMaxPixels,
+        maxDimension: ctx.config.mediaMaxDimension,
+      });
     } catch (err) {
       if (err instanceof MediaRejected) {
-        const limits = err.reason === 'pixels' ? pixelLimitContext({ maxPixels: ctx.config.mediaMaxPixels, maxDimension: ctx.config.mediaMaxDimension }) : {};
+        const limits =
+          err.reason === 'pixels'
+            ? pixelLimitContext({ maxPixels: ctx.config.mediaMaxPixels, maxDimension: ctx.config.mediaMaxDimension })
+            : {};
         throw badRequest(`Invalid request: ${opts.field} ${err.message}`, [{ field: opts.field, message: err.message }], limits);
       }
       throw err;
     }
     const kind = opts.mediaType === 'voice' && inspected.kind === 'audio' ? 'voice' : inspected.kind;
     if (opts.mediaType && opts.mediaType !== kind) {
-      throw badRequest(`Invalid request: media_type is ${opts.mediaType} but the file is ${inspected.kind === 'audio' ? 'audio' : inspected.kind === 'image' ? 'an image' : 'a video'} (${inspected.contentType})`, [
-        { field: 'body.media_type', message: `is ${opts.mediaType} but the file is ${inspected.kind} (${inspected.contentType})` },
-      ]);
+      throw badRequest(
+        `Invalid request: media_type is ${opts.mediaType} but the file is ${inspected.kind === 'audio' ? 'audio' : inspected.kind === 'image' ? 'an image' : 'a video'} (${inspected.contentType})`,
+        [{ field: 'body.media_type', message: `is ${opts.mediaType} but the file is ${inspected.kind} (${inspected.contentType})` }],
+      );
     }
     const id = randomUUID();
     const key = editorMediaKey(opts.orgId, id, inspected.ext);
@@ -273,9 +286,10 @@ export function decodeInlineData(data: string, field: string, maxBytes = JSON_UP
   const trimmed = data.trim();
   // Raw base64 of a JPEG starts with "/9j/" (its FF D8 FF magic): bytes, not a path.
   if (LOCAL_PATH.test(trimmed) && !/^\/9j\/[A-Za-z0-9+/]{60}/.test(trimmed)) {
-    throw badRequest(`Invalid request: ${field} looks like a local file path or file:// URI; send the file's bytes (base64 or a data URL), or upload it as multipart/form-data`, [
-      { field, message: 'is a local file path or file:// URI; send the bytes as base64 or a data URL instead' },
-    ]);
+    throw badRequest(
+      `Invalid request: ${field} looks like a local file path or file:// URI; send the file's bytes (base64 or a data URL), or upload it as multipart/form-data`,
+      [{ field, message: 'is a local file path or file:// URI; send the bytes as base64 or a data URL instead' }],
+    );
   }
   let payload = trimmed;
   let dataUrlType: string | undefined;
@@ -284,9 +298,10 @@ export function decodeInlineData(data: string, field: string, maxBytes = JSON_UP
     dataUrlType = m[1]?.toLowerCase();
     payload = trimmed.slice(m[0].length);
   } else if (/^[a-z][a-z0-9+.-]*:/i.test(trimmed) && !/^[A-Za-z0-9+/]+=*$/.test(trimmed.slice(0, 64))) {
-    throw badRequest(`Invalid request: ${field} must be base64 bytes or a base64 data URL (data:<type>;base64,...); URLs are not fetched here, use POST /editor/videos/{id}/media with url`, [
-      { field, message: 'must be base64 bytes or a data URL, not a URL' },
-    ]);
+    throw badRequest(
+      `Invalid request: ${field} must be base64 bytes or a base64 data URL (data:<type>;base64,...); URLs are not fetched here, use POST /editor/videos/{id}/media with url`,
+      [{ field, message: 'must be base64 bytes or a data URL, not a URL' }],
+    );
   }
   const compact = payload.replace(/[\r\n\t ]+/g, '');
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(compact) && !/^[A-Za-z0-9_-]*={0,2}$/.test(compact)) {
@@ -294,9 +309,10 @@ export function decodeInlineData(data: string, field: string, maxBytes = JSON_UP
   }
   const decodedSize = Math.floor((compact.replace(/=+$/, '').length * 3) / 4);
   if (decodedSize > maxBytes) {
-    throw badRequest(`Invalid request: ${field} is larger than ${maxBytes} bytes decoded (${decodedSize} bytes), the most a JSON upload may carry; upload large files as multipart/form-data`, [
-      { field, message: `is larger than ${maxBytes} bytes decoded; use multipart/form-data for large files` },
-    ]);
+    throw badRequest(
+      `Invalid request: ${field} is larger than ${maxBytes} bytes decoded (${decodedSize} bytes), the most a JSON upload may carry; upload large files as multipart/form-data`,
+      [{ field, message: `is larger than ${maxBytes} bytes decoded; use multipart/form-data for large files` }],
+    );
   }
   const bytes = Buffer.from(compact, compact.includes('-') || compact.includes('_') ? 'base64url' : 'base64');
   return { bytes, dataUrlType };

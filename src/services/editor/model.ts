@@ -147,7 +147,9 @@ export function drawOrder(tl: Timeline): Item[] {
 
 /** Items as the API lists them: by start, then layer, then id. */
 export function sortedItems(items: Item[]): Item[] {
-  return [...items].sort((a, b) => a.from_seconds - b.from_seconds || a.layer - b.layer || (a.item_id < b.item_id ? -1 : a.item_id > b.item_id ? 1 : 0));
+  return [...items].sort(
+    (a, b) => a.from_seconds - b.from_seconds || a.layer - b.layer || (a.item_id < b.item_id ? -1 : a.item_id > b.item_id ? 1 : 0),
+  );
 }
 
 export const timelineDuration = (tl: Timeline) => t3(tl.items.reduce((m, i) => Math.max(m, itemEnd(i)), 0));
@@ -184,7 +186,12 @@ export const CAPTION_DEFAULTS: TextStyle = {
 export const TEXT_BOX_WIDTH = 0.84;
 
 /** Estimated height (fraction of the frame) of a text block. */
-export function textBlockHeight(text: string, style: TextStyle, frame: { width: number; height: number }, boxWidth = TEXT_BOX_WIDTH): number {
+export function textBlockHeight(
+  text: string,
+  style: TextStyle,
+  frame: { width: number; height: number },
+  boxWidth = TEXT_BOX_WIDTH,
+): number {
   const size = style.font_size ?? 64;
   const charsPerLine = Math.max(1, Math.floor((boxWidth * frame.width) / (size * 0.58)));
   let lines = 0;
@@ -196,7 +203,13 @@ export function textBlockHeight(text: string, style: TextStyle, frame: { width: 
  * The transform box of a text block from its style anchor: top edge at style.top, horizontal
  * anchor at style.left (left edge, center or right edge by align), wrap width boxWidth.
  */
-export function textTransform(text: string, style: TextStyle, frame: { width: number; height: number }, opacity = 1, boxWidth = TEXT_BOX_WIDTH): Transform {
+export function textTransform(
+  text: string,
+  style: TextStyle,
+  frame: { width: number; height: number },
+  opacity = 1,
+  boxWidth = TEXT_BOX_WIDTH,
+): Transform {
   const align = style.align ?? 'center';
   const anchor = style.left ?? 0.5;
   const left = align === 'left' ? anchor : align === 'right' ? anchor - boxWidth : anchor - boxWidth / 2;

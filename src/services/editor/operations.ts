@@ -83,7 +83,13 @@ interface Env {
   deferred: Map<string, { index: number; type: string; field: string }>;
 }
 
-const TYPE_NAMES: Record<ItemType, string> = { video: 'a video', image: 'an image', audio: 'an audio', text: 'a text', captions: 'a captions' };
+const TYPE_NAMES: Record<ItemType, string> = {
+  video: 'a video',
+  image: 'an image',
+  audio: 'an audio',
+  text: 'a text',
+  captions: 'a captions',
+};
 
 function getItem(env: Env, id: string, field = 'item_id'): Item {
   const item = env.state.timeline.items.find((i) => i.item_id === id);
@@ -126,8 +132,10 @@ async function checkSourceNow(env: Env, item: Item, field: string): Promise<void
 }
 
 function checkFades(item: Item, field: string): void {
-  if (item.audio_fade_in_seconds > item.duration_seconds + 1e-9) throw bad(field, `audio_fade_in_seconds ${item.audio_fade_in_seconds} is longer than the item (${item.duration_seconds} s)`);
-  if (item.audio_fade_out_seconds > item.duration_seconds + 1e-9) throw bad(field, `audio_fade_out_seconds ${item.audio_fade_out_seconds} is longer than the item (${item.duration_seconds} s)`);
+  if (item.audio_fade_in_seconds > item.duration_seconds + 1e-9)
+    throw bad(field, `audio_fade_in_seconds ${item.audio_fade_in_seconds} is longer than the item (${item.duration_seconds} s)`);
+  if (item.audio_fade_out_seconds > item.duration_seconds + 1e-9)
+    throw bad(field, `audio_fade_out_seconds ${item.audio_fade_out_seconds} is longer than the item (${item.duration_seconds} s)`);
 }
 
 function checkAnimation(item: Item, field: string): void {
@@ -135,7 +143,10 @@ function checkAnimation(item: Item, field: string): void {
   if (!a) return;
   const total = (a.enter?.duration_seconds ?? 0) + (a.exit?.duration_seconds ?? 0);
   if (total > item.duration_seconds + 1e-9) {
-    throw bad(field, `enter and exit animations last ${t3(total)} s together, longer than item ${item.item_id} (${item.duration_seconds} s)`);
+    throw bad(
+      field,
+      `enter and exit animations last ${t3(total)} s together, longer than item ${item.item_id} (${item.duration_seconds} s)`,
+    );
   }
 }
 
@@ -148,7 +159,8 @@ function mergeStyle(base: TextStyle | null, patch: TextStyle | undefined, defaul
 function checkCaptions(captions: CaptionEntry[], duration: number | undefined, field: string): void {
   captions.forEach((c, k) => {
     if (c.endMs <= c.startMs) throw bad(`${field}[${k}].endMs`, `must be after startMs (${c.startMs})`);
-    if (duration !== undefined && c.startMs >= duration * 1000 - 1e-6) throw bad(`${field}[${k}].startMs`, `starts at ${c.startMs} ms, after the captions item ends (${Math.round(duration * 1000)} ms)`);
+    if (duration !== undefined && c.startMs >= duration * 1000 - 1e-6)
+      throw bad(`${field}[${k}].startMs`, `starts at ${c.startMs} ms, after the captions item ends (${Math.round(duration * 1000)} ms)`);
     (c.words ?? []).forEach((w, j) => {
       if (w.endMs < w.startMs) throw bad(`${field}[${k}].words[${j}].endMs`, `must not be before startMs (${w.startMs})`);
     });
@@ -168,7 +180,14 @@ function ensureCapacity(tl: Timeline, field: string): void {
 export function placeMediaItem(
   tl: Timeline,
   m: MediaInfo,
-  p: { from_seconds?: number; duration_seconds?: number; fit?: S['Fit']; track_id?: string; audio_role?: S['AudioRole']; volume_db?: number },
+  p: {
+    from_seconds?: number;
+    duration_seconds?: number;
+    fit?: S['Fit'];
+    track_id?: string;
+    audio_role?: S['AudioRole'];
+    volume_db?: number;
+  },
   field: (name: string) => string,
   maxSeconds = MAX_TIMELINE_SECONDS,
 ): { item: Item; track: Track } {
@@ -181,7 +200,16 @@ export function placeMediaItem(
   }
   const max = Math.min(maxSeconds, MAX_TIMELINE_SECONDS);
   if (from + duration > max + 1e-9) {
-    throw bad(field(p.duration_seconds === undefined && p.from_seconds === undefined ? 'media_id' : p.from_seconds === undefined ? 'duration_seconds' : 'from_seconds'), `the item would end at ${t3(from + duration)} s, beyond the ${max} s timeline limit`);
+    throw bad(
+      field(
+        p.duration_seconds === undefined && p.from_seconds === undefined
+          ? 'media_id'
+          : p.from_seconds === undefined
+            ? 'duration_seconds'
+            : 'from_seconds',
+      ),
+      `the item would end at ${t3(from + duration)} s, beyond the ${max} s timeline limit`,
+    );
   }
   if (p.audio_role && type === 'image') throw bad(field('audio_role'), 'applies to audio and video media only; this media is an image');
   if (m.status !== 'completed') throw bad(field('media_id'), `media ${m.id} is ${m.status}, not ready`);
@@ -191,13 +219,28 @@ export function placeMediaItem(
   if (p.track_id) {
     const found = tl.tracks.find((t) => t.track_id === p.track_id);
     if (!found) throw new OpError('not_found', field('track_id'), `track ${p.track_id} does not exist in this project`, 'editor_track');
-    if (!compatible(found.type, type)) throw bad(field('track_id'), `track ${found.track_id} is ${TYPE_NAMES[found.type].replace(/ $/, '')} track and cannot hold ${TYPE_NAMES[type]} item`);
+    if (!compatible(found.type, type))
+      throw bad(
+        field('track_id'),
+        `track ${found.track_id} is ${TYPE_NAMES[found.type].replace(/ $/, '')} track and cannot hold ${TYPE_NAMES[type]} item`,
+      );
     track = found;
   } else {
     ({ track, created } = packTrack(tl, type, from, duration));
   }
   const role: S['AudioRole'] | null =
-    type === 'image' ? null : (p.audio_role ?? (type === 'video' ? 'source_video' : m.source === 'voiceover' ? 'voiceover' : m.source === 'sound_effect' ? 'sound_effect' : m.kind === 'voice' ? 'voice' : 'audio'));
+    type === 'image'
+      ? null
+      : (p.audio_role ??
+        (type === 'video'
+          ? 'source_video'
+          : m.source === 'voiceover'
+            ? 'voiceover'
+            : m.source === 'sound_effect'
+              ? 'sound_effect'
+              : m.kind === 'voice'
+                ? 'voice'
+                : 'audio'));
   const item = baseItem({
     item_id: newItemId(tl, type),
     track_id: track.track_id,
@@ -240,7 +283,8 @@ const handlers: { [T in Op['type']]: Handler<T> } = {
 
   async set_item_timing(env, op) {
     const item = getItem(env, op.item_id);
-    if (op.from_seconds === undefined && op.duration_seconds === undefined) throw bad('from_seconds', 'give from_seconds and/or duration_seconds');
+    if (op.from_seconds === undefined && op.duration_seconds === undefined)
+      throw bad('from_seconds', 'give from_seconds and/or duration_seconds');
     if (op.from_seconds !== undefined) item.from_seconds = t3(op.from_seconds);
     if (op.duration_seconds !== undefined) item.duration_seconds = t3(op.duration_seconds);
     checkTimeline(env, item.from_seconds, item.duration_seconds, op.duration_seconds !== undefined ? 'duration_seconds' : 'from_seconds');
@@ -253,7 +297,8 @@ const handlers: { [T in Op['type']]: Handler<T> } = {
   async set_item_source(env, op) {
     const item = getItem(env, op.item_id);
     requireType(item, ['video', 'audio'], 'item_id', 'set_item_source');
-    if (op.source_start_seconds === undefined && op.playback_rate === undefined) throw bad('source_start_seconds', 'give source_start_seconds and/or playback_rate');
+    if (op.source_start_seconds === undefined && op.playback_rate === undefined)
+      throw bad('source_start_seconds', 'give source_start_seconds and/or playback_rate');
     if (op.source_start_seconds !== undefined) item.source_start_seconds = t3(op.source_start_seconds);
     if (op.playback_rate !== undefined) item.playback_rate = op.playback_rate;
     checkSource(env, item, op.source_start_seconds !== undefined ? 'source_start_seconds' : 'playback_rate');
@@ -282,7 +327,9 @@ const handlers: { [T in Op['type']]: Handler<T> } = {
       const item = getItem(env, id, `item_ids[${k}]`);
       requireType(item, ['video', 'audio'], `item_ids[${k}]`, 'set_audio_levels');
     });
-    (op.exclude_item_ids ?? []).forEach((id, k) => { getItem(env, id, `exclude_item_ids[${k}]`); });
+    (op.exclude_item_ids ?? []).forEach((id, k) => {
+      getItem(env, id, `exclude_item_ids[${k}]`);
+    });
     const ids = op.item_ids ? new Set(op.item_ids) : undefined;
     const excluded = new Set(op.exclude_item_ids ?? []);
     const selected = tl.items.filter(
@@ -323,7 +370,10 @@ const handlers: { [T in Op['type']]: Handler<T> } = {
     requireType(to, ['video', 'image', 'text', 'captions'], 'to_item_id', 'apply_item_transition');
     const overlap = t3(op.overlap_seconds ?? 0.5);
     if (overlap > Math.min(from.duration_seconds, to.duration_seconds) + 1e-9) {
-      throw bad('overlap_seconds', `${overlap} s is longer than ${from.duration_seconds < to.duration_seconds ? `item ${from.item_id}` : `item ${to.item_id}`} (${Math.min(from.duration_seconds, to.duration_seconds)} s)`);
+      throw bad(
+        'overlap_seconds',
+        `${overlap} s is longer than ${from.duration_seconds < to.duration_seconds ? `item ${from.item_id}` : `item ${to.item_id}`} (${Math.min(from.duration_seconds, to.duration_seconds)} s)`,
+      );
     }
     const start = t3(itemEnd(from) - overlap);
     if (start < 0) throw bad('overlap_seconds', `would start ${to.item_id} before the timeline's start`);
@@ -387,7 +437,11 @@ const handlers: { [T in Op['type']]: Handler<T> } = {
       // The text block's anchor follows its box.
       const align = item.style.align ?? 'center';
       const t = item.transform;
-      item.style = { ...item.style, top: Math.max(0, Math.min(1, t.top)), left: Math.max(0, Math.min(1, t3(align === 'left' ? t.left : align === 'right' ? t.left + t.width : t.left + t.width / 2))) };
+      item.style = {
+        ...item.style,
+        top: Math.max(0, Math.min(1, t.top)),
+        left: Math.max(0, Math.min(1, t3(align === 'left' ? t.left : align === 'right' ? t.left + t.width : t.left + t.width / 2))),
+      };
     }
     return [item.item_id];
   },
@@ -396,7 +450,8 @@ const handlers: { [T in Op['type']]: Handler<T> } = {
     const item = getItem(env, op.item_id);
     const track = env.state.timeline.tracks.find((t) => t.track_id === op.track_id);
     if (!track) throw new OpError('not_found', 'track_id', `track ${op.track_id} does not exist in this project`, 'editor_track');
-    if (!compatible(track.type, item.type)) throw bad('track_id', `track ${track.track_id} is ${TYPE_NAMES[track.type]} track and cannot hold ${TYPE_NAMES[item.type]} item`);
+    if (!compatible(track.type, item.type))
+      throw bad('track_id', `track ${track.track_id} is ${TYPE_NAMES[track.type]} track and cannot hold ${TYPE_NAMES[item.type]} item`);
     item.track_id = track.track_id;
     return [item.item_id];
   },
@@ -472,7 +527,13 @@ const handlers: { [T in Op['type']]: Handler<T> } = {
     if (op.text === undefined && op.style === undefined) throw bad('text', 'give text and/or style');
     if (op.text !== undefined) item.text = op.text;
     item.style = mergeStyle(item.style, op.style, TEXT_DEFAULTS);
-    item.transform = textTransform(item.text ?? '', item.style, env.state.frame, item.transform.opacity, item.transform.width || TEXT_BOX_WIDTH);
+    item.transform = textTransform(
+      item.text ?? '',
+      item.style,
+      env.state.frame,
+      item.transform.opacity,
+      item.transform.width || TEXT_BOX_WIDTH,
+    );
     return [item.item_id];
   },
 
@@ -512,7 +573,10 @@ const handlers: { [T in Op['type']]: Handler<T> } = {
       if (!m) throw new OpError('not_found', 'media_id', `media ${op.media_id} does not exist in this workspace`, 'editor_media');
       if (m.kind !== 'audio' && m.kind !== 'voice') throw bad('media_id', `media ${m.id} is ${m.kind}; a sound effect must be audio`);
     }
-    const { item } = placeMediaItem(env.state.timeline, m, { from_seconds: op.from_seconds, duration_seconds: op.duration_seconds, audio_role: 'sound_effect', volume_db: op.volume_db },
+    const { item } = placeMediaItem(
+      env.state.timeline,
+      m,
+      { from_seconds: op.from_seconds, duration_seconds: op.duration_seconds, audio_role: 'sound_effect', volume_db: op.volume_db },
       (f) => (f === 'media_id' ? given[0] : f),
       env.state.maxSeconds,
     );
@@ -521,7 +585,13 @@ const handlers: { [T in Op['type']]: Handler<T> } = {
 
   async add_voiceover(env, op) {
     const m = await env.res.voiceover(env.index, op.text, op.voice_id, op.voice_settings, `${env.prefix}voice_id`);
-    const { item } = placeMediaItem(env.state.timeline, m, { from_seconds: op.from_seconds, audio_role: 'voiceover', volume_db: op.volume_db }, (f) => (f === 'media_id' ? 'text' : f), env.state.maxSeconds);
+    const { item } = placeMediaItem(
+      env.state.timeline,
+      m,
+      { from_seconds: op.from_seconds, audio_role: 'voiceover', volume_db: op.volume_db },
+      (f) => (f === 'media_id' ? 'text' : f),
+      env.state.maxSeconds,
+    );
     return [item.item_id];
   },
 
@@ -536,7 +606,9 @@ const handlers: { [T in Op['type']]: Handler<T> } = {
         return item;
       });
     } else {
-      sources = tl.items.filter((i) => hasAudio(i.type) && i.media_id && i.volume_db > -60 && i.audio_role !== 'music' && i.audio_role !== 'sound_effect');
+      sources = tl.items.filter(
+        (i) => hasAudio(i.type) && i.media_id && i.volume_db > -60 && i.audio_role !== 'music' && i.audio_role !== 'sound_effect',
+      );
     }
     await env.res.preload(sources.map((s) => s.media_id!));
     const words: TimedWord[] = [];
@@ -581,7 +653,10 @@ function clipCue(c: CaptionEntry, fromMs: number, toMs: number, shiftMs: number)
   const clip = (v: number) => Math.max(fromMs, Math.min(toMs, v)) - shiftMs;
   const out: CaptionEntry = { ...c, startMs: clip(c.startMs), endMs: clip(c.endMs) };
   if (c.timestampMs !== undefined) out.timestampMs = clip(c.timestampMs);
-  if (c.words) out.words = c.words.filter((w) => w.endMs > fromMs && w.startMs < toMs).map((w) => ({ ...w, startMs: clip(w.startMs), endMs: clip(w.endMs) }));
+  if (c.words)
+    out.words = c.words
+      .filter((w) => w.endMs > fromMs && w.startMs < toMs)
+      .map((w) => ({ ...w, startMs: clip(w.startMs), endMs: clip(w.endMs) }));
   return out;
 }
 
@@ -638,11 +713,19 @@ export function cuesFromWords(words: TimedWord[], originMs: number): CaptionEntr
     const rel = (v: number) => Math.max(0, v - originMs);
     const confs = cur.map((w) => w.confidence).filter((c): c is number => c !== undefined);
     cues.push({
-      text: cur.map((w) => w.text).join(' ').slice(0, 500),
+      text: cur
+        .map((w) => w.text)
+        .join(' ')
+        .slice(0, 500),
       startMs: rel(cur[0].startMs),
       endMs: Math.max(rel(cur[0].startMs) + 1, rel(cur[cur.length - 1].endMs)),
       ...(confs.length ? { confidence: Math.round((confs.reduce((a, b) => a + b, 0) / confs.length) * 1000) / 1000 } : {}),
-      words: cur.map((w) => ({ text: w.text.slice(0, 100), startMs: rel(w.startMs), endMs: Math.max(rel(w.startMs), rel(w.endMs)), ...(w.confidence !== undefined ? { confidence: w.confidence } : {}) })),
+      words: cur.map((w) => ({
+        text: w.text.slice(0, 100),
+        startMs: rel(w.startMs),
+        endMs: Math.max(rel(w.startMs), rel(w.endMs)),
+        ...(w.confidence !== undefined ? { confidence: w.confidence } : {}),
+      })),
     });
     cur = [];
   };
@@ -699,7 +782,12 @@ function atIndex(err: unknown, index: number, type: string, prefix: string): unk
   if (err instanceof ApiError) {
     err.context.operation_index ??= index;
     if (!err.message.startsWith('Operation ')) {
-      return new ApiError(err.code, `Operation ${index} (${type}) failed: ${err.message.replace(/^Invalid request: /, '')}`, err.context, err.headers);
+      return new ApiError(
+        err.code,
+        `Operation ${index} (${type}) failed: ${err.message.replace(/^Invalid request: /, '')}`,
+        err.context,
+        err.headers,
+      );
     }
   }
   return err;

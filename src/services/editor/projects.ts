@@ -10,7 +10,17 @@ import { editorEdits, editorVideos, videos } from '../../db/schema/index.ts';
 import { ApiError, badRequest } from '../../errors.ts';
 import type { Tx } from '../../db/client.ts';
 import { facelessStatus } from '../faceless/faceless.ts';
-import { decodeCursor, discardStored, encodeCursor, findMedia, ingest, insertMedia, mediaView, receiveBuffer, type MediaInsert } from './media.ts';
+import {
+  decodeCursor,
+  discardStored,
+  encodeCursor,
+  findMedia,
+  ingest,
+  insertMedia,
+  mediaView,
+  receiveBuffer,
+  type MediaInsert,
+} from './media.ts';
 import { emptyTimeline, FRAME_SIZES, sortedItems, timelineDuration, type Item, type Timeline, type Track } from './model.ts';
 import { applyOperations, EXTERNAL_OPS, OpError, placeMediaItem, type ProjectState } from './operations.ts';
 import { EditResources, fetchMedia, mediaInfo, urlFilename, type MediaInfo } from './resources.ts';
@@ -47,7 +57,13 @@ async function history(db: AppContext['db'] | Tx, videoIds: number[]): Promise<M
   const out = new Map<number, HistoryEntry[]>(videoIds.map((id) => [id, []]));
   if (!videoIds.length) return out;
   const rows = await db
-    .select({ videoId: editorEdits.videoId, version: editorEdits.version, instructions: editorEdits.instructions, count: editorEdits.operationCount, createdAt: editorEdits.createdAt })
+    .select({
+      videoId: editorEdits.videoId,
+      version: editorEdits.version,
+      instructions: editorEdits.instructions,
+      count: editorEdits.operationCount,
+      createdAt: editorEdits.createdAt,
+    })
     .from(editorEdits)
     .where(
       videoIds.length === 1
@@ -57,7 +73,9 @@ async function history(db: AppContext['db'] | Tx, videoIds: number[]): Promise<M
     .orderBy(desc(editorEdits.version))
     .limit(videoIds.length === 1 ? HISTORY_LIMIT : HISTORY_LIMIT * videoIds.length);
   for (const r of rows) {
-    out.get(r.videoId)?.push({ version: r.version, instructions: r.instructions, operation_count: r.count, created_at: r.createdAt.toISOString() });
+    out
+      .get(r.videoId)
+      ?.push({ version: r.version, instructions: r.instructions, operation_count: r.count, created_at: r.createdAt.toISOString() });
   }
   return out;
 }
@@ -70,7 +88,15 @@ async function loadProject(db: AppContext['db'] | Tx, orgId: string, id: number,
   const q = db
     .select()
     .from(editorVideos)
-    .where(and(eq(editorVideos.videoId, rowId(editorVideos.videoId, id, () => notFoundVideo(id, field))), eq(editorVideos.orgId, orgId)));
+    .where(
+      and(
+        eq(
+          editorVideos.videoId,
+          rowId(editorVideos.videoId, id, () => notFoundVideo(id, field)),
+        ),
+        eq(editorVideos.orgId, orgId),
+      ),
+    );
   const [row] = lock ? await q.for('update') : await q;
   if (!row) throw notFoundVideo(id, field);
   return row;
@@ -93,12 +119,16 @@ export async function createEditorVideo(ctx: AppContext, orgId: string, body: S[
   let { width, height } = FRAME_SIZES[aspect];
   if ((body.width === undefined) !== (body.height === undefined)) {
     const missing = body.width === undefined ? 'width' : 'height';
-    throw badRequest(`Invalid request: give both width and height, or neither (body.${missing} is missing)`, [{ field: `body.${missing}`, message: 'is required when the other dimension is given' }]);
+    throw badRequest(`Invalid request: give both width and height, or neither (body.${missing} is missing)`, [
+      { field: `body.${missing}`, message: 'is required when the other dimension is given' },
+    ]);
   }
   if (body.width !== undefined && body.height !== undefined) {
     const [a, b] = aspect.split(':').map(Number);
     if (Math.abs(body.width / body.height - a / b) > 0.01 * (a / b)) {
-      throw badRequest(`Invalid request: ${body.width}x${body.height} does not match the aspect ratio ${aspect}`, [{ field: 'body.height', message: `does not match aspect_ratio ${aspect} with width ${body.width}` }]);
+      throw badRequest(`Invalid request: ${body.width}x${body.height} does not match the aspect ratio ${aspect}`, [
+        { field: 'body.height', message: `does not match aspect_ratio ${aspect} with width ${body.width}` },
+      ]);
     }
     width = body.width;
     height = body.height;
@@ -107,7 +137,16 @@ export async function createEditorVideo(ctx: AppContext, orgId: string, body: S[
     const [v] = await tx.insert(videos).values({ orgId, kind: 'editor' }).returning({ id: videos.id });
     const [row] = await tx
       .insert(editorVideos)
-      .values({ videoId: v.id, orgId, title: body.title ?? 'Untitled video', aspectRatio: aspect, width, height, fps: body.fps ?? 30, timeline: emptyTimeline() })
+      .values({
+        videoId: v.id,
+        orgId,
+        title: body.title ?? 'Untitled video',
+        aspectRatio: aspect,
+        width,
+        height,
+        fps: body.fps ?? 30,
+        timeline: emptyTimeline(),
+      })
       .returning();
     return projectView(row, []);
   });
@@ -118,9 +157,17 @@ interface ListCursor {
   i: number;
 }
 const isListCursor = (v: unknown): v is ListCursor =>
-  typeof v === 'object' && v !== null && typeof (v as ListCursor).c === 'string' && !Number.isNaN(Date.parse((v as ListCursor).c)) && Number.isSafeInteger((v as ListCursor).i);
+  typeof v === 'object' &&
+  v !== null &&
+  typeof (v as ListCursor).c === 'string' &&
+  !Number.isNaN(Date.parse((v as ListCursor).c)) &&
+  Number.isSafeInteger((v as ListCursor).i);
 
-export async function listEditorVideos(ctx: AppContext, orgId: string, q: { limit?: number; cursor?: string }): Promise<S['EditorVideoList']> {
+export async function listEditorVideos(
+  ctx: AppContext,
+  orgId: string,
+  q: { limit?: number; cursor?: string },
+): Promise<S['EditorVideoList']> {
   const limit = q.limit ?? 30;
   const cursor = decodeCursor(q.cursor, isListCursor);
   const where = [eq(editorVideos.orgId, orgId)];
@@ -135,7 +182,10 @@ export async function listEditorVideos(ctx: AppContext, orgId: string, q: { limi
     .orderBy(desc(editorVideos.createdAt), desc(editorVideos.videoId))
     .limit(limit + 1);
   const page = rows.slice(0, limit);
-  const edits = await history(ctx.db, page.map((r) => r.videoId));
+  const edits = await history(
+    ctx.db,
+    page.map((r) => r.videoId),
+  );
   const last = page[page.length - 1];
   return {
     object: 'list',
@@ -209,11 +259,17 @@ export async function applyEditorEdits(
       res.db = tx;
       const row = await loadProject(tx, orgId, id, true);
       if (body.expected_version !== undefined && body.expected_version !== row.version) {
-        throw new ApiError('bad_request', `The project is at version ${row.version}, not the expected_version ${body.expected_version}; read it again and redo the edit`, {
-          field: 'body.expected_version',
-          current_version: row.version,
-          errors: [{ field: 'body.expected_version', message: `is ${body.expected_version} but the project is at version ${row.version}` }],
-        });
+        throw new ApiError(
+          'bad_request',
+          `The project is at version ${row.version}, not the expected_version ${body.expected_version}; read it again and redo the edit`,
+          {
+            field: 'body.expected_version',
+            current_version: row.version,
+            errors: [
+              { field: 'body.expected_version', message: `is ${body.expected_version} but the project is at version ${row.version}` },
+            ],
+          },
+        );
       }
       const state = stateOf(row, ctx.config.editorMaxTimelineSeconds);
       const applied = await applyOperations(state, body.operations, res);
@@ -228,7 +284,12 @@ export async function applyEditorEdits(
         operationCount: body.operations.length,
       });
       const edits = await history(tx, [id]);
-      return { object: 'editor_edit_result' as const, video: projectView(updated, edits.get(id) ?? []), applied_operations: applied, version: updated.version };
+      return {
+        object: 'editor_edit_result' as const,
+        video: projectView(updated, edits.get(id) ?? []),
+        applied_operations: applied,
+        version: updated.version,
+      };
     });
     committed = true;
     return result;
@@ -288,8 +349,14 @@ export async function addEditorMedia(
   const field = (name: string) => `body.${name}`;
   if (body.media_id) {
     const m = await findMedia(ctx.db, orgId, body.media_id);
-    if (!m) throw new ApiError('not_found', `Media ${body.media_id} was not found in this workspace`, { resource: 'editor_media', field: 'body.media_id' });
-    const out = await ctx.db.transaction((tx) => placeOnProject(tx, orgId, videoId, mediaInfo(m), body, field, 'path.id', ctx.config.editorMaxTimelineSeconds));
+    if (!m)
+      throw new ApiError('not_found', `Media ${body.media_id} was not found in this workspace`, {
+        resource: 'editor_media',
+        field: 'body.media_id',
+      });
+    const out = await ctx.db.transaction((tx) =>
+      placeOnProject(tx, orgId, videoId, mediaInfo(m), body, field, 'path.id', ctx.config.editorMaxTimelineSeconds),
+    );
     return { object: 'editor_media_addition', video_id: videoId, item: out.item, track: out.track, version: out.version };
   }
   await loadProject(ctx.db, orgId, videoId); // 404 before any download
@@ -319,7 +386,6 @@ export interface UploadTarget {
   placement?: Placement;
 }
 
-
 /**
  * Checks the target project of an upload before any byte is stored (404 when absent). video_id
  * and placement apply only with add_to_editor: true; sent without it they are a 400 naming them.
@@ -328,26 +394,52 @@ export async function checkUploadTarget(ctx: AppContext, orgId: string, t: Uploa
   if (!t.add_to_editor) {
     const stray = (['video_id', 'placement'] as const).filter((k) => t[k] !== undefined).map((k) => `body.${k}`);
     if (stray.length) {
-      throw badRequest(`Invalid request: ${stray.join(' and ')} ${stray.length > 1 ? 'apply' : 'applies'} only with add_to_editor: true; send add_to_editor: true to place the upload on that editor video, or leave them out to only upload`, stray.map((field) => ({ field, message: 'applies only with add_to_editor: true' })));
+      throw badRequest(
+        `Invalid request: ${stray.join(' and ')} ${stray.length > 1 ? 'apply' : 'applies'} only with add_to_editor: true; send add_to_editor: true to place the upload on that editor video, or leave them out to only upload`,
+        stray.map((field) => ({ field, message: 'applies only with add_to_editor: true' })),
+      );
     }
     return;
   }
-  if (t.video_id === undefined) throw badRequest('Invalid request: body.video_id is required with add_to_editor', [{ field: 'body.video_id', message: 'is required when add_to_editor is true' }]);
+  if (t.video_id === undefined)
+    throw badRequest('Invalid request: body.video_id is required with add_to_editor', [
+      { field: 'body.video_id', message: 'is required when add_to_editor is true' },
+    ]);
   await loadProject(ctx.db, orgId, t.video_id, false, 'body.video_id');
 }
 
 /** Inserts an ingested upload and, with add_to_editor, places it; one transaction. */
-export async function commitUpload(ctx: AppContext, orgId: string, row: MediaInsert & { id: string }, t: UploadTarget): Promise<S['EditorMediaUpload']> {
+export async function commitUpload(
+  ctx: AppContext,
+  orgId: string,
+  row: MediaInsert & { id: string },
+  t: UploadTarget,
+): Promise<S['EditorMediaUpload']> {
   try {
     return await ctx.db.transaction(async (tx) => {
       const [stored] = await insertMedia(tx, [row]);
-      if (!t.add_to_editor) return { object: 'editor_media_upload' as const, media: mediaView(ctx, stored), editor_item: null, video_id: null, version: null };
-      const out = await placeOnProject(tx, orgId, t.video_id!, mediaInfo(stored), t.placement ?? {}, (n) => `body.placement.${n}`, 'body.video_id', ctx.config.editorMaxTimelineSeconds);
-      return { object: 'editor_media_upload' as const, media: mediaView(ctx, stored), editor_item: out.item, video_id: t.video_id!, version: out.version };
+      if (!t.add_to_editor)
+        return { object: 'editor_media_upload' as const, media: mediaView(ctx, stored), editor_item: null, video_id: null, version: null };
+      const out = await placeOnProject(
+        tx,
+        orgId,
+        t.video_id!,
+        mediaInfo(stored),
+        t.placement ?? {},
+        (n) => `body.placement.${n}`,
+        'body.video_id',
+        ctx.config.editorMaxTimelineSeconds,
+      );
+      return {
+        object: 'editor_media_upload' as const,
+        media: mediaView(ctx, stored),
+        editor_item: out.item,
+        video_id: t.video_id!,
+        version: out.version,
+      };
     });
   } catch (err) {
     await discardStored(ctx, [row.storageKey]);
     throw err;
   }
 }
-

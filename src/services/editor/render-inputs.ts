@@ -16,12 +16,25 @@ export async function copyTimelineMedia(
   workDir: string,
 ): Promise<{ files: Map<string, RenderMedia>; lost: string[] }> {
   const ids = [...new Set(timeline.items.map((i) => i.media_id).filter((id): id is string => Boolean(id)))];
-  const rows = ids.length ? await ctx.db.select().from(media).where(and(eq(media.orgId, orgId), inArray(media.id, ids))) : [];
+  const rows = ids.length
+    ? await ctx.db
+        .select()
+        .from(media)
+        .where(and(eq(media.orgId, orgId), inArray(media.id, ids)))
+    : [];
   const files = new Map<string, RenderMedia>();
   for (const m of rows) {
     const file = path.join(workDir, `input-${m.id}${path.extname(m.storageKey)}`);
     await ctx.storage.copyToFile(m.storageKey, file);
-    files.set(m.id, { path: file, type: m.contentType, kind: m.kind, width: m.width, height: m.height, durationSeconds: m.durationSeconds, hasAudio: m.hasAudio });
+    files.set(m.id, {
+      path: file,
+      type: m.contentType,
+      kind: m.kind,
+      width: m.width,
+      height: m.height,
+      durationSeconds: m.durationSeconds,
+      hasAudio: m.hasAudio,
+    });
   }
   return { files, lost: ids.filter((id) => !files.has(id)) };
 }

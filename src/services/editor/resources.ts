@@ -20,7 +20,16 @@ import { TranscriptionFailed } from '../../engines/transcribe/types.ts';
 import { fetchMediaBytes } from '../../media/fetch-media.ts';
 import { editorMediaKey, soundEffectKey } from '../../storage/keys.ts';
 import { findVoice, loadCatalogData } from '../catalog/catalog-data.ts';
-import { discardStored, ingest, receiveBuffer, tempPath, URL_IMPORT_MAX_BYTES, type EditorMediaType, type MediaInsert, type MediaRow } from './media.ts';
+import {
+  discardStored,
+  ingest,
+  receiveBuffer,
+  tempPath,
+  URL_IMPORT_MAX_BYTES,
+  type EditorMediaType,
+  type MediaInsert,
+  type MediaRow,
+} from './media.ts';
 
 export interface MediaInfo {
   id: string;
@@ -131,7 +140,13 @@ export class EditResources {
   }
 
   /** Synthesized speech stored as voice media, with exact word timings. */
-  async voiceover(opIndex: number, text: string, voiceId: string | undefined, settings: { speed?: number; pitch?: number; volume_db?: number } | undefined, field: string): Promise<MediaInfo> {
+  async voiceover(
+    opIndex: number,
+    text: string,
+    voiceId: string | undefined,
+    settings: { speed?: number; pitch?: number; volume_db?: number } | undefined,
+    field: string,
+  ): Promise<MediaInfo> {
     const key = `voiceover:${opIndex}:${JSON.stringify([text, voiceId, settings])}`;
     const row = await this.once(key, async () => {
       const voice = await this.espeakVoice(voiceId, field);
@@ -139,15 +154,31 @@ export class EditResources {
       const raw = await tempPath(this.ctx, 'voiceover');
       const out = `${raw}.wav`;
       try {
-        const speech = await engineFor('speech', this.ctx).synthesize(text, `${raw}-raw.wav`, { voice, speed: settings?.speed, pitch: settings?.pitch }).catch((err: unknown) => {
-          if (err instanceof SpeechFailed) throw new ApiError('server_error', `Speech synthesis failed: ${err.message}`);
-          throw err;
-        });
+        const speech = await engineFor('speech', this.ctx)
+          .synthesize(text, `${raw}-raw.wav`, { voice, speed: settings?.speed, pitch: settings?.pitch })
+          .catch((err: unknown) => {
+            if (err instanceof SpeechFailed) throw new ApiError('server_error', `Speech synthesis failed: ${err.message}`);
+            throw err;
+          });
         const gain = settings?.volume_db ?? 0;
         // Resampled to 48 kHz stereo (the mixer's format), with the voice's gain applied.
-        await runFfmpeg([...inputArgs({ path: speech.file, type: 'audio/wav' }), '-af', `volume=${gain}dB`, '-ar', '48000', '-ac', '2', '-c:a', 'pcm_s16le', out], {
-          cwd: path.dirname(speech.file),
-        });
+        await runFfmpeg(
+          [
+            ...inputArgs({ path: speech.file, type: 'audio/wav' }),
+            '-af',
+            `volume=${gain}dB`,
+            '-ar',
+            '48000',
+            '-ac',
+            '2',
+            '-c:a',
+            'pcm_s16le',
+            out,
+          ],
+          {
+            cwd: path.dirname(speech.file),
+          },
+        );
         const storageKey = editorMediaKey(this.orgId, id, 'wav');
         const stored = await this.ctx.storage.put(storageKey, { file: out }, 'audio/wav');
         const row: MediaInsert & { id: string } = {
@@ -270,7 +301,17 @@ export class EditResources {
       throw new ApiError(
         'bad_request',
         `Invalid request: ${m.filename ?? m.id} is not a voiceover made by add_voiceover, so its captions need a transcription provider, and none is configured on this server (TRANSCRIPTION_PROVIDER_URL is unset)`,
-        { provider: 'transcription', field, errors: [{ field, message: 'needs a transcription provider (speech-to-text), and none is configured; only voiceovers made by add_voiceover can be captioned' }] },
+        {
+          provider: 'transcription',
+          field,
+          errors: [
+            {
+              field,
+              message:
+                'needs a transcription provider (speech-to-text), and none is configured; only voiceovers made by add_voiceover can be captioned',
+            },
+          ],
+        },
       );
     }
     return this.once(`transcribe:${m.id}:${language ?? ''}`, async () => {
@@ -280,14 +321,21 @@ export class EditResources {
       try {
         // A copy of the stored media, read with the demuxer of its sniffed type.
         await this.ctx.storage.copyToFile(m.storageKey, source);
-        await runFfmpeg([...inputArgs({ path: source, type: m.contentType }), '-vn', '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', file], { cwd: path.dirname(source) });
+        await runFfmpeg(
+          [...inputArgs({ path: source, type: m.contentType }), '-vn', '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', file],
+          { cwd: path.dirname(source) },
+        );
         const t = await p.transcribe(file, { contentType: 'audio/wav', language }).catch((err: unknown) => {
           if (err instanceof TranscriptionFailed) {
-            throw new ApiError(err.retryable ? 'server_error' : 'bad_request', `Transcription of ${m.filename ?? m.id} failed: ${err.message}`, {
-              provider: p.name,
-              field,
-              ...(err.retryable ? {} : { errors: [{ field, message: `could not be transcribed: ${err.message}` }] }),
-            });
+            throw new ApiError(
+              err.retryable ? 'server_error' : 'bad_request',
+              `Transcription of ${m.filename ?? m.id} failed: ${err.message}`,
+              {
+                provider: p.name,
+                field,
+                ...(err.retryable ? {} : { errors: [{ field, message: `could not be transcribed: ${err.message}` }] }),
+              },
+            );
           }
           throw err;
         });
@@ -309,7 +357,16 @@ export class EditResources {
     if (transcripts.length) {
       await tx
         .insert(mediaTranscripts)
-        .values(transcripts.map(([mediaId, t]) => ({ mediaId, orgId: this.orgId, source: t.source, language: t.language, text: t.text, words: t.words })))
+        .values(
+          transcripts.map(([mediaId, t]) => ({
+            mediaId,
+            orgId: this.orgId,
+            source: t.source,
+            language: t.language,
+            text: t.text,
+            words: t.words,
+          })),
+        )
         .onConflictDoNothing();
     }
   }

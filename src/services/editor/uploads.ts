@@ -8,7 +8,16 @@ import requestValidators from '../../../generated/request-validators.cjs';
 import type { AppContext } from '../../context.ts';
 import { badRequest, type FieldError } from '../../errors.ts';
 import type { UploadPart } from '../../operations/multipart.ts';
-import { decodeInlineData, ingest, JSON_UPLOAD_MAX_BYTES, receiveBuffer, receiveStream, TooLarge, type EditorMediaType, type Received } from './media.ts';
+import {
+  decodeInlineData,
+  ingest,
+  JSON_UPLOAD_MAX_BYTES,
+  receiveBuffer,
+  receiveStream,
+  TooLarge,
+  type EditorMediaType,
+  type Received,
+} from './media.ts';
 import { checkUploadTarget, commitUpload } from './projects.ts';
 import { fetchMedia, urlFilename } from './resources.ts';
 
@@ -16,7 +25,11 @@ type S = components['schemas'];
 
 export async function uploadJson(ctx: AppContext, orgId: string, body: S['UploadEditorMediaRequest']): Promise<S['EditorMediaUpload']> {
   await checkUploadTarget(ctx, orgId, body);
-  const { bytes, dataUrlType } = decodeInlineData(body.media.data, 'body.media.data', Math.min(JSON_UPLOAD_MAX_BYTES, ctx.config.editorUploadMaxBytes));
+  const { bytes, dataUrlType } = decodeInlineData(
+    body.media.data,
+    'body.media.data',
+    Math.min(JSON_UPLOAD_MAX_BYTES, ctx.config.editorUploadMaxBytes),
+  );
   if (dataUrlType && body.media.content_type && dataUrlType !== body.media.content_type.toLowerCase()) {
     throw badRequest(`Invalid request: the data URL says ${dataUrlType} but content_type says ${body.media.content_type}`, [
       { field: 'body.media.content_type', message: `disagrees with the data URL's type ${dataUrlType}` },
@@ -106,13 +119,18 @@ export async function uploadMultipart(ctx: AppContext, orgId: string, parts: Asy
   try {
     for await (const part of parts) {
       if (part.kind === 'field') {
-        if (part.name in form) throw badRequest(`Invalid request: body.${part.name} is given twice`, [{ field: `body.${part.name}`, message: 'is given more than once' }]);
+        if (part.name in form)
+          throw badRequest(`Invalid request: body.${part.name} is given twice`, [
+            { field: `body.${part.name}`, message: 'is given more than once' },
+          ]);
         form[part.name] = coerce(part.name, part.value);
         continue;
       }
       if (part.name !== 'file') {
         part.stream.resume();
-        throw badRequest(`Invalid request: the file part must be named "file", not "${part.name}"`, [{ field: `body.${part.name}`, message: 'is not a known field; send the file as the part named file' }]);
+        throw badRequest(`Invalid request: the file part must be named "file", not "${part.name}"`, [
+          { field: `body.${part.name}`, message: 'is not a known field; send the file as the part named file' },
+        ]);
       }
       if (received) {
         part.stream.resume();
@@ -123,15 +141,26 @@ export async function uploadMultipart(ctx: AppContext, orgId: string, parts: Asy
         received = { ...r, filename: part.filename, mimetype: part.mimetype };
       } catch (err) {
         if (err instanceof TooLarge || (err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') {
-          throw badRequest(`Invalid request: body.file is larger than ${max} bytes, the most an upload may have`, [{ field: 'body.file', message: `is larger than ${max} bytes` }], { limit_bytes: max });
+          throw badRequest(
+            `Invalid request: body.file is larger than ${max} bytes, the most an upload may have`,
+            [{ field: 'body.file', message: `is larger than ${max} bytes` }],
+            { limit_bytes: max },
+          );
         }
         throw err;
       }
     }
-    if (!received) throw badRequest('Invalid request: body.file is required (a file part named file)', [{ field: 'body.file', message: 'is required' }]);
+    if (!received)
+      throw badRequest('Invalid request: body.file is required (a file part named file)', [{ field: 'body.file', message: 'is required' }]);
     const errors = checkForm({ ...form, media: { filename: received.filename || 'upload', data: 'AAAA' } });
     if (errors.length) throw badRequest(`Invalid request: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`, errors);
-    const target = form as { add_to_editor?: boolean; video_id?: number; placement?: S['EditorMediaPlacement']; media_type?: EditorMediaType; title?: string };
+    const target = form as {
+      add_to_editor?: boolean;
+      video_id?: number;
+      placement?: S['EditorMediaPlacement'];
+      media_type?: EditorMediaType;
+      title?: string;
+    };
     await checkUploadTarget(ctx, orgId, target);
     const declared = received.mimetype && received.mimetype !== 'application/octet-stream' ? received.mimetype : undefined;
     const { row } = await ingest(ctx, received, {
@@ -170,4 +199,3 @@ export async function importEditorMediaFromUrl(
   });
   return commitUpload(ctx, orgId, row, args);
 }
-

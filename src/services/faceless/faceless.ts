@@ -22,7 +22,12 @@ export const FACELESS_STAGES = ['script', 'scenes', 'voiceover', 'captions', 're
 export type FacelessStage = (typeof FACELESS_STAGES)[number];
 
 /** POST /faceless-videos. */
-export function createFacelessVideo(ctx: AppContext, orgId: string, body: CreateFacelessBody, headerKey: string | undefined): Promise<S['FacelessVideoGeneration']> {
+export function createFacelessVideo(
+  ctx: AppContext,
+  orgId: string,
+  body: CreateFacelessBody,
+  headerKey: string | undefined,
+): Promise<S['FacelessVideoGeneration']> {
   return runChargedCommand(ctx, {
     orgId,
     operation: 'createFacelessVideo',
@@ -50,7 +55,12 @@ export function createFacelessVideo(ctx: AppContext, orgId: string, body: Create
 }
 
 /** GET /videos/{id} of a faceless video (undefined when the id is not one of this workspace's). */
-export async function facelessStatus(ctx: AppContext, orgId: string, id: number, db: AppContext['db'] | Tx = ctx.db): Promise<S['Video'] | undefined> {
+export async function facelessStatus(
+  ctx: AppContext,
+  orgId: string,
+  id: number,
+  db: AppContext['db'] | Tx = ctx.db,
+): Promise<S['Video'] | undefined> {
   const [row] = await db
     .select({ f: facelessVideos, m: media })
     .from(facelessVideos)
@@ -128,7 +138,8 @@ export async function startFacelessAttempt(ctx: AppContext, videoId: number): Pr
 }
 
 /** Progress of a stage (never backwards: services/progress.ts; a report written without waiting can land late). */
-export const facelessProgress = (ctx: AppContext, videoId: number, stage: string, percent: number): Promise<void> => facelessResource.progress(ctx, videoId, stage, percent);
+export const facelessProgress = (ctx: AppContext, videoId: number, stage: string, percent: number): Promise<void> =>
+  facelessResource.progress(ctx, videoId, stage, percent);
 
 export interface FacelessOutput {
   storageKey: string;
@@ -166,10 +177,20 @@ export function completeFaceless(ctx: AppContext, f: FacelessRow, out: FacelessO
     extra: (tx) =>
       tx
         .insert(editorVideos)
-        .values({ videoId: f.videoId, orgId: f.orgId, title: f.spec.title, aspectRatio: f.spec.aspectRatio, width: out.width, height: out.height, fps: out.fps, timeline: out.timeline })
+        .values({
+          videoId: f.videoId,
+          orgId: f.orgId,
+          title: f.spec.title,
+          aspectRatio: f.spec.aspectRatio,
+          width: out.width,
+          height: out.height,
+          fps: out.fps,
+          timeline: out.timeline,
+        })
         .onConflictDoNothing(),
   });
 }
 
 /** Terminal failure: marks the video failed (its stage kept) and refunds its credits, exactly once. */
-export const failFaceless = (ctx: AppContext, videoId: number, detail: FailureDetail): Promise<boolean> => facelessResource.fail(ctx, videoId, detail);
+export const failFaceless = (ctx: AppContext, videoId: number, detail: FailureDetail): Promise<boolean> =>
+  facelessResource.fail(ctx, videoId, detail);

@@ -140,7 +140,10 @@ export function facelessTimeline(input: TimelineInput): Timeline {
         media_id: mediaId,
         from_seconds: from,
         duration_seconds: dur,
-        animation: { enter: { type: 'pan', duration_seconds: t3(Math.min(10, dur)), direction: PAN_DIRECTIONS[i % PAN_DIRECTIONS.length] }, exit: null },
+        animation: {
+          enter: { type: 'pan', duration_seconds: t3(Math.min(10, dur)), direction: PAN_DIRECTIONS[i % PAN_DIRECTIONS.length] },
+          exit: null,
+        },
         layer: 0,
       }),
     );
@@ -181,7 +184,14 @@ export function facelessTimeline(input: TimelineInput): Timeline {
     from_seconds: 0,
     duration_seconds: D,
     captions: input.cues,
-    style: { ...CAPTION_DEFAULTS, font_size: portrait ? 84 : 64, stroke_width: 6, top: top + 0.02, highlight_color: '#FFD400', color: '#FFFFFF' },
+    style: {
+      ...CAPTION_DEFAULTS,
+      font_size: portrait ? 84 : 64,
+      stroke_width: 6,
+      top: top + 0.02,
+      highlight_color: '#FFD400',
+      color: '#FFFFFF',
+    },
     transform: { left: 0.06, top: t3(top + 0.02), width: 0.88, height: portrait ? 0.16 : 0.14, opacity: 1 },
     layer: 10,
   });

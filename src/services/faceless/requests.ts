@@ -97,7 +97,6 @@ export function parseLanguage(value: string): { code: string; locale: string } |
 
 const speaks = (locales: readonly string[], code: string) => locales.some((l) => l.toLowerCase().split('-')[0] === code);
 
-
 const words = (text: string) => (text.match(/[\p{L}\p{N}]+/gu) ?? []).length;
 
 export interface ResolveDeps {
@@ -117,7 +116,8 @@ export async function resolveFaceless(deps: ResolveDeps, orgId: string, body: Cr
     add('duration', `must be ${MIN_DURATION_SECONDS} to ${MAX_DURATION_SECONDS} seconds`);
   } else if (script) {
     const fits = Math.floor(duration * WORDS_PER_SECOND * MAX_SPEED);
-    if (words(script) > fits) add('script', `has ${words(script)} words; at most ${fits} fit in ${duration} seconds (raise duration or shorten the script)`);
+    if (words(script) > fits)
+      add('script', `has ${words(script)} words; at most ${fits} fit in ${duration} seconds (raise duration or shorten the script)`);
   }
   (body.reference_image_urls ?? []).forEach((u, i) => {
     const problem = deps.fetcher.precheck(u);
@@ -159,7 +159,8 @@ export async function resolveFaceless(deps: ResolveDeps, orgId: string, body: Cr
       // language and pitch); clones made before that mapping, by the built-in voice of their language and gender.
       const code = (clone.locale[0] ?? 'en-US').toLowerCase().split('-')[0];
       const mapped = clone.baseVoice ? findVoice(clone.baseVoice) : undefined;
-      const match = mapped ?? voices.find((v) => speaks(v.locale, code) && v.gender === clone.gender) ?? voices.find((v) => speaks(v.locale, code));
+      const match =
+        mapped ?? voices.find((v) => speaks(v.locale, code) && v.gender === clone.gender) ?? voices.find((v) => speaks(v.locale, code));
       voice = { id: clone.id, name: clone.name, espeak: match?.espeak_voice ?? `${code}+f3`, locale: [...clone.locale] };
       voiceCredits = aspect === '9:16' ? clone.credits916 : clone.credits169;
     }
@@ -181,18 +182,28 @@ export async function resolveFaceless(deps: ResolveDeps, orgId: string, body: Cr
   // The copy writer writes every voice language but Japanese (unspaced words cannot be sized).
   if (!script && !supportedWriterLanguage(lang.code)) {
     const field = asked ? 'language' : 'voice_id';
-    throw badRequest(`Invalid request: body.${field}: scripts in ${lang.code} are not written from a prompt; give the narration as script`, [
-      { field: `body.${field}`, message: `speaks ${lang.code}, which the script writer does not write from a prompt; give a script` },
-    ]);
+    throw badRequest(
+      `Invalid request: body.${field}: scripts in ${lang.code} are not written from a prompt; give the narration as script`,
+      [{ field: `body.${field}`, message: `speaks ${lang.code}, which the script writer does not write from a prompt; give a script` }],
+    );
   }
 
   let brandKit: FacelessSpec['brandKit'];
   if (body.brand_kit_id !== undefined) {
     const kit = await useAsset(deps.db, 'brandKit', orgId, body.brand_kit_id);
-    if (!kit) throw new ApiError('not_found', `Brand kit ${body.brand_kit_id} was not found in this workspace`, { field: 'body.brand_kit_id', resource: 'brand_kit' });
+    if (!kit)
+      throw new ApiError('not_found', `Brand kit ${body.brand_kit_id} was not found in this workspace`, {
+        field: 'body.brand_kit_id',
+        resource: 'brand_kit',
+      });
     const logo = (kit.kitData as Record<string, unknown> | null)?.logo_url;
     const logoUrl = typeof logo === 'string' && /^https?:\/\//.test(logo) && !deps.fetcher.precheck(logo) ? logo : undefined;
-    brandKit = { id: kit.id, name: kit.kitName, colors: brandColors(kit.kitData), ...(kit.logoKey ? { logoKey: kit.logoKey } : logoUrl ? { logoUrl } : {}) };
+    brandKit = {
+      id: kit.id,
+      name: kit.kitName,
+      colors: brandColors(kit.kitData),
+      ...(kit.logoKey ? { logoKey: kit.logoKey } : logoUrl ? { logoUrl } : {}),
+    };
   }
 
   const size = aspect === '9:16' ? { width: 1080, height: 1920 } : { width: 1920, height: 1080 };

@@ -44,7 +44,15 @@ export interface GenerationSpec {
   durationSeconds?: number;
   imageFormat?: 'png' | 'jpeg' | 'webp';
   /** logoKey: the kit's uploaded logo in storage (read at run time); logoUrl: an older kit's logo URL; fonts: the kit's font names. */
-  brandKit?: { id: number; name: string; colors: string[]; colorRoles?: { role: string; hex: string }[]; logoKey?: string; logoUrl?: string; fonts?: string[] };
+  brandKit?: {
+    id: number;
+    name: string;
+    colors: string[];
+    colorRoles?: { role: string; hex: string }[];
+    logoKey?: string;
+    logoUrl?: string;
+    fonts?: string[];
+  };
   /**
    * imageKey: an uploaded avatar's portrait in storage (imageUrl is then ''); a catalog avatar's
    * imageUrl is its preview path (relative to spec/previews/), source 'catalog'.
@@ -86,11 +94,13 @@ class Problems {
 }
 
 /** Credits for one output at `duration` (linear in seconds away from the default). */
-export function priceOf(unit: { credits: number; credits_per_second?: number; default_duration: number }, duration: number | undefined): number {
+export function priceOf(
+  unit: { credits: number; credits_per_second?: number; default_duration: number },
+  duration: number | undefined,
+): number {
   if (duration === undefined || duration === unit.default_duration || !unit.credits_per_second) return unit.credits;
   return unit.credits_per_second * duration;
 }
-
 
 /**
  * When a hosted model makes the variant (its provider keyed: hostedProviderOf, as the worker
@@ -108,7 +118,8 @@ function refuseUnusedByHostedModel(cfg: ProviderConfig, body: CreateGenerationBo
   const given = (k: keyof CreateGenerationBody) => body[k] !== undefined && body[k] !== null;
   if (names.prompt === null) {
     if (body.prompt?.trim()) p.add('prompt', `does not apply: ${by}, which takes no prompt`);
-    if (given('brand_kit_id')) p.add('brand_kit_id', `does not apply: ${by}, which takes no prompt (the kit's name and colours are prompt guidance)`);
+    if (given('brand_kit_id'))
+      p.add('brand_kit_id', `does not apply: ${by}, which takes no prompt (the kit's name and colours are prompt guidance)`);
   }
   if (given('aspect_ratio') && body.aspect_ratio !== 'auto' && names.aspect_ratio === null) {
     p.add('aspect_ratio', `does not apply: ${by}, which takes its frame from its input; omit it or give auto`);
@@ -122,11 +133,18 @@ function refuseUnusedByHostedModel(cfg: ProviderConfig, body: CreateGenerationBo
   }
   const refs = (body.reference_image_urls?.length ?? 0) + (body.reference_media_ids?.length ?? 0);
   if (refs > 1 && model.name !== 'openai' && !model.image_list) {
-    p.add(given('reference_media_ids') ? 'reference_media_ids' : 'reference_image_urls', `gives ${refs} images: ${by}, which takes one reference image`);
+    p.add(
+      given('reference_media_ids') ? 'reference_media_ids' : 'reference_image_urls',
+      `gives ${refs} images: ${by}, which takes one reference image`,
+    );
   }
   const hasSource = given('source_video_url') || given('source_video_media_id');
   const hasMotion = given('motion_video_url') || given('motion_video_media_id');
-  if (hasSource && hasMotion) p.add(given('motion_video_url') ? 'motion_video_url' : 'motion_video_media_id', `does not apply beside a source video: ${by}, which takes one video`);
+  if (hasSource && hasMotion)
+    p.add(
+      given('motion_video_url') ? 'motion_video_url' : 'motion_video_media_id',
+      `does not apply beside a source video: ${by}, which takes one video`,
+    );
 }
 
 export interface ResolveDeps {
@@ -178,18 +196,36 @@ export async function resolveGeneration(deps: ResolveDeps, orgId: string, body: 
     output = v.output;
     title = m!.title;
     model = v.model;
-    defaults = { aspect: v.default_aspect_ratio, resolution: v.default_resolution, duration: v.output === 'video' ? v.default_duration : undefined };
+    defaults = {
+      aspect: v.default_aspect_ratio,
+      resolution: v.default_resolution,
+      duration: v.output === 'video' ? v.default_duration : undefined,
+    };
     Object.assign(spec, { modelSlug: m!.slug, variantId: v.id });
     const modes = new Set(v.input_mode);
-    if (!modes.has('image')) refuse(['reference_image_urls', 'reference_media_ids'], `is not an input of variant ${v.id} (inputs: ${v.input_mode.join(', ')})`);
-    if (!modes.has('video')) refuse(['source_video_url', 'source_video_media_id', 'motion_video_url', 'motion_video_media_id'], `is not an input of variant ${v.id} (inputs: ${v.input_mode.join(', ')})`);
-    if (!modes.has('audio')) refuse(['audio_url', 'audio_media_id'], `is not an input of variant ${v.id} (inputs: ${v.input_mode.join(', ')})`);
+    if (!modes.has('image'))
+      refuse(['reference_image_urls', 'reference_media_ids'], `is not an input of variant ${v.id} (inputs: ${v.input_mode.join(', ')})`);
+    if (!modes.has('video'))
+      refuse(
+        ['source_video_url', 'source_video_media_id', 'motion_video_url', 'motion_video_media_id'],
+        `is not an input of variant ${v.id} (inputs: ${v.input_mode.join(', ')})`,
+      );
+    if (!modes.has('audio'))
+      refuse(['audio_url', 'audio_media_id'], `is not an input of variant ${v.id} (inputs: ${v.input_mode.join(', ')})`);
     // Inputs the variant's model cannot do without (catalog `requires`): refused here, before anything is charged.
     const required = new Set(v.requires ?? []);
     if (required.has('image') && (body.reference_image_urls?.length ?? 0) + (body.reference_media_ids?.length ?? 0) === 0) {
-      p.add('reference_image_urls', `or reference_media_ids is required: variant ${v.id} of ${m!.slug} animates or edits a reference image (give at least one)`);
+      p.add(
+        'reference_image_urls',
+        `or reference_media_ids is required: variant ${v.id} of ${m!.slug} animates or edits a reference image (give at least one)`,
+      );
     }
-    if (required.has('video') && !['source_video_url', 'source_video_media_id', 'motion_video_url', 'motion_video_media_id'].some((f) => given(f as keyof CreateGenerationBody))) {
+    if (
+      required.has('video') &&
+      !['source_video_url', 'source_video_media_id', 'motion_video_url', 'motion_video_media_id'].some((f) =>
+        given(f as keyof CreateGenerationBody),
+      )
+    ) {
       p.add('source_video_url', `or source_video_media_id is required: variant ${v.id} of ${m!.slug} works on a video`);
     }
     if (required.has('audio') && !given('audio_url') && !given('audio_media_id')) {
@@ -215,7 +251,9 @@ export async function resolveGeneration(deps: ResolveDeps, orgId: string, body: 
     if (!t || t.section !== TEMPLATE_SECTION[body.type]) {
       p.add(
         'template_slug',
-        t ? `"${t.slug}" is a ${t.section} template, not ${TEMPLATE_SECTION[body.type]}` : `"${body.template_slug}" is not a template of the catalog`,
+        t
+          ? `"${t.slug}" is a ${t.section} template, not ${TEMPLATE_SECTION[body.type]}`
+          : `"${body.template_slug}" is not a template of the catalog`,
       );
       p.throwIfAny();
     }
@@ -283,7 +321,11 @@ export async function resolveGeneration(deps: ResolveDeps, orgId: string, body: 
   const db = deps.db;
   if (given('brand_kit_id')) {
     const kit = await useAsset(db, 'brandKit', orgId, body.brand_kit_id!);
-    if (!kit) throw new ApiError('not_found', `Brand kit ${body.brand_kit_id} was not found in this workspace`, { field: 'body.brand_kit_id', resource: 'brand_kit' });
+    if (!kit)
+      throw new ApiError('not_found', `Brand kit ${body.brand_kit_id} was not found in this workspace`, {
+        field: 'body.brand_kit_id',
+        resource: 'brand_kit',
+      });
     const logoUrl = kit.logoKey ? undefined : brandLogoUrl(kit.kitData);
     spec.brandKit = {
       id: kit.id,
@@ -300,8 +342,18 @@ export async function resolveGeneration(deps: ResolveDeps, orgId: string, body: 
     if (pub) spec.avatar = { id: pub.id, name: pub.name, imageUrl: pub.image, source: 'catalog' };
     else {
       const custom = await useAsset(db, 'avatar', orgId, body.avatar_id!);
-      if (!custom) throw new ApiError('not_found', `Avatar ${body.avatar_id} was not found in this workspace`, { field: 'body.avatar_id', resource: 'avatar' });
-      spec.avatar = { id: custom.id, name: custom.name, imageUrl: custom.imageUrl, source: 'custom', ...(custom.imageKey ? { imageKey: custom.imageKey } : {}) };
+      if (!custom)
+        throw new ApiError('not_found', `Avatar ${body.avatar_id} was not found in this workspace`, {
+          field: 'body.avatar_id',
+          resource: 'avatar',
+        });
+      spec.avatar = {
+        id: custom.id,
+        name: custom.name,
+        imageUrl: custom.imageUrl,
+        source: 'custom',
+        ...(custom.imageKey ? { imageKey: custom.imageKey } : {}),
+      };
     }
   }
   if (given('custom_reference_inspiration_id')) {
@@ -324,8 +376,12 @@ export async function resolveGeneration(deps: ResolveDeps, orgId: string, body: 
   }
   const wanted: { field: string; id: string; kind: 'image' | 'video' | 'audio' }[] = [
     ...(body.reference_media_ids ?? []).map((id, i) => ({ field: `body.reference_media_ids[${i}]`, id, kind: 'image' as const })),
-    ...(body.source_video_media_id ? [{ field: 'body.source_video_media_id', id: body.source_video_media_id, kind: 'video' as const }] : []),
-    ...(body.motion_video_media_id ? [{ field: 'body.motion_video_media_id', id: body.motion_video_media_id, kind: 'video' as const }] : []),
+    ...(body.source_video_media_id
+      ? [{ field: 'body.source_video_media_id', id: body.source_video_media_id, kind: 'video' as const }]
+      : []),
+    ...(body.motion_video_media_id
+      ? [{ field: 'body.motion_video_media_id', id: body.motion_video_media_id, kind: 'video' as const }]
+      : []),
     ...(body.audio_media_id ? [{ field: 'body.audio_media_id', id: body.audio_media_id, kind: 'audio' as const }] : []),
   ];
   if (wanted.length) {
@@ -335,7 +391,8 @@ export async function resolveGeneration(deps: ResolveDeps, orgId: string, body: 
       .where(and(eq(media.orgId, orgId), inArray(media.id, [...new Set(wanted.map((w) => w.id))])));
     const byId = new Map(rows.map((r) => [r.id, r]));
     for (const w of wanted) {
-      if (!byId.has(w.id)) throw new ApiError('not_found', `Media ${w.id} was not found in this workspace`, { field: w.field, resource: 'editor_media' });
+      if (!byId.has(w.id))
+        throw new ApiError('not_found', `Media ${w.id} was not found in this workspace`, { field: w.field, resource: 'editor_media' });
     }
     const wrong = wanted.filter((w) => {
       const row = byId.get(w.id)!;
@@ -345,7 +402,10 @@ export async function resolveGeneration(deps: ResolveDeps, orgId: string, body: 
     if (wrong.length) {
       const errors = wrong.map((w) => {
         const row = byId.get(w.id)!;
-        return { field: w.field, message: row.status !== 'completed' ? `is ${row.status}, not completed` : `is ${row.kind} media, not ${w.kind}` };
+        return {
+          field: w.field,
+          message: row.status !== 'completed' ? `is ${row.status}, not completed` : `is ${row.kind} media, not ${w.kind}`,
+        };
       });
       throw badRequest(`Invalid request: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`, errors);
     }
@@ -365,9 +425,20 @@ export async function resolveGeneration(deps: ResolveDeps, orgId: string, body: 
     height,
     durationSeconds: duration,
     imageFormat: output === 'image' ? 'png' : undefined,
-    references: [...(body.reference_image_urls ?? []).map((url) => ({ url })), ...(body.reference_media_ids ?? []).map((mediaId) => ({ mediaId }))],
-    sourceVideo: body.source_video_url ? { url: body.source_video_url } : body.source_video_media_id ? { mediaId: body.source_video_media_id } : undefined,
-    motionVideo: body.motion_video_url ? { url: body.motion_video_url } : body.motion_video_media_id ? { mediaId: body.motion_video_media_id } : undefined,
+    references: [
+      ...(body.reference_image_urls ?? []).map((url) => ({ url })),
+      ...(body.reference_media_ids ?? []).map((mediaId) => ({ mediaId })),
+    ],
+    sourceVideo: body.source_video_url
+      ? { url: body.source_video_url }
+      : body.source_video_media_id
+        ? { mediaId: body.source_video_media_id }
+        : undefined,
+    motionVideo: body.motion_video_url
+      ? { url: body.motion_video_url }
+      : body.motion_video_media_id
+        ? { mediaId: body.motion_video_media_id }
+        : undefined,
     audio: body.audio_url ? { url: body.audio_url } : body.audio_media_id ? { mediaId: body.audio_media_id } : undefined,
     generateAudio: output === 'video' ? (body.generate_audio ?? true) : false,
   };

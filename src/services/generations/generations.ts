@@ -19,7 +19,12 @@ export type GenerationBatch = components['schemas']['GenerationBatch'];
 type GenerationBatchItem = components['schemas']['GenerationBatchItem'];
 
 /** POST /generations: `request_count` generations of one resolved spec, charged per generation. */
-export function createGenerationBatch(ctx: AppContext, orgId: string, body: CreateGenerationBody, headerKey: string | undefined): Promise<GenerationBatch> {
+export function createGenerationBatch(
+  ctx: AppContext,
+  orgId: string,
+  body: CreateGenerationBody,
+  headerKey: string | undefined,
+): Promise<GenerationBatch> {
   return runChargedCommand(ctx, {
     orgId,
     operation: 'createGeneration',
@@ -71,7 +76,12 @@ export type GenerationView = components['schemas']['Generation'];
 type OutputContentType = components['schemas']['GenerationOutput']['content_type'];
 
 /** GET /generations/{id}; `db` is a transaction when its terminal state is being written (the webhook event's data). */
-export async function getGeneration(ctx: AppContext, orgId: string, id: string, db: AppContext['db'] | Tx = ctx.db): Promise<GenerationView> {
+export async function getGeneration(
+  ctx: AppContext,
+  orgId: string,
+  id: string,
+  db: AppContext['db'] | Tx = ctx.db,
+): Promise<GenerationView> {
   const [row] = await db
     .select({ g: generations, m: media })
     .from(generations)
@@ -89,7 +99,13 @@ export async function getGeneration(ctx: AppContext, orgId: string, id: string, 
     error: (g.error as FailureDetail | null) ?? null,
     progress: g.progress,
     output: done
-      ? { content_type: m.contentType as OutputContentType, width: m.width, height: m.height, duration_seconds: m.durationSeconds, size_bytes: m.sizeBytes }
+      ? {
+          content_type: m.contentType as OutputContentType,
+          width: m.width,
+          height: m.height,
+          duration_seconds: m.durationSeconds,
+          size_bytes: m.sizeBytes,
+        }
       : null,
     created_at: g.createdAt.toISOString(),
     updated_at: g.updatedAt.toISOString(),
@@ -184,4 +200,5 @@ export function completeGeneration(ctx: AppContext, g: GenerationRow, out: Store
 }
 
 /** Terminal failure: marks the generation failed and refunds its credits, exactly once. */
-export const failGeneration = (ctx: AppContext, id: string, detail: FailureDetail): Promise<boolean> => generationResource.fail(ctx, id, detail);
+export const failGeneration = (ctx: AppContext, id: string, detail: FailureDetail): Promise<boolean> =>
+  generationResource.fail(ctx, id, detail);

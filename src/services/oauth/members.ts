@@ -75,7 +75,14 @@ export async function verifyMemberPassword(db: Db, email: string, password: stri
   const [row] =
     e && password.length <= MAX_PASSWORD_LENGTH
       ? await db
-          .select({ id: members.id, orgId: members.orgId, email: members.email, passwordHash: members.passwordHash, orgName: organizations.name, plan: organizations.plan })
+          .select({
+            id: members.id,
+            orgId: members.orgId,
+            email: members.email,
+            passwordHash: members.passwordHash,
+            orgName: organizations.name,
+            plan: organizations.plan,
+          })
           .from(members)
           .innerJoin(organizations, eq(organizations.id, members.orgId))
           .where(eq(members.email, e))

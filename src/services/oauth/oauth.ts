@@ -87,7 +87,8 @@ export function redirectUriProblem(raw: string): string | undefined {
   if (raw.includes('#')) return 'must not contain a fragment';
   const url = URL.parse(raw);
   // An empty user info ("https://@host/") leaves no trace in the parsed URL: the raw authority has no "@" either.
-  if (url?.username || url?.password || /^[a-z][a-z0-9+.-]*:[\\/]{2}[^\\/?#]*@/i.test(raw)) return 'must not contain a user name or password';
+  if (url?.username || url?.password || /^[a-z][a-z0-9+.-]*:[\\/]{2}[^\\/?#]*@/i.test(raw))
+    return 'must not contain a user name or password';
   return undefined;
 }
 
@@ -103,7 +104,8 @@ function checkRedirectUri(raw: unknown): string {
   }
   const problem = redirectUriProblem(raw);
   if (problem) throw new OAuthError('invalid_redirect_uri', `Redirect URI ${raw} ${problem}`);
-  if (FORBIDDEN_SCHEMES.has(url.protocol)) throw new OAuthError('invalid_redirect_uri', `Redirect URI scheme ${url.protocol} is not allowed`);
+  if (FORBIDDEN_SCHEMES.has(url.protocol))
+    throw new OAuthError('invalid_redirect_uri', `Redirect URI scheme ${url.protocol} is not allowed`);
   if (url.protocol === 'http:' && !LOOPBACK.has(url.hostname)) {
     throw new OAuthError('invalid_redirect_uri', `Redirect URI ${raw} must use https (plain http is allowed for loopback addresses only)`);
   }
@@ -113,7 +115,8 @@ function checkRedirectUri(raw: unknown): string {
 function optionalString(body: Record<string, unknown>, key: string, max: number): string | undefined {
   const v = body[key];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'string' || v.length > max) throw new OAuthError('invalid_client_metadata', `${key} must be a string of at most ${max} characters`);
+  if (typeof v !== 'string' || v.length > max)
+    throw new OAuthError('invalid_client_metadata', `${key} must be a string of at most ${max} characters`);
   return v;
 }
 
@@ -136,7 +139,8 @@ function stringList(body: Record<string, unknown>, key: string, allowed: string[
     throw new OAuthError('invalid_client_metadata', `${key} must be a non-empty array of strings`);
   }
   const bad = allowed ? v.filter((x) => !allowed.includes(x)) : [];
-  if (bad.length) throw new OAuthError('invalid_client_metadata', `${key} ${bad.join(', ')} not supported; supported: ${allowed!.join(', ')}`);
+  if (bad.length)
+    throw new OAuthError('invalid_client_metadata', `${key} ${bad.join(', ')} not supported; supported: ${allowed!.join(', ')}`);
   return [...new Set(v as string[])];
 }
 
@@ -146,7 +150,8 @@ function stringList(body: Record<string, unknown>, key: string, allowed: string[
  * grant_types is omitted the client gets authorization_code and refresh_token.
  */
 export async function registerClient(db: Db, body: unknown): Promise<Record<string, unknown>> {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new OAuthError('invalid_client_metadata', 'The registration request must be a JSON object');
+  if (!body || typeof body !== 'object' || Array.isArray(body))
+    throw new OAuthError('invalid_client_metadata', 'The registration request must be a JSON object');
   const b = body as Record<string, unknown>;
   const uris = b.redirect_uris;
   if (!Array.isArray(uris) || uris.length === 0 || uris.length > 20) {
@@ -158,7 +163,8 @@ export async function registerClient(db: Db, body: unknown): Promise<Record<stri
     throw new OAuthError('invalid_client_metadata', `token_endpoint_auth_method must be one of ${AUTH_METHODS.join(', ')}`);
   }
   const grantTypes = stringList(b, 'grant_types', GRANT_TYPES, GRANT_TYPES);
-  if (!grantTypes.includes('authorization_code')) throw new OAuthError('invalid_client_metadata', 'grant_types must include authorization_code');
+  if (!grantTypes.includes('authorization_code'))
+    throw new OAuthError('invalid_client_metadata', 'grant_types must include authorization_code');
   const responseTypes = stringList(b, 'response_types', ['code'], ['code']);
   let scope: string | undefined;
   if (b.scope !== undefined && b.scope !== null) {
@@ -246,7 +252,11 @@ export async function authenticateClient(
   const presented = input.basic ? input.basic.secret : input.clientSecret;
   const via: ClientAuthMethod = input.basic ? 'client_secret_basic' : input.clientSecret !== undefined ? 'client_secret_post' : 'none';
   if (via !== client.tokenEndpointAuthMethod) {
-    throw new OAuthError('invalid_client', `Client authentication failed: this client authenticates with ${client.tokenEndpointAuthMethod}`, 401);
+    throw new OAuthError(
+      'invalid_client',
+      `Client authentication failed: this client authenticates with ${client.tokenEndpointAuthMethod}`,
+      401,
+    );
   }
   if (via !== 'none' && !(client.secretHash && presented !== undefined && safeEqual(sha256(presented), client.secretHash))) {
     throw new OAuthError('invalid_client', 'Client authentication failed: wrong client secret', 401);
@@ -275,7 +285,10 @@ export async function createBrowserSession(db: Db, cfg: OAuthConfig, memberId: s
 
 export async function findBrowserSession(db: Db, token: string | undefined): Promise<BrowserSession | undefined> {
   if (!token || !/^mss_[A-Za-z0-9_-]{43}$/.test(token)) return undefined;
-  const [row] = await db.select().from(oauthBrowserSessions).where(eq(oauthBrowserSessions.tokenHash, sha256(token)));
+  const [row] = await db
+    .select()
+    .from(oauthBrowserSessions)
+    .where(eq(oauthBrowserSessions.tokenHash, sha256(token)));
   if (!row || row.expiresAt.getTime() <= Date.now()) return undefined;
   return { id: row.id, token, memberId: row.memberId };
 }
@@ -284,7 +297,12 @@ export async function findBrowserSession(db: Db, token: string | undefined): Pro
  * Signing in (memberId) or out (null) replaces the browser's session by a new one (new cookie:
  * no session fixation) and moves its pending authorization requests over.
  */
-export async function switchBrowserSession(db: Db, cfg: OAuthConfig, old: BrowserSession, memberId: string | null): Promise<BrowserSession> {
+export async function switchBrowserSession(
+  db: Db,
+  cfg: OAuthConfig,
+  old: BrowserSession,
+  memberId: string | null,
+): Promise<BrowserSession> {
   return db.transaction(async (tx) => {
     const token = secret('mss_');
     const [row] = await tx
@@ -335,7 +353,11 @@ export async function createAuthorizationRequest(
 }
 
 /** The pending request, if it exists, belongs to this browser session and is still open. */
-export async function getAuthorizationRequest(db: Db, id: string | undefined, session: BrowserSession | undefined): Promise<AuthorizationRequest | undefined> {
+export async function getAuthorizationRequest(
+  db: Db,
+  id: string | undefined,
+  session: BrowserSession | undefined,
+): Promise<AuthorizationRequest | undefined> {
   if (!id || !isUuid(id) || !session) return undefined;
   const [row] = await db
     .select()
@@ -408,7 +430,13 @@ export interface TokenResponse {
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
-async function issueTokens(tx: Tx, cfg: OAuthConfig, grantId: string, accessScopes: string[], refreshScopes: string[] | null): Promise<TokenResponse> {
+async function issueTokens(
+  tx: Tx,
+  cfg: OAuthConfig,
+  grantId: string,
+  accessScopes: string[],
+  refreshScopes: string[] | null,
+): Promise<TokenResponse> {
   const access = secret('mat_');
   const rows: (typeof oauthTokens.$inferInsert)[] = [
     { grantId, kind: 'access', tokenHash: sha256(access), scopes: accessScopes, expiresAt: later(cfg.accessTokenTtlSeconds) },
@@ -416,7 +444,13 @@ async function issueTokens(tx: Tx, cfg: OAuthConfig, grantId: string, accessScop
   let refresh: string | undefined;
   if (refreshScopes) {
     refresh = secret('mrt_');
-    rows.push({ grantId, kind: 'refresh', tokenHash: sha256(refresh), scopes: refreshScopes, expiresAt: later(cfg.refreshTokenTtlSeconds) });
+    rows.push({
+      grantId,
+      kind: 'refresh',
+      tokenHash: sha256(refresh),
+      scopes: refreshScopes,
+      expiresAt: later(cfg.refreshTokenTtlSeconds),
+    });
   }
   await tx.insert(oauthTokens).values(rows);
   return {
@@ -460,7 +494,8 @@ export async function exchangeCode(
   p: { code: string; redirectUri: string | undefined; codeVerifier: string | undefined; resource: string | undefined },
 ): Promise<TokenResponse> {
   if (!p.codeVerifier) throw new OAuthError('invalid_request', 'code_verifier is required (PKCE)');
-  if (!PKCE_VERIFIER.test(p.codeVerifier)) throw new OAuthError('invalid_request', 'code_verifier must be 43 to 128 characters of [A-Za-z0-9-._~]');
+  if (!PKCE_VERIFIER.test(p.codeVerifier))
+    throw new OAuthError('invalid_request', 'code_verifier must be 43 to 128 characters of [A-Za-z0-9-._~]');
   if (!p.redirectUri) throw new OAuthError('invalid_request', 'redirect_uri is required');
   const outcome = await db.transaction(async (tx) => {
     const [row] = await tx
@@ -472,12 +507,19 @@ export async function exchangeCode(
     if (!row) return { error: new OAuthError('invalid_grant', 'Unknown authorization code') };
     const code = row.oauth_codes;
     const grant = row.oauth_grants;
-    if (grant.clientId !== client.id) return { error: new OAuthError('invalid_grant', 'The authorization code was issued to another client') };
-    if (code.usedAt) return { error: new OAuthError('invalid_grant', 'The authorization code was already used; the tokens issued from it are revoked'), revoke: grant.id };
+    if (grant.clientId !== client.id)
+      return { error: new OAuthError('invalid_grant', 'The authorization code was issued to another client') };
+    if (code.usedAt)
+      return {
+        error: new OAuthError('invalid_grant', 'The authorization code was already used; the tokens issued from it are revoked'),
+        revoke: grant.id,
+      };
     if (code.expiresAt.getTime() <= Date.now()) return { error: new OAuthError('invalid_grant', 'The authorization code has expired') };
     if (grant.revokedAt) return { error: new OAuthError('invalid_grant', 'The authorization has been revoked') };
-    if (code.redirectUri !== p.redirectUri) return { error: new OAuthError('invalid_grant', 'redirect_uri does not match the one of the authorization request') };
-    if (!pkceMatches(p.codeVerifier!, code.codeChallenge)) return { error: new OAuthError('invalid_grant', 'PKCE verification failed: code_verifier does not match code_challenge') };
+    if (code.redirectUri !== p.redirectUri)
+      return { error: new OAuthError('invalid_grant', 'redirect_uri does not match the one of the authorization request') };
+    if (!pkceMatches(p.codeVerifier!, code.codeChallenge))
+      return { error: new OAuthError('invalid_grant', 'PKCE verification failed: code_verifier does not match code_challenge') };
     if (p.resource !== undefined && !sameResource(p.resource, grant.resource)) {
       return { error: new OAuthError('invalid_target', `This code is for resource ${grant.resource}`) };
     }
@@ -501,7 +543,8 @@ export async function refreshTokens(
   client: OAuthClient,
   p: { refreshToken: string; scope: string[] | undefined; resource: string | undefined },
 ): Promise<TokenResponse> {
-  if (!clientGrantTypes(client).includes('refresh_token')) throw new OAuthError('unauthorized_client', 'This client did not register the refresh_token grant');
+  if (!clientGrantTypes(client).includes('refresh_token'))
+    throw new OAuthError('unauthorized_client', 'This client did not register the refresh_token grant');
   const outcome = await db.transaction(async (tx) => {
     const [row] = await tx
       .select()
@@ -515,7 +558,10 @@ export async function refreshTokens(
     if (grant.clientId !== client.id) return { error: new OAuthError('invalid_grant', 'The refresh token was issued to another client') };
     if (grant.revokedAt || token.revokedAt) return { error: new OAuthError('invalid_grant', 'The refresh token has been revoked') };
     if (token.usedAt) {
-      return { error: new OAuthError('invalid_grant', 'The refresh token was already used; every token of this authorization is revoked'), revoke: grant.id };
+      return {
+        error: new OAuthError('invalid_grant', 'The refresh token was already used; every token of this authorization is revoked'),
+        revoke: grant.id,
+      };
     }
     if (token.expiresAt.getTime() <= Date.now()) return { error: new OAuthError('invalid_grant', 'The refresh token has expired') };
     if (p.resource !== undefined && !sameResource(p.resource, grant.resource)) {
@@ -547,7 +593,11 @@ export async function revokeToken(db: Db, client: OAuthClient, token: string): P
     .where(eq(oauthTokens.tokenHash, sha256(token)));
   if (!row || row.clientId !== client.id) return;
   if (row.kind === 'refresh') await revokeGrant(db, row.grantId, 'revoked_by_client');
-  else await db.update(oauthTokens).set({ revokedAt: sql`coalesce(${oauthTokens.revokedAt}, now())` }).where(eq(oauthTokens.id, row.id));
+  else
+    await db
+      .update(oauthTokens)
+      .set({ revokedAt: sql`coalesce(${oauthTokens.revokedAt}, now())` })
+      .where(eq(oauthTokens.id, row.id));
 }
 
 /** Resource indicators compare as URLs without a trailing slash (RFC 8707 §2, MCP canonical URI). */
@@ -572,7 +622,11 @@ export const ACCESS_TOKEN_RE = /^mat_[A-Za-z0-9_-]{43}$/;
  * An access token presented to `resource`: the caller's workspace, plan and the token's scopes,
  * or the reason it is refused. `keyId` is the grant id (one per approval).
  */
-export async function resolveAccessToken(db: Db, token: string, resource: string): Promise<(AuthContext & { expiresAt: Date }) | { refused: string }> {
+export async function resolveAccessToken(
+  db: Db,
+  token: string,
+  resource: string,
+): Promise<(AuthContext & { expiresAt: Date }) | { refused: string }> {
   if (!ACCESS_TOKEN_RE.test(token)) return { refused: 'Malformed access token' };
   const [row] = await db
     .select({
@@ -624,7 +678,10 @@ export async function purgeExpiredOAuth(db: Db, now = new Date()): Promise<OAuth
       .delete(oauthAuthorizationRequests)
       .where(lt(oauthAuthorizationRequests.expiresAt, before))
       .returning({ k: oauthAuthorizationRequests.id });
-    const sessions = await tx.delete(oauthBrowserSessions).where(lt(oauthBrowserSessions.expiresAt, before)).returning({ k: oauthBrowserSessions.id });
+    const sessions = await tx
+      .delete(oauthBrowserSessions)
+      .where(lt(oauthBrowserSessions.expiresAt, before))
+      .returning({ k: oauthBrowserSessions.id });
     const grants = await tx
       .delete(oauthGrants)
       .where(

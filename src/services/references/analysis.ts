@@ -10,7 +10,17 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { AppContext } from '../../context.ts';
-import { analyseImage, analyseVideo, deltaE, hexToLab, mergePalettes, type Box, type ImageAnalysis, type MediaAnalysis, type PaletteColor } from '../../media/analysis.ts';
+import {
+  analyseImage,
+  analyseVideo,
+  deltaE,
+  hexToLab,
+  mergePalettes,
+  type Box,
+  type ImageAnalysis,
+  type MediaAnalysis,
+  type PaletteColor,
+} from '../../media/analysis.ts';
 import type { MediaFile } from '../../media/ffmpeg.ts';
 import { fetchCheckedMedia } from '../../media/fetch-media.ts';
 import { processTempFolder } from '../../media/work-folder.ts';
@@ -20,7 +30,10 @@ import { findSlideshowTemplate, findTemplate, PREVIEWS_DIR_URL } from '../catalo
 
 export type { MediaAnalysis, ImageAnalysis, VideoAnalysis, Box, PaletteColor } from '../../media/analysis.ts';
 
-const limitsOf = (ctx: Pick<AppContext, 'config'>) => ({ maxPixels: ctx.config.mediaMaxPixels, maxDimension: ctx.config.mediaMaxDimension });
+const limitsOf = (ctx: Pick<AppContext, 'config'>) => ({
+  maxPixels: ctx.config.mediaMaxPixels,
+  maxDimension: ctx.config.mediaMaxDimension,
+});
 
 /** Analyses local media files (each in `workDir`, typed as sniffed), in order. */
 export async function analyseFiles(
@@ -78,7 +91,10 @@ export const SUGGEST_VIDEO_MAX_BYTES = 50 * 1024 * 1024;
 const SUGGEST_VIDEO_SECONDS = 30;
 
 /** Fetches (guarded), checks and analyses media given by URL, for a request a client waits on. */
-export async function analyseUrlMedia(ctx: AppContext, items: { url: string; kind: 'image' | 'video'; field: string }[]): Promise<MediaAnalysis[]> {
+export async function analyseUrlMedia(
+  ctx: AppContext,
+  items: { url: string; kind: 'image' | 'video'; field: string }[],
+): Promise<MediaAnalysis[]> {
   const dir = path.join(processTempFolder(ctx.config.dataDir), `suggest-${randomUUID()}`);
   await fs.mkdir(dir, { recursive: true });
   try {
@@ -90,13 +106,23 @@ export async function analyseUrlMedia(ctx: AppContext, items: { url: string; kin
         refuse: (r) =>
           new UrlMediaRefused(
             item.field,
-            r.reason === 'fetch' ? `could not be fetched: ${r.message}` : r.reason === 'kind' ? `${r.message}, not ${item.kind === 'image' ? 'an image' : 'a video'}` : r.message,
+            r.reason === 'fetch'
+              ? `could not be fetched: ${r.message}`
+              : r.reason === 'kind'
+                ? `${r.message}, not ${item.kind === 'image' ? 'an image' : 'a video'}`
+                : r.message,
           ),
       });
       files.push({ path: inspected.file, type: inspected.facts.contentType });
     }
     // Suggestions are free and answered while the client waits: no transcript, the first 30 s of a video.
-    return await analyseFiles({ config: { ...ctx.config, transcription: { ...ctx.config.transcription, url: undefined } }, log: ctx.log }, files, dir, undefined, SUGGEST_VIDEO_SECONDS);
+    return await analyseFiles(
+      { config: { ...ctx.config, transcription: { ...ctx.config.transcription, url: undefined } }, log: ctx.log },
+      files,
+      dir,
+      undefined,
+      SUGGEST_VIDEO_SECONDS,
+    );
   } finally {
     await fs.rm(dir, { recursive: true, force: true });
   }
@@ -109,7 +135,14 @@ const previewCache = new Map<string, Promise<ImageAnalysis | undefined>>();
 /** The texts of an SVG's <text>/<tspan> elements (our previews: the words a viewer reads). */
 function svgText(svg: string): string {
   const texts = [...svg.matchAll(/<(?:text|tspan)\b[^>]*>([^<]*)</g)].map((m) => m[1].trim()).filter(Boolean);
-  const decoded = texts.map((t) => t.replace(/&amp;/g, '&').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;|&apos;/g, "'"));
+  const decoded = texts.map((t) =>
+    t
+      .replace(/&amp;/g, '&')
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&quot;/g, '"')
+      .replace(/&#39;|&apos;/g, "'"),
+  );
   return decoded.join('\n');
 }
 
@@ -177,9 +210,36 @@ export function hashDistance(a: string, b: string): number {
   return d + 4 * Math.abs(a.length - b.length);
 }
 
-const STOP = new Set(['a', 'an', 'and', 'the', 'of', 'for', 'with', 'in', 'on', 'to', 'my', 'our', 'your', 'is', 'are', 'at', 'by', 'from', 'this', 'that']);
+const STOP = new Set([
+  'a',
+  'an',
+  'and',
+  'the',
+  'of',
+  'for',
+  'with',
+  'in',
+  'on',
+  'to',
+  'my',
+  'our',
+  'your',
+  'is',
+  'are',
+  'at',
+  'by',
+  'from',
+  'this',
+  'that',
+]);
 export const textWords = (s: string) =>
-  (s.toLowerCase().normalize('NFKD').replace(/[\u0300-\u036f]/g, '').match(/[a-z0-9]+/g) ?? []).filter((w) => w.length > 1 && !STOP.has(w));
+  (
+    s
+      .toLowerCase()
+      .normalize('NFKD')
+      .replace(/[\u0300-\u036f]/g, '')
+      .match(/[a-z0-9]+/g) ?? []
+  ).filter((w) => w.length > 1 && !STOP.has(w));
 
 /** Jaccard similarity of the words of two texts, or null when neither has any. */
 export function textSimilarity(a: string, b: string): { value: number | null; shared: string[] } {
@@ -201,7 +261,11 @@ function layoutSimilarity(a: ImageAnalysis | MediaAnalysis, b: ImageAnalysis | M
     const [bx, by] = centre(b.subject);
     subject = Math.max(0, 1 - Math.hypot(ax - bx, ay - by) / 0.7);
   } else subject = a.subject || b.subject ? 0.3 : 1;
-  const cover = (x: Box[]) => Math.min(1, x.reduce((s, r) => s + r.width * r.height, 0));
+  const cover = (x: Box[]) =>
+    Math.min(
+      1,
+      x.reduce((s, r) => s + r.width * r.height, 0),
+    );
   const text = 1 - Math.abs(cover(a.text_regions) - cover(b.text_regions));
   return 0.4 * orient + 0.4 * subject + 0.2 * text;
 }
@@ -219,7 +283,13 @@ export function similarity(a: MediaAnalysis | ImageAnalysis, b: MediaAnalysis | 
   const why: string[] = [];
   if (palette >= 0.6) why.push(`palette close (ΔE ${Math.round(de)})`);
   if (hash >= 0.4) why.push(`similar composition (hash ${hd}/64 bits apart)`);
-  if (t.shared.length) why.push(`shares the words ${t.shared.slice(0, 3).map((w) => `“${w}”`).join(', ')}`);
+  if (t.shared.length)
+    why.push(
+      `shares the words ${t.shared
+        .slice(0, 3)
+        .map((w) => `“${w}”`)
+        .join(', ')}`,
+    );
   if (layout >= 0.75) why.push(`layout alike (${a.orientation}${a.subject && b.subject ? ', subject in the same place' : ''})`);
   return { score: Math.round(score * 1000) / 1000, palette, hash, text: t.value, layout, why };
 }
@@ -229,7 +299,10 @@ export function similarity(a: MediaAnalysis | ImageAnalysis, b: MediaAnalysis | 
  * all text regions. Takes the reference as the API shows it (media[].analysis) or as stored (the
  * analysis column); null while it has no analysis.
  */
-export function referenceStyle(ref: { analysis?: unknown; media?: { analysis?: unknown }[] }): { palette: PaletteColor[]; subject: Box | null; text_regions: Box[] } | null {
+export function referenceStyle(ref: {
+  analysis?: unknown;
+  media?: { analysis?: unknown }[];
+}): { palette: PaletteColor[]; subject: Box | null; text_regions: Box[] } | null {
   const raw: unknown[] = Array.isArray(ref.analysis) ? ref.analysis : (ref.media ?? []).map((m) => m.analysis);
   const items = raw.filter((a): a is MediaAnalysis => Boolean(a && typeof a === 'object' && 'palette' in a));
   if (!items.length) return null;
@@ -244,5 +317,12 @@ export function referenceStyle(ref: { analysis?: unknown; media?: { analysis?: u
 export function combined(items: MediaAnalysis[]): MediaAnalysis | undefined {
   if (items.length <= 1) return items[0];
   const first = items[0];
-  return { ...first, palette: mergePalettes(items.map((a) => a.palette)), text: items.map((a) => a.text).filter(Boolean).join('\n') };
+  return {
+    ...first,
+    palette: mergePalettes(items.map((a) => a.palette)),
+    text: items
+      .map((a) => a.text)
+      .filter(Boolean)
+      .join('\n'),
+  };
 }

@@ -9,7 +9,13 @@ import { extractFrame } from '../../media/ffmpeg.ts';
 import { imagePalette } from '../../engines/local/slide.ts';
 
 /** `workDir`: the job's folder (a video is copied into it to read a frame). */
-export async function referenceColors(ctx: AppContext, orgId: string, mediaIds: string[], workDir: string, signal?: AbortSignal): Promise<string[]> {
+export async function referenceColors(
+  ctx: AppContext,
+  orgId: string,
+  mediaIds: string[],
+  workDir: string,
+  signal?: AbortSignal,
+): Promise<string[]> {
   if (!mediaIds.length) return [];
   const rows = await ctx.db
     .select()

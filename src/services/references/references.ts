@@ -61,7 +61,11 @@ function view(ctx: AppContext, r: ReferenceRow, rows: Map<string, MediaRow>): Re
     media: r.mediaIds
       .map((id, i) => ({ m: rows.get(id), analysis: (((r.analysis as MediaAnalysis[] | null) ?? [])[i] ?? null) as MediaAnalysis | null }))
       .filter((x): x is { m: MediaRow; analysis: MediaAnalysis | null } => Boolean(x.m))
-      .map(({ m, analysis }) => ({ type: m.kind === 'video' ? ('video' as const) : ('image' as const), url: ctx.storage.signedUrl(m.storageKey), analysis })),
+      .map(({ m, analysis }) => ({
+        type: m.kind === 'video' ? ('video' as const) : ('image' as const),
+        url: ctx.storage.signedUrl(m.storageKey),
+        analysis,
+      })),
     error: (r.error as ReferenceView['error']) ?? null,
     credits_deducted: r.creditsDeducted,
     created_at: r.createdAt.toISOString(),
@@ -81,9 +85,10 @@ async function views(ctx: AppContext, refs: ReferenceRow[], db: AppContext['db']
 function target(slug: string, field: string): ReferenceTemplateTarget {
   const t = referenceTemplateTargets().find((x) => x.template_slug === slug);
   if (!t) {
-    throw badRequest(`Invalid request: ${field} "${slug}" is not a reference template target; see reference_template_targets of GET /assets`, [
-      { field, message: 'is not a reference template target (GET /assets reference_template_targets)' },
-    ]);
+    throw badRequest(
+      `Invalid request: ${field} "${slug}" is not a reference template target; see reference_template_targets of GET /assets`,
+      [{ field, message: 'is not a reference template target (GET /assets reference_template_targets)' }],
+    );
   }
   return t;
 }
@@ -108,7 +113,12 @@ interface ReferencePlan extends Priced {
   items: number;
 }
 
-export async function createReference(ctx: AppContext, orgId: string, body: CreateReferenceBody, headerKey: string | undefined): Promise<ReferenceView> {
+export async function createReference(
+  ctx: AppContext,
+  orgId: string,
+  body: CreateReferenceBody,
+  headerKey: string | undefined,
+): Promise<ReferenceView> {
   const stored: string[] = [];
   try {
     return await runChargedCommand(ctx, {
@@ -156,7 +166,9 @@ function checkReference(ctx: AppContext, body: CreateReferenceBody): ReferencePl
     if (n > 10) errors.push({ field: 'body.images', message: `image_urls and images hold ${n} images together; at most 10` });
   }
   const inputs: ReferenceInput[] = [];
-  imageUrls.forEach((url, i) => { inputs.push({ kind: 'image', url, field: `body.image_urls[${i}]` }); });
+  imageUrls.forEach((url, i) => {
+    inputs.push({ kind: 'image', url, field: `body.image_urls[${i}]` });
+  });
   if (body.video_url) inputs.push({ kind: 'video', url: body.video_url, field: 'body.video_url' });
   for (const input of inputs) {
     const problem = 'url' in input ? ctx.fetcher.precheck(input.url) : undefined;
@@ -169,8 +181,18 @@ function checkReference(ctx: AppContext, body: CreateReferenceBody): ReferencePl
     try {
       const { bytes, dataUrlType } = decodeInlineData(img.data, field, IMAGE_MAX_BYTES);
       const declared = img.content_type ?? dataUrlType;
-      if (declared && !IMAGE_TYPES.has(declared)) errors.push({ field: img.content_type ? `body.images[${i}].content_type` : field, message: `is ${declared}; PNG, JPEG or WebP only` });
-      inline.push({ bytes, declared, filename: img.filename, field, declaredField: img.content_type ? `body.images[${i}].content_type` : field });
+      if (declared && !IMAGE_TYPES.has(declared))
+        errors.push({
+          field: img.content_type ? `body.images[${i}].content_type` : field,
+          message: `is ${declared}; PNG, JPEG or WebP only`,
+        });
+      inline.push({
+        bytes,
+        declared,
+        filename: img.filename,
+        field,
+        declaredField: img.content_type ? `body.images[${i}].content_type` : field,
+      });
     } catch (err) {
       if (err instanceof ApiError) errors.push(...((err.context.errors as FieldError[]) ?? [{ field, message: err.message }]));
       else throw err;
@@ -213,7 +235,9 @@ async function saveReference(
   if (rows.length) await tx.insert(media).values(rows);
   // The order given: image_urls (or video_url) first, then the inline images.
   const pending: ReferenceInput[] = [...plan.inputs];
-  rows.forEach((r, i) => { pending.push({ kind: 'image', mediaId: r.id!, field: plan.inline[i].field }); });
+  rows.forEach((r, i) => {
+    pending.push({ kind: 'image', mediaId: r.id!, field: plan.inline[i].field });
+  });
   const jobId = randomUUID();
   const visibility = body.visibility ?? 'private';
   await tx.insert(referenceInspirations).values({
@@ -271,7 +295,10 @@ export async function fetchReferenceMedia(ctx: AppContext, row: ReferenceRow, si
     await fetchEach(ctx, row, out, signal);
   } catch (err) {
     // What was stored for the items before the one that failed belongs to no row: remove it.
-    await discardStored(ctx, out.map((m) => m.storageKey));
+    await discardStored(
+      ctx,
+      out.map((m) => m.storageKey),
+    );
     throw err;
   }
   return out;
@@ -317,9 +344,18 @@ async function fetchEach(ctx: AppContext, row: ReferenceRow, out: MediaInsert[],
 }
 
 /** The media of a processing reference in the order given: the URL ones just fetched, the inline ones stored on upload. */
-export async function orderedMedia(ctx: AppContext, row: ReferenceRow, fetched: MediaInsert[]): Promise<{ storageKey: string; contentType: string }[]> {
+export async function orderedMedia(
+  ctx: AppContext,
+  row: ReferenceRow,
+  fetched: MediaInsert[],
+): Promise<{ storageKey: string; contentType: string }[]> {
   const inline = (row.inputs as ReferenceInput[]).flatMap((input) => ('mediaId' in input ? [input.mediaId] : []));
-  const stored = inline.length ? await ctx.db.select().from(media).where(and(eq(media.orgId, row.orgId), inArray(media.id, inline))) : [];
+  const stored = inline.length
+    ? await ctx.db
+        .select()
+        .from(media)
+        .where(and(eq(media.orgId, row.orgId), inArray(media.id, inline)))
+    : [];
   const byId = new Map(stored.map((m) => [m.id, m]));
   let next = 0;
   return (row.inputs as ReferenceInput[]).map((input) => {
@@ -330,7 +366,12 @@ export async function orderedMedia(ctx: AppContext, row: ReferenceRow, fetched: 
 }
 
 /** Attaches the fetched media and their analyses (in the order given) and makes the reference ready, once (false: it was not processing). */
-export async function completeAnalysis(ctx: AppContext, row: ReferenceRow, fetched: MediaInsert[], analyses: MediaAnalysis[]): Promise<boolean> {
+export async function completeAnalysis(
+  ctx: AppContext,
+  row: ReferenceRow,
+  fetched: MediaInsert[],
+  analyses: MediaAnalysis[],
+): Promise<boolean> {
   // The order given: each input's media, URL ones from this analysis, inline ones from the upload.
   const fetchedIds = fetched.map((m) => m.id!);
   let next = 0;
@@ -341,12 +382,17 @@ export async function completeAnalysis(ctx: AppContext, row: ReferenceRow, fetch
       if (fetched.length) await tx.insert(media).values(fetched);
     },
   });
-  if (!ok) await discardStored(ctx, fetched.map((m) => m.storageKey));
+  if (!ok)
+    await discardStored(
+      ctx,
+      fetched.map((m) => m.storageKey),
+    );
   return ok;
 }
 
 /** Fails a processing reference and refunds its credits, exactly once. */
-export const failAnalysis = (ctx: AppContext, id: string, detail: FailureDetail): Promise<boolean> => referenceResource.fail(ctx, id, detail);
+export const failAnalysis = (ctx: AppContext, id: string, detail: FailureDetail): Promise<boolean> =>
+  referenceResource.fail(ctx, id, detail);
 
 // ---------------------------------------------------------------------------------------- GET
 
@@ -365,7 +411,8 @@ type ReferencesResponse = components['schemas']['ReferenceInspirationsResponse']
 
 export async function listReferences(ctx: AppContext, orgId: string, q: ListReferencesQuery): Promise<ReferencesResponse> {
   const errors: FieldError[] = [];
-  if (q.recommend && q.suggest_targets) errors.push({ field: 'query.recommend', message: 'recommend and suggest_targets cannot both be true' });
+  if (q.recommend && q.suggest_targets)
+    errors.push({ field: 'query.recommend', message: 'recommend and suggest_targets cannot both be true' });
   if (!q.suggest_targets) {
     for (const k of ['description', 'image_url', 'video_url'] as const) {
       if (q[k] !== undefined) errors.push({ field: `query.${k}`, message: 'is used only with suggest_targets=true' });
@@ -392,7 +439,11 @@ export async function listReferences(ctx: AppContext, orgId: string, q: ListRefe
     object: 'reference_inspiration_list',
     data: await views(ctx, refs),
     template_targets: referenceTemplateTargets()
-      .filter((x) => (!q.template_slug || x.template_slug === q.template_slug) && (!q.template_category || x.template_category === q.template_category))
+      .filter(
+        (x) =>
+          (!q.template_slug || x.template_slug === q.template_slug) &&
+          (!q.template_category || x.template_category === q.template_category),
+      )
       .filter((x) => !q.media_kind || x.accepts_media_kinds.includes(q.media_kind))
       .map((x) => ({ ...x, accepts_media_kinds: [...x.accepts_media_kinds] })),
   };
@@ -405,7 +456,12 @@ export async function listReferences(ctx: AppContext, orgId: string, q: ListRefe
  * for). The best anchor counts 0.65; saved for the template itself 0.15, the category 0.05, the
  * kind asked 0.05, having led to a completed generation 0.05, recency up to 0.05.
  */
-async function recommend(ctx: AppContext, orgId: string, q: ListReferencesQuery, t: ReferenceTemplateTarget | undefined): Promise<ReferencesResponse> {
+async function recommend(
+  ctx: AppContext,
+  orgId: string,
+  q: ListReferencesQuery,
+  t: ReferenceTemplateTarget | undefined,
+): Promise<ReferencesResponse> {
   const limit = Math.min(q.limit ?? LIST_MAX, LIST_MAX);
   const category = q.template_category ?? t?.template_category;
   const refs = await ctx.db
@@ -456,7 +512,12 @@ async function recommend(ctx: AppContext, orgId: string, q: ListReferencesQuery,
       const recency = 0.05 / (1 + ageDays / 30);
       const score = Math.min(
         1,
-        0.65 * (best?.sim.score ?? 0) + (same ? 0.15 : 0) + (sameCategory ? 0.05 : 0) + (sameKind ? 0.05 : 0) + (proven.has(r.id) ? 0.05 : 0) + recency,
+        0.65 * (best?.sim.score ?? 0) +
+          (same ? 0.15 : 0) +
+          (sameCategory ? 0.05 : 0) +
+          (sameKind ? 0.05 : 0) +
+          (proven.has(r.id) ? 0.05 : 0) +
+          recency,
       );
       const reasons = [
         best?.sim.why.length ? `${best.sim.why.join('; ')} to ${best.anchor.label}` : undefined,
@@ -484,9 +545,36 @@ async function recommend(ctx: AppContext, orgId: string, q: ListReferencesQuery,
 
 const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
-const STOP = new Set(['a', 'an', 'and', 'the', 'of', 'for', 'with', 'in', 'on', 'to', 'my', 'our', 'your', 'is', 'are', 'at', 'by', 'from', 'this', 'that']);
+const STOP = new Set([
+  'a',
+  'an',
+  'and',
+  'the',
+  'of',
+  'for',
+  'with',
+  'in',
+  'on',
+  'to',
+  'my',
+  'our',
+  'your',
+  'is',
+  'are',
+  'at',
+  'by',
+  'from',
+  'this',
+  'that',
+]);
 const words = (s: string) =>
-  (s.toLowerCase().normalize('NFKD').replace(/[\u0300-\u036f]/g, '').match(/[a-z0-9]+/g) ?? []).filter((w) => w.length > 1 && !STOP.has(w));
+  (
+    s
+      .toLowerCase()
+      .normalize('NFKD')
+      .replace(/[\u0300-\u036f]/g, '')
+      .match(/[a-z0-9]+/g) ?? []
+  ).filter((w) => w.length > 1 && !STOP.has(w));
 
 /** Words a target answers to: its label and slug, and for templates their presets' names. */
 function targetWords(x: ReferenceTemplateTarget): Set<string> {
@@ -521,7 +609,8 @@ async function suggestTargets(ctx: AppContext, q: ListReferencesQuery): Promise<
   try {
     analyses = await analyseUrlMedia(ctx, given);
   } catch (err) {
-    if (err instanceof UrlMediaRefused) throw badRequest(`Invalid request: ${err.field} ${err.message}`, [{ field: err.field, message: err.message }]);
+    if (err instanceof UrlMediaRefused)
+      throw badRequest(`Invalid request: ${err.field} ${err.message}`, [{ field: err.field, message: err.message }]);
     throw err;
   }
   const seen = combined(analyses);
@@ -530,7 +619,10 @@ async function suggestTargets(ctx: AppContext, q: ListReferencesQuery): Promise<
   const limit = Math.min(q.limit ?? SUGGEST_MAX, SUGGEST_MAX);
   const targets = referenceTemplateTargets()
     .filter((x) => x.accepts_media_kinds.includes(kind))
-    .filter((x) => (!q.template_category || x.template_category === q.template_category) && (!q.template_slug || x.template_slug === q.template_slug));
+    .filter(
+      (x) =>
+        (!q.template_category || x.template_category === q.template_category) && (!q.template_slug || x.template_slug === q.template_slug),
+    );
   const previews = seen ? await Promise.all(targets.map((x) => previewAnalysis(ctx, x.template_slug))) : [];
   const scored = targets
     .map((x, order) => {
@@ -542,10 +634,26 @@ async function suggestTargets(ctx: AppContext, q: ListReferencesQuery): Promise<
       const score = 0.2 + (x.template_category === preferred ? 0.1 : 0) + 0.45 * wordFit + 0.3 * (sim?.score ?? 0);
       const reason = [
         `Accepts ${kind} references`,
-        x.template_category === preferred ? `${preferred} suits ${kind === 'image' ? 'single images' : kind === 'slideshow' ? 'image sets' : 'video'}` : undefined,
-        matched.length ? `matches ${matched.slice(0, 4).map((w) => `“${w}”`).join(', ')}` : undefined,
-        inMedia.length ? `the text in the media says ${inMedia.slice(0, 4).map((w) => `“${w}”`).join(', ')}` : undefined,
-        sim?.why.length ? `like its preview: ${sim.why.join(', ')}` : sim ? `little like its preview (similarity ${sim.score.toFixed(2)})` : undefined,
+        x.template_category === preferred
+          ? `${preferred} suits ${kind === 'image' ? 'single images' : kind === 'slideshow' ? 'image sets' : 'video'}`
+          : undefined,
+        matched.length
+          ? `matches ${matched
+              .slice(0, 4)
+              .map((w) => `“${w}”`)
+              .join(', ')}`
+          : undefined,
+        inMedia.length
+          ? `the text in the media says ${inMedia
+              .slice(0, 4)
+              .map((w) => `“${w}”`)
+              .join(', ')}`
+          : undefined,
+        sim?.why.length
+          ? `like its preview: ${sim.why.join(', ')}`
+          : sim
+            ? `little like its preview (similarity ${sim.score.toFixed(2)})`
+            : undefined,
       ]
         .filter(Boolean)
         .join('; ');
@@ -606,7 +714,13 @@ export async function pendingReviews(db: AppContext['db']): Promise<ReviewItem[]
   const rows = await db
     .select()
     .from(referenceInspirations)
-    .where(and(eq(referenceInspirations.visibility, 'public'), eq(referenceInspirations.reviewStatus, 'pending'), eq(referenceInspirations.status, 'ready')))
+    .where(
+      and(
+        eq(referenceInspirations.visibility, 'public'),
+        eq(referenceInspirations.reviewStatus, 'pending'),
+        eq(referenceInspirations.status, 'ready'),
+      ),
+    )
     .orderBy(referenceInspirations.createdAt)
     .limit(100);
   return rows.map(reviewItem);
@@ -617,7 +731,12 @@ export async function pendingReviews(db: AppContext['db']): Promise<ReviewItem[]
  * longer usable, the reason as its error; not refunded: the analysis was done). Undefined when no
  * such reference waits for review.
  */
-export async function reviewReference(db: AppContext['db'], id: string, decision: 'approve' | 'reject', reason?: string): Promise<ReviewItem | undefined> {
+export async function reviewReference(
+  db: AppContext['db'],
+  id: string,
+  decision: 'approve' | 'reject',
+  reason?: string,
+): Promise<ReviewItem | undefined> {
   const [row] = await db
     .update(referenceInspirations)
     .set(
@@ -626,11 +745,18 @@ export async function reviewReference(db: AppContext['db'], id: string, decision
         : {
             reviewStatus: 'rejected',
             status: 'rejected',
-            error: { code: 'review_rejected', message: (reason ?? 'The reference was rejected in review').slice(0, 1900), retryable: false, context: {} },
+            error: {
+              code: 'review_rejected',
+              message: (reason ?? 'The reference was rejected in review').slice(0, 1900),
+              retryable: false,
+              context: {},
+            },
             updatedAt: new Date(),
           },
     )
-    .where(and(eq(referenceInspirations.id, id), eq(referenceInspirations.reviewStatus, 'pending'), eq(referenceInspirations.status, 'ready')))
+    .where(
+      and(eq(referenceInspirations.id, id), eq(referenceInspirations.reviewStatus, 'pending'), eq(referenceInspirations.status, 'ready')),
+    )
     .returning();
   return row ? reviewItem(row) : undefined;
 }

@@ -23,7 +23,13 @@ export type SlideshowAspect = NonNullable<CreateSlideshowBody['aspect_ratio']>;
 /** The avatar a slideshow features: a catalog portrait (a file we ship) or an image URL (fetched by the job). */
 export type SlideshowAvatar =
   | { source: 'catalog'; id: string; name: string; image: string }
-  | { source: 'custom'; id: string; name: string; imageUrl: string; /** An uploaded avatar's portrait in storage (read by the job, not fetched). */ imageKey?: string }
+  | {
+      source: 'custom';
+      id: string;
+      name: string;
+      imageUrl: string /** An uploaded avatar's portrait in storage (read by the job, not fetched). */;
+      imageKey?: string;
+    }
   | { source: 'url'; imageUrl: string };
 
 /** Everything the job needs; stored with the slideshow (slideshows.spec). */
@@ -39,7 +45,14 @@ export interface SlideshowSpec {
   generateTextOverlays: boolean;
   productImageUrls: string[];
   avatar?: SlideshowAvatar;
-  brandKit?: { id: number; name: string; colors: string[]; logoUrl?: string; /** An uploaded logo in storage (read by the job). */ logoKey?: string; fonts: string[] };
+  brandKit?: {
+    id: number;
+    name: string;
+    colors: string[];
+    logoUrl?: string /** An uploaded logo in storage (read by the job). */;
+    logoKey?: string;
+    fonts: string[];
+  };
   reference?: { id: string; templateSlug: string; mediaIds: string[] };
 }
 
@@ -70,7 +83,13 @@ export function brandKitLook(kitData: unknown): { colors: string[]; logoUrl?: st
   const logo = [data.logo_url, data.logo].find((v): v is string => typeof v === 'string' && /^https?:\/\//i.test(v));
   const rawFonts = Array.isArray(data.fonts) ? data.fonts : typeof data.fonts === 'object' && data.fonts ? Object.values(data.fonts) : [];
   const fonts = rawFonts
-    .map((f) => (typeof f === 'string' ? f : typeof f === 'object' && f && typeof (f as { family?: unknown }).family === 'string' ? (f as { family: string }).family : undefined))
+    .map((f) =>
+      typeof f === 'string'
+        ? f
+        : typeof f === 'object' && f && typeof (f as { family?: unknown }).family === 'string'
+          ? (f as { family: string }).family
+          : undefined,
+    )
     .filter((f): f is string => typeof f === 'string' && f.length <= 100 && FONT_NAME.test(f));
   return { colors, logoUrl: logo, fonts };
 }
@@ -100,7 +119,12 @@ export async function resolveSlideshow(deps: ResolveDeps, orgId: string, body: C
   }
   if (body.product_image_urls && body.product_image_urls.length > 10) add('product_image_urls', 'has more than 10 items');
   if (deps.localWriter && body.language !== undefined && !supportedWriterLanguage(body.language)) {
-    add('language', `is not a language this server writes (one of: ${Object.values(PACKS).map((p) => p.name).join(', ')}, by name or code)`);
+    add(
+      'language',
+      `is not a language this server writes (one of: ${Object.values(PACKS)
+        .map((p) => p.name)
+        .join(', ')}, by name or code)`,
+    );
   }
   if (problems.length) throw badRequest(`Invalid request: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, problems);
 
@@ -125,7 +149,11 @@ export async function resolveSlideshow(deps: ResolveDeps, orgId: string, body: C
   const db = deps.db;
   if (body.brand_kit_id !== undefined) {
     const kit = await useAsset(db, 'brandKit', orgId, body.brand_kit_id);
-    if (!kit) throw new ApiError('not_found', `Brand kit ${body.brand_kit_id} was not found in this workspace`, { field: 'body.brand_kit_id', resource: 'brand_kit' });
+    if (!kit)
+      throw new ApiError('not_found', `Brand kit ${body.brand_kit_id} was not found in this workspace`, {
+        field: 'body.brand_kit_id',
+        resource: 'brand_kit',
+      });
     spec.brandKit = { id: kit.id, name: kit.kitName, ...brandKitLook(kit.kitData), ...(kit.logoKey ? { logoKey: kit.logoKey } : {}) };
   }
   if (body.avatar_id !== undefined) {
@@ -133,8 +161,18 @@ export async function resolveSlideshow(deps: ResolveDeps, orgId: string, body: C
     if (pub) spec.avatar = { source: 'catalog', id: pub.id, name: pub.name, image: pub.image };
     else {
       const custom = await useAsset(db, 'avatar', orgId, body.avatar_id);
-      if (!custom) throw new ApiError('not_found', `Avatar ${body.avatar_id} was not found in this workspace`, { field: 'body.avatar_id', resource: 'avatar' });
-      spec.avatar = { source: 'custom', id: custom.id, name: custom.name, imageUrl: custom.imageUrl, ...(custom.imageKey ? { imageKey: custom.imageKey } : {}) };
+      if (!custom)
+        throw new ApiError('not_found', `Avatar ${body.avatar_id} was not found in this workspace`, {
+          field: 'body.avatar_id',
+          resource: 'avatar',
+        });
+      spec.avatar = {
+        source: 'custom',
+        id: custom.id,
+        name: custom.name,
+        imageUrl: custom.imageUrl,
+        ...(custom.imageKey ? { imageKey: custom.imageKey } : {}),
+      };
     }
   } else if (body.avatar_image_url !== undefined) {
     spec.avatar = { source: 'url', imageUrl: body.avatar_image_url };
@@ -146,7 +184,10 @@ export async function resolveSlideshow(deps: ResolveDeps, orgId: string, body: C
       .from(referenceInspirations)
       .where(and(eq(referenceInspirations.id, id), eq(referenceInspirations.orgId, orgId)));
     if (!ref) {
-      throw new ApiError('not_found', `Reference ${id} was not found in this workspace`, { field: 'body.custom_reference_inspiration_id', resource: 'reference_inspiration' });
+      throw new ApiError('not_found', `Reference ${id} was not found in this workspace`, {
+        field: 'body.custom_reference_inspiration_id',
+        resource: 'reference_inspiration',
+      });
     }
     if (ref.status !== 'ready') {
       throw badRequest(`Reference ${ref.id} is ${ref.status}; only a ready reference can be used`, [

@@ -32,7 +32,12 @@ const SLIDESHOW_STAGES: readonly SlideshowStage[] = ['copy', 'slides', 'project'
 export const SLIDESHOW_FPS = 30;
 
 /** POST /slideshows: one slideshow, priced per slide, its editor project created at once. */
-export function createSlideshow(ctx: AppContext, orgId: string, body: CreateSlideshowBody, headerKey: string | undefined): Promise<SlideshowGeneration> {
+export function createSlideshow(
+  ctx: AppContext,
+  orgId: string,
+  body: CreateSlideshowBody,
+  headerKey: string | undefined,
+): Promise<SlideshowGeneration> {
   return runChargedCommand<ResolvedSlideshow, SlideshowGeneration>(ctx, {
     orgId,
     operation: 'createSlideshow',
@@ -70,7 +75,10 @@ export function createSlideshow(ctx: AppContext, orgId: string, body: CreateSlid
       return id;
     },
     respond: async (tx, plan, outcome) => {
-      const [row] = await tx.select({ id: slideshows.id, videoId: slideshows.videoId }).from(slideshows).where(eq(slideshows.id, outcome.unitIds[0]));
+      const [row] = await tx
+        .select({ id: slideshows.id, videoId: slideshows.videoId })
+        .from(slideshows)
+        .where(eq(slideshows.id, outcome.unitIds[0]));
       return {
         object: 'slideshow_generation',
         status: 'queued',
@@ -195,7 +203,10 @@ export async function saveCopy(ctx: AppContext, id: string, copy: SlideCopy): Pr
 
 /** The slides recorded so far (index → media id). */
 export async function recordedSlides(ctx: AppContext, id: string): Promise<Map<number, string>> {
-  const rows = await ctx.db.select({ index: slideshowSlides.index, mediaId: slideshowSlides.mediaId }).from(slideshowSlides).where(eq(slideshowSlides.slideshowId, id));
+  const rows = await ctx.db
+    .select({ index: slideshowSlides.index, mediaId: slideshowSlides.mediaId })
+    .from(slideshowSlides)
+    .where(eq(slideshowSlides.slideshowId, id));
   return new Map(rows.map((r) => [r.index, r.mediaId]));
 }
 
@@ -247,7 +258,11 @@ export async function recordSlide(ctx: AppContext, s: SlideshowRow, slide: Store
  */
 export async function fillProject(ctx: AppContext, s: SlideshowRow, build: (tl: Timeline) => void): Promise<number> {
   return ctx.db.transaction(async (tx) => {
-    const [me] = await tx.select({ projectVersion: slideshows.projectVersion }).from(slideshows).where(eq(slideshows.id, s.id)).for('update');
+    const [me] = await tx
+      .select({ projectVersion: slideshows.projectVersion })
+      .from(slideshows)
+      .where(eq(slideshows.id, s.id))
+      .for('update');
     if (me.projectVersion !== null) return me.projectVersion;
     const [project] = await tx.select().from(editorVideos).where(eq(editorVideos.videoId, s.videoId)).for('update');
     const timeline = project.timeline as Timeline;
@@ -297,4 +312,5 @@ export function completeSlideshow(ctx: AppContext, s: SlideshowRow, out: StoredV
 }
 
 /** Terminal failure: marks the slideshow failed and refunds its credits, exactly once. */
-export const failSlideshow = (ctx: AppContext, id: string, detail: FailureDetail): Promise<boolean> => slideshowResource.fail(ctx, id, detail);
+export const failSlideshow = (ctx: AppContext, id: string, detail: FailureDetail): Promise<boolean> =>
+  slideshowResource.fail(ctx, id, detail);

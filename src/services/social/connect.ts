@@ -27,7 +27,8 @@ export const redirectUriOf = (ctx: AppContext, platform: SocialPlatform) => `${c
 export const oauthClientOf = (ctx: AppContext, platform: SocialPlatform) => ctx.config.social.clients[platform];
 
 /** The origin of the platform's authorization page (a sign-in form that goes on to it names it in its CSP form-action). */
-export const authorizeOrigin = (ctx: AppContext, platform: SocialPlatform) => new URL(rebase(SOCIAL_OAUTH[platform].authorizeUrl, ctx.config.social.apiBase[platform])).origin;
+export const authorizeOrigin = (ctx: AppContext, platform: SocialPlatform) =>
+  new URL(rebase(SOCIAL_OAUTH[platform].authorizeUrl, ctx.config.social.apiBase[platform])).origin;
 
 /** A callback that cannot complete: the message is shown to the member. */
 export class ConnectRefused extends Error {
@@ -35,7 +36,10 @@ export class ConnectRefused extends Error {
 }
 
 /** Starts a connection: the platform's authorization URL to send the browser to. */
-export async function beginConnect(ctx: AppContext, o: { sessionId: string; memberId: string; orgId: string; platform: SocialPlatform }): Promise<string> {
+export async function beginConnect(
+  ctx: AppContext,
+  o: { sessionId: string; memberId: string; orgId: string; platform: SocialPlatform },
+): Promise<string> {
   const client = oauthClientOf(ctx, o.platform);
   if (!client) throw new ConnectRefused(`Connecting ${o.platform} accounts is not configured on this server.`);
   const spec = SOCIAL_OAUTH[o.platform];
@@ -52,7 +56,12 @@ export async function beginConnect(ctx: AppContext, o: { sessionId: string; memb
     codeVerifier: pkce?.verifier ?? null,
     expiresAt: new Date(Date.now() + CONNECT_STATE_TTL_SECONDS * 1000),
   });
-  const url = authorizationUrl(o.platform, { clientId: client.id, redirectUri: redirectUriOf(ctx, o.platform), state, codeChallenge: pkce?.challenge });
+  const url = authorizationUrl(o.platform, {
+    clientId: client.id,
+    redirectUri: redirectUriOf(ctx, o.platform),
+    state,
+    codeChallenge: pkce?.challenge,
+  });
   return rebase(url, ctx.config.social.apiBase[o.platform]);
 }
 
@@ -83,11 +92,18 @@ export async function finishConnect(
   const api = caller(platform, ctx.config.social.apiBase[platform], undefined, AbortSignal.timeout(CALLBACK_TIMEOUT_MS));
   let accounts: Awaited<ReturnType<typeof spec.identify>>;
   try {
-    const tokens = await spec.exchange({ api, client, code, redirectUri: redirectUriOf(ctx, platform), codeVerifier: attempt.codeVerifier ?? undefined });
+    const tokens = await spec.exchange({
+      api,
+      client,
+      code,
+      redirectUri: redirectUriOf(ctx, platform),
+      codeVerifier: attempt.codeVerifier ?? undefined,
+    });
     accounts = await spec.identify(api, tokens, client);
   } catch (err) {
     if (err instanceof PlatformError) throw new ConnectRefused(err.message);
-    if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')) throw new ConnectRefused(`${platform} did not answer in time; try again.`);
+    if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError'))
+      throw new ConnectRefused(`${platform} did not answer in time; try again.`);
     throw err;
   }
   const cipher = await cipherOf(ctx);

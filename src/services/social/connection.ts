@@ -37,7 +37,12 @@ export interface Credentials {
   refreshAfter401(rejected: string): Promise<string>;
 }
 
-export async function credentials(ctx: AppContext, accountId: string, refresh: RefreshFn, signal: AbortSignal): Promise<Credentials | undefined> {
+export async function credentials(
+  ctx: AppContext,
+  accountId: string,
+  refresh: RefreshFn,
+  signal: AbortSignal,
+): Promise<Credentials | undefined> {
   const cipher = await cipherOf(ctx);
   const [first] = await ctx.db.select().from(socialAccounts).where(eq(socialAccounts.id, accountId));
   if (!first) return undefined;
@@ -82,7 +87,10 @@ export async function credentials(ctx: AppContext, accountId: string, refresh: R
     });
     if (typeof out === 'string') return out;
     // Outside the transaction above (whose lock is released): the refusal is recorded for good.
-    await ctx.db.update(socialAccounts).set({ status: 'needs_reauth', statusReason: out.refused.slice(0, 500), updatedAt: sql`now()` }).where(eq(socialAccounts.id, accountId));
+    await ctx.db
+      .update(socialAccounts)
+      .set({ status: 'needs_reauth', statusReason: out.refused.slice(0, 500), updatedAt: sql`now()` })
+      .where(eq(socialAccounts.id, accountId));
     throw new RefreshRefused(out.refused);
   };
 
@@ -91,7 +99,8 @@ export async function credentials(ctx: AppContext, accountId: string, refresh: R
       return account;
     },
     async accessToken() {
-      if (account.expiresAt && account.expiresAt.getTime() - Date.now() <= EARLY_SECONDS * 1000) current = await doRefresh(current, 'expired');
+      if (account.expiresAt && account.expiresAt.getTime() - Date.now() <= EARLY_SECONDS * 1000)
+        current = await doRefresh(current, 'expired');
       return current;
     },
     async refreshAfter401(rejected) {

@@ -37,7 +37,14 @@ export const PLATFORM_LIMITS: Record<SocialPlatform, PlatformLimits> = {
     available: true,
     captionMaxChars: 280,
     image: { types: ['image/jpeg', 'image/png', 'image/webp', 'image/gif'], maxBytes: 5 * MB },
-    video: { types: ['video/mp4', 'video/quicktime'], maxBytes: 512 * MB, minSeconds: 0.5, maxSeconds: 140, minAspect: 1 / 3, maxAspect: 3 },
+    video: {
+      types: ['video/mp4', 'video/quicktime'],
+      maxBytes: 512 * MB,
+      minSeconds: 0.5,
+      maxSeconds: 140,
+      minAspect: 1 / 3,
+      maxAspect: 3,
+    },
     maxImages: 4,
   },
   linkedin: {
@@ -52,7 +59,14 @@ export const PLATFORM_LIMITS: Record<SocialPlatform, PlatformLimits> = {
     available: true,
     captionMaxChars: 2200,
     image: { types: ['image/jpeg'], maxBytes: 8 * MB, minAspect: 4 / 5, maxAspect: 1.91 },
-    video: { types: ['video/mp4', 'video/quicktime'], maxBytes: 300 * MB, minSeconds: 3, maxSeconds: 15 * 60, minAspect: 1 / 10, maxAspect: 10 },
+    video: {
+      types: ['video/mp4', 'video/quicktime'],
+      maxBytes: 300 * MB,
+      minSeconds: 3,
+      maxSeconds: 15 * 60,
+      minAspect: 1 / 10,
+      maxAspect: 10,
+    },
     maxImages: 10,
     options: instagramOptionProblem,
   },
@@ -60,35 +74,71 @@ export const PLATFORM_LIMITS: Record<SocialPlatform, PlatformLimits> = {
     available: true,
     captionMaxChars: 63206,
     image: { types: ['image/jpeg', 'image/png', 'image/gif', 'image/webp', 'image/tiff', 'image/bmp'], maxBytes: 4 * MB },
-    video: { types: ['video/mp4', 'video/quicktime'], maxBytes: 1024 * MB, minSeconds: 1, maxSeconds: 20 * 60, minAspect: 9 / 16, maxAspect: 16 / 9 },
+    video: {
+      types: ['video/mp4', 'video/quicktime'],
+      maxBytes: 1024 * MB,
+      minSeconds: 1,
+      maxSeconds: 20 * 60,
+      minAspect: 9 / 16,
+      maxAspect: 16 / 9,
+    },
     maxImages: 10,
-    options: (_media, o) => (o.post_type && o.post_type !== 'feed' ? `facebook publishing supports post_type feed only (got ${String(o.post_type)})` : undefined),
+    options: (_media, o) =>
+      o.post_type && o.post_type !== 'feed' ? `facebook publishing supports post_type feed only (got ${String(o.post_type)})` : undefined,
   },
   threads: {
     available: true,
     captionMaxChars: 500,
     image: { types: ['image/jpeg', 'image/png'], maxBytes: 8 * MB, minAspect: 1 / 10, maxAspect: 10 },
-    video: { types: ['video/mp4', 'video/quicktime'], maxBytes: 1024 * MB, minSeconds: 0, maxSeconds: 5 * 60, minAspect: 1 / 10, maxAspect: 10 },
+    video: {
+      types: ['video/mp4', 'video/quicktime'],
+      maxBytes: 1024 * MB,
+      minSeconds: 0,
+      maxSeconds: 5 * 60,
+      minAspect: 1 / 10,
+      maxAspect: 10,
+    },
     maxImages: 20,
   },
   tiktok: {
     available: true,
     captionMaxChars: 2200,
     image: { types: ['image/jpeg', 'image/webp'], maxBytes: 20 * MB },
-    video: { types: ['video/mp4', 'video/webm', 'video/quicktime'], maxBytes: 4 * 1024 * MB, minSeconds: 1, maxSeconds: 10 * 60, minAspect: 0, maxAspect: Number.POSITIVE_INFINITY },
+    video: {
+      types: ['video/mp4', 'video/webm', 'video/quicktime'],
+      maxBytes: 4 * 1024 * MB,
+      minSeconds: 1,
+      maxSeconds: 10 * 60,
+      minAspect: 0,
+      maxAspect: Number.POSITIVE_INFINITY,
+    },
     maxImages: 35,
   },
   youtube: {
     available: true,
     captionMaxChars: 5000,
-    video: { types: ['video/mp4', 'video/quicktime', 'video/webm'], maxBytes: 256 * 1024 * MB, minSeconds: 1, maxSeconds: 12 * 3600, minAspect: 0, maxAspect: Number.POSITIVE_INFINITY },
+    video: {
+      types: ['video/mp4', 'video/quicktime', 'video/webm'],
+      maxBytes: 256 * 1024 * MB,
+      minSeconds: 1,
+      maxSeconds: 12 * 3600,
+      minAspect: 0,
+      maxAspect: Number.POSITIVE_INFINITY,
+    },
     maxImages: 0,
   },
   pinterest: {
     available: true,
     captionMaxChars: 800,
     image: { types: ['image/jpeg', 'image/png', 'image/webp', 'image/bmp', 'image/tiff'], maxBytes: 20 * MB },
-    video: { types: ['video/mp4', 'video/quicktime', 'video/x-m4v'], maxBytes: 2 * 1024 * MB, minSeconds: 4, maxSeconds: 15 * 60, minAspect: 1 / 2, maxAspect: 1.91 },
+    video: {
+      types: ['video/mp4', 'video/quicktime', 'video/x-m4v'],
+      maxBytes: 2 * 1024 * MB,
+      minSeconds: 4,
+      maxSeconds: 15 * 60,
+      minAspect: 1 / 2,
+      maxAspect: 1.91,
+    },
     maxImages: 5,
   },
 };
@@ -106,7 +156,12 @@ const fmtBytes = (n: number) => (n >= MB ? `${Math.round((n / MB) * 10) / 10} MB
 const ratio = (r: number) => (r >= 1 ? `${Math.round(r * 100) / 100}:1` : `1:${Math.round((1 / r) * 100) / 100}`);
 
 /** The limit the media or caption breaks on this platform (a sentence), or undefined when it fits. */
-export function checkTarget(platform: SocialPlatform, media: MediaFacts[], caption: string, options: Record<string, unknown> = {}): string | undefined {
+export function checkTarget(
+  platform: SocialPlatform,
+  media: MediaFacts[],
+  caption: string,
+  options: Record<string, unknown> = {},
+): string | undefined {
   const l = PLATFORM_LIMITS[platform];
   if (!l.available) return `platform ${platform} publishing is not available yet`;
   const chars = [...caption].length;
@@ -119,28 +174,34 @@ export function checkTarget(platform: SocialPlatform, media: MediaFacts[], capti
   if (images.length > l.maxImages) return `${images.length} images; ${platform} allows at most ${l.maxImages} per post`;
   for (const m of images) {
     if (!l.image) return `${platform} does not take images`;
-    if (!l.image.types.includes(m.contentType)) return `${m.contentType} images are not accepted by ${platform} (accepted: ${l.image.types.join(', ')})`;
-    if (m.sizeBytes > l.image.maxBytes) return `the image is ${fmtBytes(m.sizeBytes)}; ${platform} allows at most ${fmtBytes(l.image.maxBytes)}`;
+    if (!l.image.types.includes(m.contentType))
+      return `${m.contentType} images are not accepted by ${platform} (accepted: ${l.image.types.join(', ')})`;
+    if (m.sizeBytes > l.image.maxBytes)
+      return `the image is ${fmtBytes(m.sizeBytes)}; ${platform} allows at most ${fmtBytes(l.image.maxBytes)}`;
     if (l.image.maxPixels && m.width && m.height && m.width * m.height > l.image.maxPixels) {
       return `the image has ${m.width * m.height} pixels; ${platform} allows at most ${l.image.maxPixels}`;
     }
     const { minAspect, maxAspect } = l.image;
     if (minAspect && maxAspect && m.width && m.height) {
       const r = m.width / m.height;
-      if (r < minAspect - 1e-6 || r > maxAspect + 1e-6) return `the image's aspect ratio is ${ratio(r)}; ${platform} takes ${ratio(minAspect)} to ${ratio(maxAspect)}`;
+      if (r < minAspect - 1e-6 || r > maxAspect + 1e-6)
+        return `the image's aspect ratio is ${ratio(r)}; ${platform} takes ${ratio(minAspect)} to ${ratio(maxAspect)}`;
     }
   }
   for (const m of videos) {
     const v = l.video;
     if (!v) return `${platform} does not take videos`;
-    if (!v.types.includes(m.contentType)) return `${m.contentType} videos are not accepted by ${platform} (accepted: ${v.types.join(', ')})`;
+    if (!v.types.includes(m.contentType))
+      return `${m.contentType} videos are not accepted by ${platform} (accepted: ${v.types.join(', ')})`;
     if (m.sizeBytes > v.maxBytes) return `the video is ${fmtBytes(m.sizeBytes)}; ${platform} allows at most ${fmtBytes(v.maxBytes)}`;
     const d = m.durationSeconds;
     if (d == null) return 'the video has no known duration';
-    if (d < v.minSeconds || d > v.maxSeconds) return `the video lasts ${Math.round(d * 10) / 10} s; ${platform} takes ${v.minSeconds}–${v.maxSeconds} s`;
+    if (d < v.minSeconds || d > v.maxSeconds)
+      return `the video lasts ${Math.round(d * 10) / 10} s; ${platform} takes ${v.minSeconds}–${v.maxSeconds} s`;
     if (m.width && m.height) {
       const r = m.width / m.height;
-      if (r < v.minAspect - 1e-6 || r > v.maxAspect + 1e-6) return `the video's aspect ratio is ${ratio(r)}; ${platform} takes ${ratio(v.minAspect)} to ${ratio(v.maxAspect)}`;
+      if (r < v.minAspect - 1e-6 || r > v.maxAspect + 1e-6)
+        return `the video's aspect ratio is ${ratio(r)}; ${platform} takes ${ratio(v.minAspect)} to ${ratio(v.maxAspect)}`;
     }
   }
   if (media.length && l.options) return l.options(media, options);

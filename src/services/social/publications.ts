@@ -10,7 +10,16 @@ import { createHash } from 'node:crypto';
 import { and, asc, desc, eq, gt, inArray, sql } from 'drizzle-orm';
 import type { components } from '../../../generated/openapi.d.ts';
 import type { AppContext } from '../../context.ts';
-import { editorExports, generations, media, slideshows, slideshowSlides, socialAccounts, socialPublications, socialPublicationTargets } from '../../db/schema/index.ts';
+import {
+  editorExports,
+  generations,
+  media,
+  slideshows,
+  slideshowSlides,
+  socialAccounts,
+  socialPublications,
+  socialPublicationTargets,
+} from '../../db/schema/index.ts';
 import { badRequest, notFound } from '../../errors.ts';
 import { QUEUES } from '../../jobs/queue.ts';
 import type { Tx } from '../../db/client.ts';
@@ -39,11 +48,17 @@ async function resolveMedia(ctx: AppContext, orgId: string, input: PublishInput,
   if (given.length !== 1) {
     throw badRequest(
       `Invalid request: give exactly one of ${SOURCES.join(', ')}`,
-      (given.length ? given : SOURCES).map((k) => ({ field: `arguments.${k}`, message: given.length ? 'only one media source may be given' : 'one media source (or a caption for a text-only post) is required' })),
+      (given.length ? given : SOURCES).map((k) => ({
+        field: `arguments.${k}`,
+        message: given.length ? 'only one media source may be given' : 'one media source (or a caption for a text-only post) is required',
+      })),
     );
   }
   const byIds = async (ids: string[]) => {
-    const rows = await ctx.db.select().from(media).where(and(eq(media.orgId, orgId), inArray(media.id, ids)));
+    const rows = await ctx.db
+      .select()
+      .from(media)
+      .where(and(eq(media.orgId, orgId), inArray(media.id, ids)));
     return ids.map((id) => rows.find((r) => r.id === id)!).filter(Boolean);
   };
   const completed = (row: MediaRow | undefined, what: string, id: string, resource: string, field: string) => {
@@ -56,31 +71,57 @@ async function resolveMedia(ctx: AppContext, orgId: string, input: PublishInput,
     return [completed(row, 'Editor media', input.media_id, 'editor_media', 'arguments.media_id')];
   }
   if (input.generation_id) {
-    const [g] = await ctx.db.select().from(generations).where(and(eq(generations.orgId, orgId), eq(generations.id, input.generation_id)));
+    const [g] = await ctx.db
+      .select()
+      .from(generations)
+      .where(and(eq(generations.orgId, orgId), eq(generations.id, input.generation_id)));
     if (!g) throw notFound('Generation', input.generation_id, 'generation', 'arguments.generation_id');
-    if (g.status !== 'completed' || !g.outputMediaId) throw badRequest(`Invalid request: generation ${g.id} is not completed`, [{ field: 'arguments.generation_id', message: 'is not completed' }]);
+    if (g.status !== 'completed' || !g.outputMediaId)
+      throw badRequest(`Invalid request: generation ${g.id} is not completed`, [
+        { field: 'arguments.generation_id', message: 'is not completed' },
+      ]);
     const [row] = await byIds([g.outputMediaId]);
     return [completed(row, 'Generation', g.id, 'generation', 'arguments.generation_id')];
   }
   if (input.export_id) {
-    const [e] = await ctx.db.select().from(editorExports).where(and(eq(editorExports.orgId, orgId), eq(editorExports.id, input.export_id)));
+    const [e] = await ctx.db
+      .select()
+      .from(editorExports)
+      .where(and(eq(editorExports.orgId, orgId), eq(editorExports.id, input.export_id)));
     if (!e) throw notFound('Editor export', input.export_id, 'editor_export', 'arguments.export_id');
-    if (e.status !== 'completed' || !e.outputMediaId) throw badRequest(`Invalid request: export ${e.id} is not completed`, [{ field: 'arguments.export_id', message: 'is not completed' }]);
+    if (e.status !== 'completed' || !e.outputMediaId)
+      throw badRequest(`Invalid request: export ${e.id} is not completed`, [{ field: 'arguments.export_id', message: 'is not completed' }]);
     const [row] = await byIds([e.outputMediaId]);
     return [completed(row, 'Editor export', e.id, 'editor_export', 'arguments.export_id')];
   }
   if (input.slideshow_id) {
-    const [s] = await ctx.db.select().from(slideshows).where(and(eq(slideshows.orgId, orgId), eq(slideshows.id, input.slideshow_id)));
+    const [s] = await ctx.db
+      .select()
+      .from(slideshows)
+      .where(and(eq(slideshows.orgId, orgId), eq(slideshows.id, input.slideshow_id)));
     if (!s) throw notFound('Slideshow', input.slideshow_id, 'slideshow', 'arguments.slideshow_id');
-    if (s.status !== 'completed') throw badRequest(`Invalid request: slideshow ${s.id} is not completed`, [{ field: 'arguments.slideshow_id', message: 'is not completed' }]);
-    const slides = await ctx.db.select().from(slideshowSlides).where(eq(slideshowSlides.slideshowId, s.id)).orderBy(asc(slideshowSlides.index));
+    if (s.status !== 'completed')
+      throw badRequest(`Invalid request: slideshow ${s.id} is not completed`, [
+        { field: 'arguments.slideshow_id', message: 'is not completed' },
+      ]);
+    const slides = await ctx.db
+      .select()
+      .from(slideshowSlides)
+      .where(eq(slideshowSlides.slideshowId, s.id))
+      .orderBy(asc(slideshowSlides.index));
     const rows = await byIds(slides.map((x) => x.mediaId));
-    if (!rows.length) throw badRequest(`Invalid request: slideshow ${s.id} has no slides`, [{ field: 'arguments.slideshow_id', message: 'has no slides' }]);
+    if (!rows.length)
+      throw badRequest(`Invalid request: slideshow ${s.id} has no slides`, [{ field: 'arguments.slideshow_id', message: 'has no slides' }]);
     return rows;
   }
   // A URL: fetched through the guard, checked and stored in the media library like upload_editor_media_from_url.
   const bytes = await fetchMedia(ctx, input.url!, 'arguments.url', signal);
-  const { row } = await ingest(ctx, await receiveBuffer(ctx, bytes), { orgId, filename: urlFilename(input.url!), source: 'url', field: 'arguments.url' });
+  const { row } = await ingest(ctx, await receiveBuffer(ctx, bytes), {
+    orgId,
+    filename: urlFilename(input.url!),
+    source: 'url',
+    field: 'arguments.url',
+  });
   const [inserted] = await ctx.db.transaction((tx) => insertMedia(tx, [row]));
   return [inserted];
 }
@@ -88,34 +129,55 @@ async function resolveMedia(ctx: AppContext, orgId: string, input: PublishInput,
 export async function publish(ctx: AppContext, orgId: string, input: PublishInput, signal?: AbortSignal): Promise<PublicationView> {
   const accountIds = [...new Set(input.account_ids.map((id) => id.toLowerCase()))];
   // The same call: the same arguments but the key, its accounts as a set (in any order, repeated or not).
-  const keyed = { orgId, operation: 'publish_media_to_social', ...keyedRequest({ ...input, account_ids: accountIds.toSorted() }, undefined) };
+  const keyed = {
+    orgId,
+    operation: 'publish_media_to_social',
+    ...keyedRequest({ ...input, account_ids: accountIds.toSorted() }, undefined),
+  };
   // A replay, or a key used with other arguments, is answered before anything is checked or fetched.
   const replay = (await settledReplay<PublicationView>(ctx, keyed)) ?? (await legacyReplay(ctx, orgId, input, accountIds));
   if (replay) return replay;
-  const accounts = await ctx.db.select().from(socialAccounts).where(and(eq(socialAccounts.orgId, orgId), inArray(socialAccounts.id, accountIds)));
+  const accounts = await ctx.db
+    .select()
+    .from(socialAccounts)
+    .where(and(eq(socialAccounts.orgId, orgId), inArray(socialAccounts.id, accountIds)));
   for (const id of accountIds) {
-    if (!accounts.some((a) => a.id === id)) throw notFound('Social account', id, 'social_account', `arguments.account_ids.${input.account_ids.findIndex((x) => x.toLowerCase() === id)}`);
+    if (!accounts.some((a) => a.id === id))
+      throw notFound(
+        'Social account',
+        id,
+        'social_account',
+        `arguments.account_ids.${input.account_ids.findIndex((x) => x.toLowerCase() === id)}`,
+      );
   }
   const ordered = accountIds.map((id) => accounts.find((a) => a.id === id)!);
   // Platforms not available yet are refused before any media is fetched.
   const caption = input.caption ?? '';
   const refuse = (a: (typeof ordered)[number], problem: string) =>
-    badRequest(`Invalid request: account ${a.id} (${a.platform} @${a.handle}) cannot take this post: ${problem}`, [
-      { field: `arguments.account_ids.${input.account_ids.findIndex((x) => x.toLowerCase() === a.id)}`, message: problem },
-    ], { account_id: a.id, platform: a.platform });
+    badRequest(
+      `Invalid request: account ${a.id} (${a.platform} @${a.handle}) cannot take this post: ${problem}`,
+      [{ field: `arguments.account_ids.${input.account_ids.findIndex((x) => x.toLowerCase() === a.id)}`, message: problem }],
+      { account_id: a.id, platform: a.platform },
+    );
   for (const a of ordered) {
     const early = checkTarget(a.platform as SocialPlatform, [], caption);
     if (early) throw refuse(a, early);
-    if (a.status !== 'connected') throw refuse(a, `the connection needs to be reauthorized (${a.statusReason ?? 'its tokens no longer work'})`);
+    if (a.status !== 'connected')
+      throw refuse(a, `the connection needs to be reauthorized (${a.statusReason ?? 'its tokens no longer work'})`);
     const opt = checkOptions(a.platform as SocialPlatform, input.platform_options as Record<string, unknown> | undefined, caption);
     if (opt) {
       const field = opt.option === 'caption' ? 'arguments.caption' : `arguments.platform_options.${a.platform}.${opt.option}`;
-      throw badRequest(`Invalid request: account ${a.id} (${a.platform} @${a.handle}) cannot take this post: ${opt.problem}`, [{ field, message: opt.problem }], { account_id: a.id, platform: a.platform });
+      throw badRequest(
+        `Invalid request: account ${a.id} (${a.platform} @${a.handle}) cannot take this post: ${opt.problem}`,
+        [{ field, message: opt.problem }],
+        { account_id: a.id, platform: a.platform },
+      );
     }
   }
   const rows = await resolveMedia(ctx, orgId, input, signal);
   for (const a of ordered) {
-    if (!rows.length && !CAPABILITIES[a.platform as SocialPlatform].text) throw refuse(a, `${a.platform} does not take text-only posts: give an image or a video`);
+    if (!rows.length && !CAPABILITIES[a.platform as SocialPlatform].text)
+      throw refuse(a, `${a.platform} does not take text-only posts: give an image or a video`);
     const options = (input.platform_options as Record<string, Record<string, unknown> | undefined> | undefined)?.[a.platform];
     const problem = checkTarget(a.platform as SocialPlatform, rows, caption, options);
     if (problem) throw refuse(a, problem);
@@ -127,7 +189,10 @@ export async function publish(ctx: AppContext, orgId: string, input: PublishInpu
     ledger: { reason: 'publication_charge', reference: (id) => `publication:${id}` },
     prepare: async () => ({ units: 1, unitCredits: 0 }),
     enqueue: async (tx) => {
-      const [pub] = await tx.insert(socialPublications).values({ orgId, mediaIds: rows.map((r) => r.id), source, caption, options: input.platform_options ?? {} }).returning();
+      const [pub] = await tx
+        .insert(socialPublications)
+        .values({ orgId, mediaIds: rows.map((r) => r.id), source, caption, options: input.platform_options ?? {} })
+        .returning();
       const targets = await tx
         .insert(socialPublicationTargets)
         .values(ordered.map((a, position) => ({ publicationId: pub.id, orgId, accountId: a.id, platform: a.platform, position })))
@@ -150,24 +215,41 @@ export async function publish(ctx: AppContext, orgId: string, input: PublishInpu
  * deploy never posts twice. Once no such row is younger than IDEMPOTENCY_TTL_MS this and the two
  * columns can go, in a migration.
  */
-async function legacyReplay(ctx: AppContext, orgId: string, input: PublishInput, accountIds: string[]): Promise<PublicationView | undefined> {
+async function legacyReplay(
+  ctx: AppContext,
+  orgId: string,
+  input: PublishInput,
+  accountIds: string[],
+): Promise<PublicationView | undefined> {
   const key = input.idempotency_key;
   if (!key) return undefined;
   const [prior] = await ctx.db
     .select()
     .from(socialPublications)
-    .where(and(eq(socialPublications.orgId, orgId), eq(socialPublications.idempotencyKey, key), gt(socialPublications.createdAt, new Date(Date.now() - IDEMPOTENCY_TTL_MS))));
+    .where(
+      and(
+        eq(socialPublications.orgId, orgId),
+        eq(socialPublications.idempotencyKey, key),
+        gt(socialPublications.createdAt, new Date(Date.now() - IDEMPOTENCY_TTL_MS)),
+      ),
+    );
   if (!prior) return undefined;
   // The hash those rows were written with: the arguments but the key, with the accounts sorted.
   const { idempotency_key: _k, account_ids: _a, ...rest } = input;
-  const hash = createHash('sha256').update(JSON.stringify({ ...rest, account_ids: accountIds.toSorted() })).digest('hex');
+  const hash = createHash('sha256')
+    .update(JSON.stringify({ ...rest, account_ids: accountIds.toSorted() }))
+    .digest('hex');
   if (prior.requestHash !== hash) throw usedConflict({ orgId, operation: 'publish_media_to_social', key });
   return { ...view(prior, await targetsOf(ctx.db, [prior.id])), idempotent_replay: true };
 }
 
 const targetsOf = (db: AppContext['db'] | Tx, ids: string[]) =>
   ids.length
-    ? db.select().from(socialPublicationTargets).where(inArray(socialPublicationTargets.publicationId, ids)).orderBy(asc(socialPublicationTargets.position))
+    ? db
+        .select()
+        .from(socialPublicationTargets)
+        .where(inArray(socialPublicationTargets.publicationId, ids))
+        .orderBy(asc(socialPublicationTargets.position))
     : Promise.resolve([] as TargetRow[]);
 
 export function publicationStatus(targets: Pick<TargetRow, 'status'>[]): PublicationView['status'] {
@@ -197,7 +279,10 @@ export function view(pub: PublicationRow, targets: TargetRow[]): PublicationView
 }
 
 export async function getPublication(ctx: AppContext, orgId: string, id: string): Promise<PublicationView | undefined> {
-  const [pub] = await ctx.db.select().from(socialPublications).where(and(eq(socialPublications.orgId, orgId), eq(socialPublications.id, id)));
+  const [pub] = await ctx.db
+    .select()
+    .from(socialPublications)
+    .where(and(eq(socialPublications.orgId, orgId), eq(socialPublications.id, id)));
   return pub && view(pub, await targetsOf(ctx.db, [pub.id]));
 }
 
@@ -208,8 +293,16 @@ export async function requirePublication(ctx: AppContext, orgId: string, id: str
 }
 
 export async function listPublications(ctx: AppContext, orgId: string, limit = 20): Promise<S['SocialPublicationList']> {
-  const pubs = await ctx.db.select().from(socialPublications).where(eq(socialPublications.orgId, orgId)).orderBy(desc(socialPublications.createdAt), desc(socialPublications.id)).limit(limit);
-  const targets = await targetsOf(ctx.db, pubs.map((p) => p.id));
+  const pubs = await ctx.db
+    .select()
+    .from(socialPublications)
+    .where(eq(socialPublications.orgId, orgId))
+    .orderBy(desc(socialPublications.createdAt), desc(socialPublications.id))
+    .limit(limit);
+  const targets = await targetsOf(
+    ctx.db,
+    pubs.map((p) => p.id),
+  );
   return { object: 'list', data: pubs.map((p) => view(p, targets)) };
 }
 
@@ -244,24 +337,36 @@ async function publicationSettled(_ctx: AppContext, tx: Tx, target: TargetRow): 
   if (targets.some((t) => t.status === 'queued' || t.status === 'publishing') || pub.completedAt) return undefined;
   const [done] = await tx.update(socialPublications).set({ completedAt: sql`now()` }).where(eq(socialPublications.id, pub.id)).returning();
   const v = view(done, targets);
-  return { orgId: pub.orgId, type: v.status === 'failed' ? 'publication.failed' : 'publication.completed', data: v as PublicationView & { id: string } };
+  return {
+    orgId: pub.orgId,
+    type: v.status === 'failed' ? 'publication.failed' : 'publication.completed',
+    data: v as PublicationView & { id: string },
+  };
 }
 
 /** queued → publishing (counting the attempt); undefined when already terminal. */
-export const startTarget = (ctx: AppContext, targetId: string): Promise<TargetRow | undefined> => publicationTargetResource.start(ctx, targetId);
+export const startTarget = (ctx: AppContext, targetId: string): Promise<TargetRow | undefined> =>
+  publicationTargetResource.start(ctx, targetId);
 
 /** Merges the adapter's resume point into the target's state (after each platform step). */
-export const saveTargetState = (ctx: AppContext, targetId: string, patch: Record<string, unknown>): Promise<void> => publicationTargetResource.saveState(ctx, targetId, patch);
+export const saveTargetState = (ctx: AppContext, targetId: string, patch: Record<string, unknown>): Promise<void> =>
+  publicationTargetResource.saveState(ctx, targetId, patch);
 
 export const completeTarget = (ctx: AppContext, targetId: string, post: { id: string; url: string | null }) =>
   publicationTargetResource.complete(ctx, targetId, { set: { platformPostId: post.id, postUrl: post.url, error: null } });
 
-export const failTarget = (ctx: AppContext, targetId: string, error: S['FailureDetail']) => publicationTargetResource.fail(ctx, targetId, error);
+export const failTarget = (ctx: AppContext, targetId: string, error: S['FailureDetail']) =>
+  publicationTargetResource.fail(ctx, targetId, error);
 
 /** Sends the target's job again after `seconds` (the platform's Retry-After), in one transaction with the state. */
 export async function rescheduleTarget(ctx: AppContext, targetId: string, seconds: number): Promise<void> {
   await ctx.db.transaction(async (tx) => {
-    await tx.update(socialPublicationTargets).set({ status: 'queued', updatedAt: sql`now()` }).where(eq(socialPublicationTargets.id, targetId));
-    await ctx.queue.sendInTx(tx, QUEUES.socialPublish, { targetId, startAfter: seconds }, undefined, { startAfter: Math.max(1, Math.ceil(seconds)) });
+    await tx
+      .update(socialPublicationTargets)
+      .set({ status: 'queued', updatedAt: sql`now()` })
+      .where(eq(socialPublicationTargets.id, targetId));
+    await ctx.queue.sendInTx(tx, QUEUES.socialPublish, { targetId, startAfter: seconds }, undefined, {
+      startAfter: Math.max(1, Math.ceil(seconds)),
+    });
   });
 }

@@ -39,7 +39,11 @@ function view(row: EndpointRow): WebhookEndpointView {
 
 const notFoundEndpoint = (id: string) => notFound('Webhook endpoint', id, 'webhook_endpoint');
 
-export async function createEndpoint(ctx: AppContext, orgId: string, body: S['CreateWebhookEndpointRequest']): Promise<S['WebhookEndpointWithSecret']> {
+export async function createEndpoint(
+  ctx: AppContext,
+  orgId: string,
+  body: S['CreateWebhookEndpointRequest'],
+): Promise<S['WebhookEndpointWithSecret']> {
   const problem = ctx.fetcher.precheck(body.url, { httpsOnly: true });
   if (problem) throw badRequest(`url ${problem}`, [{ field: 'body.url', message: problem }]);
   return ctx.db.transaction(async (tx) => {
@@ -47,7 +51,11 @@ export async function createEndpoint(ctx: AppContext, orgId: string, body: S['Cr
     await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`webhook-endpoints:${orgId}`}, 0))`);
     const [{ n }] = await tx.select({ n: sql<number>`count(*)::int` }).from(webhookEndpoints).where(eq(webhookEndpoints.orgId, orgId));
     if (n >= MAX_ENDPOINTS) {
-      throw badRequest(`This workspace already has ${n} webhook endpoints, the most it may have; delete one first (DELETE /webhook-endpoints/{id})`, [], { limit: MAX_ENDPOINTS });
+      throw badRequest(
+        `This workspace already has ${n} webhook endpoints, the most it may have; delete one first (DELETE /webhook-endpoints/{id})`,
+        [],
+        { limit: MAX_ENDPOINTS },
+      );
     }
     const secret = newSecret();
     const [row] = await tx
@@ -88,18 +96,20 @@ export async function getEndpoint(ctx: AppContext, orgId: string, id: string): P
     .limit(RECENT_DELIVERIES);
   const iso = (d: Date | null) => (d ? d.toISOString() : null);
   const recent = await Promise.all(
-    deliveries.map(async ({ d, type }): Promise<S['WebhookDelivery']> => ({
-      event_id: d.eventId,
-      event_type: type as WebhookEventType,
-      status: d.status,
-      attempts: d.attempts,
-      last_response_status: d.lastResponseStatus,
-      last_error: d.lastError,
-      last_attempt_at: iso(d.lastAttemptAt),
-      next_attempt_at: d.status === 'pending' ? await nextAttempt(ctx, d.id) : null,
-      delivered_at: iso(d.deliveredAt),
-      created_at: d.createdAt.toISOString(),
-    })),
+    deliveries.map(
+      async ({ d, type }): Promise<S['WebhookDelivery']> => ({
+        event_id: d.eventId,
+        event_type: type as WebhookEventType,
+        status: d.status,
+        attempts: d.attempts,
+        last_response_status: d.lastResponseStatus,
+        last_error: d.lastError,
+        last_attempt_at: iso(d.lastAttemptAt),
+        next_attempt_at: d.status === 'pending' ? await nextAttempt(ctx, d.id) : null,
+        delivered_at: iso(d.deliveredAt),
+        created_at: d.createdAt.toISOString(),
+      }),
+    ),
   );
   return { ...view(row), recent_deliveries: recent };
 }

@@ -99,7 +99,10 @@ export async function attemptDelivery(ctx: AppContext, deliveryId: string, signa
       .set({ lastResponseStatus: err.status ?? null, lastError: message })
       .where(eq(webhookDeliveries.id, deliveryId));
     // A refused URL (private address, not https) stays refused: no retry.
-    throw new JobFailure({ code: refused ? 'webhook_refused' : 'webhook_failed', message, retryable: !refused, context: { reason: err.reason } }, !refused);
+    throw new JobFailure(
+      { code: refused ? 'webhook_refused' : 'webhook_failed', message, retryable: !refused, context: { reason: err.reason } },
+      !refused,
+    );
   }
   await ctx.db
     .update(webhookDeliveries)
@@ -125,7 +128,12 @@ export async function purgeOldWebhookEvents(db: Db): Promise<number> {
     .where(
       and(
         lt(webhookEvents.createdAt, sql`now() - make_interval(days => ${EVENT_RETENTION_DAYS})`),
-        notExists(db.select({ one: sql`1` }).from(webhookDeliveries).where(and(eq(webhookDeliveries.eventId, webhookEvents.id), eq(webhookDeliveries.status, 'pending')))),
+        notExists(
+          db
+            .select({ one: sql`1` })
+            .from(webhookDeliveries)
+            .where(and(eq(webhookDeliveries.eventId, webhookEvents.id), eq(webhookDeliveries.status, 'pending'))),
+        ),
       ),
     )
     .returning({ id: webhookEvents.id });

@@ -32,7 +32,10 @@ export async function createOrganization(db: Db, opts: { name: string; plan?: Pl
   const credits = opts.credits ?? 0;
   if (!Number.isInteger(credits) || credits < 0) throw new Error('Initial credits must be a non-negative integer');
   return db.transaction(async (tx) => {
-    const [org] = await tx.insert(organizations).values({ name, plan: opts.plan ?? 'paid' }).returning();
+    const [org] = await tx
+      .insert(organizations)
+      .values({ name, plan: opts.plan ?? 'paid' })
+      .returning();
     const balance = credits > 0 ? await applyCreditChange(tx, { orgId: org.id, delta: credits, reason: 'initial_grant' }) : 0;
     return view({ ...org, credits: balance ?? 0 });
   });
@@ -48,7 +51,11 @@ const isScope = (s: string): s is Scope => (SCOPES as readonly string[]).include
 /** The caller's workspace as get_workspace answers it: organization, plan, credits and the caller's scopes. */
 export async function getWorkspace(db: Db, auth: AuthContext): Promise<components['schemas']['Workspace']> {
   const org = await getOrganization(db, auth.orgId);
-  if (!org) throw new ApiError('not_found', 'The workspace of this token no longer exists', { resource: 'workspace', field: 'header.authorization' });
+  if (!org)
+    throw new ApiError('not_found', 'The workspace of this token no longer exists', {
+      resource: 'workspace',
+      field: 'header.authorization',
+    });
   return {
     object: 'workspace',
     organization: { id: org.id, name: org.name },

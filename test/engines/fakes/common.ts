@@ -20,7 +20,11 @@ export interface Fake {
   close(): Promise<void>;
 }
 
-export type Handler = (req: Seen, res: http.ServerResponse, json: (status: number, body: unknown, headers?: Record<string, string>) => void) => void | Promise<void>;
+export type Handler = (
+  req: Seen,
+  res: http.ServerResponse,
+  json: (status: number, body: unknown, headers?: Record<string, string>) => void,
+) => void | Promise<void>;
 
 export async function startFake(handler: Handler): Promise<Fake> {
   const seen: Seen[] = [];
@@ -29,7 +33,12 @@ export async function startFake(handler: Handler): Promise<Fake> {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const raw = Buffer.concat(chunks);
-    const entry: Seen = { method: req.method ?? '', path: new URL(req.url ?? '/', 'http://x').pathname, headers: req.headers, at: Date.now() };
+    const entry: Seen = {
+      method: req.method ?? '',
+      path: new URL(req.url ?? '/', 'http://x').pathname,
+      headers: req.headers,
+      at: Date.now(),
+    };
     const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
       res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
     if (entry.path.startsWith('/files/')) {
@@ -43,7 +52,8 @@ export async function startFake(handler: Handler): Promise<Fake> {
       else if (ct.startsWith('multipart/form-data')) {
         const form = await new Response(raw, { headers: { 'content-type': ct } }).formData();
         const out: Record<string, unknown[]> = {};
-        for (const [k, v] of form.entries()) (out[k] ??= []).push(typeof v === 'string' ? v : { name: v.name, type: v.type, bytes: Buffer.from(await v.arrayBuffer()) });
+        for (const [k, v] of form.entries())
+          (out[k] ??= []).push(typeof v === 'string' ? v : { name: v.name, type: v.type, bytes: Buffer.from(await v.arrayBuffer()) });
         entry.body = out;
       } else if (raw.length) entry.body = raw;
     } catch {
@@ -67,7 +77,9 @@ export async function startFake(handler: Handler): Promise<Fake> {
 
 /** A PNG of a flat colour, the size a model would answer for the aspect ratio. */
 export async function png(width: number, height: number, color = '#2a7fff'): Promise<Buffer> {
-  return sharp({ create: { width, height, channels: 3, background: color } }).png().toBuffer();
+  return sharp({ create: { width, height, channels: 3, background: color } })
+    .png()
+    .toBuffer();
 }
 
 /** Width and height with the long side `long` for a 'W:H' ratio (even numbers). */

@@ -31,7 +31,22 @@ async function video(aspect: string, sound: boolean): Promise<Buffer> {
   const size = aspect === '9:16' ? '180x320' : aspect === '1:1' ? '240x240' : '320x180';
   const file = path.join(os.tmpdir(), `fal-fake-${randomUUID()}.mp4`);
   const audio = sound ? ['-f', 'lavfi', '-i', 'sine=frequency=440:duration=2', '-c:a', 'aac', '-shortest'] : [];
-  await runFfmpeg(['-f', 'lavfi', '-i', `testsrc=size=${size}:rate=10:duration=2`, ...audio, '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', file]);
+  await runFfmpeg([
+    '-f',
+    'lavfi',
+    '-i',
+    `testsrc=size=${size}:rate=10:duration=2`,
+    ...audio,
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    '-movflags',
+    '+faststart',
+    file,
+  ]);
   try {
     return await readFile(file);
   } finally {
@@ -48,20 +63,34 @@ export async function startFalFake(key: string): Promise<FalFake> {
     const endpoint = req.path.slice(1);
     if (req.method === 'POST' && ENDPOINTS.has(endpoint)) {
       const input = req.body;
-      if (!input || typeof input !== 'object' || Buffer.isBuffer(input)) return json(422, { detail: [{ loc: ['body'], msg: 'field required', type: 'value_error.missing' }] });
+      if (!input || typeof input !== 'object' || Buffer.isBuffer(input))
+        return json(422, { detail: [{ loc: ['body'], msg: 'field required', type: 'value_error.missing' }] });
       const problems: Array<{ loc: string[]; msg: string; type: string }> = [];
       if (typeof input.prompt !== 'string') problems.push({ loc: ['body', 'prompt'], msg: 'field required', type: 'value_error.missing' });
       const kling = KLING_I2V.includes(endpoint);
       // Image-to-video endpoints require image_url (a URL or a data URI), as their input schemas say.
-      if (endpoint.endsWith('/image-to-video') && (typeof input.image_url !== 'string' || !/^(https?:|data:image\/)/.test(input.image_url))) {
+      if (
+        endpoint.endsWith('/image-to-video') &&
+        (typeof input.image_url !== 'string' || !/^(https?:|data:image\/)/.test(input.image_url))
+      ) {
         problems.push({ loc: ['body', 'image_url'], msg: 'field required', type: 'value_error.missing' });
       }
-      if (kling && input.duration !== undefined && !['5', '10'].includes(input.duration)) problems.push({ loc: ['body', 'duration'], msg: "unexpected value; permitted: '5', '10'", type: 'value_error.const' });
-      if (input.aspect_ratio !== undefined && !['16:9', '9:16', '1:1'].includes(input.aspect_ratio)) problems.push({ loc: ['body', 'aspect_ratio'], msg: "unexpected value; permitted: '16:9', '9:16', '1:1'", type: 'value_error.const' });
-      if (!kling && input.duration !== undefined && !['4s', '6s', '8s'].includes(input.duration)) problems.push({ loc: ['body', 'duration'], msg: "unexpected value; permitted: '4s', '6s', '8s'", type: 'value_error.const' });
-      if (input.resolution !== undefined && !['720p', '1080p'].includes(input.resolution)) problems.push({ loc: ['body', 'resolution'], msg: "unexpected value; permitted: '720p', '1080p'", type: 'value_error.const' });
-      if (!kling && input.generate_audio !== undefined && typeof input.generate_audio !== 'boolean') problems.push({ loc: ['body', 'generate_audio'], msg: 'value could not be parsed to a boolean', type: 'type_error.bool' });
-      if (input.seed !== undefined && !Number.isInteger(input.seed)) problems.push({ loc: ['body', 'seed'], msg: 'value is not a valid integer', type: 'type_error.integer' });
+      if (kling && input.duration !== undefined && !['5', '10'].includes(input.duration))
+        problems.push({ loc: ['body', 'duration'], msg: "unexpected value; permitted: '5', '10'", type: 'value_error.const' });
+      if (input.aspect_ratio !== undefined && !['16:9', '9:16', '1:1'].includes(input.aspect_ratio))
+        problems.push({
+          loc: ['body', 'aspect_ratio'],
+          msg: "unexpected value; permitted: '16:9', '9:16', '1:1'",
+          type: 'value_error.const',
+        });
+      if (!kling && input.duration !== undefined && !['4s', '6s', '8s'].includes(input.duration))
+        problems.push({ loc: ['body', 'duration'], msg: "unexpected value; permitted: '4s', '6s', '8s'", type: 'value_error.const' });
+      if (input.resolution !== undefined && !['720p', '1080p'].includes(input.resolution))
+        problems.push({ loc: ['body', 'resolution'], msg: "unexpected value; permitted: '720p', '1080p'", type: 'value_error.const' });
+      if (!kling && input.generate_audio !== undefined && typeof input.generate_audio !== 'boolean')
+        problems.push({ loc: ['body', 'generate_audio'], msg: 'value could not be parsed to a boolean', type: 'type_error.bool' });
+      if (input.seed !== undefined && !Number.isInteger(input.seed))
+        problems.push({ loc: ['body', 'seed'], msg: 'value is not a valid integer', type: 'type_error.integer' });
       if (problems.length) return json(422, { detail: problems });
       if (/throttle/.test(input.prompt) && !throttled.has(input.prompt)) {
         throttled.add(input.prompt);
@@ -70,7 +99,14 @@ export async function startFalFake(key: string): Promise<FalFake> {
       const id = randomUUID();
       requests.set(id, { id, endpoint, input, polls: 0, canceled: false });
       const root = `${fake.url}/${rootOf(endpoint)}/requests/${id}`;
-      return json(200, { status: 'IN_QUEUE', request_id: id, response_url: root, status_url: `${root}/status`, cancel_url: `${root}/cancel`, queue_position: 0 });
+      return json(200, {
+        status: 'IN_QUEUE',
+        request_id: id,
+        response_url: root,
+        status_url: `${root}/status`,
+        cancel_url: `${root}/cancel`,
+        queue_position: 0,
+      });
     }
     const m = /^\/([^/]+\/[^/]+)\/requests\/([^/]+)(\/status|\/cancel)?$/.exec(req.path);
     const r = m && requests.get(m[2]);
@@ -87,19 +123,47 @@ export async function startFalFake(key: string): Promise<FalFake> {
     if (req.method !== 'GET') return json(405, { detail: 'Method Not Allowed' });
     if (sub === '/status') {
       r.polls++;
-      if (slow || r.polls < 2) return json(200, { status: r.polls < 2 ? 'IN_QUEUE' : 'IN_PROGRESS', queue_position: 0, response_url: root, status_url: `${root}/status`, cancel_url: `${root}/cancel`, logs: null });
-      return json(200, { status: 'COMPLETED', response_url: root, status_url: `${root}/status`, cancel_url: `${root}/cancel`, logs: null, metrics: { inference_time: 1.2 } });
+      if (slow || r.polls < 2)
+        return json(200, {
+          status: r.polls < 2 ? 'IN_QUEUE' : 'IN_PROGRESS',
+          queue_position: 0,
+          response_url: root,
+          status_url: `${root}/status`,
+          cancel_url: `${root}/cancel`,
+          logs: null,
+        });
+      return json(200, {
+        status: 'COMPLETED',
+        response_url: root,
+        status_url: `${root}/status`,
+        cancel_url: `${root}/cancel`,
+        logs: null,
+        metrics: { inference_time: 1.2 },
+      });
     }
     if (slow || r.polls < 2) return json(400, { detail: 'Request is still in progress' });
     if (/forbidden/.test(r.input.prompt)) {
-      return json(422, {
-        detail: [{ loc: ['body', 'prompt'], msg: 'The content could not be processed because it contained material flagged by a content checker.', type: 'content_policy_violation', url: 'https://docs.fal.ai/errors#content_policy_violation' }],
-      }, { 'x-fal-retryable': 'false' });
+      return json(
+        422,
+        {
+          detail: [
+            {
+              loc: ['body', 'prompt'],
+              msg: 'The content could not be processed because it contained material flagged by a content checker.',
+              type: 'content_policy_violation',
+              url: 'https://docs.fal.ai/errors#content_policy_violation',
+            },
+          ],
+        },
+        { 'x-fal-retryable': 'false' },
+      );
     }
     // Veo makes its sound unless generate_audio is false (its default is true); Kling makes none.
     const bytes = await video(r.input.aspect_ratio ?? '16:9', !KLING_I2V.includes(r.endpoint) && r.input.generate_audio !== false);
     fake.files.set(`${r.id}.mp4`, { type: 'video/mp4', bytes });
-    return json(200, { video: { url: `${fake.url}/files/${r.id}.mp4`, content_type: 'video/mp4', file_name: 'output.mp4', file_size: bytes.length } });
+    return json(200, {
+      video: { url: `${fake.url}/files/${r.id}.mp4`, content_type: 'video/mp4', file_name: 'output.mp4', file_size: bytes.length },
+    });
   });
   return Object.assign(fake, { requests });
 }

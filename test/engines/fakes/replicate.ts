@@ -31,7 +31,11 @@ export async function startReplicateFake(token: string): Promise<ReplicateFake> 
     error,
     status: p.status,
     created_at: new Date().toISOString(),
-    urls: { get: `${fake.url}/v1/predictions/${p.id}`, cancel: `${fake.url}/v1/predictions/${p.id}/cancel`, web: `https://replicate.com/p/${p.id}` },
+    urls: {
+      get: `${fake.url}/v1/predictions/${p.id}`,
+      cancel: `${fake.url}/v1/predictions/${p.id}/cancel`,
+      web: `https://replicate.com/p/${p.id}`,
+    },
   });
   fake = await startFake(async (req, res, json) => {
     if (req.headers.authorization !== `Bearer ${token}`) {
@@ -42,19 +46,36 @@ export async function startReplicateFake(token: string): Promise<ReplicateFake> 
       const model = `${create[1]}/${create[2]}`;
       if (!MODELS.has(model)) return json(404, { title: 'Not found', detail: 'The requested resource could not be found.', status: 404 });
       const body = req.body;
-      if (!body || typeof body !== 'object' || typeof body.input !== 'object' || Object.keys(body).some((k) => !['input', 'webhook', 'webhook_events_filter', 'stream'].includes(k))) {
-        return json(422, { title: 'Invalid request body', detail: 'The request body must be a JSON object with an "input" object.', status: 422 });
+      if (
+        !body ||
+        typeof body !== 'object' ||
+        typeof body.input !== 'object' ||
+        Object.keys(body).some((k) => !['input', 'webhook', 'webhook_events_filter', 'stream'].includes(k))
+      ) {
+        return json(422, {
+          title: 'Invalid request body',
+          detail: 'The request body must be a JSON object with an "input" object.',
+          status: 422,
+        });
       }
       const input = body.input;
       const problems: string[] = [];
       if (typeof input.prompt !== 'string' || !input.prompt) problems.push('- input: prompt is required');
-      if (input.aspect_ratio !== undefined && !ASPECTS.includes(input.aspect_ratio)) problems.push(`- input.aspect_ratio: aspect_ratio must be one of the following: ${ASPECTS.map((a) => `"${a}"`).join(', ')}`);
-      if (input.seed !== undefined && !Number.isInteger(input.seed)) problems.push('- input.seed: Invalid type. Expected: integer, given: string');
-      if (input.output_format !== undefined && !['webp', 'jpg', 'png'].includes(input.output_format)) problems.push('- input.output_format: output_format must be one of the following: "webp", "jpg", "png"');
-      if (problems.length) return json(422, { title: 'Input validation failed', detail: problems.join('\n'), status: 422, invalid_fields: [] });
+      if (input.aspect_ratio !== undefined && !ASPECTS.includes(input.aspect_ratio))
+        problems.push(`- input.aspect_ratio: aspect_ratio must be one of the following: ${ASPECTS.map((a) => `"${a}"`).join(', ')}`);
+      if (input.seed !== undefined && !Number.isInteger(input.seed))
+        problems.push('- input.seed: Invalid type. Expected: integer, given: string');
+      if (input.output_format !== undefined && !['webp', 'jpg', 'png'].includes(input.output_format))
+        problems.push('- input.output_format: output_format must be one of the following: "webp", "jpg", "png"');
+      if (problems.length)
+        return json(422, { title: 'Input validation failed', detail: problems.join('\n'), status: 422, invalid_fields: [] });
       if (/throttle/.test(input.prompt) && !throttled.has(input.prompt)) {
         throttled.add(input.prompt);
-        return json(429, { title: 'Request was throttled.', detail: 'Request was throttled. Expected available in 1 second.', status: 429 }, { 'retry-after': '1' });
+        return json(
+          429,
+          { title: 'Request was throttled.', detail: 'Request was throttled. Expected available in 1 second.', status: 429 },
+          { 'retry-after': '1' },
+        );
       }
       const p = { id: randomBytes(13).toString('hex'), model, input, polls: 0, status: 'starting' };
       predictions.set(p.id, p);
@@ -68,7 +89,8 @@ export async function startReplicateFake(token: string): Promise<ReplicateFake> 
       return json(200, view(p));
     }
     if (req.method !== 'GET' || get[2]) return json(405, { title: 'Method not allowed', detail: 'Method not allowed.', status: 405 });
-    if (p.status !== 'starting' && p.status !== 'processing') return json(200, view(p, p.status === 'succeeded' ? `${fake.url}/files/${p.id}.png` : null));
+    if (p.status !== 'starting' && p.status !== 'processing')
+      return json(200, view(p, p.status === 'succeeded' ? `${fake.url}/files/${p.id}.png` : null));
     p.polls++;
     if (/slow/.test(p.input.prompt) || p.polls < 2) {
       p.status = 'processing';
@@ -79,7 +101,10 @@ export async function startReplicateFake(token: string): Promise<ReplicateFake> 
       return json(200, view(p, null, 'NSFW content detected. Try running it again, or try a different prompt.'));
     }
     const { width, height } = sizeFor(p.input.aspect_ratio ?? '1:1', 1024);
-    fake.files.set(`${p.id}.png`, { type: 'image/png', bytes: /garbage/.test(p.input.prompt) ? Buffer.from('<html>not an image</html>') : await png(width, height) });
+    fake.files.set(`${p.id}.png`, {
+      type: 'image/png',
+      bytes: /garbage/.test(p.input.prompt) ? Buffer.from('<html>not an image</html>') : await png(width, height),
+    });
     p.status = 'succeeded';
     return json(200, view(p, `${fake.url}/files/${p.id}.png`));
   });

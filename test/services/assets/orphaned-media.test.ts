@@ -23,7 +23,10 @@ const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'orphans-'));
 t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
 t.test('orphaned media are deleted after the grace period; referenced, recent and shared objects stay', async (t) => {
-  const storage = localStorage({ root: path.join(dataDir, 'media'), signer: urlSigner({ publicBaseUrl: 'http://127.0.0.1', secret: Buffer.from('s'), defaultTtlSeconds: 60 }) });
+  const storage = localStorage({
+    root: path.join(dataDir, 'media'),
+    signer: urlSigner({ publicBaseUrl: 'http://127.0.0.1', secret: Buffer.from('s'), defaultTtlSeconds: 60 }),
+  });
   const org = await createOrganization(db, { name: 'Orphans', credits: 0 });
   const put = (key: string) => storage.put(key, Buffer.from(key), 'application/octet-stream');
   await put(`generations/${org.id}/kept.png`);
@@ -44,30 +47,52 @@ t.test('orphaned media are deleted after the grace period; referenced, recent an
   });
   const listed: string[] = [];
   for await (const o of storage.list('generations/')) listed.push(o.key);
-  t.same(listed.sort(), [`generations/${org.id}/kept.png`, `generations/${org.id}/kept.png.0a1b2c3d4e5f.tmp`, `generations/${org.id}/orphan.png`], 'storage.list walks a prefix');
+  t.same(
+    listed.sort(),
+    [`generations/${org.id}/kept.png`, `generations/${org.id}/kept.png.0a1b2c3d4e5f.tmp`, `generations/${org.id}/orphan.png`],
+    'storage.list walks a prefix',
+  );
   await t.rejects(storage.list('../')[Symbol.asyncIterator]().next(), /Invalid storage prefix/, 'a prefix out of the store is refused');
 
   // Nothing is old enough yet.
   t.same((await sweepOrphanedMedia(db, storage)).deleted, [], 'within the grace period nothing is deleted');
   // Age everything but one object past the grace period.
   const past = new Date(Date.now() - ORPHAN_GRACE_MS - 60_000);
-  for (const rel of [`generations/${org.id}/kept.png`, `generations/${org.id}/orphan.png`, `generations/${org.id}/kept.png.0a1b2c3d4e5f.tmp`, `editor-exports/${org.id}/orphan.mp4`, `faceless/${org.id}/video-1/video.mp4`, 'sound-effects/whoosh.wav']) {
+  for (const rel of [
+    `generations/${org.id}/kept.png`,
+    `generations/${org.id}/orphan.png`,
+    `generations/${org.id}/kept.png.0a1b2c3d4e5f.tmp`,
+    `editor-exports/${org.id}/orphan.mp4`,
+    `faceless/${org.id}/video-1/video.mp4`,
+    'sound-effects/whoosh.wav',
+  ]) {
     fs.utimesSync(path.join(dataDir, 'media', rel), past, past);
   }
   const swept = await sweepOrphanedMedia(db, storage);
   t.same(
     swept.deleted.sort(),
-    [`editor-exports/${org.id}/orphan.mp4`, `faceless/${org.id}/video-1/video.mp4`, `generations/${org.id}/kept.png.0a1b2c3d4e5f.tmp`, `generations/${org.id}/orphan.png`],
+    [
+      `editor-exports/${org.id}/orphan.mp4`,
+      `faceless/${org.id}/video-1/video.mp4`,
+      `generations/${org.id}/kept.png.0a1b2c3d4e5f.tmp`,
+      `generations/${org.id}/orphan.png`,
+    ],
     'the old unreferenced objects are deleted',
   );
   t.equal(swept.checked, 6);
   t.ok(await storage.exists(`generations/${org.id}/kept.png`), 'the referenced object stays');
-  t.ok(await storage.exists(`editor-media/${org.id}/recent-orphan.wav`), 'a recent unreferenced object stays (its row may be about to commit)');
+  t.ok(
+    await storage.exists(`editor-media/${org.id}/recent-orphan.wav`),
+    'a recent unreferenced object stays (its row may be about to commit)',
+  );
   t.ok(await storage.exists('sound-effects/whoosh.wav'), 'shared objects are not swept');
 });
 
 t.test('workspace assets: orphaned logos, portraits and voice samples are swept by the table that owns their prefix', async (t) => {
-  const storage = localStorage({ root: path.join(dataDir, 'assets'), signer: urlSigner({ publicBaseUrl: 'http://127.0.0.1', secret: Buffer.from('s'), defaultTtlSeconds: 60 }) });
+  const storage = localStorage({
+    root: path.join(dataDir, 'assets'),
+    signer: urlSigner({ publicBaseUrl: 'http://127.0.0.1', secret: Buffer.from('s'), defaultTtlSeconds: 60 }),
+  });
   const org = await createOrganization(db, { name: 'Asset orphans', credits: 0 });
   const put = (key: string) => storage.put(key, Buffer.from(key), 'application/octet-stream');
   const assets = {
@@ -78,7 +103,14 @@ t.test('workspace assets: orphaned logos, portraits and voice samples are swept 
   for (const a of Object.values(assets)) for (const key of Object.values(a)) await put(key);
   // A media row naming a logo's key does not keep it: only the owner table (brand_kits) counts.
   await put(`brand-kits/${org.id}/media-named.png`);
-  await db.insert(media).values({ orgId: org.id, kind: 'image', source: 'generation', contentType: 'image/png', sizeBytes: 1, storageKey: `brand-kits/${org.id}/media-named.png` });
+  await db.insert(media).values({
+    orgId: org.id,
+    kind: 'image',
+    source: 'generation',
+    contentType: 'image/png',
+    sizeBytes: 1,
+    storageKey: `brand-kits/${org.id}/media-named.png`,
+  });
   await db.insert(brandKits).values({ orgId: org.id, brandId: 1, kitName: 'Kit', logoKey: assets.logo.kept });
   await db.insert(customAvatars).values({ orgId: org.id, name: 'Face', imageUrl: '', videoUrl: '', imageKey: assets.portrait.kept });
   await db.insert(customVoices).values({
@@ -98,7 +130,11 @@ t.test('workspace assets: orphaned logos, portraits and voice samples are swept 
   fs.utimesSync(path.join(dataDir, 'assets', `brand-kits/${org.id}/media-named.png`), past, past);
 
   const swept = await sweepOrphanedMedia(db, storage);
-  t.same(swept.deleted.sort(), [assets.portrait.orphan, `brand-kits/${org.id}/media-named.png`, assets.logo.orphan, assets.sample.orphan].sort(), 'old unreferenced logo, portrait and voice sample are deleted');
+  t.same(
+    swept.deleted.sort(),
+    [assets.portrait.orphan, `brand-kits/${org.id}/media-named.png`, assets.logo.orphan, assets.sample.orphan].sort(),
+    'old unreferenced logo, portrait and voice sample are deleted',
+  );
   t.equal(swept.checked, 10);
   for (const [name, a] of Object.entries(assets)) {
     t.ok(await storage.exists(a.kept), `a referenced ${name} stays`);
