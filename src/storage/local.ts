@@ -100,7 +100,9 @@ export function localStorage({ root, signer }: LocalStorageOptions): Storage {
       // The folder holding the prefix's last complete segment, then a filter on the rest.
       const cut = prefix.lastIndexOf('/');
       const dirRel = cut < 0 ? '' : prefix.slice(0, cut);
-      if (dirRel?.split('/').some((p) => p === '..' || p === '.' || p === '')) throw new Error(`Invalid storage prefix "${prefix}"`);
+      // biome-ignore lint/complexity/useOptionalChain: an empty dirRel (a prefix at the root) must skip the check, and ''?.split would not
+      if (dirRel && dirRel.split('/').some((p) => p === '..' || p === '.' || p === ''))
+        throw new Error(`Invalid storage prefix "${prefix}"`);
       for await (const o of walk(path.join(root, dirRel), dirRel)) if (o.key.startsWith(prefix)) yield o;
     },
     signedUrl: signer.signedUrl,
