@@ -9,7 +9,7 @@ import { sweepWorkFolders } from '../media/work-folder.ts';
 import { defineJob, type AnyJob } from './define-job.ts';
 import { editorExportJob } from './editor-export-job.ts';
 import { facelessJob } from './faceless-job.ts';
-import { imageGenerationJob, videoGenerationJob } from './generation-job.ts';
+import { imageGenerationJob, videoGenerationJob } from '../pipelines/generation/job.ts';
 import { QUEUES } from './queue.ts';
 import { referenceAnalysisJob } from './reference-job.ts';
 import { slideshowJob } from './slideshow-job.ts';

@@ -455,7 +455,7 @@ t.test('a terminal failure refunds the credits exactly once', async (t) => {
   const refunds = await renderApp.service.ctx.sql`select * from credit_ledger where org_id = ${ws.orgId} and reason = 'generation_refund'`;
   t.equal(refunds.length, 1, 'one refund row');
   t.equal(refunds[0].reference, `generation:${id}`);
-  const { failGeneration } = await import('../../src/services/generations/generations.ts');
+  const { failGeneration } = await import('../../src/pipelines/generation/rows.ts');
   t.equal(
     await failGeneration(renderApp.service.ctx, id, { code: 'x', message: 'again', retryable: false, context: {} }),
     false,

@@ -101,7 +101,7 @@ export const generations = pgTable(
     status: text('status', { enum: ['generating', 'completed', 'error'] })
       .notNull()
       .default('generating'),
-    /** The resolved job: template/model, dimensions, duration, references… (see services/generations/generations.ts). */
+    /** The resolved job: template/model, dimensions, duration, references… (see src/pipelines/generation/request.ts). */
     spec: jsonb('spec').notNull(),
     credits: integer('credits').notNull(),
     outputMediaId: uuid('output_media_id').references(() => media.id),

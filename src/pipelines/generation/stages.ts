@@ -1,41 +1,31 @@
-// The generation jobs (one queue for images, one for video renders, the same work): gather the
+// The generation's stage (the jobs in job.ts: one queue for images, one for video renders, the same work): gather the
 // inputs (reference URLs through the guarded client, media from storage; the brand kit's logo
 // and the avatar's portrait; a custom reference's analysed colours and subject), run the provider (the
 // local renderer, or the hosted model the catalog names for an AI model variant; its job id is
 // stored on the generation before polling, so a retry resumes it rather than paying twice), store the output and complete the generation. Failures become the generation's error
 // with a refund once no retry follows (defineJob). At-least-once delivery: every step can run
-// twice (see services/generations/generations.ts).
+// twice (see rows.ts).
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { and, eq, inArray } from 'drizzle-orm';
 import sharp from 'sharp';
-import type { Config } from '../config.ts';
-import type { AppContext } from '../context.ts';
-import { media, referenceInspirations } from '../db/schema/index.ts';
-import type { MediaFile } from '../media/ffmpeg.ts';
-import { checkMediaBytes, fetchCheckedMedia, fetchMediaBytes, type MediaRefusal } from '../media/fetch-media.ts';
-import { DEFAULT_PIXEL_LIMITS } from '../media/limits.ts';
-import { jobFolder } from '../media/work-folder.ts';
-import { cancelHostedJob, engineFor, generationCapability } from '../engines/index.ts';
-import { ProviderError, type GenerationJob, type ProviderJobRef } from '../engines/generation.ts';
-import { isNotFound } from '../storage/index.ts';
-import { findAiModel, findTemplate, PREVIEWS_DIR_URL, type RawAiVariant } from '../services/catalog/catalog-data.ts';
-import { generationOutputKey } from '../storage/keys.ts';
-import type { MediaInput } from '../services/generations/generation-requests.ts';
-import { referenceStyle } from '../services/references/analysis.ts';
-import { referenceColors } from '../services/references/reference-colors.ts';
-import {
-  completeGeneration,
-  failGeneration,
-  generationResource,
-  saveProviderJob,
-  startAttempt,
-  type GenerationRow,
-  type StoredOutput,
-} from '../services/generations/generations.ts';
-import { runStages, type StageContext, type Stages } from '../kernel/stages.ts';
-import { defineJob, JobFailure, type FailureDetail, type JobTools, type RunningJob } from './define-job.ts';
-import { QUEUES, type QueueName } from './queue.ts';
+import type { AppContext } from '../../context.ts';
+import { media, referenceInspirations } from '../../db/schema/index.ts';
+import type { MediaFile } from '../../media/ffmpeg.ts';
+import { checkMediaBytes, fetchCheckedMedia, fetchMediaBytes, type MediaRefusal } from '../../media/fetch-media.ts';
+import { DEFAULT_PIXEL_LIMITS } from '../../media/limits.ts';
+import { jobFolder } from '../../media/work-folder.ts';
+import { cancelHostedJob, engineFor, generationCapability } from '../../engines/index.ts';
+import { ProviderError, type GenerationJob, type ProviderJobRef } from '../../engines/generation.ts';
+import { isNotFound } from '../../storage/index.ts';
+import { findAiModel, findTemplate, PREVIEWS_DIR_URL, type RawAiVariant } from '../../services/catalog/catalog-data.ts';
+import { generationOutputKey } from '../../storage/keys.ts';
+import type { MediaInput } from './request.ts';
+import { referenceStyle } from '../../services/references/analysis.ts';
+import { referenceColors } from '../../services/references/reference-colors.ts';
+import { completeGeneration, generationResource, saveProviderJob, startAttempt, type GenerationRow, type StoredOutput } from './rows.ts';
+import { runStages, type StageContext, type Stages } from '../../kernel/stages.ts';
+import { JobFailure, type FailureDetail, type JobTools, type RunningJob } from '../../jobs/define-job.ts';
 
 export interface GenerationJobData {
   generationId: string;
@@ -215,7 +205,7 @@ function presetIndexOf(templateSlug: string | undefined, presetId: string | unde
   return findTemplate(templateSlug)?.presets.findIndex((p) => p.id === presetId);
 }
 
-function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean } {
+export function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean } {
   if (err instanceof JobFailure) return { detail: err.detail, retry: err.retry };
   if (err instanceof ProviderError) {
     return {
@@ -247,7 +237,7 @@ interface GenerationOutputs {
   rendering: StoredOutput;
 }
 
-async function runGeneration(ctx: AppContext, job: RunningJob<GenerationJobData>, tools: JobTools): Promise<void> {
+export async function runGeneration(ctx: AppContext, job: RunningJob<GenerationJobData>, tools: JobTools): Promise<void> {
   const g = await startAttempt(ctx, job.data.generationId);
   if (!g) return; // already completed or failed: a repeated delivery has nothing to do
   tools.annotate({ credits_refunded: g.credits });
@@ -348,23 +338,3 @@ async function render(
     hasAudio: spec.output === 'video' ? (result.hasAudio ?? (spec.generateAudio || Boolean(inputs.audio))) : undefined,
   };
 }
-
-function generationJob(name: QueueName, concurrency: (config: Config) => number) {
-  return defineJob<GenerationJobData>({
-    name,
-    concurrency,
-    retry: (config) => ({ limit: config.generationRetryLimit, delay: 2, backoff: true }),
-    heartbeatSeconds: (config) => config.jobHeartbeatSeconds,
-    expireInSeconds: 1800,
-    deadLetter: { message: 'The generation was abandoned by its workers too many times' },
-    run: runGeneration,
-    describeFailure,
-    progress: (ctx, data, percent, stage) => generationResource.progress(ctx, data.generationId, stage, percent),
-    onTerminalFailure: (ctx, data, detail) => failGeneration(ctx, data.generationId, detail),
-  });
-}
-
-/** Image generations: static ads and image AI-model outputs. */
-export const imageGenerationJob = generationJob(QUEUES.generationImage, (config) => config.imageConcurrency);
-/** Video generations: long renders, on a queue of their own so images never wait behind them. */
-export const videoGenerationJob = generationJob(QUEUES.generationVideo, (config) => config.videoConcurrency);

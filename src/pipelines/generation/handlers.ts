@@ -1,6 +1,7 @@
 // POST /generations and GET /generations/{id}.
-import { createGenerationBatch, getGeneration } from '../services/generations/generations.ts';
-import { defineHandlers } from './types.ts';
+import { createGenerationBatch } from './request.ts';
+import { getGeneration } from './rows.ts';
+import { defineHandlers } from '../../operations/types.ts';
 
 export const handlers = defineHandlers({
   createGeneration: ({ ctx, auth, body, headers }) => createGenerationBatch(ctx, auth.orgId, body, headers['idempotency-key']),

@@ -3,19 +3,30 @@
 // Unknown slugs, presets, variants, tiers and inapplicable fields are 400s naming the field;
 // brand kits, avatars, media and references that the workspace does not have are 404s.
 // It runs as the charged command's `prepare`, after the idempotency key: a replay never gets here.
+// createGenerationBatch: the charged command itself (one row and job per generation, partial
+// batches resumed by key).
+import { randomUUID } from 'node:crypto';
 import { and, eq, inArray } from 'drizzle-orm';
 import type { components } from '../../../generated/openapi.d.ts';
-import { media, referenceInspirations } from '../../db/schema/index.ts';
+import { generations, media, referenceInspirations } from '../../db/schema/index.ts';
 import { ApiError, badRequest } from '../../errors.ts';
 import type { GuardedFetcher } from '../../net/guarded-fetch.ts';
-import type { Priced } from '../billing/charged-command.ts';
+import { keyedRequest, runChargedCommand, type ChargedOutcome, type Priced } from '../../services/billing/charged-command.ts';
+import { generationQueue } from '../../jobs/queue.ts';
+import type { AppContext } from '../../context.ts';
 import type { Tx } from '../../db/client.ts';
-import { findAiModel, findPublicAvatar, findTemplate, type RawAiVariant, type RawQualityTier } from '../catalog/catalog-data.ts';
+import {
+  findAiModel,
+  findPublicAvatar,
+  findTemplate,
+  type RawAiVariant,
+  type RawQualityTier,
+} from '../../services/catalog/catalog-data.ts';
 import type { ProviderConfig } from '../../config.ts';
 import { hostedProviderOf } from '../../engines/index.ts';
 import { resolveDimensions } from '../../engines/generation.ts';
-import { useAsset } from '../assets/asset-use.ts';
-import { brandColorRoles, brandColors, brandFonts, brandLogoUrl } from '../assets/brand-colors.ts';
+import { useAsset } from '../../services/assets/asset-use.ts';
+import { brandColorRoles, brandColors, brandFonts, brandLogoUrl } from '../../services/assets/brand-colors.ts';
 
 /** The request body as the contract defines it (defaults already filled in by the validator). */
 export type CreateGenerationBody = components['schemas']['CreateGenerationRequest'];
@@ -443,4 +454,61 @@ export async function resolveGeneration(deps: ResolveDeps, orgId: string, body: 
     generateAudio: output === 'video' ? (body.generate_audio ?? true) : false,
   };
   return { spec: JSON.parse(JSON.stringify(full)) as GenerationSpec, unitCredits, units: count };
+}
+
+export type GenerationBatch = components['schemas']['GenerationBatch'];
+type GenerationBatchItem = components['schemas']['GenerationBatchItem'];
+
+/** POST /generations: `request_count` generations of one resolved spec, charged per generation. */
+export function createGenerationBatch(
+  ctx: AppContext,
+  orgId: string,
+  body: CreateGenerationBody,
+  headerKey: string | undefined,
+): Promise<GenerationBatch> {
+  return runChargedCommand(ctx, {
+    orgId,
+    operation: 'createGeneration',
+    ...keyedRequest(body, headerKey),
+    ledger: { reason: 'generation_charge', reference: (batchId) => `batch:${batchId}` },
+    prepare: (tx) => resolveGeneration({ db: tx, fetcher: ctx.fetcher, providers: ctx.config.provider }, orgId, body),
+    enqueue: async (sp, r, { groupId: batchId }) => {
+      const id = randomUUID();
+      const jobId = randomUUID();
+      await sp.insert(generations).values({ id, orgId, batchId, type: body.type, spec: r.spec, credits: r.unitCredits, jobId });
+      await ctx.queue.sendInTx(sp, generationQueue(r.spec.output), { generationId: id }, jobId);
+      return id;
+    },
+    respond: batchResponse,
+  });
+}
+
+async function batchResponse(tx: Tx, r: ResolvedGeneration, o: ChargedOutcome): Promise<GenerationBatch> {
+  // Earlier generations of a resumed batch may have moved on; new ones are generating.
+  const items = new Map<string, GenerationBatchItem>(
+    o.unitIds.map((id) => [id, { id, object: 'generation', status: 'generating', credits_deducted: r.unitCredits }]),
+  );
+  if (o.earlierUnitIds.length) {
+    const rows = await tx
+      .select({ id: generations.id, status: generations.status, credits: generations.credits })
+      .from(generations)
+      .where(inArray(generations.id, o.earlierUnitIds));
+    for (const g of rows) items.set(g.id, { id: g.id, object: 'generation', status: g.status, credits_deducted: g.credits });
+  }
+  return {
+    object: 'generation_batch',
+    status: o.partial ? 'partial' : 'queued',
+    request_count: r.units,
+    credits_deducted: o.creditsDeducted,
+    remaining_credits: o.remainingCredits,
+    generations: o.unitIds.map((id) => items.get(id)!),
+    error: o.partial
+      ? {
+          code: 'queue_unavailable',
+          message: `Only ${o.unitIds.length} of ${r.units} generations could be queued; retry with the same idempotency key to queue the rest`,
+          retryable: true,
+          context: { queued: o.unitIds.length, requested: r.units },
+        }
+      : null,
+  };
 }

@@ -1,76 +1,16 @@
-// Generations: queueing a batch through the charged command (checks and price, one row and job
-// per generation, partial batches resumed by key), reading one, and the generation's lifecycle
-// (src/kernel: progress, completion, failure with exactly-once refund).
-import { randomUUID } from 'node:crypto';
-import { and, eq, inArray } from 'drizzle-orm';
+// The generation's rows: reading one (its view), and its lifecycle (src/kernel: progress,
+// completion, failure with exactly-once refund).
+import { and, eq } from 'drizzle-orm';
 import type { components } from '../../../generated/openapi.d.ts';
 import type { AppContext } from '../../context.ts';
 import { generations, media } from '../../db/schema/index.ts';
 import { notFound } from '../../errors.ts';
-import { generationQueue } from '../../jobs/queue.ts';
 import { defineResource } from '../../kernel/resource.ts';
 import { keyFilename } from '../../storage/keys.ts';
-import { keyedRequest, runChargedCommand, type ChargedOutcome } from '../billing/charged-command.ts';
 import type { Tx } from '../../db/client.ts';
-import { resolveGeneration, type CreateGenerationBody, type GenerationSpec, type ResolvedGeneration } from './generation-requests.ts';
+import type { GenerationSpec } from './request.ts';
 
 export type FailureDetail = components['schemas']['FailureDetail'];
-export type GenerationBatch = components['schemas']['GenerationBatch'];
-type GenerationBatchItem = components['schemas']['GenerationBatchItem'];
-
-/** POST /generations: `request_count` generations of one resolved spec, charged per generation. */
-export function createGenerationBatch(
-  ctx: AppContext,
-  orgId: string,
-  body: CreateGenerationBody,
-  headerKey: string | undefined,
-): Promise<GenerationBatch> {
-  return runChargedCommand(ctx, {
-    orgId,
-    operation: 'createGeneration',
-    ...keyedRequest(body, headerKey),
-    ledger: { reason: 'generation_charge', reference: (batchId) => `batch:${batchId}` },
-    prepare: (tx) => resolveGeneration({ db: tx, fetcher: ctx.fetcher, providers: ctx.config.provider }, orgId, body),
-    enqueue: async (sp, r, { groupId: batchId }) => {
-      const id = randomUUID();
-      const jobId = randomUUID();
-      await sp.insert(generations).values({ id, orgId, batchId, type: body.type, spec: r.spec, credits: r.unitCredits, jobId });
-      await ctx.queue.sendInTx(sp, generationQueue(r.spec.output), { generationId: id }, jobId);
-      return id;
-    },
-    respond: batchResponse,
-  });
-}
-
-async function batchResponse(tx: Tx, r: ResolvedGeneration, o: ChargedOutcome): Promise<GenerationBatch> {
-  // Earlier generations of a resumed batch may have moved on; new ones are generating.
-  const items = new Map<string, GenerationBatchItem>(
-    o.unitIds.map((id) => [id, { id, object: 'generation', status: 'generating', credits_deducted: r.unitCredits }]),
-  );
-  if (o.earlierUnitIds.length) {
-    const rows = await tx
-      .select({ id: generations.id, status: generations.status, credits: generations.credits })
-      .from(generations)
-      .where(inArray(generations.id, o.earlierUnitIds));
-    for (const g of rows) items.set(g.id, { id: g.id, object: 'generation', status: g.status, credits_deducted: g.credits });
-  }
-  return {
-    object: 'generation_batch',
-    status: o.partial ? 'partial' : 'queued',
-    request_count: r.units,
-    credits_deducted: o.creditsDeducted,
-    remaining_credits: o.remainingCredits,
-    generations: o.unitIds.map((id) => items.get(id)!),
-    error: o.partial
-      ? {
-          code: 'queue_unavailable',
-          message: `Only ${o.unitIds.length} of ${r.units} generations could be queued; retry with the same idempotency key to queue the rest`,
-          retryable: true,
-          context: { queued: o.unitIds.length, requested: r.units },
-        }
-      : null,
-  };
-}
 
 export type GenerationView = components['schemas']['Generation'];
 type OutputContentType = components['schemas']['GenerationOutput']['content_type'];
