@@ -12,7 +12,7 @@ import { facelessJob } from './faceless-job.ts';
 import { imageGenerationJob, videoGenerationJob } from '../pipelines/generation/job.ts';
 import { QUEUES } from './queue.ts';
 import { referenceAnalysisJob } from './reference-job.ts';
-import { slideshowJob } from './slideshow-job.ts';
+import { slideshowJob } from '../pipelines/slideshow/job.ts';
 import { socialPublishJob } from './social-publish-job.ts';
 import { webhookDeliveryJob } from './webhook-delivery-job.ts';
 

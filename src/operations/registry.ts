@@ -13,7 +13,7 @@ import { handlers as generations } from '../pipelines/generation/handlers.ts';
 import { handlers as health } from './health.ts';
 import { handlers as meta } from './meta.ts';
 import { handlers as references } from './references.ts';
-import { handlers as slideshows } from './slideshows.ts';
+import { handlers as slideshows } from '../pipelines/slideshow/handlers.ts';
 import { handlers as social } from './social.ts';
 import { handlers as webhooks } from './webhooks.ts';
 import { handlers as workspace } from './workspace.ts';

@@ -4,7 +4,7 @@
 import sharp from 'sharp';
 import t from 'tap';
 import { imagePalette, renderSlide, slideGeometry, slidePalette } from '../../src/engines/local/slide.ts';
-import { brandKitLook, titleFromPrompt } from '../../src/services/slideshows/slideshow-requests.ts';
+import { brandKitLook, titleFromPrompt } from '../../src/pipelines/slideshow/request.ts';
 
 t.test('the title defaults to the prompt’s first sentence, cut near 60 characters', async (t) => {
   t.equal(titleFromPrompt('Five habits of calm mornings. Start with water.'), 'Five habits of calm mornings');

@@ -3,19 +3,28 @@
 // Inapplicable combinations and private URLs are 400s naming the field; brand kits, avatars and
 // references the workspace does not have are 404s naming it. It runs as the charged command's
 // `prepare`, after the idempotency key: a replay never gets here, and nothing is charged when it throws.
-import { and, eq } from 'drizzle-orm';
+// createSlideshow: the charged command itself (the slideshow row, its editor project and its job
+// in one transaction).
 import type { components } from '../../../generated/openapi.d.ts';
 import { referenceInspirations } from '../../db/schema/index.ts';
 import { ApiError, badRequest, type FieldError } from '../../errors.ts';
 import type { GuardedFetcher } from '../../net/guarded-fetch.ts';
 import { supportedWriterLanguage } from '../../engines/write/languages.ts';
 import { PACKS } from '../../engines/write/languages.ts';
-import type { Priced } from '../billing/charged-command.ts';
+import type { Priced } from '../../services/billing/charged-command.ts';
 import type { Tx } from '../../db/client.ts';
-import { findPublicAvatar, slideshowCredits } from '../catalog/catalog-data.ts';
-import { FRAME_SIZES } from '../editor/model.ts';
-import { useAsset } from '../assets/asset-use.ts';
-import { brandColors } from '../assets/brand-colors.ts';
+import { findPublicAvatar, slideshowCredits } from '../../services/catalog/catalog-data.ts';
+import { FRAME_SIZES } from '../../services/editor/model.ts';
+import { useAsset } from '../../services/assets/asset-use.ts';
+import { brandColors } from '../../services/assets/brand-colors.ts';
+import { SLIDESHOW_FPS, type SlideshowGeneration } from './rows.ts';
+import { randomUUID } from 'node:crypto';
+import { and, eq } from 'drizzle-orm';
+import type { AppContext } from '../../context.ts';
+import { editorVideos, slideshows, videos } from '../../db/schema/index.ts';
+import { QUEUES } from '../../jobs/queue.ts';
+import { keyedRequest, runChargedCommand } from '../../services/billing/charged-command.ts';
+import { emptyTimeline } from '../../services/editor/model.ts';
 
 export type CreateSlideshowBody = components['schemas']['CreateSlideshowRequest'];
 export type SlideshowAspect = NonNullable<CreateSlideshowBody['aspect_ratio']>;
@@ -197,4 +206,66 @@ export async function resolveSlideshow(deps: ResolveDeps, orgId: string, body: C
     spec.reference = { id: ref.id, templateSlug: ref.templateSlug, mediaIds: ref.mediaIds };
   }
   return { spec, units: 1, unitCredits: slideshowCredits(slideCount) };
+}
+
+/** POST /slideshows: one slideshow, priced per slide, its editor project created at once. */
+export function createSlideshow(
+  ctx: AppContext,
+  orgId: string,
+  body: CreateSlideshowBody,
+  headerKey: string | undefined,
+): Promise<SlideshowGeneration> {
+  return runChargedCommand<ResolvedSlideshow, SlideshowGeneration>(ctx, {
+    orgId,
+    operation: 'createSlideshow',
+    ...keyedRequest(body, headerKey),
+    ledger: { reason: 'slideshow_charge', reference: (groupId) => `slideshow_request:${groupId}` },
+    prepare: (tx) => resolveSlideshow({ db: tx, fetcher: ctx.fetcher, localWriter: !ctx.config.writer.url }, orgId, body),
+    enqueue: async (sp, plan) => {
+      const spec = plan.spec;
+      // The editor project: an integer id of the shared video id space, ready (empty) at once.
+      const [v] = await sp.insert(videos).values({ orgId, kind: 'editor' }).returning({ id: videos.id });
+      await sp.insert(editorVideos).values({
+        videoId: v.id,
+        orgId,
+        title: spec.title,
+        aspectRatio: spec.aspectRatio,
+        width: spec.width,
+        height: spec.height,
+        fps: SLIDESHOW_FPS,
+        timeline: emptyTimeline(),
+      });
+      const id = randomUUID();
+      const jobId = randomUUID();
+      await sp.insert(slideshows).values({
+        id,
+        orgId,
+        videoId: v.id,
+        title: spec.title,
+        slideCount: spec.slideCount,
+        aspectRatio: spec.aspectRatio,
+        spec,
+        credits: plan.unitCredits,
+        jobId,
+      });
+      await ctx.queue.sendInTx(sp, QUEUES.slideshow, { slideshowId: id }, jobId);
+      return id;
+    },
+    respond: async (tx, plan, outcome) => {
+      const [row] = await tx
+        .select({ id: slideshows.id, videoId: slideshows.videoId })
+        .from(slideshows)
+        .where(eq(slideshows.id, outcome.unitIds[0]));
+      return {
+        object: 'slideshow_generation',
+        status: 'queued',
+        slideshow_id: row.id,
+        video_id: row.videoId,
+        title: plan.spec.title,
+        slide_count: plan.spec.slideCount,
+        credits_deducted: outcome.creditsDeducted,
+        remaining_credits: outcome.remainingCredits,
+      };
+    },
+  });
 }

@@ -13,18 +13,18 @@
 // A failure becomes the slideshow's error with a refund once no retry follows (defineJob).
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { AppContext } from '../context.ts';
-import { FfmpegError, probe } from '../media/ffmpeg.ts';
-import { fetchCheckedMedia } from '../media/fetch-media.ts';
-import { jobFolder } from '../media/work-folder.ts';
-import { isNotFound } from '../storage/index.ts';
-import { SlideInputError, type SlideLayout, type SlidePalette } from '../engines/image/types.ts';
-import { engineFor } from '../engines/index.ts';
-import { overlayTextColours, slideGeometry, slidePalette } from '../engines/local/slide.ts';
-import { WriterFailed, type SlideCopy } from '../engines/write/types.ts';
-import { slideshowSlideKey, slideshowVideoKey } from '../storage/keys.ts';
-import { PREVIEWS_DIR_URL } from '../services/catalog/catalog-data.ts';
-import { referenceColors } from '../services/references/reference-colors.ts';
+import type { AppContext } from '../../context.ts';
+import { FfmpegError, probe } from '../../media/ffmpeg.ts';
+import { fetchCheckedMedia } from '../../media/fetch-media.ts';
+import { jobFolder } from '../../media/work-folder.ts';
+import { isNotFound } from '../../storage/index.ts';
+import { SlideInputError, type SlideLayout, type SlidePalette } from '../../engines/image/types.ts';
+import { engineFor } from '../../engines/index.ts';
+import { overlayTextColours, slideGeometry, slidePalette } from '../../engines/local/slide.ts';
+import { WriterFailed, type SlideCopy } from '../../engines/write/types.ts';
+import { slideshowSlideKey, slideshowVideoKey } from '../../storage/keys.ts';
+import { PREVIEWS_DIR_URL } from '../../services/catalog/catalog-data.ts';
+import { referenceColors } from '../../services/references/reference-colors.ts';
 import {
   addTrack,
   baseItem,
@@ -36,12 +36,11 @@ import {
   textBlockHeight,
   textTransform,
   type Timeline,
-} from '../services/editor/model.ts';
-import { copyTimelineMedia } from '../services/editor/render-inputs.ts';
-import type { SlideshowSpec } from '../services/slideshows/slideshow-requests.ts';
+} from '../../services/editor/model.ts';
+import { copyTimelineMedia } from '../../services/editor/render-inputs.ts';
+import type { SlideshowSpec } from './request.ts';
 import {
   completeSlideshow,
-  failSlideshow,
   fillProject,
   loadProject,
   recordedSlides,
@@ -51,10 +50,9 @@ import {
   startSlideshow,
   type SlideshowRow,
   type StoredVideo,
-} from '../services/slideshows/slideshows.ts';
-import { runStages, type StageContext, type Stages } from '../kernel/stages.ts';
-import { defineJob, JobFailure, type FailureDetail, type JobTools, type RunningJob } from './define-job.ts';
-import { QUEUES } from './queue.ts';
+} from './rows.ts';
+import { runStages, type StageContext, type Stages } from '../../kernel/stages.ts';
+import { JobFailure, type FailureDetail, type JobTools, type RunningJob } from '../../jobs/define-job.ts';
 
 export interface SlideshowJobData {
   slideshowId: string;
@@ -281,7 +279,7 @@ function slideshowStages(a: Attempt): Stages<SlideshowRow, SlideshowOutputs> {
 const textsOf = (spec: SlideshowSpec, copy: SlideCopy) =>
   Array.from({ length: spec.slideCount }, (_, i) => (spec.generateTextOverlays ? slideText(copy, i) : null));
 
-async function runSlideshow(ctx: AppContext, job: RunningJob<SlideshowJobData>, tools: JobTools): Promise<void> {
+export async function runSlideshow(ctx: AppContext, job: RunningJob<SlideshowJobData>, tools: JobTools): Promise<void> {
   const s = await startSlideshow(ctx, job.data.slideshowId);
   if (!s) return; // already completed or failed: a repeated delivery has nothing to do
   tools.annotate({ credits_refunded: s.credits });
@@ -420,7 +418,7 @@ async function renderCarousel({ ctx, s, workDir }: Attempt, st: Stage): Promise<
   };
 }
 
-function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean } {
+export function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean } {
   if (err instanceof JobFailure) return { detail: err.detail, retry: err.retry };
   if (err instanceof WriterFailed) {
     return {
@@ -439,16 +437,3 @@ function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean 
       : `The slideshow failed: ${(err as Error)?.message ?? String(err)}`;
   return { detail: { code: 'render_failed', message: message.slice(0, 1900), retryable: true, context: {} }, retry: true };
 }
-
-export const slideshowJob = defineJob<SlideshowJobData>({
-  name: QUEUES.slideshow,
-  concurrency: (config) => config.slideshowConcurrency,
-  retry: (config) => ({ limit: config.generationRetryLimit, delay: 2, backoff: true }),
-  heartbeatSeconds: (config) => config.jobHeartbeatSeconds,
-  expireInSeconds: 3600,
-  deadLetter: { message: 'The slideshow was abandoned by its workers too many times; the credits were refunded' },
-  run: runSlideshow,
-  describeFailure,
-  progress: (ctx, data, percent, stage) => slideshowResource.progress(ctx, data.slideshowId, stage, percent),
-  onTerminalFailure: (ctx, data, detail) => failSlideshow(ctx, data.slideshowId, detail),
-});

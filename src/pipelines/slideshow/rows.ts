@@ -1,24 +1,20 @@
-// Slideshows: queueing one through the charged command (checks and price, the slideshow row, its
-// editor project and its job in one transaction), reading one, the slideshow's lifecycle
-// (src/kernel: the terminal states write the slideshow.completed / slideshow.failed webhook event
-// in their transaction) and what its stages store.
+// The slideshow's rows: reading one, the slideshow's lifecycle (src/kernel: the terminal states
+// write the slideshow.completed / slideshow.failed webhook event in their transaction) and what
+// its stages store. The charged command that queues one is request.ts.
 // Every worker step is safe to run twice (jobs are delivered at least once): the copy is stored
 // once and reused, a slide already recorded is not rendered again, the project is filled once
 // (project_version), and completion and failure are conditional updates (failure refunds once).
-import { randomUUID } from 'node:crypto';
 import { and, asc, eq, sql } from 'drizzle-orm';
 import type { components } from '../../../generated/openapi.d.ts';
 import type { AppContext } from '../../context.ts';
-import { editorVideos, media, slideshows, slideshowSlides, videos } from '../../db/schema/index.ts';
+import { editorVideos, media, slideshows, slideshowSlides } from '../../db/schema/index.ts';
 import { notFound } from '../../errors.ts';
-import { QUEUES } from '../../jobs/queue.ts';
 import type { SlideCopy } from '../../engines/write/types.ts';
 import { keyFilename } from '../../storage/keys.ts';
 import { defineResource } from '../../kernel/resource.ts';
-import { keyedRequest, runChargedCommand } from '../billing/charged-command.ts';
 import type { Tx } from '../../db/client.ts';
-import { emptyTimeline, type Timeline } from '../editor/model.ts';
-import { resolveSlideshow, type CreateSlideshowBody, type ResolvedSlideshow, type SlideshowSpec } from './slideshow-requests.ts';
+import type { Timeline } from '../../services/editor/model.ts';
+import type { SlideshowSpec } from './request.ts';
 
 type S = components['schemas'];
 export type FailureDetail = S['FailureDetail'];
@@ -30,68 +26,6 @@ const SLIDESHOW_STAGES: readonly SlideshowStage[] = ['copy', 'slides', 'project'
 
 /** Frame rate of a slideshow's editor project. */
 export const SLIDESHOW_FPS = 30;
-
-/** POST /slideshows: one slideshow, priced per slide, its editor project created at once. */
-export function createSlideshow(
-  ctx: AppContext,
-  orgId: string,
-  body: CreateSlideshowBody,
-  headerKey: string | undefined,
-): Promise<SlideshowGeneration> {
-  return runChargedCommand<ResolvedSlideshow, SlideshowGeneration>(ctx, {
-    orgId,
-    operation: 'createSlideshow',
-    ...keyedRequest(body, headerKey),
-    ledger: { reason: 'slideshow_charge', reference: (groupId) => `slideshow_request:${groupId}` },
-    prepare: (tx) => resolveSlideshow({ db: tx, fetcher: ctx.fetcher, localWriter: !ctx.config.writer.url }, orgId, body),
-    enqueue: async (sp, plan) => {
-      const spec = plan.spec;
-      // The editor project: an integer id of the shared video id space, ready (empty) at once.
-      const [v] = await sp.insert(videos).values({ orgId, kind: 'editor' }).returning({ id: videos.id });
-      await sp.insert(editorVideos).values({
-        videoId: v.id,
-        orgId,
-        title: spec.title,
-        aspectRatio: spec.aspectRatio,
-        width: spec.width,
-        height: spec.height,
-        fps: SLIDESHOW_FPS,
-        timeline: emptyTimeline(),
-      });
-      const id = randomUUID();
-      const jobId = randomUUID();
-      await sp.insert(slideshows).values({
-        id,
-        orgId,
-        videoId: v.id,
-        title: spec.title,
-        slideCount: spec.slideCount,
-        aspectRatio: spec.aspectRatio,
-        spec,
-        credits: plan.unitCredits,
-        jobId,
-      });
-      await ctx.queue.sendInTx(sp, QUEUES.slideshow, { slideshowId: id }, jobId);
-      return id;
-    },
-    respond: async (tx, plan, outcome) => {
-      const [row] = await tx
-        .select({ id: slideshows.id, videoId: slideshows.videoId })
-        .from(slideshows)
-        .where(eq(slideshows.id, outcome.unitIds[0]));
-      return {
-        object: 'slideshow_generation',
-        status: 'queued',
-        slideshow_id: row.id,
-        video_id: row.videoId,
-        title: plan.spec.title,
-        slide_count: plan.spec.slideCount,
-        credits_deducted: outcome.creditsDeducted,
-        remaining_credits: outcome.remainingCredits,
-      };
-    },
-  });
-}
 
 export async function getSlideshow(ctx: AppContext, orgId: string, id: string, db: AppContext['db'] | Tx = ctx.db): Promise<SlideshowView> {
   const [row] = await db
