@@ -11,7 +11,7 @@ import sharp from 'sharp';
 import t from 'tap';
 import { brandKits, creditLedger, facelessVideos, organizations, webhookEndpoints, webhookEvents } from '../../src/db/schema/index.ts';
 import { extractFrame, probe } from '../../src/media/ffmpeg.ts';
-import { facelessProgress } from '../../src/services/faceless/faceless.ts';
+import { facelessProgress } from '../../src/pipelines/faceless-video/rows.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 
 const magenta = await sharp({ create: { width: 300, height: 150, channels: 3, background: '#FF00FF' } })

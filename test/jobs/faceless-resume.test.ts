@@ -4,7 +4,7 @@
 import { and, eq } from 'drizzle-orm';
 import t from 'tap';
 import { facelessVideos, media } from '../../src/db/schema/index.ts';
-import { facelessJob } from '../../src/jobs/faceless-job.ts';
+import { facelessJob } from '../../src/pipelines/faceless-video/job.ts';
 import { startTestApp } from '../helpers/app.ts';
 
 // No workers: the test runs the job's attempts itself.

@@ -2,8 +2,8 @@
 // word timings, scene start times, the timeline (scenes back to back from 0, a pan on each, the
 // voiceover, one captions item) and the price rule.
 import t from 'tap';
-import { captionCues, facelessTimeline, fitSpeed, partsFromScript, partStarts } from '../../src/services/faceless/plan.ts';
-import { facelessPrice, parseLanguage } from '../../src/services/faceless/requests.ts';
+import { captionCues, facelessTimeline, fitSpeed, partsFromScript, partStarts } from '../../src/pipelines/faceless-video/plan.ts';
+import { facelessPrice, parseLanguage } from '../../src/pipelines/faceless-video/request.ts';
 
 t.test('a script becomes at most seven parts: hook, beats, call to action', async (t) => {
   const parts = partsFromScript('One. Two! Three? Four. Five. Six. Seven. Eight. Nine.');

@@ -9,7 +9,7 @@ import { rowId } from '../../db/ids.ts';
 import { editorEdits, editorVideos, videos } from '../../db/schema/index.ts';
 import { ApiError, badRequest } from '../../errors.ts';
 import type { Tx } from '../../db/client.ts';
-import { facelessStatus } from '../faceless/faceless.ts';
+import { facelessStatus } from './faceless-status.ts';
 import {
   decodeCursor,
   discardStored,

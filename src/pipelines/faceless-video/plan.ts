@@ -2,8 +2,17 @@
 // speech rate fitting, caption cues from word timings, scene times and the editor timeline the
 // video is rendered from (and that the editor opens afterwards). No I/O here.
 import type { SpokenWord } from '../../engines/speech/types.ts';
-import { addTrack, baseItem, CAPTION_DEFAULTS, newItemId, t3, type CaptionEntry, type Item, type Timeline } from '../editor/model.ts';
-import { MAX_SPEED, MIN_SPEED } from './requests.ts';
+import {
+  addTrack,
+  baseItem,
+  CAPTION_DEFAULTS,
+  newItemId,
+  t3,
+  type CaptionEntry,
+  type Item,
+  type Timeline,
+} from '../../services/editor/model.ts';
+import { MAX_SPEED, MIN_SPEED } from './request.ts';
 
 export interface NarrationPart {
   role: 'hook' | 'beat' | 'cta';

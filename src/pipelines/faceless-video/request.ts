@@ -12,15 +12,21 @@
 //   - brand_kit_id of this workspace (404 naming it); reference_image_urls public (400 naming
 //     the URL), at most 10 (the schema);
 //   - price: the voice's credits_9_16 / credits_16_9 per started 30 seconds of duration.
+// createFacelessVideo: the charged command itself (the `videos` and `faceless_videos` rows and
+// the job in one transaction).
 import type { components } from '../../../generated/openapi.d.ts';
 import { ApiError, badRequest } from '../../errors.ts';
 import type { GuardedFetcher } from '../../net/guarded-fetch.ts';
-import type { Priced } from '../billing/charged-command.ts';
+import type { Priced } from '../../services/billing/charged-command.ts';
 import type { Tx } from '../../db/client.ts';
 import { supportedWriterLanguage } from '../../engines/write/languages.ts';
-import { findVoice, loadCatalogData } from '../catalog/catalog-data.ts';
-import { useAsset } from '../assets/asset-use.ts';
-import { brandColors } from '../assets/brand-colors.ts';
+import { findVoice, loadCatalogData } from '../../services/catalog/catalog-data.ts';
+import { useAsset } from '../../services/assets/asset-use.ts';
+import { brandColors } from '../../services/assets/brand-colors.ts';
+import type { AppContext } from '../../context.ts';
+import { facelessVideos, videos } from '../../db/schema/index.ts';
+import { QUEUES } from '../../jobs/queue.ts';
+import { keyedRequest, runChargedCommand } from '../../services/billing/charged-command.ts';
 
 type S = components['schemas'];
 export type CreateFacelessBody = S['CreateFacelessVideoRequest'];
@@ -225,4 +231,37 @@ export async function resolveFaceless(deps: ResolveDeps, orgId: string, body: Cr
     referenceUrls: [...(body.reference_image_urls ?? [])],
   };
   return { spec, units: 1, unitCredits: facelessPrice(voiceCredits, duration) };
+}
+
+/** POST /faceless-videos. */
+export function createFacelessVideo(
+  ctx: AppContext,
+  orgId: string,
+  body: CreateFacelessBody,
+  headerKey: string | undefined,
+): Promise<S['FacelessVideoGeneration']> {
+  return runChargedCommand(ctx, {
+    orgId,
+    operation: 'createFacelessVideo',
+    ...keyedRequest(body, headerKey),
+    ledger: { reason: 'faceless_video_charge', reference: (groupId) => `faceless:${groupId}` },
+    prepare: (tx) => resolveFaceless({ db: tx, fetcher: ctx.fetcher }, orgId, body),
+    enqueue: async (sp, r) => {
+      const [v] = await sp.insert(videos).values({ orgId, kind: 'faceless' }).returning({ id: videos.id });
+      const jobId = crypto.randomUUID();
+      await sp.insert(facelessVideos).values({ videoId: v.id, orgId, title: r.spec.title, spec: r.spec, credits: r.unitCredits, jobId });
+      await ctx.queue.sendInTx(sp, QUEUES.faceless, { videoId: v.id }, jobId);
+      return String(v.id);
+    },
+    respond: async (_tx, r, o): Promise<S['FacelessVideoGeneration']> => ({
+      object: 'faceless_video_generation',
+      status: 'queued',
+      video_id: Number(o.unitIds[0]),
+      title: r.spec.title,
+      credits_deducted: o.creditsDeducted,
+      remaining_credits: o.remainingCredits,
+    }),
+    insufficientMessage: (r, required, available) =>
+      `This ${r.spec.durationSeconds}-second faceless video with ${r.spec.voice.name} needs ${required} credits and the workspace has ${available}`,
+  });
 }

@@ -1,90 +1,22 @@
-// Faceless videos: queueing one through the charged command (checks and price, the `videos` and
-// `faceless_videos` rows and the job in one transaction), the status view of GET /videos/{id},
-// and the video's lifecycle (src/kernel): attempts, stage progress, stored stage outputs (resume),
-// completion (the MP4 as media and the timeline as an editor project with the same id) and
-// failure with an exactly-once refund.
-import { and, eq } from 'drizzle-orm';
+// The faceless video's rows: its lifecycle (src/kernel): attempts, stage progress, stored stage
+// outputs (resume), completion (the MP4 as media and the timeline as an editor project with the
+// same id) and failure with an exactly-once refund. Its view (GET /videos/{id}) is
+// services/editor/faceless-status.ts, beside the editor's video id space; the charged command that
+// queues one is request.ts.
+import { facelessStatus } from '../../services/editor/faceless-status.ts';
 import type { components } from '../../../generated/openapi.d.ts';
 import type { AppContext } from '../../context.ts';
-import { editorVideos, facelessVideos, media, videos } from '../../db/schema/index.ts';
-import { QUEUES } from '../../jobs/queue.ts';
+import { editorVideos, facelessVideos } from '../../db/schema/index.ts';
 import { defineResource } from '../../kernel/resource.ts';
 import { keyFilename } from '../../storage/keys.ts';
-import { keyedRequest, runChargedCommand } from '../billing/charged-command.ts';
-import type { Tx } from '../../db/client.ts';
-import type { Timeline } from '../editor/model.ts';
-import { resolveFaceless, type CreateFacelessBody, type FacelessSpec } from './requests.ts';
+import type { Timeline } from '../../services/editor/model.ts';
+import type { FacelessSpec } from './request.ts';
 
 type S = components['schemas'];
 export type FailureDetail = S['FailureDetail'];
 /** The pipeline's stages, in order. */
 export const FACELESS_STAGES = ['script', 'scenes', 'voiceover', 'captions', 'render'] as const;
 export type FacelessStage = (typeof FACELESS_STAGES)[number];
-
-/** POST /faceless-videos. */
-export function createFacelessVideo(
-  ctx: AppContext,
-  orgId: string,
-  body: CreateFacelessBody,
-  headerKey: string | undefined,
-): Promise<S['FacelessVideoGeneration']> {
-  return runChargedCommand(ctx, {
-    orgId,
-    operation: 'createFacelessVideo',
-    ...keyedRequest(body, headerKey),
-    ledger: { reason: 'faceless_video_charge', reference: (groupId) => `faceless:${groupId}` },
-    prepare: (tx) => resolveFaceless({ db: tx, fetcher: ctx.fetcher }, orgId, body),
-    enqueue: async (sp, r) => {
-      const [v] = await sp.insert(videos).values({ orgId, kind: 'faceless' }).returning({ id: videos.id });
-      const jobId = crypto.randomUUID();
-      await sp.insert(facelessVideos).values({ videoId: v.id, orgId, title: r.spec.title, spec: r.spec, credits: r.unitCredits, jobId });
-      await ctx.queue.sendInTx(sp, QUEUES.faceless, { videoId: v.id }, jobId);
-      return String(v.id);
-    },
-    respond: async (_tx, r, o): Promise<S['FacelessVideoGeneration']> => ({
-      object: 'faceless_video_generation',
-      status: 'queued',
-      video_id: Number(o.unitIds[0]),
-      title: r.spec.title,
-      credits_deducted: o.creditsDeducted,
-      remaining_credits: o.remainingCredits,
-    }),
-    insufficientMessage: (r, required, available) =>
-      `This ${r.spec.durationSeconds}-second faceless video with ${r.spec.voice.name} needs ${required} credits and the workspace has ${available}`,
-  });
-}
-
-/** GET /videos/{id} of a faceless video (undefined when the id is not one of this workspace's). */
-export async function facelessStatus(
-  ctx: AppContext,
-  orgId: string,
-  id: number,
-  db: AppContext['db'] | Tx = ctx.db,
-): Promise<S['Video'] | undefined> {
-  const [row] = await db
-    .select({ f: facelessVideos, m: media })
-    .from(facelessVideos)
-    .leftJoin(media, eq(media.id, facelessVideos.outputMediaId))
-    .where(and(eq(facelessVideos.videoId, id), eq(facelessVideos.orgId, orgId)));
-  if (!row) return undefined;
-  const { f, m } = row;
-  const done = f.status === 'completed' && m;
-  return {
-    object: 'video',
-    id,
-    kind: 'faceless',
-    status: f.status,
-    title: f.title,
-    url: done ? ctx.storage.signedUrl(m.storageKey) : null,
-    error: (f.error as FailureDetail | null) ?? null,
-    stage: f.status === 'generating' || f.status === 'error' ? ((f.stage as FacelessStage | null) ?? null) : null,
-    progress: f.status === 'completed' ? 100 : f.progress,
-    duration_seconds: done ? m.durationSeconds : null,
-    size_bytes: done ? m.sizeBytes : null,
-    created_at: f.createdAt.toISOString(),
-    updated_at: f.updatedAt.toISOString(),
-  };
-}
 
 /**
  * The faceless video's lifecycle (src/kernel/resource.ts): queued → generating → completed | error,

@@ -9,39 +9,23 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { AppContext } from '../context.ts';
-import { media, mediaTranscripts } from '../db/schema/index.ts';
-import { FfmpegError, inputArgs, probe, runFfmpeg } from '../media/ffmpeg.ts';
-import { fetchCheckedMedia } from '../media/fetch-media.ts';
-import { renderMusicBed } from '../media/music-bed.ts';
-import { engineFor } from '../engines/index.ts';
-import type { RenderMedia } from '../engines/render/types.ts';
-import { SpeechFailed, type SpokenWord } from '../engines/speech/types.ts';
-import { jobFolder } from '../media/work-folder.ts';
-import { WriterFailed } from '../engines/write/types.ts';
-import { facelessMusicKey, facelessSceneKey, facelessVideoKey, facelessVoiceoverKey } from '../storage/keys.ts';
-import type { CaptionEntry } from '../services/editor/model.ts';
-import {
-  completeFaceless,
-  facelessResource,
-  failFaceless,
-  startFacelessAttempt,
-  type FacelessRow,
-  type FacelessStage,
-} from '../services/faceless/faceless.ts';
-import {
-  captionCues,
-  captionTop,
-  facelessTimeline,
-  fitSpeed,
-  partsFromScript,
-  partStarts,
-  type NarrationPart,
-} from '../services/faceless/plan.ts';
-import { WORDS_PER_SECOND, type FacelessSpec } from '../services/faceless/requests.ts';
-import { runStages, type StageContext, type Stages } from '../kernel/stages.ts';
-import { defineJob, JobFailure, type FailureDetail, type JobTools, type RunningJob } from './define-job.ts';
-import { QUEUES } from './queue.ts';
+import type { AppContext } from '../../context.ts';
+import { media, mediaTranscripts } from '../../db/schema/index.ts';
+import { FfmpegError, inputArgs, probe, runFfmpeg } from '../../media/ffmpeg.ts';
+import { fetchCheckedMedia } from '../../media/fetch-media.ts';
+import { renderMusicBed } from '../../media/music-bed.ts';
+import { engineFor } from '../../engines/index.ts';
+import type { RenderMedia } from '../../engines/render/types.ts';
+import { SpeechFailed, type SpokenWord } from '../../engines/speech/types.ts';
+import { jobFolder } from '../../media/work-folder.ts';
+import { WriterFailed } from '../../engines/write/types.ts';
+import { facelessMusicKey, facelessSceneKey, facelessVideoKey, facelessVoiceoverKey } from '../../storage/keys.ts';
+import type { CaptionEntry } from '../../services/editor/model.ts';
+import { completeFaceless, facelessResource, startFacelessAttempt, type FacelessRow, type FacelessStage } from './rows.ts';
+import { captionCues, captionTop, facelessTimeline, fitSpeed, partsFromScript, partStarts, type NarrationPart } from './plan.ts';
+import { WORDS_PER_SECOND, type FacelessSpec } from './request.ts';
+import { runStages, type StageContext, type Stages } from '../../kernel/stages.ts';
+import { JobFailure, type FailureDetail, type JobTools, type RunningJob } from '../../jobs/define-job.ts';
 
 export interface FacelessJobData {
   videoId: number;
@@ -136,7 +120,7 @@ function facelessStages(a: Attempt): Stages<FacelessRow, FacelessOutputs> {
   ];
 }
 
-async function runFaceless(ctx: AppContext, job: RunningJob<FacelessJobData>, tools: JobTools): Promise<void> {
+export async function runFaceless(ctx: AppContext, job: RunningJob<FacelessJobData>, tools: JobTools): Promise<void> {
   const f = await startFacelessAttempt(ctx, job.data.videoId);
   if (!f) return; // completed or failed already: a repeated delivery has nothing to do
   tools.annotate({ credits_refunded: f.credits });
@@ -460,7 +444,7 @@ async function render({ ctx, f, spec, workDir }: Attempt, s: Stage, done: Facele
   return { storageKey: key, bytes: stored.bytes, durationSeconds: probed.duration_seconds ?? videoSeconds(spec, voiceover) };
 }
 
-function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean } {
+export function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean } {
   if (err instanceof JobFailure) return { detail: err.detail, retry: err.retry };
   const message =
     err instanceof FfmpegError ? err.message.split('\n').slice(-3).join(' ') : err instanceof Error ? err.message : String(err);
@@ -469,16 +453,3 @@ function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean 
     retry: true,
   };
 }
-
-export const facelessJob = defineJob<FacelessJobData>({
-  name: QUEUES.faceless,
-  concurrency: (config) => config.facelessConcurrency,
-  retry: (config) => ({ limit: config.generationRetryLimit, delay: 2, backoff: true }),
-  heartbeatSeconds: (config) => config.jobHeartbeatSeconds,
-  expireInSeconds: 3600,
-  deadLetter: { message: 'The faceless video was abandoned by its workers too many times' },
-  run: runFaceless,
-  describeFailure,
-  progress: (ctx, data, percent, stage) => facelessResource.progress(ctx, data.videoId, stage, percent),
-  onTerminalFailure: (ctx, data, detail) => failFaceless(ctx, data.videoId, detail),
-});
