@@ -7,7 +7,7 @@ import { purgeOldWebhookEvents } from '../services/webhooks/events.ts';
 import { sweepOrphanedMedia } from '../services/assets/orphaned-media.ts';
 import { sweepWorkFolders } from '../media/work-folder.ts';
 import { defineJob, type AnyJob } from './define-job.ts';
-import { editorExportJob } from './editor-export-job.ts';
+import { editorExportJob } from '../pipelines/editor-export/job.ts';
 import { facelessJob } from '../pipelines/faceless-video/job.ts';
 import { imageGenerationJob, videoGenerationJob } from '../pipelines/generation/job.ts';
 import { QUEUES } from './queue.ts';

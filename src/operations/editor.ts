@@ -1,9 +1,9 @@
-// Editor projects, the editor media library, timeline edits and exports; plus GET /videos/{id}
+// Editor projects, the editor media library and timeline edits; plus GET /videos/{id}
 // (the shared integer id space of faceless and editor videos) and the editor's MCP-only tools
-// (the sound effect library, media imported from a URL).
+// (the sound effect library, media imported from a URL). Exports are the editor-export pipeline's
+// (src/pipelines/editor-export/handlers.ts).
 import { listSoundEffects } from '../media/sound-effects.ts';
 import { listEditorMedia } from '../services/editor/media.ts';
-import { cancelExport, getExport, queueExport as queueExportOf } from '../services/editor/exports.ts';
 import {
   addEditorMedia,
   applyEditorEdits,
@@ -28,9 +28,6 @@ export const handlers = defineHandlers({
     const raw: unknown = body;
     return raw instanceof MultipartBody ? uploadMultipart(ctx, auth.orgId, raw.parts()) : uploadJson(ctx, auth.orgId, body);
   },
-  exportEditorVideo: ({ ctx, auth, path, body }) => queueExportOf(ctx, auth.orgId, path.id, body),
-  getEditorVideoExport: ({ ctx, auth, path }) => getExport(ctx, auth.orgId, path.id, path.export_id),
-  cancelEditorVideoExport: ({ ctx, auth, path }) => cancelExport(ctx, auth.orgId, path.id, path.export_id),
   getVideo: ({ ctx, auth, path }) => getVideoStatus(ctx, auth.orgId, path.id),
   list_editor_sound_effects: async ({ ctx, body }) => ({ object: 'list', data: await listSoundEffects(ctx.storage, body) }),
   upload_editor_media_from_url: ({ ctx, auth, body, signal }) => importEditorMediaFromUrl(ctx, auth.orgId, body, signal),

@@ -8,6 +8,7 @@ import type { AnyHandler, HandlerMap } from './types.ts';
 import { handlers as assets } from './assets.ts';
 import { handlers as catalog } from './catalog.ts';
 import { handlers as editor } from './editor.ts';
+import { handlers as editorExport } from '../pipelines/editor-export/handlers.ts';
 import { handlers as faceless } from '../pipelines/faceless-video/handlers.ts';
 import { handlers as generations } from '../pipelines/generation/handlers.ts';
 import { handlers as health } from './health.ts';
@@ -23,6 +24,7 @@ export const HANDLER_MODULES: Record<string, HandlerMap> = {
   assets,
   catalog,
   editor,
+  editorExport,
   faceless,
   generations,
   health,

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { completeExport, startExport } from '../../src/services/editor/exports.ts';
+import { completeExport, startExport } from '../../src/pipelines/editor-export/rows.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { colorPng, createProject, editOk, upload } from './helpers.ts';
 

@@ -4,24 +4,15 @@
 // finished export does nothing; a re-run of an interrupted one renders again and overwrites.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { AppContext } from '../context.ts';
-import { FfmpegError, probe } from '../media/ffmpeg.ts';
-import { engineFor } from '../engines/index.ts';
-import { jobFolder } from '../media/work-folder.ts';
-import { editorExportKey } from '../storage/keys.ts';
-import {
-  completeExport,
-  exportResource,
-  failExport,
-  isCanceled,
-  startExport,
-  type ExportRow,
-  type ExportSnapshot,
-} from '../services/editor/exports.ts';
-import { runStages, type StageContext, type Stages } from '../kernel/stages.ts';
-import { copyTimelineMedia } from '../services/editor/render-inputs.ts';
-import { defineJob, type FailureDetail, type JobTools, type RunningJob } from './define-job.ts';
-import { QUEUES } from './queue.ts';
+import type { AppContext } from '../../context.ts';
+import { FfmpegError, probe } from '../../media/ffmpeg.ts';
+import { engineFor } from '../../engines/index.ts';
+import { jobFolder } from '../../media/work-folder.ts';
+import { editorExportKey } from '../../storage/keys.ts';
+import { completeExport, exportResource, isCanceled, startExport, type ExportRow, type ExportSnapshot } from './rows.ts';
+import { runStages, type StageContext, type Stages } from '../../kernel/stages.ts';
+import { copyTimelineMedia } from '../../services/editor/render-inputs.ts';
+import type { FailureDetail, JobTools, RunningJob } from '../../jobs/define-job.ts';
 
 export interface ExportJobData {
   exportId: string;
@@ -38,7 +29,7 @@ class ExportCanceled extends Error {
 /** How often a rendering export checks whether it was canceled. */
 const CANCEL_POLL_MS = 500;
 
-async function runExport(ctx: AppContext, job: RunningJob<ExportJobData>, tools: JobTools): Promise<void> {
+export async function runExport(ctx: AppContext, job: RunningJob<ExportJobData>, tools: JobTools): Promise<void> {
   const row = await startExport(ctx, job.data.exportId);
   if (!row) return;
   const workDir = await jobFolder(ctx.config.dataDir, `export-${row.id}`);
@@ -110,7 +101,7 @@ async function render(
   return { storageKey: key, bytes: stored.bytes, durationSeconds: probed.duration_seconds, hasAudio: probed.has_audio };
 }
 
-function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean } {
+export function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean } {
   const permanent = err instanceof MissingMedia;
   const message =
     err instanceof FfmpegError
@@ -126,16 +117,3 @@ function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean 
     retry: !permanent,
   };
 }
-
-export const editorExportJob = defineJob<ExportJobData>({
-  name: QUEUES.editorExport,
-  concurrency: (config) => config.exportConcurrency,
-  retry: { limit: 2, delay: 2, backoff: true },
-  heartbeatSeconds: (config) => config.jobHeartbeatSeconds,
-  expireInSeconds: 3600,
-  deadLetter: { message: 'The export was abandoned by its workers too many times' },
-  run: runExport,
-  describeFailure,
-  progress: (ctx, data, percent, stage) => exportResource.progress(ctx, data.exportId, stage, percent),
-  onTerminalFailure: (ctx, data, detail) => failExport(ctx, data.exportId, detail),
-});
