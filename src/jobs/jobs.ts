@@ -13,7 +13,7 @@ import { imageGenerationJob, videoGenerationJob } from '../pipelines/generation/
 import { QUEUES } from './queue.ts';
 import { referenceAnalysisJob } from './reference-job.ts';
 import { slideshowJob } from '../pipelines/slideshow/job.ts';
-import { socialPublishJob } from './social-publish-job.ts';
+import { socialPublishJob } from '../pipelines/social-publication/job.ts';
 import { webhookDeliveryJob } from './webhook-delivery-job.ts';
 
 /** pg_advisory_lock key held while maintenance runs (727_001: migrations, 727_002: the demo workspace). */

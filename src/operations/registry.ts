@@ -16,6 +16,7 @@ import { handlers as meta } from './meta.ts';
 import { handlers as references } from './references.ts';
 import { handlers as slideshows } from '../pipelines/slideshow/handlers.ts';
 import { handlers as social } from './social.ts';
+import { handlers as socialPublication } from '../pipelines/social-publication/handlers.ts';
 import { handlers as webhooks } from './webhooks.ts';
 import { handlers as workspace } from './workspace.ts';
 
@@ -32,6 +33,7 @@ export const HANDLER_MODULES: Record<string, HandlerMap> = {
   references,
   slideshows,
   social,
+  socialPublication,
   webhooks,
   workspace,
 };

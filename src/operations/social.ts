@@ -1,6 +1,6 @@
-// Social publishing (MCP-only tools): the workspace's connected accounts and its publications.
+// Social accounts (MCP-only tool list_social_accounts): the workspace's connected accounts. Publishing
+// is the social-publication pipeline's (src/pipelines/social-publication/handlers.ts).
 import { describeAccount, listAccounts, type SocialAccountRow } from '../services/social/accounts.ts';
-import { listPublications, publish, requirePublication } from '../services/social/publications.ts';
 import { defineHandlers } from './types.ts';
 
 /** A connection as list_social_accounts shows it (the contract says reauthorization_required for needs_reauth). */
@@ -22,7 +22,4 @@ export const handlers = defineHandlers({
     object: 'list' as const,
     data: (await listAccounts(ctx.db, auth.orgId, body.platform)).map(toolAccount),
   }),
-  publish_media_to_social: ({ ctx, auth, body, signal }) => publish(ctx, auth.orgId, body, signal),
-  get_social_publication: ({ ctx, auth, body }) => requirePublication(ctx, auth.orgId, body.id),
-  list_social_publications: ({ ctx, auth, body }) => listPublications(ctx, auth.orgId, body.limit ?? 20),
 });

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import t from 'tap';
 import { media, slideshows, slideshowSlides } from '../../src/db/schema/index.ts';
-import { socialPublishJob } from '../../src/jobs/social-publish-job.ts';
+import { socialPublishJob } from '../../src/pipelines/social-publication/job.ts';
 import { createEditorVideo } from '../../src/services/editor/projects.ts';
 import { connectAccount, type SocialPlatform } from '../../src/services/social/accounts.ts';
 import { loadTokenKey, tokenCipher } from '../../src/services/social/token-crypto.ts';

@@ -8,7 +8,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import t from 'tap';
 import { inArray } from 'drizzle-orm';
 import { media } from '../../src/db/schema/index.ts';
-import { socialPublishJob } from '../../src/jobs/social-publish-job.ts';
+import { socialPublishJob } from '../../src/pipelines/social-publication/job.ts';
 import { caller } from '../../src/providers/social/http.ts';
 import { pinterest } from '../../src/providers/social/pinterest.ts';
 import { tiktok } from '../../src/providers/social/tiktok.ts';

@@ -12,7 +12,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import t from 'tap';
 import { media, webhookEndpoints } from '../../src/db/schema/index.ts';
-import { socialPublishJob } from '../../src/jobs/social-publish-job.ts';
+import { socialPublishJob } from '../../src/pipelines/social-publication/job.ts';
 import { connectAccount, type SocialPlatform } from '../../src/services/social/accounts.ts';
 import { loadTokenKey, tokenCipher } from '../../src/services/social/token-crypto.ts';
 import { createApiKey } from '../../src/services/workspaces/api-keys.ts';

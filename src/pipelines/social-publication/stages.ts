@@ -4,14 +4,13 @@
 // never posts twice. A 429 or 5xx with Retry-After (or X's x-rate-limit-reset) sends the job
 // again after that many seconds; without one, pg-boss retries with backoff. A refused refresh
 // makes the connection needs_reauth and fails the target with that message.
-import type { AppContext } from '../context.ts';
-import { PlatformError, caller } from '../providers/social/http.ts';
-import { SOCIAL_ADAPTERS } from '../providers/social/index.ts';
-import type { SocialPlatform } from '../services/social/accounts.ts';
-import { credentials, RefreshRefused } from '../services/social/connection.ts';
-import { completeTarget, failTarget, loadTarget, rescheduleTarget, saveTargetState, startTarget } from '../services/social/publications.ts';
-import { defineJob, JobFailure, type FailureDetail, type JobTools, type RunningJob } from './define-job.ts';
-import { QUEUES } from './queue.ts';
+import type { AppContext } from '../../context.ts';
+import { PlatformError, caller } from '../../providers/social/http.ts';
+import { SOCIAL_ADAPTERS } from '../../providers/social/index.ts';
+import type { SocialPlatform } from '../../services/social/accounts.ts';
+import { credentials, RefreshRefused } from '../../services/social/connection.ts';
+import { completeTarget, loadTarget, rescheduleTarget, saveTargetState, startTarget } from './rows.ts';
+import { JobFailure, type FailureDetail, type JobTools, type RunningJob } from '../../jobs/define-job.ts';
 
 export interface SocialPublishJobData {
   targetId: string;
@@ -22,7 +21,7 @@ export const SOCIAL_PUBLISH_MAX_ATTEMPTS = 8;
 /** Longest Retry-After honoured; a platform asking for longer is retried after this. */
 const MAX_RETRY_AFTER_SECONDS = 3600;
 
-async function run(ctx: AppContext, job: RunningJob<SocialPublishJobData>, { signal }: JobTools): Promise<void> {
+export async function run(ctx: AppContext, job: RunningJob<SocialPublishJobData>, { signal }: JobTools): Promise<void> {
   const loaded = await loadTarget(ctx, job.data.targetId);
   if (!loaded || loaded.target.status === 'published' || loaded.target.status === 'failed') return;
   const platform = loaded.target.platform as SocialPlatform;
@@ -98,7 +97,7 @@ function platformDetail(platform: string, err: PlatformError, prefix = ''): Fail
   };
 }
 
-function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean } {
+export function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean } {
   if (err instanceof JobFailure) return { detail: err.detail, retry: err.retry };
   if (err instanceof RefreshRefused)
     return {
@@ -108,15 +107,3 @@ function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean 
   const message = `Publishing failed: ${(err as Error)?.message ?? String(err)}`.slice(0, 1900);
   return { detail: { code: 'publish_failed', message, retryable: true, context: {} }, retry: true };
 }
-
-export const socialPublishJob = defineJob<SocialPublishJobData>({
-  name: QUEUES.socialPublish,
-  concurrency: (config) => config.social.concurrency,
-  retry: { limit: 5, delay: 10, backoff: true, maxDelay: 600 },
-  heartbeatSeconds: (config) => config.jobHeartbeatSeconds,
-  expireInSeconds: 1800,
-  deadLetter: { message: 'The publication was abandoned by its workers too many times' },
-  run,
-  describeFailure,
-  onTerminalFailure: (ctx, data, detail) => failTarget(ctx, data.targetId, detail),
-});
