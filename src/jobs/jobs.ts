@@ -11,7 +11,7 @@ import { editorExportJob } from '../pipelines/editor-export/job.ts';
 import { facelessJob } from '../pipelines/faceless-video/job.ts';
 import { imageGenerationJob, videoGenerationJob } from '../pipelines/generation/job.ts';
 import { QUEUES } from './queue.ts';
-import { referenceAnalysisJob } from './reference-job.ts';
+import { referenceAnalysisJob } from '../pipelines/reference-analysis/job.ts';
 import { slideshowJob } from '../pipelines/slideshow/job.ts';
 import { socialPublishJob } from '../pipelines/social-publication/job.ts';
 import { webhookDeliveryJob } from './webhook-delivery-job.ts';

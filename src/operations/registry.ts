@@ -14,6 +14,7 @@ import { handlers as generations } from '../pipelines/generation/handlers.ts';
 import { handlers as health } from './health.ts';
 import { handlers as meta } from './meta.ts';
 import { handlers as references } from './references.ts';
+import { handlers as referenceAnalysis } from '../pipelines/reference-analysis/handlers.ts';
 import { handlers as slideshows } from '../pipelines/slideshow/handlers.ts';
 import { handlers as social } from './social.ts';
 import { handlers as socialPublication } from '../pipelines/social-publication/handlers.ts';
@@ -31,6 +32,7 @@ export const HANDLER_MODULES: Record<string, HandlerMap> = {
   health,
   meta,
   references,
+  referenceAnalysis,
   slideshows,
   social,
   socialPublication,

@@ -1,49 +1,29 @@
-// Reference inspirations (seed 2.5, 4.7, 4.8): media a workspace saves to a template target
-// and later passes as custom_reference_inspiration_id.
-//   POST: through the charged command (a replay is the stored response, checked no further):
-//         the target, kind and media are checked, 30 credits per media item are priced and
-//         checked against the balance (no credits, no upload), the inline images are stored
-//         (sniffed: PNG, JPEG or WebP), the reference and its media rows inserted and the
-//         analysis job queued, then the charge is deducted, all in one transaction. Status processing.
-//   Job:  fetches the URL media through the guarded client, checks every item (a decodable
-//         image, a video with a video stream), stores the copies → ready (public: review
-//         pending); a refused item → failed, refunded exactly once.
-//   GET:  the list (newest first) with the template targets; recommendations among ready ones;
-//         target suggestions for new media. Free.
-import { randomUUID } from 'node:crypto';
+// Reference inspirations (seed 2.5, 4.7, 4.8), the read side: media a workspace saves to a
+// template target and later passes as custom_reference_inspiration_id. Saving one (charged) and
+// its analysis job are the reference-analysis pipeline's (src/pipelines/reference-analysis/).
+//   Views: a reference as the API shows it; the target and category checks both sides use.
+//   GET:   the list (newest first) with the template targets; recommendations among ready ones;
+//          target suggestions for new media. Free.
+//   Review: the admin CLI's queue of public references pending review.
 import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { components } from '../../../generated/openapi.d.ts';
 import type { AppContext } from '../../context.ts';
 import { generations, media, referenceInspirations } from '../../db/schema/index.ts';
-import { ApiError, badRequest, type FieldError } from '../../errors.ts';
-import { QUEUES } from '../../jobs/queue.ts';
-import { fetchMediaBytes } from '../../media/fetch-media.ts';
+import { badRequest, type FieldError } from '../../errors.ts';
 import { findTemplate, referenceTemplateTargets, type ReferenceTemplateTarget } from '../catalog/catalog-data.ts';
-import { keyedRequest, runChargedCommand, type Priced } from '../billing/charged-command.ts';
 import type { Tx } from '../../db/client.ts';
-import { defineResource } from '../../kernel/resource.ts';
-import { decodeInlineData, discardStored, ingest, receiveBuffer, type MediaInsert, type MediaRow } from '../editor/media.ts';
-import { urlFilename } from '../editor/resources.ts';
+import type { MediaRow } from '../editor/media.ts';
 import { analyseUrlMedia, combined, previewAnalysis, similarity, textWords, UrlMediaRefused, type MediaAnalysis } from './analysis.ts';
 
 export type CreateReferenceBody = components['schemas']['CreateReferenceInspirationRequest'];
 export type ReferenceView = components['schemas']['ReferenceInspiration'];
-type ReferenceRow = typeof referenceInspirations.$inferSelect;
+export type ReferenceRow = typeof referenceInspirations.$inferSelect;
 type MediaKind = ReferenceView['media_kind'];
 type Category = ReferenceView['template_category'];
 
 export const CREDITS_PER_MEDIA_ITEM = 30;
-/** Inline and fetched images: "at most about 10 MB decoded" (seed 4.8). */
-export const IMAGE_MAX_BYTES = 10 * 1024 * 1024;
-export const VIDEO_MAX_BYTES = 200 * 1024 * 1024;
 const LIST_MAX = 20;
 const SUGGEST_MAX = 12;
-const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp']);
-
-/** A media item the analysis job still has to fetch (URL) or has (stored: media row id). */
-export type ReferenceInput = { kind: 'image' | 'video'; url: string; field: string } | { kind: 'image'; mediaId: string; field: string };
-
-type FailureDetail = components['schemas']['FailureDetail'];
 
 // ------------------------------------------------------------------------------------- views
 
@@ -73,7 +53,7 @@ function view(ctx: AppContext, r: ReferenceRow, rows: Map<string, MediaRow>): Re
   };
 }
 
-async function views(ctx: AppContext, refs: ReferenceRow[], db: AppContext['db'] | Tx = ctx.db): Promise<ReferenceView[]> {
+export async function views(ctx: AppContext, refs: ReferenceRow[], db: AppContext['db'] | Tx = ctx.db): Promise<ReferenceView[]> {
   const ids = [...new Set(refs.flatMap((r) => r.mediaIds))];
   const rows = ids.length ? await db.select().from(media).where(inArray(media.id, ids)) : [];
   const byId = new Map(rows.map((m) => [m.id, m]));
@@ -82,7 +62,7 @@ async function views(ctx: AppContext, refs: ReferenceRow[], db: AppContext['db']
 
 // ------------------------------------------------------------------------------------- checks
 
-function target(slug: string, field: string): ReferenceTemplateTarget {
+export function target(slug: string, field: string): ReferenceTemplateTarget {
   const t = referenceTemplateTargets().find((x) => x.template_slug === slug);
   if (!t) {
     throw badRequest(
@@ -93,306 +73,13 @@ function target(slug: string, field: string): ReferenceTemplateTarget {
   return t;
 }
 
-function checkCategory(t: ReferenceTemplateTarget, category: Category | undefined, field: string) {
+export function checkCategory(t: ReferenceTemplateTarget, category: Category | undefined, field: string) {
   if (category !== undefined && category !== t.template_category) {
     throw badRequest(`Invalid request: ${t.template_slug} is a ${t.template_category} target, not ${category}`, [
       { field, message: `is ${category} but ${t.template_slug} is ${t.template_category}` },
     ]);
   }
 }
-
-// --------------------------------------------------------------------------------------- POST
-
-/** A checked request, priced: one unit (the reference) at 30 credits per media item. */
-interface ReferencePlan extends Priced {
-  target: ReferenceTemplateTarget;
-  /** URL media for the analysis job, in the order given. */
-  inputs: ReferenceInput[];
-  /** Inline images, decoded; sniffed and stored when the reference is saved. */
-  inline: { bytes: Buffer; declared: string | undefined; filename: string; field: string; declaredField: string }[];
-  items: number;
-}
-
-export async function createReference(
-  ctx: AppContext,
-  orgId: string,
-  body: CreateReferenceBody,
-  headerKey: string | undefined,
-): Promise<ReferenceView> {
-  const stored: string[] = [];
-  try {
-    return await runChargedCommand(ctx, {
-      orgId,
-      operation: 'createReferenceInspiration',
-      ...keyedRequest(body, headerKey),
-      // The reference's id is the request's group id.
-      ledger: { reason: 'reference_charge', reference: (id) => `reference:${id}` },
-      prepare: async () => checkReference(ctx, body),
-      insufficientMessage: (plan, required, available) =>
-        `Saving ${plan.items} media item${plan.items === 1 ? '' : 's'} costs ${required} credits and the workspace has ${available}`,
-      enqueue: (sp, plan, { groupId: id }) => saveReference(ctx, sp, orgId, body, plan, id, stored),
-      respond: async (tx, _plan, o) => {
-        const refs = await tx.select().from(referenceInspirations).where(eq(referenceInspirations.id, o.unitIds[0]));
-        return (await views(ctx, refs, tx))[0];
-      },
-    });
-  } catch (err) {
-    await discardStored(ctx, stored);
-    throw err;
-  }
-}
-
-/** The target, kind and media checked (URLs prechecked, inline images decoded and size-checked). */
-function checkReference(ctx: AppContext, body: CreateReferenceBody): ReferencePlan {
-  const t = target(body.template_slug, 'body.template_slug');
-  checkCategory(t, body.template_category, 'body.template_category');
-  const kind = body.media_kind;
-  if (!t.accepts_media_kinds.includes(kind)) {
-    throw badRequest(`Invalid request: ${t.template_slug} accepts ${t.accepts_media_kinds.join(' or ')} references, not ${kind}`, [
-      { field: 'body.media_kind', message: `is not accepted by ${t.template_slug} (accepts ${t.accepts_media_kinds.join(', ')})` },
-    ]);
-  }
-  const errors: FieldError[] = [];
-  const imageUrls = body.image_urls ?? [];
-  const images = body.images ?? [];
-  if (kind === 'video') {
-    if (!body.video_url) errors.push({ field: 'body.video_url', message: 'is required when media_kind is video' });
-    if (imageUrls.length) errors.push({ field: 'body.image_urls', message: 'must be absent when media_kind is video' });
-    if (images.length) errors.push({ field: 'body.images', message: 'must be absent when media_kind is video' });
-  } else {
-    if (body.video_url) errors.push({ field: 'body.video_url', message: `must be absent when media_kind is ${kind}` });
-    const n = imageUrls.length + images.length;
-    if (n === 0) errors.push({ field: 'body.image_urls', message: 'give 1 to 10 images in image_urls and/or images' });
-    if (n > 10) errors.push({ field: 'body.images', message: `image_urls and images hold ${n} images together; at most 10` });
-  }
-  const inputs: ReferenceInput[] = [];
-  imageUrls.forEach((url, i) => {
-    inputs.push({ kind: 'image', url, field: `body.image_urls[${i}]` });
-  });
-  if (body.video_url) inputs.push({ kind: 'video', url: body.video_url, field: 'body.video_url' });
-  for (const input of inputs) {
-    const problem = 'url' in input ? ctx.fetcher.precheck(input.url) : undefined;
-    if (problem) errors.push({ field: input.field, message: problem });
-  }
-  // Inline images: decoded and size-checked now; sniffed and stored when the reference is saved.
-  const inline: ReferencePlan['inline'] = [];
-  images.forEach((img, i) => {
-    const field = `body.images[${i}].data`;
-    try {
-      const { bytes, dataUrlType } = decodeInlineData(img.data, field, IMAGE_MAX_BYTES);
-      const declared = img.content_type ?? dataUrlType;
-      if (declared && !IMAGE_TYPES.has(declared))
-        errors.push({
-          field: img.content_type ? `body.images[${i}].content_type` : field,
-          message: `is ${declared}; PNG, JPEG or WebP only`,
-        });
-      inline.push({
-        bytes,
-        declared,
-        filename: img.filename,
-        field,
-        declaredField: img.content_type ? `body.images[${i}].content_type` : field,
-      });
-    } catch (err) {
-      if (err instanceof ApiError) errors.push(...((err.context.errors as FieldError[]) ?? [{ field, message: err.message }]));
-      else throw err;
-    }
-  });
-  if (errors.length) throw badRequest(`Invalid request: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`, errors);
-  const items = inputs.length + inline.length;
-  return { units: 1, unitCredits: CREDITS_PER_MEDIA_ITEM * items, target: t, inputs, inline, items };
-}
-
-/** Stores the inline images (`stored` collects their keys), inserts the reference and its media rows, and queues the analysis. */
-async function saveReference(
-  ctx: AppContext,
-  tx: Tx,
-  orgId: string,
-  body: CreateReferenceBody,
-  plan: ReferencePlan,
-  id: string,
-  stored: string[],
-): Promise<string> {
-  const rows: MediaInsert[] = [];
-  for (const d of plan.inline) {
-    const done = await ingest(ctx, await receiveBuffer(ctx, d.bytes), {
-      orgId,
-      filename: d.filename,
-      declaredType: d.declared,
-      declaredField: d.declaredField,
-      source: 'upload',
-      title: body.label,
-      field: d.field,
-    });
-    stored.push(done.row.storageKey);
-    if (!IMAGE_TYPES.has(done.inspected.contentType)) {
-      throw badRequest(`Invalid request: ${d.field} is ${done.inspected.contentType}; PNG, JPEG or WebP only`, [
-        { field: d.field, message: `is ${done.inspected.contentType}; PNG, JPEG or WebP only` },
-      ]);
-    }
-    rows.push(done.row);
-  }
-  if (rows.length) await tx.insert(media).values(rows);
-  // The order given: image_urls (or video_url) first, then the inline images.
-  const pending: ReferenceInput[] = [...plan.inputs];
-  rows.forEach((r, i) => {
-    pending.push({ kind: 'image', mediaId: r.id!, field: plan.inline[i].field });
-  });
-  const jobId = randomUUID();
-  const visibility = body.visibility ?? 'private';
-  await tx.insert(referenceInspirations).values({
-    id,
-    orgId,
-    status: 'processing',
-    templateSlug: plan.target.template_slug,
-    templateCategory: plan.target.template_category,
-    mediaKind: body.media_kind,
-    visibility,
-    reviewStatus: visibility === 'public' ? 'pending' : 'not_required',
-    label: body.label ?? null,
-    mediaIds: rows.map((r) => r.id!),
-    inputs: pending,
-    jobId,
-    creditsDeducted: plan.unitCredits,
-  });
-  await ctx.queue.sendInTx(tx, QUEUES.referenceAnalysis, { referenceId: id }, jobId);
-  return id;
-}
-
-// ---------------------------------------------------------------------------------- analysis
-
-/**
- * The reference's lifecycle (src/kernel/resource.ts): processing → ready | failed; a failure
- * refunds its credits once. No attempt counter and no webhook event.
- */
-export const referenceResource = defineResource({
-  name: 'reference',
-  table: referenceInspirations,
-  columns: { id: 'id', org: 'orgId', status: 'status', error: 'error', updatedAt: 'updatedAt', credits: 'creditsDeducted', jobId: 'jobId' },
-  statuses: { running: 'processing', completed: 'ready', failed: 'failed' },
-  refund: { reason: 'reference_refund', reference: (id: string) => `reference:${id}` },
-});
-
-/** The reference a job analyses, while it is processing. */
-export const startAnalysis = (ctx: AppContext, id: string): Promise<ReferenceRow | undefined> => referenceResource.start(ctx, id);
-
-/** Thrown for media the analysis refuses (the reference fails and is refunded; no retry). */
-export class MediaRefused extends Error {
-  readonly field: string;
-  constructor(field: string, message: string) {
-    super(message);
-    this.field = field;
-  }
-}
-
-/**
- * Fetches and checks the URL media of a processing reference (inline images were checked on
- * upload) and stores them; resolves with the media rows to attach, in the order given.
- */
-export async function fetchReferenceMedia(ctx: AppContext, row: ReferenceRow, signal?: AbortSignal): Promise<MediaInsert[]> {
-  const out: MediaInsert[] = [];
-  try {
-    await fetchEach(ctx, row, out, signal);
-  } catch (err) {
-    // What was stored for the items before the one that failed belongs to no row: remove it.
-    await discardStored(
-      ctx,
-      out.map((m) => m.storageKey),
-    );
-    throw err;
-  }
-  return out;
-}
-
-async function fetchEach(ctx: AppContext, row: ReferenceRow, out: MediaInsert[], signal: AbortSignal | undefined): Promise<void> {
-  for (const input of row.inputs as ReferenceInput[]) {
-    if (!('url' in input)) continue;
-    // A job's deadline (OUTBOUND_FETCH_JOB_TIMEOUT_MS); `signal` is the job's own (pg-boss stops it).
-    // The bytes are checked as they are stored (ingest, like an upload).
-    const body = await fetchMediaBytes(ctx.fetcher, input.url, {
-      maxBytes: input.kind === 'video' ? VIDEO_MAX_BYTES : IMAGE_MAX_BYTES,
-      timeoutMs: ctx.config.outboundFetchJobTimeoutMs,
-      signal,
-      // Abandoned (the job was stopped): not the media's fault; the job's retry path decides.
-      refuse: (r) => (r.error.reason === 'aborted' ? r.error : new MediaRefused(input.field, `could not be fetched: ${r.message}`)),
-    });
-    try {
-      const done = await ingest(ctx, await receiveBuffer(ctx, body), {
-        orgId: row.orgId,
-        filename: urlFilename(input.url),
-        source: 'url',
-        title: row.label ?? undefined,
-        field: input.field,
-      });
-      const refused =
-        input.kind === 'image'
-          ? !IMAGE_TYPES.has(done.inspected.contentType) && `is ${done.inspected.contentType}; PNG, JPEG or WebP only`
-          : done.inspected.kind !== 'video' && `is ${done.inspected.contentType}, not a video`;
-      if (refused) {
-        await discardStored(ctx, [done.row.storageKey]);
-        throw new MediaRefused(input.field, refused);
-      }
-      out.push(done.row);
-    } catch (err) {
-      if (err instanceof ApiError) {
-        const first = (err.context.errors as FieldError[] | undefined)?.[0];
-        throw new MediaRefused(input.field, first?.message ?? err.message);
-      }
-      throw err;
-    }
-  }
-}
-
-/** The media of a processing reference in the order given: the URL ones just fetched, the inline ones stored on upload. */
-export async function orderedMedia(
-  ctx: AppContext,
-  row: ReferenceRow,
-  fetched: MediaInsert[],
-): Promise<{ storageKey: string; contentType: string }[]> {
-  const inline = (row.inputs as ReferenceInput[]).flatMap((input) => ('mediaId' in input ? [input.mediaId] : []));
-  const stored = inline.length
-    ? await ctx.db
-        .select()
-        .from(media)
-        .where(and(eq(media.orgId, row.orgId), inArray(media.id, inline)))
-    : [];
-  const byId = new Map(stored.map((m) => [m.id, m]));
-  let next = 0;
-  return (row.inputs as ReferenceInput[]).map((input) => {
-    const m = 'url' in input ? fetched[next++] : byId.get(input.mediaId);
-    if (!m) throw new Error(`the stored media of ${input.field} is missing`);
-    return { storageKey: m.storageKey, contentType: m.contentType };
-  });
-}
-
-/** Attaches the fetched media and their analyses (in the order given) and makes the reference ready, once (false: it was not processing). */
-export async function completeAnalysis(
-  ctx: AppContext,
-  row: ReferenceRow,
-  fetched: MediaInsert[],
-  analyses: MediaAnalysis[],
-): Promise<boolean> {
-  // The order given: each input's media, URL ones from this analysis, inline ones from the upload.
-  const fetchedIds = fetched.map((m) => m.id!);
-  let next = 0;
-  const ordered = (row.inputs as ReferenceInput[]).map((input) => ('url' in input ? fetchedIds[next++] : input.mediaId));
-  const ok = await referenceResource.complete(ctx, row.id, {
-    set: { mediaIds: ordered, inputs: [], analysis: analyses },
-    extra: async (tx) => {
-      if (fetched.length) await tx.insert(media).values(fetched);
-    },
-  });
-  if (!ok)
-    await discardStored(
-      ctx,
-      fetched.map((m) => m.storageKey),
-    );
-  return ok;
-}
-
-/** Fails a processing reference and refunds its credits, exactly once. */
-export const failAnalysis = (ctx: AppContext, id: string, detail: FailureDetail): Promise<boolean> =>
-  referenceResource.fail(ctx, id, detail);
 
 // ---------------------------------------------------------------------------------------- GET
 

@@ -1,0 +1,17 @@
+// The reference analysis job's declaration: its queue, retries, heartbeat and dead letter; the
+// work is stages.ts, a terminal failure fails the reference and refunds once (rows.ts).
+import { defineJob } from '../../jobs/define-job.ts';
+import { QUEUES } from '../../jobs/queue.ts';
+import { failAnalysis } from './rows.ts';
+import { describeFailure, type ReferenceJobData, runAnalysis } from './stages.ts';
+export const referenceAnalysisJob = defineJob<ReferenceJobData>({
+  name: QUEUES.referenceAnalysis,
+  concurrency: (config) => config.analysisConcurrency,
+  retry: { limit: 2, delay: 2, backoff: true },
+  heartbeatSeconds: (config) => config.jobHeartbeatSeconds,
+  expireInSeconds: 900,
+  deadLetter: { message: 'The analysis was abandoned by its workers too many times; the credits were refunded' },
+  run: runAnalysis,
+  describeFailure,
+  onTerminalFailure: (ctx, data, detail) => failAnalysis(ctx, data.referenceId, detail),
+});

@@ -1,0 +1,80 @@
+// The reference's rows on the worker side: its lifecycle (src/kernel: processing → ready |
+// failed, a failure refunded once), the media of a processing reference in the order given, and
+// completion with the media and their analyses.
+import { and, eq, inArray } from 'drizzle-orm';
+import type { components } from '../../../generated/openapi.d.ts';
+import type { AppContext } from '../../context.ts';
+import { media, referenceInspirations } from '../../db/schema/index.ts';
+import { defineResource } from '../../kernel/resource.ts';
+import { discardStored, type MediaInsert } from '../../services/editor/media.ts';
+import type { MediaAnalysis } from '../../services/references/analysis.ts';
+import type { ReferenceRow } from '../../services/references/references.ts';
+import type { ReferenceInput } from './request.ts';
+
+type FailureDetail = components['schemas']['FailureDetail'];
+
+/**
+ * The reference's lifecycle (src/kernel/resource.ts): processing → ready | failed; a failure
+ * refunds its credits once. No attempt counter and no webhook event.
+ */
+export const referenceResource = defineResource({
+  name: 'reference',
+  table: referenceInspirations,
+  columns: { id: 'id', org: 'orgId', status: 'status', error: 'error', updatedAt: 'updatedAt', credits: 'creditsDeducted', jobId: 'jobId' },
+  statuses: { running: 'processing', completed: 'ready', failed: 'failed' },
+  refund: { reason: 'reference_refund', reference: (id: string) => `reference:${id}` },
+});
+
+/** The reference a job analyses, while it is processing. */
+export const startAnalysis = (ctx: AppContext, id: string): Promise<ReferenceRow | undefined> => referenceResource.start(ctx, id);
+
+/** The media of a processing reference in the order given: the URL ones just fetched, the inline ones stored on upload. */
+export async function orderedMedia(
+  ctx: AppContext,
+  row: ReferenceRow,
+  fetched: MediaInsert[],
+): Promise<{ storageKey: string; contentType: string }[]> {
+  const inline = (row.inputs as ReferenceInput[]).flatMap((input) => ('mediaId' in input ? [input.mediaId] : []));
+  const stored = inline.length
+    ? await ctx.db
+        .select()
+        .from(media)
+        .where(and(eq(media.orgId, row.orgId), inArray(media.id, inline)))
+    : [];
+  const byId = new Map(stored.map((m) => [m.id, m]));
+  let next = 0;
+  return (row.inputs as ReferenceInput[]).map((input) => {
+    const m = 'url' in input ? fetched[next++] : byId.get(input.mediaId);
+    if (!m) throw new Error(`the stored media of ${input.field} is missing`);
+    return { storageKey: m.storageKey, contentType: m.contentType };
+  });
+}
+
+/** Attaches the fetched media and their analyses (in the order given) and makes the reference ready, once (false: it was not processing). */
+export async function completeAnalysis(
+  ctx: AppContext,
+  row: ReferenceRow,
+  fetched: MediaInsert[],
+  analyses: MediaAnalysis[],
+): Promise<boolean> {
+  // The order given: each input's media, URL ones from this analysis, inline ones from the upload.
+  const fetchedIds = fetched.map((m) => m.id!);
+  let next = 0;
+  const ordered = (row.inputs as ReferenceInput[]).map((input) => ('url' in input ? fetchedIds[next++] : input.mediaId));
+  const ok = await referenceResource.complete(ctx, row.id, {
+    set: { mediaIds: ordered, inputs: [], analysis: analyses },
+    extra: async (tx) => {
+      if (fetched.length) await tx.insert(media).values(fetched);
+    },
+  });
+  if (!ok)
+    await discardStored(
+      ctx,
+      fetched.map((m) => m.storageKey),
+    );
+  return ok;
+}
+
+/** Fails a processing reference and refunds its credits, exactly once. */
+export const failAnalysis = (ctx: AppContext, id: string, detail: FailureDetail): Promise<boolean> =>
+  referenceResource.fail(ctx, id, detail);
