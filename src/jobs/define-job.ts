@@ -10,12 +10,13 @@
 //     failure is not worth retrying, or when the dead-letter queue receives the job (its workers
 //     were lost every time). A resource's fail (src/kernel/resource.ts) is a conditional update
 //     that refunds once, so a second call (a repeated delivery) changes nothing.
-// Payloads carry `$version` (queue.ts); a job newer than this worker knows is left for another.
+// Each declaration names its queue and the version of its payload; payloads carry `$version`
+// (queue.ts), and a job newer than this worker knows is left for another.
 import type { JobWithMetadata, PgBoss, QueueOptions } from 'pg-boss';
 import type { components } from '../../generated/openapi.d.ts';
 import type { Config } from '../config.ts';
 import type { AppContext } from '../context.ts';
-import { deadLetterQueue, PAYLOAD_VERSIONS, type QueueName } from './queue.ts';
+import { deadLetterQueue, type QueueRef } from './queue.ts';
 import { jobDuration, type JobOutcome } from '../metrics.ts';
 
 export type FailureDetail = components['schemas']['FailureDetail'];
@@ -59,7 +60,14 @@ export interface JobTools {
 }
 
 export interface JobDeclaration<Data extends object> {
-  name: QueueName;
+  /** The queue's name (existing queued jobs are found by it: never rename a queue that has jobs). */
+  name: string;
+  /**
+   * The version of the payload its jobs carry as `$version`. Bump it when the payload's shape
+   * changes, and teach `run` to read the previous version too (jobs queued before a deploy are
+   * worked after it).
+   */
+  version: number;
   /** Jobs of this queue one worker process runs at once. */
   concurrency: FromConfig<number>;
   /** Retries after the first attempt, the first retry's delay in seconds, and exponential backoff (capped at maxDelay seconds). */
@@ -84,8 +92,8 @@ export interface JobDeclaration<Data extends object> {
   onTerminalFailure?(ctx: AppContext, data: Data, detail: FailureDetail): Promise<unknown>;
 }
 
-export interface JobDefinition<Data extends object = object> {
-  readonly name: QueueName;
+export interface JobDefinition<Data extends object = object> extends QueueRef {
+  readonly name: string;
   /** Undefined for jobs without one. */
   readonly deadLetterQueue: string | undefined;
   readonly version: number;
@@ -138,7 +146,7 @@ async function ensureQueue(
 }
 
 export function defineJob<Data extends object>(decl: JobDeclaration<Data>): JobDefinition<Data> {
-  const version = PAYLOAD_VERSIONS[decl.name];
+  const version = decl.version;
   const dead = decl.deadLetter === false || (!decl.deadLetter && !decl.onTerminalFailure) ? undefined : deadLetterQueue(decl.name);
   const lostMessage = (decl.deadLetter && decl.deadLetter.message) || `The ${decl.name} job was abandoned by its workers too many times`;
   const describe = decl.describeFailure ?? defaultDescribe;

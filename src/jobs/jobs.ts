@@ -1,4 +1,5 @@
-// Every job a worker process runs, each declared with defineJob. Later capabilities append theirs.
+// Every job a worker process runs, each declared with defineJob: the pipelines' jobs
+// (src/pipelines/index.ts) and the infrastructure jobs beside them (maintenance, webhook delivery).
 import type { AppContext } from '../context.ts';
 import { purgeExpiredIdempotency } from '../services/billing/idempotency.ts';
 import { purgeExpiredOAuth } from '../services/oauth/oauth.ts';
@@ -7,14 +8,8 @@ import { purgeOldWebhookEvents } from '../services/webhooks/events.ts';
 import { sweepOrphanedMedia } from '../services/assets/orphaned-media.ts';
 import { sweepWorkFolders } from '../media/work-folder.ts';
 import { defineJob, type AnyJob } from './define-job.ts';
-import { editorExportJob } from '../pipelines/editor-export/job.ts';
-import { facelessJob } from '../pipelines/faceless-video/job.ts';
-import { imageGenerationJob, videoGenerationJob } from '../pipelines/generation/job.ts';
-import { QUEUES } from './queue.ts';
-import { referenceAnalysisJob } from '../pipelines/reference-analysis/job.ts';
-import { slideshowJob } from '../pipelines/slideshow/job.ts';
-import { socialPublishJob } from '../pipelines/social-publication/job.ts';
 import { webhookDeliveryJob } from './webhook-delivery-job.ts';
+import { PIPELINE_JOBS } from '../pipelines/index.ts';
 
 /** pg_advisory_lock key held while maintenance runs (727_001: migrations, 727_002: the demo workspace). */
 const MAINTENANCE_LOCK = 727_003;
@@ -25,7 +20,8 @@ const MAINTENANCE_LOCK = 727_003;
  * minute 0-9) also orphaned stored media (services/assets/orphaned-media.ts).
  */
 export const maintenanceJob = defineJob<object>({
-  name: QUEUES.maintenance,
+  name: 'maintenance',
+  version: 1,
   concurrency: 1,
   retry: { limit: 0, delay: 0, backoff: false },
   expireInSeconds: 300,
@@ -67,14 +63,4 @@ export const maintenanceJob = defineJob<object>({
   },
 });
 
-export const JOBS: readonly AnyJob[] = [
-  imageGenerationJob,
-  videoGenerationJob,
-  editorExportJob,
-  referenceAnalysisJob,
-  slideshowJob,
-  facelessJob,
-  maintenanceJob,
-  webhookDeliveryJob,
-  socialPublishJob,
-];
+export const JOBS: readonly AnyJob[] = [...PIPELINE_JOBS, maintenanceJob, webhookDeliveryJob];

@@ -19,7 +19,6 @@ import type { AppContext } from '../context.ts';
 import type { Tx } from '../db/client.ts';
 import { media } from '../db/schema/index.ts';
 import type { FailureDetail } from '../jobs/define-job.ts';
-import type { QueueName } from '../jobs/queue.ts';
 import { applyCreditChange } from '../services/billing/credits.ts';
 import { forwardOnly } from '../services/progress.ts';
 import type { WebhookEventType } from '../services/webhooks/endpoints.ts';
@@ -81,7 +80,7 @@ export interface ResourceDeclaration<T extends PgTable, Id extends string | numb
   /** Further columns a failure sets (e.g. clearing the stage). */
   failSet?(): Partial<T['$inferInsert']>;
   /** Where the resource can be cancelled: its queue, and the error for one already finished. */
-  cancel?: { queue: QueueName; conflict(row: RowOf<T>, id: Id): Error };
+  cancel?: { queue: string; conflict(row: RowOf<T>, id: Id): Error };
 }
 
 export interface CompleteOptions<T extends PgTable> {

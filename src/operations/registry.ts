@@ -5,39 +5,32 @@ import { ApiError } from '../errors.ts';
 import { operationIndex } from './executor.ts';
 import { PENDING_MCP_TOOLS, PENDING_OPERATIONS } from './pending.ts';
 import type { AnyHandler, HandlerMap } from './types.ts';
+import { PIPELINE_HANDLERS } from '../pipelines/index.ts';
 import { handlers as assets } from './assets.ts';
 import { handlers as catalog } from './catalog.ts';
 import { handlers as editor } from './editor.ts';
-import { handlers as editorExport } from '../pipelines/editor-export/handlers.ts';
-import { handlers as faceless } from '../pipelines/faceless-video/handlers.ts';
-import { handlers as generations } from '../pipelines/generation/handlers.ts';
 import { handlers as health } from './health.ts';
 import { handlers as meta } from './meta.ts';
 import { handlers as references } from './references.ts';
-import { handlers as referenceAnalysis } from '../pipelines/reference-analysis/handlers.ts';
-import { handlers as slideshows } from '../pipelines/slideshow/handlers.ts';
 import { handlers as social } from './social.ts';
-import { handlers as socialPublication } from '../pipelines/social-publication/handlers.ts';
 import { handlers as webhooks } from './webhooks.ts';
 import { handlers as workspace } from './workspace.ts';
 
-/** Every handler module, one per domain (operations and MCP-only tools alike). */
+/**
+ * Every handler module (operations and MCP-only tools alike): one per domain without a pipeline
+ * (src/operations/), and each pipeline's (src/pipelines/index.ts).
+ */
 export const HANDLER_MODULES: Record<string, HandlerMap> = {
   assets,
   catalog,
   editor,
-  editorExport,
-  faceless,
-  generations,
   health,
   meta,
   references,
-  referenceAnalysis,
-  slideshows,
   social,
-  socialPublication,
   webhooks,
   workspace,
+  ...PIPELINE_HANDLERS,
 };
 
 interface EntryLike {

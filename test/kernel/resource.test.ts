@@ -7,7 +7,7 @@ import { and, eq } from 'drizzle-orm';
 import t from 'tap';
 import type { AppContext } from '../../src/context.ts';
 import { creditLedger, facelessVideos, media, organizations, webhookEvents } from '../../src/db/schema/index.ts';
-import { QUEUES } from '../../src/jobs/queue.ts';
+import { facelessJob } from '../../src/pipelines/faceless-video/job.ts';
 import { defineResource } from '../../src/kernel/resource.ts';
 import { startTestApp } from '../helpers/app.ts';
 import { newThing, thing } from './helpers.ts';
@@ -172,11 +172,11 @@ t.test(
       ...thing.declaration,
       columns: { ...thing.declaration.columns, jobId: 'jobId' },
       statuses: { ...thing.declaration.statuses, canceled: 'canceled' as never },
-      cancel: { queue: QUEUES.faceless, conflict: (r) => new Error(`already ${r.status}`) },
+      cancel: { queue: facelessJob.name, conflict: (r) => new Error(`already ${r.status}`) },
     });
     const { orgId, id } = await setup();
     const jobId = randomUUID();
-    await db.transaction((tx) => ctx.queue.sendInTx(tx, QUEUES.faceless, { videoId: id }, jobId));
+    await db.transaction((tx) => ctx.queue.sendInTx(tx, facelessJob, { videoId: id }, jobId));
     await db.update(facelessVideos).set({ jobId }).where(eq(facelessVideos.videoId, id));
     const other = await app.workspace({ credits: 0 });
     t.equal(await cancelable.cancel(ctx, other.orgId, id), undefined, 'scoped to the workspace');

@@ -4,7 +4,7 @@
 import { eq, inArray, sql } from 'drizzle-orm';
 import t from 'tap';
 import { oauthBrowserSessions, oauthClients, oauthCodes, oauthGrants, oauthTokens } from '../../src/db/schema/index.ts';
-import { QUEUES } from '../../src/jobs/queue.ts';
+import { maintenanceJob } from '../../src/jobs/jobs.ts';
 import { purgeExpiredOAuth } from '../../src/services/oauth/oauth.ts';
 import { member, oauthTokens as flow, startMcpApp } from './helpers.ts';
 
@@ -90,7 +90,7 @@ t.test('the maintenance job purges expired OAuth rows', async (t) => {
   await flow(app, { email: m.email, password: m.password });
   t.equal((await db.select().from(oauthTokens)).length, 2);
   await db.update(oauthTokens).set({ expiresAt: new Date(Date.now() - 2 * DAY) });
-  await app.service.boss!.send(QUEUES.maintenance, {});
+  await app.service.boss!.send(maintenanceJob.name, {});
   for (let i = 0; i < 150 && (await db.select().from(oauthTokens)).length > 0; i++) await new Promise((r) => setTimeout(r, 100));
   t.equal((await db.select().from(oauthTokens)).length, 0, 'the expired tokens are gone');
   t.equal((await db.select().from(oauthGrants)).length, 1, 'the grant (made today) stays');

@@ -1,12 +1,12 @@
 // The editor export job's declaration: its queue, retries, heartbeat and dead letter; the work
 // is stages.ts, a terminal failure fails the export (rows.ts).
-import { exportResource, failExport } from './rows.ts';
+import { EXPORT_QUEUE, exportResource, failExport } from './rows.ts';
 import { defineJob } from '../../jobs/define-job.ts';
-import { QUEUES } from '../../jobs/queue.ts';
 import { describeFailure, type ExportJobData, runExport } from './stages.ts';
 
 export const editorExportJob = defineJob<ExportJobData>({
-  name: QUEUES.editorExport,
+  name: EXPORT_QUEUE,
+  version: 1,
   concurrency: (config) => config.exportConcurrency,
   retry: { limit: 2, delay: 2, backoff: true },
   heartbeatSeconds: (config) => config.jobHeartbeatSeconds,

@@ -8,7 +8,7 @@ import type { AppContext } from '../../context.ts';
 import { rowId } from '../../db/ids.ts';
 import { editorExports, editorVideos } from '../../db/schema/index.ts';
 import { ApiError, badRequest } from '../../errors.ts';
-import { QUEUES } from '../../jobs/queue.ts';
+import { editorExportJob } from './job.ts';
 import type { Tx } from '../../db/client.ts';
 import { timelineDuration, type Timeline } from '../../services/editor/model.ts';
 import { notFoundVideo } from '../../services/editor/projects.ts';
@@ -163,7 +163,7 @@ export async function queueExport(
     const id = randomUUID();
     const jobId = randomUUID();
     const [row] = await tx.insert(editorExports).values({ id, orgId, videoId, version: project.version, snapshot, jobId }).returning();
-    await ctx.queue.sendInTx(tx, QUEUES.editorExport, { exportId: id }, jobId);
+    await ctx.queue.sendInTx(tx, editorExportJob, { exportId: id }, jobId);
     return view(ctx, row, null);
   });
 }

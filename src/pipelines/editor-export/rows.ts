@@ -7,7 +7,6 @@ import type { AppContext } from '../../context.ts';
 import { rowId } from '../../db/ids.ts';
 import { editorExports, editorVideos, media } from '../../db/schema/index.ts';
 import { ApiError } from '../../errors.ts';
-import { QUEUES } from '../../jobs/queue.ts';
 import type { RenderQuality } from '../../engines/render/types.ts';
 import type { Tx } from '../../db/client.ts';
 import { defineResource } from '../../kernel/resource.ts';
@@ -28,6 +27,12 @@ export interface ExportSnapshot {
 }
 
 export type ExportRow = typeof editorExports.$inferSelect;
+
+/**
+ * The export job's queue (job.ts declares the job on it): named here, where the resource is
+ * declared, because cancelling a queued export cancels its job (and job.ts imports this module).
+ */
+export const EXPORT_QUEUE = 'editor-export';
 
 export function view(ctx: AppContext, row: ExportRow, out?: { storageKey: string; sizeBytes: number } | null): EditorExportView {
   const snap = row.snapshot as ExportSnapshot;
@@ -131,7 +136,7 @@ export const exportResource = defineResource({
   },
   failSet: () => ({ completedAt: new Date() }),
   cancel: {
-    queue: QUEUES.editorExport,
+    queue: EXPORT_QUEUE,
     conflict: (row, exportId) =>
       new ApiError('conflict', `Export ${exportId} is already ${row.status}; only queued or rendering exports can be canceled`, {
         resource: 'editor_export',

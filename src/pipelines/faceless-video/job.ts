@@ -2,11 +2,11 @@
 // is stages.ts, a terminal failure marks the video `error` and refunds once (rows.ts).
 import { facelessResource, failFaceless } from './rows.ts';
 import { defineJob } from '../../jobs/define-job.ts';
-import { QUEUES } from '../../jobs/queue.ts';
 import { describeFailure, type FacelessJobData, runFaceless } from './stages.ts';
 
 export const facelessJob = defineJob<FacelessJobData>({
-  name: QUEUES.faceless,
+  name: 'faceless',
+  version: 1,
   concurrency: (config) => config.facelessConcurrency,
   retry: (config) => ({ limit: config.generationRetryLimit, delay: 2, backoff: true }),
   heartbeatSeconds: (config) => config.jobHeartbeatSeconds,

@@ -12,7 +12,12 @@ import {
   type Item,
   type Timeline,
 } from '../../services/editor/model.ts';
-import { MAX_SPEED, MIN_SPEED } from './request.ts';
+
+/** Words per second of the local voices at speed 1 (eSpeak NG at 175 wpm, with pauses). */
+export const WORDS_PER_SECOND = 2.6;
+/** The fastest the narration is sped up to fit the duration. */
+export const MAX_SPEED = 1.6;
+export const MIN_SPEED = 0.8;
 
 export interface NarrationPart {
   role: 'hook' | 'beat' | 'cta';

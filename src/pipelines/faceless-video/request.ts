@@ -25,7 +25,8 @@ import { useAsset } from '../../services/assets/asset-use.ts';
 import { brandColors } from '../../services/assets/brand-colors.ts';
 import type { AppContext } from '../../context.ts';
 import { facelessVideos, videos } from '../../db/schema/index.ts';
-import { QUEUES } from '../../jobs/queue.ts';
+import { MAX_SPEED, WORDS_PER_SECOND } from './plan.ts';
+import { facelessJob } from './job.ts';
 import { keyedRequest, runChargedCommand } from '../../services/billing/charged-command.ts';
 
 type S = components['schemas'];
@@ -38,11 +39,6 @@ export const MIN_DURATION_SECONDS = 5;
 export const MAX_DURATION_SECONDS = 180;
 /** The price unit: a voice's credits buy this many seconds (started units count whole). */
 export const PRICE_UNIT_SECONDS = 30;
-/** Words per second of the local voices at speed 1 (eSpeak NG at 175 wpm, with pauses). */
-export const WORDS_PER_SECOND = 2.6;
-/** The fastest the narration is sped up to fit the duration. */
-export const MAX_SPEED = 1.6;
-export const MIN_SPEED = 0.8;
 
 const LANGUAGE_NAMES: Record<string, string> = {
   english: 'en',
@@ -250,7 +246,7 @@ export function createFacelessVideo(
       const [v] = await sp.insert(videos).values({ orgId, kind: 'faceless' }).returning({ id: videos.id });
       const jobId = crypto.randomUUID();
       await sp.insert(facelessVideos).values({ videoId: v.id, orgId, title: r.spec.title, spec: r.spec, credits: r.unitCredits, jobId });
-      await ctx.queue.sendInTx(sp, QUEUES.faceless, { videoId: v.id }, jobId);
+      await ctx.queue.sendInTx(sp, facelessJob, { videoId: v.id }, jobId);
       return String(v.id);
     },
     respond: async (_tx, r, o): Promise<S['FacelessVideoGeneration']> => ({

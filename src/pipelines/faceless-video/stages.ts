@@ -23,7 +23,8 @@ import { facelessMusicKey, facelessSceneKey, facelessVideoKey, facelessVoiceover
 import type { CaptionEntry } from '../../services/editor/model.ts';
 import { completeFaceless, facelessResource, startFacelessAttempt, type FacelessRow, type FacelessStage } from './rows.ts';
 import { captionCues, captionTop, facelessTimeline, fitSpeed, partsFromScript, partStarts, type NarrationPart } from './plan.ts';
-import { WORDS_PER_SECOND, type FacelessSpec } from './request.ts';
+import { WORDS_PER_SECOND } from './plan.ts';
+import type { FacelessSpec } from './request.ts';
 import { runStages, type StageContext, type Stages } from '../../kernel/stages.ts';
 import { JobFailure, type FailureDetail, type JobTools, type RunningJob } from '../../jobs/define-job.ts';
 

@@ -2,13 +2,13 @@
 // Failures become the generation's error with a refund once no retry follows (defineJob).
 import type { Config } from '../../config.ts';
 import { defineJob } from '../../jobs/define-job.ts';
-import { QUEUES, type QueueName } from '../../jobs/queue.ts';
 import { failGeneration, generationResource } from './rows.ts';
 import { describeFailure, type GenerationJobData, runGeneration } from './stages.ts';
 
-function generationJob(name: QueueName, concurrency: (config: Config) => number) {
+function generationJob(name: string, concurrency: (config: Config) => number) {
   return defineJob<GenerationJobData>({
     name,
+    version: 1,
     concurrency,
     retry: (config) => ({ limit: config.generationRetryLimit, delay: 2, backoff: true }),
     heartbeatSeconds: (config) => config.jobHeartbeatSeconds,
@@ -22,6 +22,6 @@ function generationJob(name: QueueName, concurrency: (config: Config) => number)
 }
 
 /** Image generations: static ads and image AI-model outputs. */
-export const imageGenerationJob = generationJob(QUEUES.generationImage, (config) => config.imageConcurrency);
+export const imageGenerationJob = generationJob('generation', (config) => config.imageConcurrency);
 /** Video generations: long renders, on a queue of their own so images never wait behind them. */
-export const videoGenerationJob = generationJob(QUEUES.generationVideo, (config) => config.videoConcurrency);
+export const videoGenerationJob = generationJob('generation-video', (config) => config.videoConcurrency);

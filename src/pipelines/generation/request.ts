@@ -12,7 +12,7 @@ import { generations, media, referenceInspirations } from '../../db/schema/index
 import { ApiError, badRequest } from '../../errors.ts';
 import type { GuardedFetcher } from '../../net/guarded-fetch.ts';
 import { keyedRequest, runChargedCommand, type ChargedOutcome, type Priced } from '../../services/billing/charged-command.ts';
-import { generationQueue } from '../../jobs/queue.ts';
+import { imageGenerationJob, videoGenerationJob } from './job.ts';
 import type { AppContext } from '../../context.ts';
 import type { Tx } from '../../db/client.ts';
 import {
@@ -476,7 +476,7 @@ export function createGenerationBatch(
       const id = randomUUID();
       const jobId = randomUUID();
       await sp.insert(generations).values({ id, orgId, batchId, type: body.type, spec: r.spec, credits: r.unitCredits, jobId });
-      await ctx.queue.sendInTx(sp, generationQueue(r.spec.output), { generationId: id }, jobId);
+      await ctx.queue.sendInTx(sp, r.spec.output === 'video' ? videoGenerationJob : imageGenerationJob, { generationId: id }, jobId);
       return id;
     },
     respond: batchResponse,

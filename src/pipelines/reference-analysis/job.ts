@@ -1,11 +1,11 @@
 // The reference analysis job's declaration: its queue, retries, heartbeat and dead letter; the
 // work is stages.ts, a terminal failure fails the reference and refunds once (rows.ts).
 import { defineJob } from '../../jobs/define-job.ts';
-import { QUEUES } from '../../jobs/queue.ts';
 import { failAnalysis } from './rows.ts';
 import { describeFailure, type ReferenceJobData, runAnalysis } from './stages.ts';
 export const referenceAnalysisJob = defineJob<ReferenceJobData>({
-  name: QUEUES.referenceAnalysis,
+  name: 'reference-analysis',
+  version: 1,
   concurrency: (config) => config.analysisConcurrency,
   retry: { limit: 2, delay: 2, backoff: true },
   heartbeatSeconds: (config) => config.jobHeartbeatSeconds,

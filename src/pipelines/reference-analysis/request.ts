@@ -9,7 +9,8 @@ import { eq } from 'drizzle-orm';
 import type { AppContext } from '../../context.ts';
 import { media, referenceInspirations } from '../../db/schema/index.ts';
 import { ApiError, badRequest, type FieldError } from '../../errors.ts';
-import { QUEUES } from '../../jobs/queue.ts';
+import { referenceAnalysisJob } from './job.ts';
+import { IMAGE_MAX_BYTES, IMAGE_TYPES } from './stages.ts';
 import type { ReferenceTemplateTarget } from '../../services/catalog/catalog-data.ts';
 import { keyedRequest, runChargedCommand, type Priced } from '../../services/billing/charged-command.ts';
 import type { Tx } from '../../db/client.ts';
@@ -22,11 +23,6 @@ import {
   target,
   views,
 } from '../../services/references/references.ts';
-
-/** Inline and fetched images: "at most about 10 MB decoded" (seed 4.8). */
-export const IMAGE_MAX_BYTES = 10 * 1024 * 1024;
-export const VIDEO_MAX_BYTES = 200 * 1024 * 1024;
-export const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp']);
 
 /** A media item the analysis job still has to fetch (URL) or has (stored: media row id). */
 export type ReferenceInput = { kind: 'image' | 'video'; url: string; field: string } | { kind: 'image'; mediaId: string; field: string };
@@ -183,6 +179,6 @@ async function saveReference(
     jobId,
     creditsDeducted: plan.unitCredits,
   });
-  await ctx.queue.sendInTx(tx, QUEUES.referenceAnalysis, { referenceId: id }, jobId);
+  await ctx.queue.sendInTx(tx, referenceAnalysisJob, { referenceId: id }, jobId);
   return id;
 }

@@ -15,9 +15,14 @@ import { ApiError, type FieldError } from '../../errors.ts';
 import { discardStored, ingest, type MediaInsert, receiveBuffer } from '../../services/editor/media.ts';
 import { urlFilename } from '../../services/editor/resources.ts';
 import type { ReferenceRow } from '../../services/references/references.ts';
-import { IMAGE_MAX_BYTES, IMAGE_TYPES, type ReferenceInput, VIDEO_MAX_BYTES } from './request.ts';
+import type { ReferenceInput } from './request.ts';
 import { completeAnalysis, orderedMedia, startAnalysis } from './rows.ts';
 import type { FailureDetail, JobTools, RunningJob } from '../../jobs/define-job.ts';
+
+/** Inline and fetched images: "at most about 10 MB decoded" (seed 4.8). */
+export const IMAGE_MAX_BYTES = 10 * 1024 * 1024;
+export const VIDEO_MAX_BYTES = 200 * 1024 * 1024;
+export const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp']);
 
 /** Thrown for media the analysis refuses (the reference fails and is refunded; no retry). */
 export class MediaRefused extends Error {

@@ -2,11 +2,11 @@
 // stages.ts, a terminal failure fails the slideshow and refunds once (rows.ts).
 import { failSlideshow, slideshowResource } from './rows.ts';
 import { defineJob } from '../../jobs/define-job.ts';
-import { QUEUES } from '../../jobs/queue.ts';
 import { describeFailure, runSlideshow, type SlideshowJobData } from './stages.ts';
 
 export const slideshowJob = defineJob<SlideshowJobData>({
-  name: QUEUES.slideshow,
+  name: 'slideshow',
+  version: 1,
   concurrency: (config) => config.slideshowConcurrency,
   retry: (config) => ({ limit: config.generationRetryLimit, delay: 2, backoff: true }),
   heartbeatSeconds: (config) => config.jobHeartbeatSeconds,

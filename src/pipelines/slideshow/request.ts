@@ -22,7 +22,7 @@ import { randomUUID } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import type { AppContext } from '../../context.ts';
 import { editorVideos, slideshows, videos } from '../../db/schema/index.ts';
-import { QUEUES } from '../../jobs/queue.ts';
+import { slideshowJob } from './job.ts';
 import { keyedRequest, runChargedCommand } from '../../services/billing/charged-command.ts';
 import { emptyTimeline } from '../../services/editor/model.ts';
 
@@ -248,7 +248,7 @@ export function createSlideshow(
         credits: plan.unitCredits,
         jobId,
       });
-      await ctx.queue.sendInTx(sp, QUEUES.slideshow, { slideshowId: id }, jobId);
+      await ctx.queue.sendInTx(sp, slideshowJob, { slideshowId: id }, jobId);
       return id;
     },
     respond: async (tx, plan, outcome) => {

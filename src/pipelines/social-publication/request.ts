@@ -20,7 +20,7 @@ import {
   socialPublicationTargets,
 } from '../../db/schema/index.ts';
 import { badRequest, notFound } from '../../errors.ts';
-import { QUEUES } from '../../jobs/queue.ts';
+import { socialPublishJob } from './job.ts';
 import { keyedRequest, runChargedCommand, settledReplay } from '../../services/billing/charged-command.ts';
 import { IDEMPOTENCY_TTL_MS, usedConflict } from '../../services/billing/idempotency.ts';
 import { ingest, insertMedia, receiveBuffer, type MediaRow } from '../../services/editor/media.ts';
@@ -188,7 +188,7 @@ export async function publish(ctx: AppContext, orgId: string, input: PublishInpu
         .insert(socialPublicationTargets)
         .values(ordered.map((a, position) => ({ publicationId: pub.id, orgId, accountId: a.id, platform: a.platform, position })))
         .returning();
-      for (const t of targets) await ctx.queue.sendInTx(tx, QUEUES.socialPublish, { targetId: t.id }, t.id);
+      for (const t of targets) await ctx.queue.sendInTx(tx, socialPublishJob, { targetId: t.id }, t.id);
       return pub.id;
     },
     respond: async (tx, _plan, outcome) => {

@@ -7,7 +7,7 @@ import type { components } from '../../../generated/openapi.d.ts';
 import type { AppContext } from '../../context.ts';
 import { media, socialPublications, socialPublicationTargets } from '../../db/schema/index.ts';
 import { notFound } from '../../errors.ts';
-import { QUEUES } from '../../jobs/queue.ts';
+import type { QueueRef } from '../../jobs/queue.ts';
 import type { Tx } from '../../db/client.ts';
 import type { MediaRow } from '../../services/editor/media.ts';
 import { defineResource } from '../../kernel/resource.ts';
@@ -135,14 +135,17 @@ export const completeTarget = (ctx: AppContext, targetId: string, post: { id: st
 export const failTarget = (ctx: AppContext, targetId: string, error: S['FailureDetail']) =>
   publicationTargetResource.fail(ctx, targetId, error);
 
-/** Sends the target's job again after `seconds` (the platform's Retry-After), in one transaction with the state. */
-export async function rescheduleTarget(ctx: AppContext, targetId: string, seconds: number): Promise<void> {
+/**
+ * Sends the target's job again after `seconds` (the platform's Retry-After), in one transaction with
+ * the state; `queue` is the social-publish job (job.ts) that asks.
+ */
+export async function rescheduleTarget(ctx: AppContext, targetId: string, seconds: number, queue: QueueRef): Promise<void> {
   await ctx.db.transaction(async (tx) => {
     await tx
       .update(socialPublicationTargets)
       .set({ status: 'queued', updatedAt: sql`now()` })
       .where(eq(socialPublicationTargets.id, targetId));
-    await ctx.queue.sendInTx(tx, QUEUES.socialPublish, { targetId, startAfter: seconds }, undefined, {
+    await ctx.queue.sendInTx(tx, queue, { targetId, startAfter: seconds }, undefined, {
       startAfter: Math.max(1, Math.ceil(seconds)),
     });
   });

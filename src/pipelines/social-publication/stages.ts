@@ -10,6 +10,7 @@ import { SOCIAL_ADAPTERS } from '../../providers/social/index.ts';
 import type { SocialPlatform } from '../../services/social/accounts.ts';
 import { credentials, RefreshRefused } from '../../services/social/connection.ts';
 import { completeTarget, loadTarget, rescheduleTarget, saveTargetState, startTarget } from './rows.ts';
+import type { QueueRef } from '../../jobs/queue.ts';
 import { JobFailure, type FailureDetail, type JobTools, type RunningJob } from '../../jobs/define-job.ts';
 
 export interface SocialPublishJobData {
@@ -21,7 +22,8 @@ export const SOCIAL_PUBLISH_MAX_ATTEMPTS = 8;
 /** Longest Retry-After honoured; a platform asking for longer is retried after this. */
 const MAX_RETRY_AFTER_SECONDS = 3600;
 
-export async function run(ctx: AppContext, job: RunningJob<SocialPublishJobData>, { signal }: JobTools): Promise<void> {
+/** One attempt at a target; `queue` is the job's own (a rate-limited target is sent to it again). */
+export async function run(ctx: AppContext, job: RunningJob<SocialPublishJobData>, { signal }: JobTools, queue: QueueRef): Promise<void> {
   const loaded = await loadTarget(ctx, job.data.targetId);
   if (!loaded || loaded.target.status === 'published' || loaded.target.status === 'failed') return;
   const platform = loaded.target.platform as SocialPlatform;
@@ -77,7 +79,7 @@ export async function run(ctx: AppContext, job: RunningJob<SocialPublishJobData>
     ) {
       const wait = Math.min(Math.max(err.retryAfterSeconds, 1), MAX_RETRY_AFTER_SECONDS);
       ctx.log.warn({ target: loaded.target.id, platform, status: err.status, wait }, 'social publish: the platform asked to retry later');
-      await rescheduleTarget(ctx, loaded.target.id, wait);
+      await rescheduleTarget(ctx, loaded.target.id, wait, queue);
       return;
     }
     if (err instanceof PlatformError && err.retryable && started.attempts >= SOCIAL_PUBLISH_MAX_ATTEMPTS) {

@@ -9,7 +9,7 @@ import type { components } from '../../../generated/openapi.d.ts';
 import type { AppContext } from '../../context.ts';
 import { webhookDeliveries, webhookEndpoints, webhookEvents } from '../../db/schema/index.ts';
 import { badRequest, notFound } from '../../errors.ts';
-import { QUEUES } from '../../jobs/queue.ts';
+import { WEBHOOK_DELIVERY_QUEUE } from './events.ts';
 
 type S = components['schemas'];
 export type WebhookEndpointView = S['WebhookEndpoint'];
@@ -116,7 +116,7 @@ export async function getEndpoint(ctx: AppContext, orgId: string, id: string): P
 
 /** When the delivery's job runs next (pg-boss keeps it: the delivery id is the job id). */
 async function nextAttempt(ctx: AppContext, deliveryId: string): Promise<string | null> {
-  const [job] = await ctx.queue.boss.findJobs(QUEUES.webhookDelivery, { id: deliveryId }).catch(() => []);
+  const [job] = await ctx.queue.boss.findJobs(WEBHOOK_DELIVERY_QUEUE.name, { id: deliveryId }).catch(() => []);
   if (!job || (job.state !== 'created' && job.state !== 'retry')) return null;
   return new Date(Math.max(job.startAfter.getTime(), Date.now())).toISOString();
 }

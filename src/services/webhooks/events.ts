@@ -13,9 +13,15 @@ import type { AppContext } from '../../context.ts';
 import type { Db, Tx } from '../../db/client.ts';
 import { webhookDeliveries, webhookEndpoints, webhookEvents } from '../../db/schema/index.ts';
 import { JobFailure, type FailureDetail } from '../../jobs/define-job.ts';
-import { QUEUES } from '../../jobs/queue.ts';
+import type { QueueRef } from '../../jobs/queue.ts';
 import { FetchRefused } from '../../net/guarded-fetch.ts';
 import type { WebhookEventType } from './endpoints.ts';
+
+/**
+ * The delivery job's queue and payload version (jobs/webhook-delivery-job.ts declares the job on it;
+ * it is named here, where deliveries are sent, since that job runs this module's functions).
+ */
+export const WEBHOOK_DELIVERY_QUEUE: QueueRef = { name: 'webhook-delivery', version: 1 };
 
 export interface TerminalEvent {
   orgId: string;
@@ -50,7 +56,7 @@ export async function recordTerminalEvent(ctx: Pick<AppContext, 'queue'>, tx: Tx
     .values(endpoints.map((e) => ({ orgId: event.orgId, eventId: row.id, endpointId: e.id })))
     .returning({ id: webhookDeliveries.id });
   // The delivery id is the job's id (GET /webhook-endpoints/{id} reads when it runs next).
-  for (const d of deliveries) await ctx.queue.sendInTx(tx, QUEUES.webhookDelivery, { deliveryId: d.id }, d.id);
+  for (const d of deliveries) await ctx.queue.sendInTx(tx, WEBHOOK_DELIVERY_QUEUE, { deliveryId: d.id }, d.id);
   return row.id;
 }
 
