@@ -3,7 +3,23 @@
 import os from 'node:os';
 import path from 'node:path';
 import { SocialPlatformValues } from '../generated/enums.ts';
-import type { S3Config } from './storage/s3.ts';
+
+export interface S3Config {
+  bucket: string;
+  /** Region the client signs for (us-east-1 when unset; most S3-compatible services ignore it). */
+  region: string;
+  /** Endpoint of an S3-compatible service (http(s) URL); unset: AWS S3 of `region`. */
+  endpoint: string | undefined;
+  /** Path-style URLs (endpoint/bucket/key) instead of virtual-hosted (bucket.endpoint/key): MinIO and most self-hosted services need it. */
+  forcePathStyle: boolean;
+  /** Static credentials; unset: the SDK's default chain (AWS_* variables, profile, instance or task role). */
+  accessKeyId: string | undefined;
+  secretAccessKey: string | undefined;
+  /** Prepended to every key ("" or ending in "/"). */
+  prefix: string;
+  /** Part size of multipart uploads, in bytes (at least 5 MiB, S3's minimum). */
+  partSizeBytes: number;
+}
 
 export interface Config {
   port: number;

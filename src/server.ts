@@ -15,6 +15,7 @@ import { buildApp } from './http/app.ts';
 import { buildMetricsOnlyApp } from './http/metrics.ts';
 import { bindHandlers } from './operations/registry.ts';
 import { startBoss, startWorkers } from './jobs/boss.ts';
+import { JOBS } from './pipelines/index.ts';
 import { jobQueue } from './jobs/queue.ts';
 import { configureMediaLimits } from './media/ffmpeg.ts';
 import { stopOcr } from './media/ocr.ts';
@@ -92,7 +93,7 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
   let storage: Storage | undefined;
   try {
     checkSignal();
-    boss = await startBoss(database.url, config, log, { supervise: workers });
+    boss = await startBoss(database.url, config, log, JOBS, { supervise: workers });
     queueUp = true;
     boss.on('stopped', () => (queueUp = false));
     checkSignal();
@@ -144,7 +145,7 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
         typeof addr === 'object' && addr ? `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}` : undefined;
     }
     checkSignal();
-    if (workers) await startWorkers(boss, ctx);
+    if (workers) await startWorkers(boss, ctx, JOBS);
     checkSignal();
   } catch (err) {
     stopping.abort();

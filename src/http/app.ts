@@ -18,7 +18,7 @@ import { createExecutor, operationIndex, type Executor } from '../operations/exe
 import { bindHandlers } from '../operations/registry.ts';
 import { registerMcp } from '../mcp/index.ts';
 import { registerOAuth } from '../oauth/index.ts';
-import type { AnyHandler, Reply } from '../operations/types.ts';
+import type { AnyHandler, Reply } from '../handlers.ts';
 import { PREVIEWS_DIR_URL } from '../services/catalog/catalog-data.ts';
 import { PREVIEW_PREFIX } from '../services/catalog/catalog.ts';
 import { registerJsonParser } from './json-body.ts';

@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { engineFor } from '../engines/index.ts';
 import { ApiError } from '../errors.ts';
-import { sampleFor, sampleStore } from '../media/catalog-samples.ts';
+import { sampleFor, sampleStore } from '../services/catalog/samples.ts';
 import { PREVIEW_PREFIX } from '../services/catalog/catalog.ts';
 import { MEDIA_PREFIX, StorageUnavailable, type ByteRange, type Storage } from '../storage/index.ts';
 
@@ -118,7 +118,7 @@ export function registerStoredMedia(app: FastifyInstance, ctx: AppContext, sendE
 }
 
 /**
- * The catalog's voice samples and avatar videos, made on first request (src/media/catalog-samples.ts),
+ * The catalog's voice samples and avatar videos, made on first request (src/services/catalog/samples.ts),
  * kept in storage, at the preview URLs the catalog gives; more specific than the static previews' wildcard.
  */
 export function registerCatalogSamples(app: FastifyInstance, ctx: AppContext, sendError: SendError): void {

@@ -4,7 +4,7 @@ import { finished, PassThrough, type Readable } from 'node:stream';
 import fastifyMultipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.ts';
-import { MultipartBody, type UploadPart } from '../operations/multipart.ts';
+import { MultipartBody, type UploadPart } from '../handlers.ts';
 
 export function registerMultipart(app: FastifyInstance, maxFileBytes: number): void {
   app.register(fastifyMultipart, {

@@ -3,10 +3,16 @@
 import { PgBoss } from 'pg-boss';
 import type { Config } from '../config.ts';
 import type { AppContext, Logger } from '../context.ts';
-import { createQueues } from './define-job.ts';
-import { JOBS } from './jobs.ts';
+import { type AnyJob, createQueues } from './define-job.ts';
 
-export async function startBoss(url: string, config: Config, log: Logger, opts: { supervise: boolean }): Promise<PgBoss> {
+/** Starts pg-boss and creates (or brings up to date) the queues of `jobs`. */
+export async function startBoss(
+  url: string,
+  config: Config,
+  log: Logger,
+  jobs: readonly AnyJob[],
+  opts: { supervise: boolean },
+): Promise<PgBoss> {
   const boss = new PgBoss({
     connectionString: url,
     schema: 'pgboss',
@@ -22,11 +28,11 @@ export async function startBoss(url: string, config: Config, log: Logger, opts: 
   });
   boss.on('error', (err) => log.error({ err }, 'pg-boss error'));
   await boss.start();
-  await createQueues(boss, config, JOBS);
+  await createQueues(boss, config, jobs);
   return boss;
 }
 
-export async function startWorkers(boss: PgBoss, ctx: AppContext): Promise<string[]> {
-  for (const job of JOBS) await job.start(boss, ctx);
-  return JOBS.map((job) => job.name);
+export async function startWorkers(boss: PgBoss, ctx: AppContext, jobs: readonly AnyJob[]): Promise<string[]> {
+  for (const job of jobs) await job.start(boss, ctx);
+  return jobs.map((job) => job.name);
 }

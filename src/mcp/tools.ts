@@ -12,7 +12,7 @@ import type { Logger } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { entriesById, operationsById, type Executor, type OperationCall } from '../operations/executor.ts';
 import type { McpToolRow } from '../operations/operation-index.ts';
-import type { Reply } from '../operations/types.ts';
+import type { Reply } from '../handlers.ts';
 import type { AuthContext } from '../services/workspaces/api-keys.ts';
 import { databaseUnavailable, isDatabaseUnavailable } from '../db/outage.ts';
 import { mcpToolCalls } from '../metrics.ts';

@@ -25,7 +25,7 @@ const KIND_FIELDS = {
   avatar: { allowed: ['name', 'image'], required: ['name', 'image'] },
   voice: { allowed: ['name', 'language', 'sample'], required: ['name', 'language', 'sample'] },
 } as const;
-import { defineHandlers } from './types.ts';
+import { defineHandlers } from '../handlers.ts';
 
 export const handlers = defineHandlers({
   listAssets: ({ ctx, auth }) => workspaceAssets(ctx.db, auth.orgId, ctx.config.publicBaseUrl, ctx.storage),

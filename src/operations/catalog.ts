@@ -1,6 +1,6 @@
 // GET /models: the catalog of templates and AI models, serialised once per process.
 import { catalogJson } from '../services/catalog/catalog.ts';
-import { defineHandlers, Reply } from './types.ts';
+import { defineHandlers, Reply } from '../handlers.ts';
 
 export const handlers = defineHandlers({
   listModels: ({ ctx }) =>

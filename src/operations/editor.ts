@@ -13,8 +13,8 @@ import {
   listEditorVideos,
 } from '../services/editor/projects.ts';
 import { importEditorMediaFromUrl, uploadJson, uploadMultipart } from '../services/editor/uploads.ts';
-import { MultipartBody } from './multipart.ts';
-import { defineHandlers } from './types.ts';
+import { MultipartBody } from '../handlers.ts';
+import { defineHandlers } from '../handlers.ts';
 
 export const handlers = defineHandlers({
   createEditorVideo: ({ ctx, auth, body }) => createEditorVideo(ctx, auth.orgId, body),

@@ -12,7 +12,7 @@ import { ApiError, badRequest, type FieldError } from '../errors.ts';
 import { storedReplay } from '../services/billing/charged-command.ts';
 import { authenticate, type AuthContext } from '../services/workspaces/api-keys.ts';
 import { bodyValidatorName, type IndexEntry, type OperationIndex, type OperationIndexEntry } from './operation-index.ts';
-import { Reply, type AnyHandler } from './types.ts';
+import { Reply, type AnyHandler } from '../handlers.ts';
 import { MAX_FIELD_ERRORS, validate } from './validate.ts';
 import { databaseUnavailable, isDatabaseUnavailable } from '../db/outage.ts';
 import { StorageUnavailable } from '../storage/index.ts';

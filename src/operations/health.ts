@@ -1,7 +1,7 @@
 // The health probes: GET /healthz (the process is alive) and GET /readyz (it can serve).
 import { ApiError } from '../errors.ts';
 import { READINESS_RETRY_AFTER_SECONDS } from '../services/platform/health.ts';
-import { defineHandlers } from './types.ts';
+import { defineHandlers } from '../handlers.ts';
 
 export const handlers = defineHandlers({
   getHealth: () => ({ status: 'ok' as const }),

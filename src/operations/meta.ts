@@ -1,6 +1,6 @@
 // The published contract: GET /openapi.json and GET /skill.md, both compiled from the spec.
 import { readFileSync } from 'node:fs';
-import { defineHandlers, Reply } from './types.ts';
+import { defineHandlers, Reply } from '../handlers.ts';
 
 const openapiJson = readFileSync(new URL('../../generated/openapi.json', import.meta.url), 'utf8');
 const skillMd = readFileSync(new URL('../../generated/skill.md', import.meta.url));

@@ -4,7 +4,7 @@ import type { AppContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { operationIndex } from './executor.ts';
 import { PENDING_MCP_TOOLS, PENDING_OPERATIONS } from './pending.ts';
-import type { AnyHandler, HandlerMap } from './types.ts';
+import type { AnyHandler, HandlerMap } from '../handlers.ts';
 import { PIPELINE_HANDLERS } from '../pipelines/index.ts';
 import { handlers as assets } from './assets.ts';
 import { handlers as catalog } from './catalog.ts';

@@ -1,7 +1,7 @@
 // Social accounts (MCP-only tool list_social_accounts): the workspace's connected accounts. Publishing
 // is the social-publication pipeline's (src/pipelines/social-publication/handlers.ts).
 import { describeAccount, listAccounts, type SocialAccountRow } from '../services/social/accounts.ts';
-import { defineHandlers } from './types.ts';
+import { defineHandlers } from '../handlers.ts';
 
 /** A connection as list_social_accounts shows it (the contract says reauthorization_required for needs_reauth). */
 function toolAccount(row: SocialAccountRow) {

@@ -1,6 +1,6 @@
 // The webhook endpoints of a workspace (REST /webhook-endpoints and their MCP tools).
 import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, rotateSecret } from '../services/webhooks/endpoints.ts';
-import { defineHandlers } from './types.ts';
+import { defineHandlers } from '../handlers.ts';
 
 export const handlers = defineHandlers({
   listWebhookEndpoints: ({ ctx, auth }) => listEndpoints(ctx, auth.orgId),

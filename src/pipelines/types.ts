@@ -1,7 +1,7 @@
 // A pipeline's declaration: what src/pipelines/index.ts lists, and what the binder's handler table
 // and the worker's job list are derived from.
 import type { AnyJob } from '../jobs/define-job.ts';
-import type { HandlerMap } from '../operations/types.ts';
+import type { HandlerMap } from '../handlers.ts';
 
 export interface Pipeline {
   /** Its folder under src/pipelines/ (and its module's name in the binder's handler table). */

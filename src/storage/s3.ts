@@ -19,23 +19,9 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { assertKey, contentTypeOf, ObjectNotFound, StorageUnavailable, type ObjectInfo, type Storage, type UrlSigner } from './core.ts';
+import type { S3Config } from '../config.ts';
 
-export interface S3Config {
-  bucket: string;
-  /** Region the client signs for (us-east-1 when unset; most S3-compatible services ignore it). */
-  region: string;
-  /** Endpoint of an S3-compatible service (http(s) URL); unset: AWS S3 of `region`. */
-  endpoint: string | undefined;
-  /** Path-style URLs (endpoint/bucket/key) instead of virtual-hosted (bucket.endpoint/key): MinIO and most self-hosted services need it. */
-  forcePathStyle: boolean;
-  /** Static credentials; unset: the SDK's default chain (AWS_* variables, profile, instance or task role). */
-  accessKeyId: string | undefined;
-  secretAccessKey: string | undefined;
-  /** Prepended to every key ("" or ending in "/"). */
-  prefix: string;
-  /** Part size of multipart uploads, in bytes (at least 5 MiB, S3's minimum). */
-  partSizeBytes: number;
-}
+export type { S3Config };
 
 /** Parts of one multipart upload in flight at once (so one upload buffers at most this many parts). */
 const UPLOAD_QUEUE_SIZE = 4;

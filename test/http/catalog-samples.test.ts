@@ -1,4 +1,4 @@
-// The catalog's voice samples and avatar videos (src/media/catalog-samples.ts): every
+// The catalog's voice samples and avatar videos (src/services/catalog/samples.ts): every
 // preview_url of a built-in voice and every videoUrl of a public avatar that GET /assets gives
 // serves a real file — speech in the voice's language, a 4-second H.264 video of the portrait —
 // made once, with range requests, and 404 in the error envelope for anything else. Each sample
@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import t from 'tap';
-import { AVATAR_VIDEO, sampleFor, sampleLanguage, sampleText } from '../../src/media/catalog-samples.ts';
+import { AVATAR_VIDEO, sampleFor, sampleLanguage, sampleText } from '../../src/services/catalog/samples.ts';
 import { catalogSampleKey as sampleKey } from '../../src/storage/keys.ts';
 import { probe } from '../../src/media/ffmpeg.ts';
 import { findPublicAvatar, findVoice, PREVIEWS_DIR_URL } from '../../src/services/catalog/catalog-data.ts';

@@ -6,7 +6,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { JOBS } from '../../src/jobs/jobs.ts';
+import { JOBS } from '../../src/pipelines/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import { startService } from '../../src/server.ts';
 import { freePort, startTestApp, type TestApp } from '../helpers/app.ts';

@@ -4,7 +4,7 @@
 import { eq, inArray, sql } from 'drizzle-orm';
 import t from 'tap';
 import { oauthBrowserSessions, oauthClients, oauthCodes, oauthGrants, oauthTokens } from '../../src/db/schema/index.ts';
-import { maintenanceJob } from '../../src/jobs/jobs.ts';
+import { maintenanceJob } from '../../src/services/platform/maintenance.ts';
 import { purgeExpiredOAuth } from '../../src/services/oauth/oauth.ts';
 import { member, oauthTokens as flow, startMcpApp } from './helpers.ts';
 

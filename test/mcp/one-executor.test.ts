@@ -7,7 +7,7 @@ import t from 'tap';
 import { ApiError } from '../../src/errors.ts';
 import { createExecutor, entriesById, type Executor, type OperationCall } from '../../src/operations/executor.ts';
 import { bindHandlers } from '../../src/operations/registry.ts';
-import { Reply } from '../../src/operations/types.ts';
+import { Reply } from '../../src/handlers.ts';
 import { connect, startMcpApp } from './helpers.ts';
 
 const MCP_HEADERS = {

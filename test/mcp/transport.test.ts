@@ -22,7 +22,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import t from 'tap';
 import { runTool, TOOLS_BY_NAME, type ToolDeps } from '../../src/mcp/tools.ts';
 import { answerPost, checkPost, isRefusal, StatelessJsonTransport } from '../../src/mcp/transport.ts';
-import { Reply } from '../../src/operations/types.ts';
+import { Reply } from '../../src/handlers.ts';
 import { startMcpApp } from './helpers.ts';
 
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import t from 'tap';
 import { media, socialAccounts, socialConnectStates } from '../../src/db/schema/index.ts';
-import { authorizationUrl, SOCIAL_OAUTH } from '../../src/providers/social/oauth.ts';
+import { authorizationUrl, SOCIAL_OAUTH } from '../../src/services/social/platforms/oauth.ts';
 import { connectAccount, SOCIAL_PLATFORMS } from '../../src/services/social/accounts.ts';
 import { loadTokenKey, tokenCipher } from '../../src/services/social/token-crypto.ts';
 import { launchBrowser } from '../helpers/browser.ts';

@@ -1,5 +1,5 @@
 // Editor exports: POST /editor/videos/{id}/exports, GET and DELETE …/exports/{export_id}.
-import { defineHandlers } from '../../operations/types.ts';
+import { defineHandlers } from '../../handlers.ts';
 import { queueExport } from './request.ts';
 import { cancelExport, getExport } from './rows.ts';
 

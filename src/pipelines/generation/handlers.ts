@@ -1,7 +1,7 @@
 // POST /generations and GET /generations/{id}.
 import { createGenerationBatch } from './request.ts';
 import { getGeneration } from './rows.ts';
-import { defineHandlers } from '../../operations/types.ts';
+import { defineHandlers } from '../../handlers.ts';
 
 export const handlers = defineHandlers({
   createGeneration: ({ ctx, auth, body, headers }) => createGenerationBatch(ctx, auth.orgId, body, headers['idempotency-key']),

@@ -1,5 +1,5 @@
 // POST /reference-inspirations (seed 4.8): save a reference, analysed by the job.
-import { defineHandlers } from '../../operations/types.ts';
+import { defineHandlers } from '../../handlers.ts';
 import { createReference } from './request.ts';
 
 export const handlers = defineHandlers({

@@ -1,5 +1,5 @@
 // Social publishing (MCP-only tools): publish media to connected accounts, read and list publications.
-import { defineHandlers } from '../../operations/types.ts';
+import { defineHandlers } from '../../handlers.ts';
 import { publish } from './request.ts';
 import { listPublications, requirePublication } from './rows.ts';
 

@@ -1,12 +1,12 @@
 // The social publish job: one per target account of a publication. It runs the platform's
-// adapter (src/providers/social/), which saves the platform's upload/container ids and the post id
+// adapter (src/services/social/platforms/), which saves the platform's upload/container ids and the post id
 // as it goes, so a retried or resumed attempt (a crash, a lost worker) continues from them and
 // never posts twice. A 429 or 5xx with Retry-After (or X's x-rate-limit-reset) sends the job
 // again after that many seconds; without one, pg-boss retries with backoff. A refused refresh
 // makes the connection needs_reauth and fails the target with that message.
 import type { AppContext } from '../../context.ts';
-import { PlatformError, caller } from '../../providers/social/http.ts';
-import { SOCIAL_ADAPTERS } from '../../providers/social/index.ts';
+import { PlatformError, caller } from '../../services/social/platforms/http.ts';
+import { SOCIAL_ADAPTERS } from '../../services/social/platforms/index.ts';
 import type { SocialPlatform } from '../../services/social/accounts.ts';
 import { credentials, RefreshRefused } from '../../services/social/connection.ts';
 import { completeTarget, loadTarget, rescheduleTarget, saveTargetState, startTarget } from './rows.ts';

@@ -7,7 +7,7 @@ import type { components } from '../../../generated/openapi.d.ts';
 import requestValidators from '../../../generated/request-validators.cjs';
 import type { AppContext } from '../../context.ts';
 import { badRequest, type FieldError } from '../../errors.ts';
-import type { UploadPart } from '../../operations/multipart.ts';
+import type { UploadPart } from '../../handlers.ts';
 import {
   decodeInlineData,
   ingest,

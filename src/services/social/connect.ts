@@ -7,8 +7,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { and, eq, lt } from 'drizzle-orm';
 import type { AppContext } from '../../context.ts';
 import { socialConnectStates } from '../../db/schema/index.ts';
-import { caller, PlatformError, rebase } from '../../providers/social/http.ts';
-import { authorizationUrl, pkcePair, SOCIAL_OAUTH } from '../../providers/social/oauth.ts';
+import { caller, PlatformError, rebase } from './platforms/http.ts';
+import { authorizationUrl, pkcePair, SOCIAL_OAUTH } from './platforms/oauth.ts';
 import { connectAccount, type SocialAccountRow, type SocialPlatform } from './accounts.ts';
 import { cipherOf } from './connection.ts';
 

@@ -1,11 +1,11 @@
 // What each platform accepts, checked before a publication is queued (README "Social
 // publishing" documents the same table). A target whose platform cannot take the media is a 400
 // naming the account and the limit; a platform whose adapter is not built yet is refused the same way.
-import { instagramOptionProblem } from '../../providers/social/instagram.ts';
+import { instagramOptionProblem } from './platforms/instagram.ts';
 import type { SocialPlatform } from './accounts.ts';
 
 export interface PlatformLimits {
-  /** Publishing to it is implemented (an adapter under src/providers/social/). */
+  /** Publishing to it is implemented (an adapter under src/services/social/platforms/). */
   available: boolean;
   captionMaxChars: number;
   image?: { types: string[]; maxBytes: number; maxPixels?: number; minAspect?: number; maxAspect?: number };

@@ -1,8 +1,8 @@
 // The per-platform options a post needs (publish_media_to_social's platform_options), checked
 // before anything is queued like the limits: a missing required option is a 400 naming the
 // account and the option. One entry per platform that needs any.
-import { TIKTOK_PRIVACY } from '../../providers/social/tiktok.ts';
-import { youtubeTitle } from '../../providers/social/youtube.ts';
+import { TIKTOK_PRIVACY } from './platforms/tiktok.ts';
+import { youtubeTitle } from './platforms/youtube.ts';
 import type { SocialPlatform } from './accounts.ts';
 
 export interface OptionProblem {

@@ -4,7 +4,7 @@
 // resource reaches a terminal state, inside the transaction that writes that state (the outbox): it writes one
 // event (unique per type and resource, so a repeated job never makes a second one) and one
 // delivery row and job per endpoint of the workspace subscribed to the type. Nothing is written
-// when no endpoint subscribes. The delivery job (jobs/webhook-delivery-job.ts) POSTs the event
+// when no endpoint subscribes. The delivery job (services/webhooks/delivery-job.ts) POSTs the event
 // through the guarded client, signed per Standard Webhooks; a 2xx delivers it, anything else is
 // retried by pg-boss with exponential backoff (WEBHOOK_RETRY_*) and the last failure is recorded.
 import { and, eq, lt, notExists, sql } from 'drizzle-orm';
@@ -18,7 +18,7 @@ import { FetchRefused } from '../../net/guarded-fetch.ts';
 import type { WebhookEventType } from './endpoints.ts';
 
 /**
- * The delivery job's queue and payload version (jobs/webhook-delivery-job.ts declares the job on it;
+ * The delivery job's queue and payload version (services/webhooks/delivery-job.ts declares the job on it;
  * it is named here, where deliveries are sent, since that job runs this module's functions).
  */
 export const WEBHOOK_DELIVERY_QUEUE: QueueRef = { name: 'webhook-delivery', version: 1 };

@@ -6,6 +6,9 @@ import { and, eq, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { apiKeys, organizations } from '../../db/schema/index.ts';
 import { ApiError } from '../../errors.ts';
+import type { AuthContext } from '../../handlers.ts';
+
+export type { AuthContext };
 
 export const SCOPES = ['generations:read', 'generations:write', 'social:read', 'social:write'] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -13,13 +16,6 @@ export type Scope = (typeof SCOPES)[number];
 const KEY_RE = /^mapi_[A-Za-z0-9_-]{43}$/;
 
 export const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
-
-export interface AuthContext {
-  orgId: string;
-  keyId: string;
-  scopes: string[];
-  plan: 'paid' | 'none';
-}
 
 export interface CreatedKey {
   id: string;

@@ -7,8 +7,8 @@
 // naming it — so a resumed attempt that finds its container id publishes that container instead
 // of making another. Graph error bodies (rate limits, code 190 for an expired token) are read by
 // http.ts.
-import type { MediaRow } from '../../services/editor/media.ts';
-import { RefreshRefused, type RefreshedTokens } from '../../services/social/connection.ts';
+import type { MediaRow } from '../../editor/media.ts';
+import { RefreshRefused, type RefreshedTokens } from '../connection.ts';
 import { PlatformError, sleep, type Caller, type PlatformRequest, type PublishTask } from './http.ts';
 
 export const GRAPH_API = 'https://graph.facebook.com';

@@ -1,6 +1,6 @@
 // The social platform adapters, one file per platform. Platforms without one are refused at
 // validation (services/social/limits.ts: `available: false`), never queued.
-import type { SocialPlatform } from '../../services/social/accounts.ts';
+import type { SocialPlatform } from '../accounts.ts';
 import { facebook } from './facebook.ts';
 import type { SocialAdapter } from './http.ts';
 import { instagram } from './instagram.ts';

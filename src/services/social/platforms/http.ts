@@ -2,10 +2,10 @@
 // replaces scheme and host, keeping the path; these are operator-configured, not user input, so
 // they do not go through the user-URL guard), the bearer token with one refresh after a 401, and
 // the platform's answers turned into PlatformError (429/5xx retryable, with its Retry-After).
-import type { MediaRow } from '../../services/editor/media.ts';
-import type { SocialAccountRow } from '../../services/social/accounts.ts';
-import { RefreshRefused, type Credentials, type RefreshedTokens } from '../../services/social/connection.ts';
-import type { Storage } from '../../storage/index.ts';
+import type { MediaRow } from '../../editor/media.ts';
+import type { SocialAccountRow } from '../accounts.ts';
+import { RefreshRefused, type Credentials, type RefreshedTokens } from '../connection.ts';
+import type { Storage } from '../../../storage/index.ts';
 
 /** Longest one platform request may take. */
 const REQUEST_TIMEOUT_MS = 120_000;

@@ -1,15 +1,13 @@
 // Every job a worker process runs, each declared with defineJob: the pipelines' jobs
 // (src/pipelines/index.ts) and the infrastructure jobs beside them (maintenance, webhook delivery).
-import type { AppContext } from '../context.ts';
-import { purgeExpiredIdempotency } from '../services/billing/idempotency.ts';
-import { purgeExpiredOAuth } from '../services/oauth/oauth.ts';
-import { purgeExpiredRateLimits } from '../services/billing/rate-limit.ts';
-import { purgeOldWebhookEvents } from '../services/webhooks/events.ts';
-import { sweepOrphanedMedia } from '../services/assets/orphaned-media.ts';
-import { sweepWorkFolders } from '../media/work-folder.ts';
-import { defineJob, type AnyJob } from './define-job.ts';
-import { webhookDeliveryJob } from './webhook-delivery-job.ts';
-import { PIPELINE_JOBS } from '../pipelines/index.ts';
+import type { AppContext } from '../../context.ts';
+import { purgeExpiredIdempotency } from '../billing/idempotency.ts';
+import { purgeExpiredOAuth } from '../oauth/oauth.ts';
+import { purgeExpiredRateLimits } from '../billing/rate-limit.ts';
+import { purgeOldWebhookEvents } from '../webhooks/events.ts';
+import { sweepOrphanedMedia } from '../assets/orphaned-media.ts';
+import { sweepWorkFolders } from '../../media/work-folder.ts';
+import { defineJob } from '../../jobs/define-job.ts';
 
 /** pg_advisory_lock key held while maintenance runs (727_001: migrations, 727_002: the demo workspace). */
 const MAINTENANCE_LOCK = 727_003;
@@ -62,5 +60,3 @@ export const maintenanceJob = defineJob<object>({
     }
   },
 });
-
-export const JOBS: readonly AnyJob[] = [...PIPELINE_JOBS, maintenanceJob, webhookDeliveryJob];

@@ -4,7 +4,7 @@
 // and then a media_type=CAROUSEL container naming them as children → GET /{container-id}?fields=
 // status,error_message until FINISHED → POST /{threads-user-id}/threads_publish {creation_id} →
 // GET /{media-id}?fields=permalink (the flow Instagram shares: meta.ts publishContainer).
-import type { MediaRow } from '../../services/editor/media.ts';
+import type { MediaRow } from '../../editor/media.ts';
 import type { PublishTask, SocialAdapter } from './http.ts';
 import { THREADS_API, mediaUrl, publishContainer, refreshThreadsToken } from './meta.ts';
 

@@ -4,8 +4,8 @@
 // WEBHOOK_RETRY_DELAY_MAX_SECONDS, WEBHOOK_RETRY_LIMIT retries: about a day by default); after
 // the last one, or at once for a refused URL, the delivery is recorded as failed. At-least-once:
 // a delivered or given-up delivery is never sent again.
-import { attemptDelivery, giveUpDelivery, WEBHOOK_DELIVERY_QUEUE } from '../services/webhooks/events.ts';
-import { defineJob } from './define-job.ts';
+import { attemptDelivery, giveUpDelivery, WEBHOOK_DELIVERY_QUEUE } from './events.ts';
+import { defineJob } from '../../jobs/define-job.ts';
 
 export interface WebhookDeliveryJobData {
   deliveryId: string;

@@ -2,10 +2,18 @@
 // generated McpOnlyTools). A handler gets validated, typed input and an auth context, and returns
 // the operation's success body (or a Reply for a different status, headers or a pre-serialised
 // body). It never sees request or reply.
-import type { McpOnlyTools } from '../../generated/mcp-only-tools.d.ts';
-import type { operations } from '../../generated/openapi.d.ts';
-import type { AppContext } from '../context.ts';
-import type { AuthContext } from '../services/workspaces/api-keys.ts';
+import type { McpOnlyTools } from '../generated/mcp-only-tools.d.ts';
+import type { operations } from '../generated/openapi.d.ts';
+import type { AppContext } from './context.ts';
+import type { Readable } from 'node:stream';
+
+/** Who is calling: the workspace, the key (or OAuth grant), its scopes and the workspace's plan. */
+export interface AuthContext {
+  orgId: string;
+  keyId: string;
+  scopes: string[];
+  plan: 'paid' | 'none';
+}
 
 export type OperationId = keyof operations;
 
@@ -88,3 +96,19 @@ export type AnyHandler = (input: never) => unknown;
 
 /** Helper so a handler module gets per-operation typing: `export const handlers = defineHandlers({...})`. */
 export const defineHandlers = <M extends HandlerMap>(m: M & { [K in Exclude<keyof M, OperationId | ToolName>]: never }): M => m;
+
+// A multipart/form-data body as the executor hands it to a handler: not parsed up front, but a
+// lazy stream of parts the handler consumes after authentication, scopes and the content type
+// were checked (so an unauthenticated upload is never written anywhere). The REST adapter builds
+// it from the request (src/http/multipart.ts); JSON bodies stay plain objects.
+
+export type UploadPart =
+  | { kind: 'field'; name: string; value: string }
+  | { kind: 'file'; name: string; filename: string; mimetype: string; stream: Readable };
+
+export class MultipartBody {
+  readonly parts: () => AsyncIterable<UploadPart>;
+  constructor(parts: () => AsyncIterable<UploadPart>) {
+    this.parts = parts;
+  }
+}

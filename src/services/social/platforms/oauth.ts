@@ -15,7 +15,7 @@
 // | facebook  | www.facebook.com/v23.0/dialog/oauth                | no   | GET graph.facebook.com/v23.0/oauth/access_token, then the long-lived token | GET /me/accounts: one connection per Page, with its Page token |
 // ¹ TikTok's Login Kit takes PKCE from desktop and mobile apps only; a web app (this server) does not send it.
 import { createHash, randomBytes } from 'node:crypto';
-import type { SocialPlatform } from '../../services/social/accounts.ts';
+import type { SocialPlatform } from '../accounts.ts';
 import { PlatformError, type Caller } from './http.ts';
 
 export interface OAuthClient {

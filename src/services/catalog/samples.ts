@@ -11,11 +11,11 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
-import { findPublicAvatar, findVoice, PREVIEWS_DIR_URL, type RawAvatar, type RawVoice } from '../services/catalog/catalog-data.ts';
-import { inputArgs, runFfmpeg } from './ffmpeg.ts';
-import { jobFolder } from './work-folder.ts';
-import type { Storage } from '../storage/index.ts';
-import { catalogSampleKey } from '../storage/keys.ts';
+import { findPublicAvatar, findVoice, PREVIEWS_DIR_URL, type RawAvatar, type RawVoice } from './catalog-data.ts';
+import { inputArgs, runFfmpeg } from '../../media/ffmpeg.ts';
+import { jobFolder } from '../../media/work-folder.ts';
+import type { Storage } from '../../storage/index.ts';
+import { catalogSampleKey } from '../../storage/keys.ts';
 
 /** What a voice says in its sample, by language (the part of the eSpeak voice before "-" / "+"). */
 const SAMPLE_TEXT: Record<string, (name: string) => string> = {
