@@ -140,6 +140,44 @@ async function asCommand<T>(work: Promise<T>): Promise<T> {
   }
 }
 
+/** What a command works with: its options, the configuration, and the database and storage (opened on first use). */
+interface CommandContext {
+  opts: Opts;
+  config: Config;
+  database: () => Promise<Database>;
+  storageOf: (db: Database) => Promise<Storage>;
+}
+
+type Command = (ctx: CommandContext) => Promise<unknown>;
+
+/** The options every command may take (each command reads the ones it needs). */
+const OPTIONS = {
+  name: { type: 'string' },
+  credits: { type: 'string' },
+  plan: { type: 'string' },
+  org: { type: 'string' },
+  amount: { type: 'string' },
+  scopes: { type: 'string' },
+  'expires-in': { type: 'string' },
+  id: { type: 'string' },
+  email: { type: 'string' },
+  password: { type: 'string' },
+  decision: { type: 'string' },
+  reason: { type: 'string' },
+  platform: { type: 'string' },
+  handle: { type: 'string' },
+  'access-token': { type: 'string' },
+  'refresh-token': { type: 'string' },
+  'account-id': { type: 'string' },
+  'display-name': { type: 'string' },
+  colors: { type: 'string' },
+  fonts: { type: 'string' },
+  logo: { type: 'string' },
+  image: { type: 'string' },
+  sample: { type: 'string' },
+  language: { type: 'string' },
+} as const;
+
 async function run(
   argv: string[],
   config: Config,
@@ -147,254 +185,296 @@ async function run(
   storageOf: (db: Database) => Promise<Storage>,
 ): Promise<unknown> {
   const [group, action, ...rest] = argv;
-  const { values } = parseArgs({
-    args: rest,
-    options: {
-      name: { type: 'string' },
-      credits: { type: 'string' },
-      plan: { type: 'string' },
-      org: { type: 'string' },
-      amount: { type: 'string' },
-      scopes: { type: 'string' },
-      'expires-in': { type: 'string' },
-      id: { type: 'string' },
-      email: { type: 'string' },
-      password: { type: 'string' },
-      decision: { type: 'string' },
-      reason: { type: 'string' },
-      platform: { type: 'string' },
-      handle: { type: 'string' },
-      'access-token': { type: 'string' },
-      'refresh-token': { type: 'string' },
-      'account-id': { type: 'string' },
-      'display-name': { type: 'string' },
-      colors: { type: 'string' },
-      fonts: { type: 'string' },
-      logo: { type: 'string' },
-      image: { type: 'string' },
-      sample: { type: 'string' },
-      language: { type: 'string' },
-    },
-    strict: true,
-    allowPositionals: false,
-  });
-  const opts = values as Opts;
+  const { values } = parseArgs({ args: rest, options: OPTIONS, strict: true, allowPositionals: false });
   const command = `${group ?? ''} ${action ?? ''}`.trim();
-  switch (command) {
-    case 'org create': {
-      const name = need(opts, 'name');
-      const credits = opts.credits !== undefined ? nonNegativeInt('credits', opts.credits) : 0;
-      const p = opts.plan !== undefined ? plan(opts.plan) : 'paid';
-      const { db } = await database();
-      return createOrganization(db, { name, credits, plan: p });
-    }
-    case 'org set-plan': {
-      const id = orgId(need(opts, 'org'));
-      const p = plan(need(opts, 'plan'));
-      const { db } = await database();
-      const org = await setPlan(db, id, p);
-      if (!org) throw new CommandError(`organization ${id} not found`);
-      return org;
-    }
-    case 'credits grant': {
-      const id = orgId(need(opts, 'org'));
-      const amount = nonNegativeInt('amount', need(opts, 'amount'), 1);
-      const { db } = await database();
-      const credits = await grantCredits(db, id, amount);
-      if (credits === undefined) throw new CommandError(`organization ${id} not found`);
-      return { object: 'credit_balance', org: id, credits };
-    }
-    case 'key create': {
-      const id = orgId(need(opts, 'org'));
-      let scopes: string[];
-      try {
-        scopes = validateScopes(
-          need(opts, 'scopes')
-            .split(',')
-            .map((s) => s.trim())
-            .filter(Boolean),
-        );
-      } catch (err) {
-        throw new UsageError(`--scopes: ${(err as Error).message}`);
-      }
-      const expiresIn = opts['expires-in'] !== undefined ? nonNegativeInt('expires-in', opts['expires-in'], 1) : undefined;
-      const { db } = await database();
-      if (!(await getOrganization(db, id))) throw new CommandError(`organization ${id} not found`);
-      const key = await createApiKey(db, { orgId: id, scopes, expiresInSeconds: expiresIn, name: opts.name });
-      return {
-        object: 'api_key',
-        id: key.id,
-        key: key.key,
-        scopes: key.scopes,
-        org: id,
-        expires_at: key.expiresAt ? key.expiresAt.toISOString() : null,
-      };
-    }
-    case 'key revoke': {
-      const id = need(opts, 'id');
-      if (!isUuid(id)) throw new CommandError(`api key ${id} not found`);
-      const { db } = await database();
-      if (!(await revokeApiKey(db, id))) throw new CommandError(`api key ${id} not found`);
-      return { object: 'api_key', id, revoked: true };
-    }
-    case 'member create': {
-      const id = orgId(need(opts, 'org'));
-      const password = need(opts, 'password');
-      let email: string;
-      try {
-        email = checkEmail(need(opts, 'email'));
-        checkPassword(password);
-      } catch (err) {
-        if (err instanceof MemberError) throw new UsageError(err.message);
-        throw err;
-      }
-      const { db } = await database();
-      try {
-        return await createMember(db, { orgId: id, email, password });
-      } catch (err) {
-        if (err instanceof MemberError) throw new CommandError(err.message);
-        throw err;
-      }
-    }
-    case 'grant list': {
-      const id = orgId(need(opts, 'org'));
-      const { db } = await database();
-      if (!(await getOrganization(db, id))) throw new CommandError(`organization ${id} not found`);
-      return { object: 'list', org: id, data: await listGrants(db, { orgId: id }) };
-    }
-    case 'grant revoke': {
-      const id = need(opts, 'id');
-      const { db } = await database();
-      if (!(await revokeGrantById(db, id))) throw new CommandError(`grant ${id} not found`);
-      return { object: 'oauth_grant', id, revoked: true };
-    }
-    case 'reference pending': {
-      const { db } = await database();
-      return { object: 'list', data: await pendingReviews(db) };
-    }
-    case 'reference review': {
-      const id = need(opts, 'id');
-      const decision = need(opts, 'decision');
-      if (decision !== 'approve' && decision !== 'reject') throw new UsageError(`--decision must be approve or reject, got "${decision}"`);
-      if (!isUuid(id)) throw new CommandError(`reference ${id} not found`);
-      const { db } = await database();
-      const done = await reviewReference(db, id, decision, opts.reason);
-      if (!done) throw new CommandError(`reference ${id} is not a ready public reference waiting for review`);
-      return done;
-    }
-    case 'social connect': {
-      const id = orgId(need(opts, 'org'));
-      const platform = need(opts, 'platform');
-      if (!isSocialPlatform(platform)) throw new UsageError(`--platform must be one of ${SOCIAL_PLATFORMS.join(', ')}, got "${platform}"`);
-      const handle = need(opts, 'handle').replace(/^@/, '');
-      if (handle.length > 200 || /[\u0000-\u001f\u007f]/.test(handle))
-        throw new UsageError('--handle must be at most 200 characters without control characters');
-      const accessToken = need(opts, 'access-token');
-      const expiresIn = opts['expires-in'] !== undefined ? nonNegativeInt('expires-in', opts['expires-in'], 0) : undefined;
-      const { db } = await database();
-      if (!(await getOrganization(db, id))) throw new CommandError(`organization ${id} not found`);
-      const cipher = tokenCipher(await loadTokenKey(config));
-      const row = await connectAccount(db, cipher, {
-        orgId: id,
-        platform,
-        handle,
-        displayName: opts['display-name'] ?? null,
-        accessToken,
-        refreshToken: opts['refresh-token'] ?? null,
-        expiresInSeconds: expiresIn,
-        platformAccountId: opts['account-id'],
-        scopes: opts.scopes?.split(/[ ,]+/).filter(Boolean) ?? [],
-      });
-      return describeAccount(row);
-    }
-    case 'social list': {
-      const id = orgId(need(opts, 'org'));
-      const { db } = await database();
-      if (!(await getOrganization(db, id))) throw new CommandError(`organization ${id} not found`);
-      return { object: 'list', org: id, data: (await listAccounts(db, id)).map(describeAccount) };
-    }
-    case 'social disconnect': {
-      const id = need(opts, 'id');
-      if (!isUuid(id)) throw new CommandError(`social account ${id} not found`);
-      const { db } = await database();
-      const row = await disconnectAccount(db, id);
-      if (!row) throw new CommandError(`social account ${id} not found`);
-      return { object: 'social_account', id, platform: row.platform, handle: row.handle, disconnected: true };
-    }
-    case 'brand-kit create':
-    case 'brand-kit list':
-    case 'brand-kit delete':
-    case 'avatar create':
-    case 'avatar list':
-    case 'avatar delete':
-    case 'voice create':
-    case 'voice list':
-    case 'voice delete': {
-      const org = orgId(need(opts, 'org'));
-      let body: Record<string, unknown> | undefined;
-      if (command === 'brand-kit create') {
-        const colors: Record<string, string> = {};
-        for (const pair of (opts.colors ?? '').split(',').filter(Boolean)) {
-          const [role, value] = pair.split('=').map((x) => x.trim());
-          if (!value) throw new UsageError(`--colors takes role=#RRGGBB pairs (roles: ${COLOR_ROLES.join(', ')}), got "${pair}"`);
-          colors[role] = value;
-        }
-        body = {
-          name: need(opts, 'name'),
-          ...(opts.colors !== undefined ? { colors } : {}),
-          ...(opts.fonts !== undefined ? { fonts: opts.fonts.split(',').map((f) => f.trim()) } : {}),
-          ...(opts.logo !== undefined ? { logo: await fileBase64('logo', opts.logo, 5 * 1024 * 1024) } : {}),
-        };
-        checked('createBrandKit', body);
-      } else if (command === 'avatar create') {
-        body = checked('createAvatar', {
-          name: need(opts, 'name'),
-          image: await fileBase64('image', need(opts, 'image'), 5 * 1024 * 1024),
-        });
-      } else if (command === 'voice create') {
-        body = checked('createVoice', {
-          name: need(opts, 'name'),
-          language: need(opts, 'language'),
-          sample: await fileBase64('sample', need(opts, 'sample'), VOICE_SAMPLE_MAX_BYTES),
-        });
-      }
-      const id = command.endsWith(' delete') ? need(opts, 'id') : undefined;
-      const database_ = await database();
-      if (!(await getOrganization(database_.db, org))) throw new CommandError(`organization ${org} not found`);
-      const storage = await storageOf(database_);
-      const deps: AssetDeps = {
-        db: database_.db,
-        storage,
-        dataDir: config.dataDir,
-        limits: { maxPixels: config.mediaMaxPixels, maxDimension: config.mediaMaxDimension },
-      };
-      switch (command) {
-        case 'brand-kit create':
-          return asCommand(createBrandKit(deps, org, body as never));
-        case 'brand-kit list':
-          return { object: 'list', org, data: (await listBrandKits(deps, org)).map((k) => brandKitView(storage, k)) };
-        case 'brand-kit delete': {
-          if (!/^\d{1,15}$/.test(id!) || Number(id) < 1) throw new CommandError(`brand kit ${id} not found`);
-          return asCommand(deleteBrandKit(deps, org, Number(id)));
-        }
-        case 'avatar create':
-          return asCommand(createAvatar(deps, org, body as never));
-        case 'avatar list':
-          return { object: 'list', org, data: (await listAvatars(deps, org)).map((a) => avatarView(storage, a)) };
-        case 'avatar delete':
-          return asCommand(deleteAvatar(deps, org, id!));
-        case 'voice create':
-          return asCommand(createVoice(deps, org, body as never));
-        case 'voice list':
-          return { object: 'list', org, data: (await listVoices(deps, org)).map((v) => customVoiceView(storage, v)) };
-        default:
-          return asCommand(deleteVoice(deps, org, id!));
-      }
-    }
-    default:
-      throw new UsageError(command ? `unknown command "${command}"` : 'no command given');
+  const handler = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+  if (!handler) throw new UsageError(command ? `unknown command "${command}"` : 'no command given');
+  return handler({ opts: values as Opts, config, database, storageOf });
+}
+
+/** The organization's id, refused when no such organization exists. */
+async function existingOrg(db: Database['db'], id: string): Promise<void> {
+  if (!(await getOrganization(db, id))) throw new CommandError(`organization ${id} not found`);
+}
+
+async function orgCreate({ opts, database }: CommandContext) {
+  const name = need(opts, 'name');
+  const credits = opts.credits !== undefined ? nonNegativeInt('credits', opts.credits) : 0;
+  const p = opts.plan !== undefined ? plan(opts.plan) : 'paid';
+  const { db } = await database();
+  return createOrganization(db, { name, credits, plan: p });
+}
+
+async function orgSetPlan({ opts, database }: CommandContext) {
+  const id = orgId(need(opts, 'org'));
+  const p = plan(need(opts, 'plan'));
+  const { db } = await database();
+  const org = await setPlan(db, id, p);
+  if (!org) throw new CommandError(`organization ${id} not found`);
+  return org;
+}
+
+async function creditsGrant({ opts, database }: CommandContext) {
+  const id = orgId(need(opts, 'org'));
+  const amount = nonNegativeInt('amount', need(opts, 'amount'), 1);
+  const { db } = await database();
+  const credits = await grantCredits(db, id, amount);
+  if (credits === undefined) throw new CommandError(`organization ${id} not found`);
+  return { object: 'credit_balance', org: id, credits };
+}
+
+/** --scopes as a list of known scopes, or a usage error. */
+function scopesOption(opts: Opts): string[] {
+  try {
+    return validateScopes(
+      need(opts, 'scopes')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    );
+  } catch (err) {
+    throw new UsageError(`--scopes: ${(err as Error).message}`);
   }
 }
+
+async function keyCreate({ opts, database }: CommandContext) {
+  const id = orgId(need(opts, 'org'));
+  const scopes = scopesOption(opts);
+  const expiresIn = opts['expires-in'] !== undefined ? nonNegativeInt('expires-in', opts['expires-in'], 1) : undefined;
+  const { db } = await database();
+  await existingOrg(db, id);
+  const key = await createApiKey(db, { orgId: id, scopes, expiresInSeconds: expiresIn, name: opts.name });
+  return {
+    object: 'api_key',
+    id: key.id,
+    key: key.key,
+    scopes: key.scopes,
+    org: id,
+    expires_at: key.expiresAt ? key.expiresAt.toISOString() : null,
+  };
+}
+
+async function keyRevoke({ opts, database }: CommandContext) {
+  const id = need(opts, 'id');
+  if (!isUuid(id)) throw new CommandError(`api key ${id} not found`);
+  const { db } = await database();
+  if (!(await revokeApiKey(db, id))) throw new CommandError(`api key ${id} not found`);
+  return { object: 'api_key', id, revoked: true };
+}
+
+async function memberCreate({ opts, database }: CommandContext) {
+  const id = orgId(need(opts, 'org'));
+  const password = need(opts, 'password');
+  let email: string;
+  try {
+    email = checkEmail(need(opts, 'email'));
+    checkPassword(password);
+  } catch (err) {
+    if (err instanceof MemberError) throw new UsageError(err.message);
+    throw err;
+  }
+  const { db } = await database();
+  try {
+    return await createMember(db, { orgId: id, email, password });
+  } catch (err) {
+    if (err instanceof MemberError) throw new CommandError(err.message);
+    throw err;
+  }
+}
+
+async function grantList({ opts, database }: CommandContext) {
+  const id = orgId(need(opts, 'org'));
+  const { db } = await database();
+  await existingOrg(db, id);
+  return { object: 'list', org: id, data: await listGrants(db, { orgId: id }) };
+}
+
+async function grantRevoke({ opts, database }: CommandContext) {
+  const id = need(opts, 'id');
+  const { db } = await database();
+  if (!(await revokeGrantById(db, id))) throw new CommandError(`grant ${id} not found`);
+  return { object: 'oauth_grant', id, revoked: true };
+}
+
+async function referencePending({ database }: CommandContext) {
+  const { db } = await database();
+  return { object: 'list', data: await pendingReviews(db) };
+}
+
+async function referenceReview({ opts, database }: CommandContext) {
+  const id = need(opts, 'id');
+  const decision = need(opts, 'decision');
+  if (decision !== 'approve' && decision !== 'reject') throw new UsageError(`--decision must be approve or reject, got "${decision}"`);
+  if (!isUuid(id)) throw new CommandError(`reference ${id} not found`);
+  const { db } = await database();
+  const done = await reviewReference(db, id, decision, opts.reason);
+  if (!done) throw new CommandError(`reference ${id} is not a ready public reference waiting for review`);
+  return done;
+}
+
+async function socialConnect({ opts, config, database }: CommandContext) {
+  const id = orgId(need(opts, 'org'));
+  const platform = need(opts, 'platform');
+  if (!isSocialPlatform(platform)) throw new UsageError(`--platform must be one of ${SOCIAL_PLATFORMS.join(', ')}, got "${platform}"`);
+  const handle = need(opts, 'handle').replace(/^@/, '');
+  if (handle.length > 200 || /[\u0000-\u001f\u007f]/.test(handle))
+    throw new UsageError('--handle must be at most 200 characters without control characters');
+  const accessToken = need(opts, 'access-token');
+  const expiresIn = opts['expires-in'] !== undefined ? nonNegativeInt('expires-in', opts['expires-in'], 0) : undefined;
+  const { db } = await database();
+  await existingOrg(db, id);
+  const cipher = tokenCipher(await loadTokenKey(config));
+  const row = await connectAccount(db, cipher, {
+    orgId: id,
+    platform,
+    handle,
+    displayName: opts['display-name'] ?? null,
+    accessToken,
+    refreshToken: opts['refresh-token'] ?? null,
+    expiresInSeconds: expiresIn,
+    platformAccountId: opts['account-id'],
+    scopes: opts.scopes?.split(/[ ,]+/).filter(Boolean) ?? [],
+  });
+  return describeAccount(row);
+}
+
+async function socialList({ opts, database }: CommandContext) {
+  const id = orgId(need(opts, 'org'));
+  const { db } = await database();
+  await existingOrg(db, id);
+  return { object: 'list', org: id, data: (await listAccounts(db, id)).map(describeAccount) };
+}
+
+async function socialDisconnect({ opts, database }: CommandContext) {
+  const id = need(opts, 'id');
+  if (!isUuid(id)) throw new CommandError(`social account ${id} not found`);
+  const { db } = await database();
+  const row = await disconnectAccount(db, id);
+  if (!row) throw new CommandError(`social account ${id} not found`);
+  return { object: 'social_account', id, platform: row.platform, handle: row.handle, disconnected: true };
+}
+
+/** The asset services' dependencies for an existing organization (opens the database and the storage). */
+async function assetDeps({ config, database, storageOf }: CommandContext, org: string): Promise<AssetDeps> {
+  const opened = await database();
+  await existingOrg(opened.db, org);
+  const storage = await storageOf(opened);
+  return {
+    db: opened.db,
+    storage,
+    dataDir: config.dataDir,
+    limits: { maxPixels: config.mediaMaxPixels, maxDimension: config.mediaMaxDimension },
+  };
+}
+
+/** --colors as role → colour pairs, or a usage error. */
+function colorsOption(opts: Opts): Record<string, string> {
+  const colors: Record<string, string> = {};
+  for (const pair of (opts.colors ?? '').split(',').filter(Boolean)) {
+    const [role, value] = pair.split('=').map((x) => x.trim());
+    if (!value) throw new UsageError(`--colors takes role=#RRGGBB pairs (roles: ${COLOR_ROLES.join(', ')}), got "${pair}"`);
+    colors[role] = value;
+  }
+  return colors;
+}
+
+async function brandKitCreate(ctx: CommandContext) {
+  const { opts } = ctx;
+  const org = orgId(need(opts, 'org'));
+  const colors = colorsOption(opts);
+  const body = checked('createBrandKit', {
+    name: need(opts, 'name'),
+    ...(opts.colors !== undefined ? { colors } : {}),
+    ...(opts.fonts !== undefined ? { fonts: opts.fonts.split(',').map((f) => f.trim()) } : {}),
+    ...(opts.logo !== undefined ? { logo: await fileBase64('logo', opts.logo, 5 * 1024 * 1024) } : {}),
+  });
+  return asCommand(createBrandKit(await assetDeps(ctx, org), org, body as never));
+}
+
+async function brandKitList(ctx: CommandContext) {
+  const org = orgId(need(ctx.opts, 'org'));
+  const deps = await assetDeps(ctx, org);
+  return { object: 'list', org, data: (await listBrandKits(deps, org)).map((k) => brandKitView(deps.storage, k)) };
+}
+
+async function brandKitDelete(ctx: CommandContext) {
+  const org = orgId(need(ctx.opts, 'org'));
+  const id = need(ctx.opts, 'id');
+  const deps = await assetDeps(ctx, org);
+  if (!/^\d{1,15}$/.test(id) || Number(id) < 1) throw new CommandError(`brand kit ${id} not found`);
+  return asCommand(deleteBrandKit(deps, org, Number(id)));
+}
+
+async function avatarCreate(ctx: CommandContext) {
+  const { opts } = ctx;
+  const org = orgId(need(opts, 'org'));
+  const body = checked('createAvatar', {
+    name: need(opts, 'name'),
+    image: await fileBase64('image', need(opts, 'image'), 5 * 1024 * 1024),
+  });
+  return asCommand(createAvatar(await assetDeps(ctx, org), org, body as never));
+}
+
+async function avatarList(ctx: CommandContext) {
+  const org = orgId(need(ctx.opts, 'org'));
+  const deps = await assetDeps(ctx, org);
+  return { object: 'list', org, data: (await listAvatars(deps, org)).map((a) => avatarView(deps.storage, a)) };
+}
+
+async function avatarDelete(ctx: CommandContext) {
+  const org = orgId(need(ctx.opts, 'org'));
+  const id = need(ctx.opts, 'id');
+  return asCommand(deleteAvatar(await assetDeps(ctx, org), org, id));
+}
+
+async function voiceCreate(ctx: CommandContext) {
+  const { opts } = ctx;
+  const org = orgId(need(opts, 'org'));
+  const body = checked('createVoice', {
+    name: need(opts, 'name'),
+    language: need(opts, 'language'),
+    sample: await fileBase64('sample', need(opts, 'sample'), VOICE_SAMPLE_MAX_BYTES),
+  });
+  return asCommand(createVoice(await assetDeps(ctx, org), org, body as never));
+}
+
+async function voiceList(ctx: CommandContext) {
+  const org = orgId(need(ctx.opts, 'org'));
+  const deps = await assetDeps(ctx, org);
+  return { object: 'list', org, data: (await listVoices(deps, org)).map((v) => customVoiceView(deps.storage, v)) };
+}
+
+async function voiceDelete(ctx: CommandContext) {
+  const org = orgId(need(ctx.opts, 'org'));
+  const id = need(ctx.opts, 'id');
+  return asCommand(deleteVoice(await assetDeps(ctx, org), org, id));
+}
+
+/** Every command by its name (the USAGE text lists them in this order). */
+const COMMANDS: Record<string, Command> = {
+  'org create': orgCreate,
+  'org set-plan': orgSetPlan,
+  'credits grant': creditsGrant,
+  'key create': keyCreate,
+  'key revoke': keyRevoke,
+  'member create': memberCreate,
+  'grant list': grantList,
+  'grant revoke': grantRevoke,
+  'reference pending': referencePending,
+  'reference review': referenceReview,
+  'social connect': socialConnect,
+  'social list': socialList,
+  'social disconnect': socialDisconnect,
+  'brand-kit create': brandKitCreate,
+  'brand-kit list': brandKitList,
+  'brand-kit delete': brandKitDelete,
+  'avatar create': avatarCreate,
+  'avatar list': avatarList,
+  'avatar delete': avatarDelete,
+  'voice create': voiceCreate,
+  'voice list': voiceList,
+  'voice delete': voiceDelete,
+};
 
 /** Where a command's output goes: the process's stdout and stderr, or strings in a test. */
 export interface AdminOutput {
