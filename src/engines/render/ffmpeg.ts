@@ -23,7 +23,7 @@ import type { components } from '../../../generated/openapi.d.ts';
 import { FONT_REGULAR } from '../local/font.ts';
 import { buildAss, type AssItem } from '../../media/ass.ts';
 import { escapeFilterValue as esc, inputArgs, runFfmpeg } from '../../media/ffmpeg.ts';
-import type { RenderEngine, RenderOptions, RenderProject, RenderQuality } from './types.ts';
+import type { RenderEngine, RenderMedia, RenderOptions, RenderProject, RenderQuality } from './types.ts';
 
 type S = components['schemas'];
 type Item = S['EditorItem'];
@@ -246,6 +246,57 @@ export function drawingOrder(items: Item[], tracks: Track[]): Item[] {
 export const projectDuration = (items: Item[]) =>
   Math.round(items.reduce((m, i) => Math.max(m, i.from_seconds + i.duration_seconds), 0) * 1000) / 1000;
 
+/** Where a fitted source sits in its box (`fitFilters`' result). */
+type Fitted = ReturnType<typeof fitFilters>;
+
+/** The ffmpeg inputs, filter-graph lines and written files of the render being planned. */
+class RenderGraph {
+  readonly inputs: string[] = [];
+  readonly lines: string[] = [];
+  readonly files: string[] = [];
+  /** The label of the video drawn so far. */
+  current = 'v0';
+  private inputCount = 0;
+  private labelCount = 0;
+  private readonly itemInput = new Map<string, number>();
+  readonly project: RenderProject;
+
+  constructor(project: RenderProject) {
+    this.project = project;
+  }
+
+  /** Adds an input; returns its index. */
+  input(args: string[]): number {
+    this.inputs.push(...args);
+    return this.inputCount++;
+  }
+
+  /** Draws `filter` (reading the video so far, then `also`) into a new label that becomes the video so far. */
+  draw(filter: string, also = ''): void {
+    const out = `v${++this.labelCount}`;
+    this.lines.push(`[${this.current}]${also}${filter}[${out}]`);
+    this.current = out;
+  }
+
+  /** The item's media input, opened once (a video item's input also feeds its audio); undefined without media. */
+  open(item: Item): number | undefined {
+    if (!item.media_id) return undefined;
+    const m = this.project.media.get(item.media_id);
+    if (!m) throw new Error(`media ${item.media_id} of item ${item.item_id} is missing`);
+    const known = this.itemInput.get(item.item_id);
+    if (known !== undefined) return known;
+    const { fps } = this.project;
+    const idx =
+      m.kind === 'image' && panOf(item)
+        ? this.input(inputArgs(m, [])) // one decoded frame, looped in the graph (see panChain)
+        : m.kind === 'image'
+          ? this.input(inputArgs(m, ['-loop', '1', '-framerate', n(fps), '-t', n(item.duration_seconds)]))
+          : this.input(inputArgs(m, ['-ss', n(item.source_start_seconds), '-t', n(item.duration_seconds * item.playback_rate + 0.25)]));
+    this.itemInput.set(item.item_id, idx);
+    return idx;
+  }
+}
+
 /**
  * Writes the filter graph (and ASS files) for `project` into `workDir` and returns the ffmpeg
  * arguments rendering it to `outPath`.
@@ -257,208 +308,237 @@ export async function planRender(
   quality: RenderQuality = 'standard',
 ): Promise<RenderPlan> {
   const { width: W, height: H, fps } = project;
-  const frame = { width: W, height: H };
   const D = projectDuration(project.items);
   if (D <= 0) throw new Error('the project has no items to render');
-  const muted = new Set(project.tracks.filter((t) => t.muted).map((t) => t.track_id));
-  const inputs: string[] = [];
-  const graph: string[] = [];
-  const files: string[] = [];
-  let nextInput = 0;
-  const input = (args: string[]) => {
-    inputs.push(...args);
-    return nextInput++;
-  };
+  const g = new RenderGraph(project);
+  const base = g.input(['-f', 'lavfi', '-i', f('color', { c: 'black', s: `${W}x${H}`, r: n(fps), d: n(D) })]);
+  const silence = g.input(['-f', 'lavfi', '-t', n(D), '-i', f('anullsrc', { r: 48000, cl: 'stereo' })]);
+  g.lines.push(`[${base}:v]${f('format', { pix_fmts: 'yuv420p' })}[v0]`);
+  await drawVisuals(g, workDir);
+  g.lines.push(`[${g.current}]${f('format', { pix_fmts: 'yuv420p' })}[vout]`);
+  mixAudio(g, silence, D);
 
-  const base = input(['-f', 'lavfi', '-i', f('color', { c: 'black', s: `${W}x${H}`, r: n(fps), d: n(D) })]);
-  const silence = input(['-f', 'lavfi', '-t', n(D), '-i', f('anullsrc', { r: 48000, cl: 'stereo' })]);
-  graph.push(`[${base}:v]${f('format', { pix_fmts: 'yuv420p' })}[v0]`);
-  let current = 'v0';
-  let label = 0;
-  const nextLabel = () => `v${++label}`;
+  const script = path.join(workDir, 'graph.txt');
+  await writeFile(script, g.lines.join(';\n'), 'utf8');
+  g.files.push(script);
+  return { args: [...g.inputs, ...encodeArgs(script, fps, D, quality, outPath)], durationSeconds: D, outPath, files: g.files };
+}
 
-  // One input per media item (a video item's input also feeds its audio).
-  const itemInput = new Map<string, number>();
-  const open = (item: Item): number | undefined => {
-    if (!item.media_id) return undefined;
-    const m = project.media.get(item.media_id);
-    if (!m) throw new Error(`media ${item.media_id} of item ${item.item_id} is missing`);
-    const known = itemInput.get(item.item_id);
-    if (known !== undefined) return known;
-    const idx =
-      m.kind === 'image' && panOf(item)
-        ? input(inputArgs(m, [])) // one decoded frame, looped in the graph (see the pan chain)
-        : m.kind === 'image'
-          ? input(inputArgs(m, ['-loop', '1', '-framerate', n(fps), '-t', n(item.duration_seconds)]))
-          : input(inputArgs(m, ['-ss', n(item.source_start_seconds), '-t', n(item.duration_seconds * item.playback_rate + 0.25)]));
-    itemInput.set(item.item_id, idx);
-    return idx;
-  };
-
-  // ---------------------------------------------------------------- visuals in drawing order
-  const order = drawingOrder(project.items, project.tracks);
+/** Every visual item overlaid in drawing order; each run of text/captions items burned in by one ASS file. */
+async function drawVisuals(g: RenderGraph, workDir: string): Promise<void> {
+  const frame = { width: g.project.width, height: g.project.height };
   let textRun: AssItem[] = [];
   let runs = 0;
   const flushText = async () => {
     if (!textRun.length) return;
     const file = path.join(workDir, `text-${runs++}.ass`);
     await writeFile(file, buildAss(textRun, frame), 'utf8');
-    files.push(file);
-    const out = nextLabel();
-    graph.push(`[${current}]${f('ass', { filename: file, fontsdir: FONTS_DIR })}[${out}]`);
-    current = out;
+    g.files.push(file);
+    g.draw(f('ass', { filename: file, fontsdir: FONTS_DIR }));
     textRun = [];
   };
-  for (const [z, item] of order.entries()) {
+  for (const [z, item] of drawingOrder(g.project.items, g.project.tracks).entries()) {
     if (item.type === 'text' || item.type === 'captions') {
       textRun.push({ item, layer: z });
       continue;
     }
     await flushText();
-    const idx = open(item);
-    if (idx === undefined) continue;
-    const m = project.media.get(item.media_id!)!;
-    const dur = item.duration_seconds;
-    const t = item.transform;
-    const box: Box = { x: Math.round(t.left * W), y: Math.round(t.top * H), w: even(t.width * W), h: even(t.height * H) };
-    const pan = panOf(item);
-    let fit = fitFilters(item.fit, m.width ?? W, m.height ?? H, box);
-    const chain: string[] = [];
-    if (pan) {
-      // pan: fitted into a box PAN_SCALE times larger, then a window of the box's size drifts
-      // across it (crop with per-frame x/y). A still image is decoded and fitted once, then looped.
-      const big = fitFilters(item.fit, m.width ?? W, m.height ?? H, { ...box, w: even(box.w * PAN_SCALE), h: even(box.h * PAN_SCALE) });
-      const cw = Math.min(box.w, big.w);
-      const ch = Math.min(box.h, big.h);
-      if (m.kind === 'image') {
-        chain.push(...big.filters, f('loop', { loop: Math.ceil(dur * fps) + 1, size: 1, start: 0 }), `setpts=N/(${n(fps)}*TB)`);
-      } else {
-        chain.push(
-          `setpts=(PTS-STARTPTS)/${n(item.playback_rate)}`,
-          f('fps', { fps: n(fps) }),
-          f('tpad', { stop_mode: 'clone', stop_duration: n(dur) }),
-          ...big.filters,
-        );
-      }
-      const { a, entering } = pan;
-      const d = Math.min(dur, a.duration_seconds ?? 0.5);
-      const p = entering ? clip01(`t/${n(d)}`) : clip01(`(t-${n(Math.max(0, dur - d))})/${n(d)}`);
-      const rx = big.w - cw;
-      const ry = big.h - ch;
-      const dir = a.direction ?? 'up';
-      const x = dir === 'left' ? `${rx}*${p}` : dir === 'right' ? `${rx}*(1-${p})` : `${Math.floor(rx / 2)}`;
-      const y = dir === 'up' ? `${ry}*${p}` : dir === 'down' ? `${ry}*(1-${p})` : `${Math.floor(ry / 2)}`;
-      chain.push(f('trim', { duration: n(dur) }), f('crop', { w: cw, h: ch, x, y }), f('format', { pix_fmts: 'yuva420p' }));
-      fit = { filters: [], dx: Math.round((box.w - cw) / 2), dy: Math.round((box.h - ch) / 2), w: cw, h: ch };
-    } else {
-      if (m.kind === 'image') chain.push('setpts=PTS-STARTPTS');
-      else {
-        chain.push(
-          `setpts=(PTS-STARTPTS)/${n(item.playback_rate)}`,
-          f('fps', { fps: n(fps) }),
-          f('tpad', { stop_mode: 'clone', stop_duration: n(dur) }),
-        );
-      }
-      chain.push(f('trim', { duration: n(dur) }), ...fit.filters, f('format', { pix_fmts: 'yuva420p' }));
-    }
-    const enter = item.animation?.enter ?? null;
-    const exit = item.animation?.exit ?? null;
-    let pad = 0;
-    if ((enter && WARPING.has(enter.type)) || (exit && WARPING.has(exit.type))) {
-      pad = 4;
-      chain.push(f('pad', { w: fit.w + 2 * pad, h: fit.h + 2 * pad, x: pad, y: pad, color: 'black@0' }));
-      if (enter && WARPING.has(enter.type)) chain.push(warp(enter, true, dur, fps, dur, fit.w + 2 * pad, fit.h + 2 * pad));
-      if (exit && WARPING.has(exit.type)) chain.push(warp(exit, false, dur, fps, dur, fit.w + 2 * pad, fit.h + 2 * pad));
-    }
-    if (enter && FADING.has(enter.type))
-      chain.push(f('fade', { t: 'in', st: 0, d: n(Math.min(dur, enter.duration_seconds ?? 0.5)), alpha: 1 }));
-    if (exit && FADING.has(exit.type)) {
-      const d = Math.min(dur, exit.duration_seconds ?? 0.5);
-      chain.push(f('fade', { t: 'out', st: n(Math.max(0, dur - d)), d: n(d), alpha: 1 }));
-    }
-    if (t.opacity < 1) chain.push(f('lutyuv', { a: `val*${n(t.opacity)}` }));
-    chain.push(`setpts=PTS+${n(item.from_seconds)}/TB`);
-    const src = `it${item.item_id.replace(/[^A-Za-z0-9]/g, '')}`;
-    graph.push(`[${idx}:v]${chain.join(',')}[${src}]`);
-
-    let x = `${box.x + fit.dx - pad}`;
-    let y = `${box.y + fit.dy - pad}`;
-    const from = item.from_seconds;
-    const end = from + dur;
-    for (const [a, entering] of [
-      [enter, true],
-      [exit, false],
-    ] as const) {
-      if (!a || !MOVING.has(a.type)) continue;
-      const d = Math.max(0.04, a.duration_seconds ?? 0.5);
-      const p = entering ? clip01(`(t-${n(from)})/${n(d)}`) : clip01(`(${n(end)}-t)/${n(d)}`);
-      const ox = motion(a, p, 'x', box, frame, entering);
-      const oy = motion(a, p, 'y', box, frame, entering);
-      if (ox) x = `${x}+${ox}`;
-      if (oy) y = `${y}+${oy}`;
-    }
-    const out = nextLabel();
-    graph.push(`[${current}][${src}]${f('overlay', { x, y, eof_action: 'pass', enable: `between(t,${n(from)},${n(end)})` })}[${out}]`);
-    current = out;
+    overlayItem(g, item);
   }
   await flushText();
-  graph.push(`[${current}]${f('format', { pix_fmts: 'yuv420p' })}[vout]`);
+}
 
-  // ---------------------------------------------------------------- audio
+/** One image or video item: its filter chain, then overlaid on the video so far while it is on the timeline. */
+function overlayItem(g: RenderGraph, item: Item): void {
+  const idx = g.open(item);
+  if (idx === undefined) return;
+  const { width: W, height: H, fps } = g.project;
+  const m = g.project.media.get(item.media_id!)!;
+  const t = item.transform;
+  const box: Box = { x: Math.round(t.left * W), y: Math.round(t.top * H), w: even(t.width * W), h: even(t.height * H) };
+  const pan = panOf(item);
+  const { chain, fit } = pan ? panChain(item, m, box, g.project, pan) : stillChain(item, m, box, g.project);
+  const warped = warpFilters(item, fit, fps);
+  chain.push(...warped.filters, ...fadeFilters(item));
+  if (t.opacity < 1) chain.push(f('lutyuv', { a: `val*${n(t.opacity)}` }));
+  chain.push(`setpts=PTS+${n(item.from_seconds)}/TB`);
+  const src = `it${item.item_id.replace(/[^A-Za-z0-9]/g, '')}`;
+  g.lines.push(`[${idx}:v]${chain.join(',')}[${src}]`);
+
+  const { x, y } = overlayPosition(item, box, fit, warped.pad, { width: W, height: H });
+  const from = item.from_seconds;
+  const end = from + item.duration_seconds;
+  g.draw(f('overlay', { x, y, eof_action: 'pass', enable: `between(t,${n(from)},${n(end)})` }), `[${src}]`);
+}
+
+/** The re-timing filters of a video item: playback rate, the project's rate, its last frame held to the item's length. */
+function retimeFilters(item: Item, fps: number): string[] {
+  return [
+    `setpts=(PTS-STARTPTS)/${n(item.playback_rate)}`,
+    f('fps', { fps: n(fps) }),
+    f('tpad', { stop_mode: 'clone', stop_duration: n(item.duration_seconds) }),
+  ];
+}
+
+/** An item without pan: re-timed, trimmed and fitted into its box. */
+function stillChain(item: Item, m: RenderMedia, box: Box, { width, height, fps }: RenderProject): { chain: string[]; fit: Fitted } {
+  const fit = fitFilters(item.fit, m.width ?? width, m.height ?? height, box);
+  const chain = m.kind === 'image' ? ['setpts=PTS-STARTPTS'] : retimeFilters(item, fps);
+  chain.push(f('trim', { duration: n(item.duration_seconds) }), ...fit.filters, f('format', { pix_fmts: 'yuva420p' }));
+  return { chain, fit };
+}
+
+/**
+ * A panning item: fitted into a box PAN_SCALE times larger, then a window of the box's size drifts
+ * across it (crop with per-frame x/y). A still image is decoded and fitted once, then looped.
+ */
+function panChain(
+  item: Item,
+  m: RenderMedia,
+  box: Box,
+  { width, height, fps }: RenderProject,
+  { a, entering }: { a: Animation; entering: boolean },
+): { chain: string[]; fit: Fitted } {
+  const dur = item.duration_seconds;
+  const big = fitFilters(item.fit, m.width ?? width, m.height ?? height, {
+    ...box,
+    w: even(box.w * PAN_SCALE),
+    h: even(box.h * PAN_SCALE),
+  });
+  const cw = Math.min(box.w, big.w);
+  const ch = Math.min(box.h, big.h);
+  const chain =
+    m.kind === 'image'
+      ? [...big.filters, f('loop', { loop: Math.ceil(dur * fps) + 1, size: 1, start: 0 }), `setpts=N/(${n(fps)}*TB)`]
+      : [...retimeFilters(item, fps), ...big.filters];
+  const d = Math.min(dur, a.duration_seconds ?? 0.5);
+  const p = entering ? clip01(`t/${n(d)}`) : clip01(`(t-${n(Math.max(0, dur - d))})/${n(d)}`);
+  const rx = big.w - cw;
+  const ry = big.h - ch;
+  const dir = a.direction ?? 'up';
+  const x = dir === 'left' ? `${rx}*${p}` : dir === 'right' ? `${rx}*(1-${p})` : `${Math.floor(rx / 2)}`;
+  const y = dir === 'up' ? `${ry}*${p}` : dir === 'down' ? `${ry}*(1-${p})` : `${Math.floor(ry / 2)}`;
+  chain.push(f('trim', { duration: n(dur) }), f('crop', { w: cw, h: ch, x, y }), f('format', { pix_fmts: 'yuva420p' }));
+  return { chain, fit: { filters: [], dx: Math.round((box.w - cw) / 2), dy: Math.round((box.h - ch) / 2), w: cw, h: ch } };
+}
+
+/** Scaling animations (enter, exit) as perspective warps, on a transparent margin of `pad` pixels around the item. */
+function warpFilters(item: Item, fit: Fitted, fps: number): { filters: string[]; pad: number } {
+  const enter = item.animation?.enter ?? null;
+  const exit = item.animation?.exit ?? null;
+  const warpsIn = !!enter && WARPING.has(enter.type);
+  const warpsOut = !!exit && WARPING.has(exit.type);
+  if (!warpsIn && !warpsOut) return { filters: [], pad: 0 };
+  const pad = 4;
+  const dur = item.duration_seconds;
+  const w = fit.w + 2 * pad;
+  const h = fit.h + 2 * pad;
+  const filters = [f('pad', { w, h, x: pad, y: pad, color: 'black@0' })];
+  if (warpsIn) filters.push(warp(enter!, true, dur, fps, dur, w, h));
+  if (warpsOut) filters.push(warp(exit!, false, dur, fps, dur, w, h));
+  return { filters, pad };
+}
+
+/** Fading animations (enter, exit) as alpha fades. */
+function fadeFilters(item: Item): string[] {
+  const enter = item.animation?.enter ?? null;
+  const exit = item.animation?.exit ?? null;
+  const dur = item.duration_seconds;
+  const filters: string[] = [];
+  if (enter && FADING.has(enter.type))
+    filters.push(f('fade', { t: 'in', st: 0, d: n(Math.min(dur, enter.duration_seconds ?? 0.5)), alpha: 1 }));
+  if (exit && FADING.has(exit.type)) {
+    const d = Math.min(dur, exit.duration_seconds ?? 0.5);
+    filters.push(f('fade', { t: 'out', st: n(Math.max(0, dur - d)), d: n(d), alpha: 1 }));
+  }
+  return filters;
+}
+
+/** The overlay's x and y expressions: the fitted item's place in its box, plus the moving animations' offsets. */
+function overlayPosition(
+  item: Item,
+  box: Box,
+  fit: Fitted,
+  pad: number,
+  frame: { width: number; height: number },
+): { x: string; y: string } {
+  let x = `${box.x + fit.dx - pad}`;
+  let y = `${box.y + fit.dy - pad}`;
+  const from = item.from_seconds;
+  const end = from + item.duration_seconds;
+  for (const [a, entering] of [
+    [item.animation?.enter ?? null, true],
+    [item.animation?.exit ?? null, false],
+  ] as const) {
+    if (!a || !MOVING.has(a.type)) continue;
+    const d = Math.max(0.04, a.duration_seconds ?? 0.5);
+    const p = entering ? clip01(`(t-${n(from)})/${n(d)}`) : clip01(`(${n(end)}-t)/${n(d)}`);
+    const ox = motion(a, p, 'x', box, frame, entering);
+    const oy = motion(a, p, 'y', box, frame, entering);
+    if (ox) x = `${x}+${ox}`;
+    if (oy) y = `${y}+${oy}`;
+  }
+  return { x, y };
+}
+
+const AUDIO_FORMAT = { sample_fmts: 'fltp', sample_rates: 48000, channel_layouts: 'stereo' };
+
+/** Every audible item, mixed over a silent bed of the project's length into [aout]. */
+function mixAudio(g: RenderGraph, silence: number, D: number): void {
   const audio: string[] = [];
   const samples = Math.round(D * 48000);
-  for (const item of project.items) {
+  const muted = new Set(g.project.tracks.filter((t) => t.muted).map((t) => t.track_id));
+  for (const item of g.project.items) {
     if (item.type !== 'audio' && item.type !== 'video') continue;
     if (muted.has(item.track_id) || item.volume_db <= -60 || !item.media_id) continue;
-    const m = project.media.get(item.media_id);
+    const m = g.project.media.get(item.media_id);
     if (!m || (item.type === 'video' && !m.hasAudio)) continue;
-    const idx = open(item)!;
-    const dur = item.duration_seconds;
-    // A video's fades follow its visual enter/exit fades (cross-fades cross-fade the sound too).
-    const visualIn =
-      item.type === 'video' && item.animation?.enter && FADING.has(item.animation.enter.type)
-        ? (item.animation.enter.duration_seconds ?? 0.5)
-        : 0;
-    const visualOut =
-      item.type === 'video' && item.animation?.exit && FADING.has(item.animation.exit.type)
-        ? (item.animation.exit.duration_seconds ?? 0.5)
-        : 0;
-    const fadeIn = Math.min(dur, Math.max(item.audio_fade_in_seconds, visualIn));
-    const fadeOut = Math.min(dur, Math.max(item.audio_fade_out_seconds, visualOut));
-    const chain = [
-      'asetpts=PTS-STARTPTS',
-      ...atempo(item.playback_rate),
-      f('aformat', { sample_fmts: 'fltp', sample_rates: 48000, channel_layouts: 'stereo' }),
-      f('atrim', { duration: n(dur) }),
-    ];
-    if (item.volume_db !== 0) chain.push(f('volume', { volume: `${n(item.volume_db)}dB` }));
-    if (fadeIn > 0) chain.push(f('afade', { t: 'in', st: 0, d: n(fadeIn) }));
-    if (fadeOut > 0) chain.push(f('afade', { t: 'out', st: n(Math.max(0, dur - fadeOut)), d: n(fadeOut) }));
-    const delay = Math.round(item.from_seconds * 1000);
-    if (delay > 0) chain.push(f('adelay', { delays: `${delay}|${delay}` }));
-    chain.push(f('apad', { whole_len: samples }), f('atrim', { end_sample: samples }));
-    const label2 = `a${audio.length}`;
-    graph.push(`[${idx}:a]${chain.join(',')}[${label2}]`);
-    audio.push(label2);
+    const idx = g.open(item)!;
+    const label = `a${audio.length}`;
+    g.lines.push(`[${idx}:a]${audioChain(item, samples).join(',')}[${label}]`);
+    audio.push(label);
   }
-  graph.push(
-    `[${silence}:a]${f('aformat', { sample_fmts: 'fltp', sample_rates: 48000, channel_layouts: 'stereo' })},${f('apad', { whole_len: samples })},${f('atrim', { end_sample: samples })}[abed]`,
+  g.lines.push(
+    `[${silence}:a]${f('aformat', AUDIO_FORMAT)},${f('apad', { whole_len: samples })},${f('atrim', { end_sample: samples })}[abed]`,
   );
   if (audio.length) {
     const count = audio.length + 1;
-    graph.push(
+    g.lines.push(
       `[abed]${audio.map((a) => `[${a}]`).join('')}${f('amix', { inputs: count, duration: 'longest', dropout_transition: 0 })},${f('volume', { volume: count })}[aout]`,
     );
   } else {
-    graph.push('[abed]anull[aout]');
+    g.lines.push('[abed]anull[aout]');
   }
+}
 
-  const script = path.join(workDir, 'graph.txt');
-  await writeFile(script, graph.join(';\n'), 'utf8');
-  files.push(script);
+/** One audible item: trimmed, re-timed, gained, faded, delayed to its start and padded to `samples`. */
+function audioChain(item: Item, samples: number): string[] {
+  const dur = item.duration_seconds;
+  // A video's fades follow its visual enter/exit fades (cross-fades cross-fade the sound too).
+  const visualIn =
+    item.type === 'video' && item.animation?.enter && FADING.has(item.animation.enter.type)
+      ? (item.animation.enter.duration_seconds ?? 0.5)
+      : 0;
+  const visualOut =
+    item.type === 'video' && item.animation?.exit && FADING.has(item.animation.exit.type)
+      ? (item.animation.exit.duration_seconds ?? 0.5)
+      : 0;
+  const fadeIn = Math.min(dur, Math.max(item.audio_fade_in_seconds, visualIn));
+  const fadeOut = Math.min(dur, Math.max(item.audio_fade_out_seconds, visualOut));
+  const chain = ['asetpts=PTS-STARTPTS', ...atempo(item.playback_rate), f('aformat', AUDIO_FORMAT), f('atrim', { duration: n(dur) })];
+  if (item.volume_db !== 0) chain.push(f('volume', { volume: `${n(item.volume_db)}dB` }));
+  if (fadeIn > 0) chain.push(f('afade', { t: 'in', st: 0, d: n(fadeIn) }));
+  if (fadeOut > 0) chain.push(f('afade', { t: 'out', st: n(Math.max(0, dur - fadeOut)), d: n(fadeOut) }));
+  const delay = Math.round(item.from_seconds * 1000);
+  if (delay > 0) chain.push(f('adelay', { delays: `${delay}|${delay}` }));
+  chain.push(f('apad', { whole_len: samples }), f('atrim', { end_sample: samples }));
+  return chain;
+}
+
+/** The output half of the ffmpeg arguments: the graph script, the H.264/AAC encoder settings of `quality`, the length. */
+function encodeArgs(script: string, fps: number, D: number, quality: RenderQuality, outPath: string): string[] {
   const enc = ENCODER[quality];
-  const args = [
-    ...inputs,
+  return [
     '-filter_complex_script',
     script,
     '-map',
@@ -489,7 +569,6 @@ export async function planRender(
     '+faststart',
     outPath,
   ];
-  return { args, durationSeconds: D, outPath, files };
 }
 
 /** Renders `project` into `outPath` (an .mp4), using `workDir` for intermediates. */
