@@ -92,177 +92,219 @@ function policyLookup(inner: LookupFunction, allowIps: string[]): LookupFunction
   };
 }
 
+/** What every fetch of one fetcher shares: its defaults, the addresses allowed, the connection agents and lookup. */
+interface FetcherState {
+  allowIps: string[];
+  defaults: { timeoutMs: number; maxBytes: number; idleTimeoutMs: number };
+  lookup: LookupFunction;
+  agents: Record<'http:' | 'https:', http.Agent>;
+}
+
+interface HopOptions {
+  maxBytes: number;
+  idleTimeoutMs: number;
+  signal: AbortSignal;
+  post?: GuardedFetchOptions['post'];
+}
+
+type FollowOptions = Required<Omit<GuardedFetchOptions, 'signal' | 'post'>> & HopOptions;
+
+interface HopResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+}
+
 export function createGuardedFetcher(config: GuardedFetcherOptions = {}): GuardedFetcher {
   const allowIps = config.allowIps ?? [];
-  const defaults = {
-    timeoutMs: config.timeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS,
-    maxBytes: config.maxBytes ?? DEFAULT_FETCH_MAX_BYTES,
-    idleTimeoutMs: config.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
-  };
-  const lookup = policyLookup(config.lookup ?? (dns.lookup as LookupFunction), allowIps);
   const filter = { allowPrivateIPAddress: false, allowMetaIPAddress: false, allowIPAddressList: allowIps, denyIPAddressList: [] };
-  const agents = {
-    'http:': new RequestFilteringHttpAgent({ keepAlive: true, ...filter }),
-    'https:': new RequestFilteringHttpsAgent({ keepAlive: true, ...filter }),
-  };
-
-  /** What is wrong with `raw` before any connection: scheme, credentials, private names and literal addresses. */
-  const problemOf = (raw: string, opts: { httpsOnly?: boolean } = {}): { reason: 'scheme' | 'address'; message: string } | undefined => {
-    let u: URL;
-    try {
-      u = new URL(raw);
-    } catch {
-      return { reason: 'scheme', message: 'is not a valid URL' };
-    }
-    if (u.protocol !== 'https:' && (opts.httpsOnly || u.protocol !== 'http:')) {
-      return { reason: 'scheme', message: opts.httpsOnly ? 'must be an https:// URL' : 'must be an http(s) URL' };
-    }
-    if (u.username || u.password) return { reason: 'scheme', message: 'must not contain credentials' };
-    // The WHATWG parser has normalised IPv4 spellings (0x7f.1, 2130706433, 0177.0.0.1, a trailing
-    // dot) to dotted decimal and IPv6 to its canonical form in brackets.
-    const host = u.hostname.replace(/^\[|\]$/g, '');
-    if (allowIps.includes(host)) return undefined;
-    if (PRIVATE_NAME.test(host)) return { reason: 'address', message: 'points to a private host' };
-    if (/^[\d.]+$/.test(host) || host.includes(':')) {
-      const why = addressRefusal(host, allowIps);
-      if (why) return { reason: 'address', message: why };
-    }
-    return undefined;
-  };
-
-  const precheck: GuardedFetcher['precheck'] = (raw, opts) => problemOf(raw, opts)?.message;
-
-  interface HopOptions {
-    maxBytes: number;
-    idleTimeoutMs: number;
-    signal: AbortSignal;
-    post?: GuardedFetchOptions['post'];
-  }
-
-  function once(url: URL, opts: HopOptions): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
-    return new Promise((resolve, reject) => {
-      if (opts.signal.aborted) return reject(opts.signal.reason);
-      const lib = url.protocol === 'https:' ? https : http;
-      let res: http.IncomingMessage | undefined;
-      const stop = () => {
-        reject(opts.signal.reason);
-        res?.destroy();
-        req.destroy();
-      };
-      const done = () => opts.signal.removeEventListener('abort', stop);
-      const fail = (err: FetchRefused) => {
-        done();
-        reject(err);
-      };
-      const req = lib.request(
-        url,
-        {
-          method: opts.post ? 'POST' : 'GET',
-          agent: agents[url.protocol as 'http:' | 'https:'],
-          lookup,
-          timeout: opts.idleTimeoutMs,
-          headers: opts.post
-            ? {
-                'user-agent': 'media-api/1.0 (+webhook)',
-                accept: '*/*',
-                'content-length': String(Buffer.byteLength(opts.post.body)),
-                ...opts.post.headers,
-              }
-            : { 'user-agent': 'media-api/1.0 (+reference fetch)', accept: '*/*' },
-        },
-        (response) => {
-          res = response;
-          const status = response.statusCode ?? 0;
-          if (status >= 300 && status < 400) {
-            response.resume();
-            done();
-            return resolve({ status, headers: response.headers, body: Buffer.alloc(0) });
-          }
-          const declared = Number(response.headers['content-length']);
-          if (declared > opts.maxBytes) {
-            response.destroy();
-            return fail(new FetchRefused('too_large', `is larger than ${opts.maxBytes} bytes`));
-          }
-          const chunks: Buffer[] = [];
-          let size = 0;
-          response.on('data', (c: Buffer) => {
-            size += c.length;
-            if (size > opts.maxBytes) {
-              response.destroy();
-              fail(new FetchRefused('too_large', `is larger than ${opts.maxBytes} bytes`));
-            } else chunks.push(c);
-          });
-          response.on('end', () => {
-            done();
-            resolve({ status, headers: response.headers, body: Buffer.concat(chunks) });
-          });
-          response.on('error', (err) => fail(err instanceof FetchRefused ? err : new FetchRefused('network', err.message, true)));
-          response.on('close', () => {
-            if (!response.complete) fail(new FetchRefused('network', 'closed the connection before the body was complete', true));
-          });
-        },
-      );
-      opts.signal.addEventListener('abort', stop, { once: true });
-      req.on('timeout', () => req.destroy(new FetchRefused('timeout', `sent nothing for ${opts.idleTimeoutMs} ms`, true)));
-      req.on('error', (err) => {
-        if (err instanceof FetchRefused) return fail(err);
-        // The policy's refusal (our lookup) or request-filtering-agent's names the address.
-        if (isAddressRefusal(err.message)) return fail(new FetchRefused('address', ADDRESS_REFUSED));
-        fail(new FetchRefused('network', err.message, true));
-      });
-      req.end(opts.post?.body);
-    });
-  }
-
-  async function follow(raw: string, opts: Required<Omit<GuardedFetchOptions, 'signal' | 'post'>> & HopOptions): Promise<FetchedBody> {
-    let current = raw;
-    for (let hop = 0; hop <= opts.maxRedirects; hop++) {
-      const problem = problemOf(current, opts);
-      if (problem) throw new FetchRefused(problem.reason, problem.message);
-      const url = new URL(current);
-      const res = await once(url, opts);
-      if (res.status >= 300 && res.status < 400 && res.headers.location) {
-        current = new URL(res.headers.location, url).toString();
-        continue;
-      }
-      if (res.status < 200 || res.status >= 300) {
-        throw new FetchRefused('status', `answered HTTP ${res.status}`, res.status >= 500 || res.status === 429, res.status);
-      }
-      return {
-        url: current,
-        status: res.status,
-        contentType: res.headers['content-type']?.split(';')[0].trim().toLowerCase(),
-        body: res.body,
-      };
-    }
-    throw new FetchRefused('redirects', `redirected more than ${opts.maxRedirects} times`);
-  }
-
-  return {
-    precheck,
-    async fetch(raw, options = {}) {
-      const timeoutMs = options.timeoutMs ?? defaults.timeoutMs;
-      // One signal for the whole exchange: the deadline or the caller's abort, whichever comes first.
-      const bounded = new AbortController();
-      const timer = setTimeout(() => bounded.abort(new FetchRefused('timeout', `did not finish within ${timeoutMs} ms`, true)), timeoutMs);
-      const outer = options.signal;
-      const onAbort = () => bounded.abort(new FetchRefused('aborted', 'was abandoned: the request that asked for it went away', true));
-      if (outer?.aborted) onAbort();
-      else outer?.addEventListener('abort', onAbort, { once: true });
-      try {
-        return await follow(raw, {
-          httpsOnly: options.httpsOnly ?? false,
-          maxBytes: options.maxBytes ?? defaults.maxBytes,
-          timeoutMs,
-          maxRedirects: options.post ? 0 : (options.maxRedirects ?? 3),
-          idleTimeoutMs: Math.min(defaults.idleTimeoutMs, timeoutMs),
-          signal: bounded.signal,
-          post: options.post,
-        });
-      } finally {
-        clearTimeout(timer);
-        outer?.removeEventListener('abort', onAbort);
-      }
+  const state: FetcherState = {
+    allowIps,
+    defaults: {
+      timeoutMs: config.timeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS,
+      maxBytes: config.maxBytes ?? DEFAULT_FETCH_MAX_BYTES,
+      idleTimeoutMs: config.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
+    },
+    lookup: policyLookup(config.lookup ?? (dns.lookup as LookupFunction), allowIps),
+    agents: {
+      'http:': new RequestFilteringHttpAgent({ keepAlive: true, ...filter }),
+      'https:': new RequestFilteringHttpsAgent({ keepAlive: true, ...filter }),
     },
   };
+  return {
+    precheck: (raw, opts) => problemOf(allowIps, raw, opts)?.message,
+    fetch: (raw, options) => boundedFetch(state, raw, options),
+  };
+}
+
+/** What is wrong with `raw` before any connection: scheme, credentials, private names and literal addresses. */
+function problemOf(
+  allowIps: string[],
+  raw: string,
+  opts: { httpsOnly?: boolean } = {},
+): { reason: 'scheme' | 'address'; message: string } | undefined {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    return { reason: 'scheme', message: 'is not a valid URL' };
+  }
+  if (u.protocol !== 'https:' && (opts.httpsOnly || u.protocol !== 'http:')) {
+    return { reason: 'scheme', message: opts.httpsOnly ? 'must be an https:// URL' : 'must be an http(s) URL' };
+  }
+  if (u.username || u.password) return { reason: 'scheme', message: 'must not contain credentials' };
+  // The WHATWG parser has normalised IPv4 spellings (0x7f.1, 2130706433, 0177.0.0.1, a trailing
+  // dot) to dotted decimal and IPv6 to its canonical form in brackets.
+  const host = u.hostname.replace(/^\[|\]$/g, '');
+  if (allowIps.includes(host)) return undefined;
+  if (PRIVATE_NAME.test(host)) return { reason: 'address', message: 'points to a private host' };
+  if (/^[\d.]+$/.test(host) || host.includes(':')) {
+    const why = addressRefusal(host, allowIps);
+    if (why) return { reason: 'address', message: why };
+  }
+  return undefined;
+}
+
+/** One fetch under one signal for the whole exchange: the deadline or the caller's abort, whichever comes first. */
+async function boundedFetch(state: FetcherState, raw: string, options: GuardedFetchOptions = {}): Promise<FetchedBody> {
+  const timeoutMs = options.timeoutMs ?? state.defaults.timeoutMs;
+  const bounded = new AbortController();
+  const timer = setTimeout(() => bounded.abort(new FetchRefused('timeout', `did not finish within ${timeoutMs} ms`, true)), timeoutMs);
+  const outer = options.signal;
+  const onAbort = () => bounded.abort(new FetchRefused('aborted', 'was abandoned: the request that asked for it went away', true));
+  if (outer?.aborted) onAbort();
+  else outer?.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await follow(state, raw, {
+      httpsOnly: options.httpsOnly ?? false,
+      maxBytes: options.maxBytes ?? state.defaults.maxBytes,
+      timeoutMs,
+      maxRedirects: options.post ? 0 : (options.maxRedirects ?? 3),
+      idleTimeoutMs: Math.min(state.defaults.idleTimeoutMs, timeoutMs),
+      signal: bounded.signal,
+      post: options.post,
+    });
+  } finally {
+    clearTimeout(timer);
+    outer?.removeEventListener('abort', onAbort);
+  }
+}
+
+/** Fetches `raw`, following up to `maxRedirects` redirects, every hop checked again. */
+async function follow(state: FetcherState, raw: string, opts: FollowOptions): Promise<FetchedBody> {
+  let current = raw;
+  for (let hop = 0; hop <= opts.maxRedirects; hop++) {
+    const problem = problemOf(state.allowIps, current, opts);
+    if (problem) throw new FetchRefused(problem.reason, problem.message);
+    const url = new URL(current);
+    const res = await once(state, url, opts);
+    if (res.status >= 300 && res.status < 400 && res.headers.location) {
+      current = new URL(res.headers.location, url).toString();
+      continue;
+    }
+    if (res.status < 200 || res.status >= 300) {
+      throw new FetchRefused('status', `answered HTTP ${res.status}`, res.status >= 500 || res.status === 429, res.status);
+    }
+    return {
+      url: current,
+      status: res.status,
+      contentType: res.headers['content-type']?.split(';')[0].trim().toLowerCase(),
+      body: res.body,
+    };
+  }
+  throw new FetchRefused('redirects', `redirected more than ${opts.maxRedirects} times`);
+}
+
+/** The request headers of a GET (reference fetch) or a POST (webhook delivery). */
+function hopHeaders(post: HopOptions['post']): http.OutgoingHttpHeaders {
+  return post
+    ? {
+        'user-agent': 'media-api/1.0 (+webhook)',
+        accept: '*/*',
+        'content-length': String(Buffer.byteLength(post.body)),
+        ...post.headers,
+      }
+    : { 'user-agent': 'media-api/1.0 (+reference fetch)', accept: '*/*' };
+}
+
+/** One request and its response (a redirect's body is not read); destroyed at once when the signal aborts. */
+function once(state: FetcherState, url: URL, opts: HopOptions): Promise<HopResponse> {
+  return new Promise((resolve, reject) => {
+    if (opts.signal.aborted) return reject(opts.signal.reason);
+    const lib = url.protocol === 'https:' ? https : http;
+    let res: http.IncomingMessage | undefined;
+    const stop = () => {
+      reject(opts.signal.reason);
+      res?.destroy();
+      req.destroy();
+    };
+    const done = () => opts.signal.removeEventListener('abort', stop);
+    const settle = {
+      resolve: (hop: HopResponse) => {
+        done();
+        resolve(hop);
+      },
+      fail: (err: FetchRefused) => {
+        done();
+        reject(err);
+      },
+    };
+    const req = lib.request(
+      url,
+      {
+        method: opts.post ? 'POST' : 'GET',
+        agent: state.agents[url.protocol as 'http:' | 'https:'],
+        lookup: state.lookup,
+        timeout: opts.idleTimeoutMs,
+        headers: hopHeaders(opts.post),
+      },
+      (response) => {
+        res = response;
+        readResponse(response, opts.maxBytes, settle);
+      },
+    );
+    opts.signal.addEventListener('abort', stop, { once: true });
+    req.on('timeout', () => req.destroy(new FetchRefused('timeout', `sent nothing for ${opts.idleTimeoutMs} ms`, true)));
+    req.on('error', (err) => {
+      if (err instanceof FetchRefused) return settle.fail(err);
+      // The policy's refusal (our lookup) or request-filtering-agent's names the address.
+      if (isAddressRefusal(err.message)) return settle.fail(new FetchRefused('address', ADDRESS_REFUSED));
+      settle.fail(new FetchRefused('network', err.message, true));
+    });
+    req.end(opts.post?.body);
+  });
+}
+
+/** Reads a response: a redirect settles at once (its body discarded), any other status with its body up to `maxBytes`. */
+function readResponse(
+  response: http.IncomingMessage,
+  maxBytes: number,
+  settle: { resolve(hop: HopResponse): void; fail(err: FetchRefused): void },
+): void {
+  const status = response.statusCode ?? 0;
+  if (status >= 300 && status < 400) {
+    response.resume();
+    settle.resolve({ status, headers: response.headers, body: Buffer.alloc(0) });
+    return;
+  }
+  const declared = Number(response.headers['content-length']);
+  if (declared > maxBytes) {
+    response.destroy();
+    settle.fail(new FetchRefused('too_large', `is larger than ${maxBytes} bytes`));
+    return;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  response.on('data', (c: Buffer) => {
+    size += c.length;
+    if (size > maxBytes) {
+      response.destroy();
+      settle.fail(new FetchRefused('too_large', `is larger than ${maxBytes} bytes`));
+    } else chunks.push(c);
+  });
+  response.on('end', () => settle.resolve({ status, headers: response.headers, body: Buffer.concat(chunks) }));
+  response.on('error', (err) => settle.fail(err instanceof FetchRefused ? err : new FetchRefused('network', err.message, true)));
+  response.on('close', () => {
+    if (!response.complete) settle.fail(new FetchRefused('network', 'closed the connection before the body was complete', true));
+  });
 }
