@@ -18,7 +18,18 @@ import {
   S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import { assertKey, contentTypeOf, ObjectNotFound, StorageUnavailable, type ObjectInfo, type Storage, type UrlSigner } from './core.ts';
+import {
+  assertKey,
+  contentTypeOf,
+  ObjectNotFound,
+  StorageUnavailable,
+  type ByteRange,
+  type ListedObject,
+  type ObjectInfo,
+  type Storage,
+  type StoredObject,
+  type UrlSigner,
+} from './core.ts';
 import type { S3Config } from '../config.ts';
 
 export type { S3Config };
@@ -69,8 +80,58 @@ function counter(): Transform & { bytes: number } {
   return t;
 }
 
+/** One bucket's client and names, shared by every operation of the backend. */
+interface Bucket {
+  client: S3Client;
+  Bucket: string;
+  /** Prepended to every key. */
+  prefix: string;
+  partSizeBytes: number;
+  /** The bucket as error messages name it. */
+  where: string;
+}
+
 export function s3Storage(cfg: S3Config, signer: UrlSigner): Storage {
-  const client = new S3Client({
+  const b: Bucket = {
+    client: s3Client(cfg),
+    Bucket: cfg.bucket,
+    prefix: cfg.prefix,
+    partSizeBytes: cfg.partSizeBytes,
+    where: `bucket "${cfg.bucket}"${cfg.endpoint ? ` at ${cfg.endpoint}` : ` in ${cfg.region}`}`,
+  };
+  return {
+    kind: 's3',
+    put: (key, source, contentType) => put(b, key, source, contentType),
+    read: (key, range) => read(b, key, range),
+    async readBuffer(key) {
+      const body = (await get(b, key)) as Readable & { transformToByteArray(): Promise<Uint8Array> };
+      return Buffer.from(await body.transformToByteArray());
+    },
+    copyToFile: (key, file) => copyToFile(b, key, file),
+    async size(key) {
+      const head = await b.client.send(new HeadObjectCommand({ Bucket: b.Bucket, Key: objectKey(b, key) })).catch(mapMissing(b, key));
+      return head.ContentLength ?? 0;
+    },
+    stat: (key) => stat(b, key),
+    exists: async (key) => (await stat(b, key)) !== undefined,
+    async delete(key) {
+      // S3 answers 204 for a missing key too.
+      await b.client.send(new DeleteObjectCommand({ Bucket: b.Bucket, Key: objectKey(b, key) })).catch((err) => {
+        if (!isMissing(err)) mapOutage(b, err);
+      });
+    },
+    list: (prefix) => list(b, prefix),
+    signedUrl: signer.signedUrl,
+    verify: signer.verify,
+    check: () => check(b),
+    close() {
+      b.client.destroy();
+    },
+  };
+}
+
+function s3Client(cfg: S3Config): S3Client {
+  return new S3Client({
     region: cfg.region,
     ...(cfg.endpoint ? { endpoint: cfg.endpoint } : {}),
     forcePathStyle: cfg.forcePathStyle,
@@ -88,157 +149,145 @@ export function s3Storage(cfg: S3Config, signer: UrlSigner): Storage {
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
   });
-  const Bucket = cfg.bucket;
-  const objectKey = (key: string) => {
-    assertKey(key);
-    return `${cfg.prefix}${key}`;
-  };
-  const where = `bucket "${Bucket}"${cfg.endpoint ? ` at ${cfg.endpoint}` : ` in ${cfg.region}`}`;
-  /** A missing object as ObjectNotFound, an unreachable S3 as StorageUnavailable (503 to clients), anything else as is. */
-  const mapped = (key: string | undefined, err: unknown): unknown => {
-    if (key !== undefined && isMissing(err)) return new ObjectNotFound(key);
-    if (isOutage(err))
-      return new StorageUnavailable(`Storage: S3 ${where} cannot be reached: ${(err as Error)?.name}: ${(err as Error)?.message}`, {
-        cause: err,
-      });
-    return err;
-  };
-  const mapMissing =
-    (key: string) =>
-    (err: unknown): never => {
-      throw mapped(key, err);
-    };
-  const mapOutage = (err: unknown): never => {
-    throw mapped(undefined, err);
-  };
-  const get = (key: string, range?: { start: number; end: number }) =>
-    client
-      .send(new GetObjectCommand({ Bucket, Key: objectKey(key), ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }))
-      .then((r) => r.Body as Readable, mapMissing(key));
+}
 
-  async function stat(key: string): Promise<ObjectInfo | undefined> {
-    const head = await client.send(new HeadObjectCommand({ Bucket, Key: objectKey(key) })).catch((err) => {
-      if (isMissing(err)) return undefined;
-      return mapOutage(err);
+function objectKey(b: Bucket, key: string): string {
+  assertKey(key);
+  return `${b.prefix}${key}`;
+}
+
+/** A missing object as ObjectNotFound, an unreachable S3 as StorageUnavailable (503 to clients), anything else as is. */
+function mapped(b: Bucket, key: string | undefined, err: unknown): unknown {
+  if (key !== undefined && isMissing(err)) return new ObjectNotFound(key);
+  if (isOutage(err))
+    return new StorageUnavailable(`Storage: S3 ${b.where} cannot be reached: ${(err as Error)?.name}: ${(err as Error)?.message}`, {
+      cause: err,
     });
-    if (!head) return undefined;
-    return {
-      bytes: head.ContentLength ?? 0,
-      contentType: head.ContentType || contentTypeOf(key),
-      etag: head.ETag ?? `"${head.ContentLength ?? 0}"`,
-      lastModified: head.LastModified ?? new Date(0),
-    };
-  }
+  return err;
+}
 
-  return {
-    kind: 's3',
-    async put(key, source, contentType) {
-      const Key = objectKey(key);
-      if (Buffer.isBuffer(source) && source.length <= SINGLE_PUT_MAX) {
-        await client
-          .send(new PutObjectCommand({ Bucket, Key, Body: source, ContentType: contentType, ContentLength: source.length }))
-          .catch(mapOutage);
-        return { key, bytes: source.length, contentType };
-      }
-      let bytes: number;
-      let Body: Readable | Buffer;
-      let count: ReturnType<typeof counter> | undefined;
-      if (Buffer.isBuffer(source)) {
-        Body = source;
-        bytes = source.length;
-      } else if ('file' in source) {
-        bytes = (await fs.stat(source.file)).size;
-        Body = createReadStream(source.file);
-      } else {
-        count = counter();
-        // pipe, not pipeline: Upload reads the counter; an error of the source is passed on to it.
-        source.on('error', (err) => count!.destroy(err));
-        Body = source.pipe(count);
-        bytes = 0;
-      }
-      const upload = new Upload({
-        client,
-        params: { Bucket, Key, Body, ContentType: contentType },
-        partSize: cfg.partSizeBytes,
-        queueSize: UPLOAD_QUEUE_SIZE,
-        leavePartsOnError: false,
-      });
-      try {
-        await upload.done().catch(mapOutage);
-      } finally {
-        if (Body instanceof Readable) Body.destroy();
-      }
-      return { key, bytes: count ? count.bytes : bytes, contentType };
-    },
-    read(key, range) {
-      // Synchronous like a file stream: the GET starts now and its body is piped in when it answers.
-      const out = new PassThrough();
-      get(key, range).then(
-        (body) => {
-          if (out.destroyed) return body.destroy();
-          // pipeline: a consumer that stops (a client hanging up) also stops the GET.
-          pipeline(body, out).catch(() => {});
-        },
-        (err) => out.destroy(err),
-      );
-      return out;
-    },
-    async readBuffer(key) {
-      const body = (await get(key)) as Readable & { transformToByteArray(): Promise<Uint8Array> };
-      return Buffer.from(await body.transformToByteArray());
-    },
-    async copyToFile(key, file) {
-      const body = await get(key);
-      try {
-        await pipeline(body, createWriteStream(file));
-      } catch (err) {
-        await fs.rm(file, { force: true });
-        throw err;
-      }
-    },
-    async size(key) {
-      const head = await client.send(new HeadObjectCommand({ Bucket, Key: objectKey(key) })).catch(mapMissing(key));
-      return head.ContentLength ?? 0;
-    },
-    stat,
-    exists: async (key) => (await stat(key)) !== undefined,
-    async delete(key) {
-      // S3 answers 204 for a missing key too.
-      await client.send(new DeleteObjectCommand({ Bucket, Key: objectKey(key) })).catch((err) => {
-        if (!isMissing(err)) mapOutage(err);
-      });
-    },
-    async *list(prefix) {
-      let ContinuationToken: string | undefined;
-      do {
-        const page = await client
-          .send(new ListObjectsV2Command({ Bucket, Prefix: `${cfg.prefix}${prefix}`, ContinuationToken }))
-          .catch(mapOutage);
-        for (const o of page.Contents ?? []) {
-          if (!o.Key) continue;
-          yield { key: o.Key.slice(cfg.prefix.length), bytes: o.Size ?? 0, lastModified: o.LastModified ?? new Date(0) };
-        }
-        ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
-      } while (ContinuationToken);
-    },
-    signedUrl: signer.signedUrl,
-    verify: signer.verify,
-    async check() {
-      try {
-        await client.send(new HeadBucketCommand({ Bucket }));
-      } catch (err) {
-        const status = statusOf(err);
-        const why =
-          status === 404
-            ? `does not exist; create it first (the service does not create buckets)`
-            : status === 403 || status === 401
-              ? `refused the credentials (S3_ACCESS_KEY_ID/S3_SECRET_ACCESS_KEY or the SDK's default chain): HTTP ${status}`
-              : `cannot be reached: ${(err as Error).name}: ${(err as Error).message}`;
-        throw new StorageUnavailable(`Storage: S3 ${where} (S3_BUCKET) ${why}`, { cause: err });
-      }
-    },
-    close() {
-      client.destroy();
-    },
+const mapMissing =
+  (b: Bucket, key: string) =>
+  (err: unknown): never => {
+    throw mapped(b, key, err);
   };
+
+function mapOutage(b: Bucket, err: unknown): never {
+  throw mapped(b, undefined, err);
+}
+
+function get(b: Bucket, key: string, range?: { start: number; end: number }): Promise<Readable> {
+  return b.client
+    .send(
+      new GetObjectCommand({ Bucket: b.Bucket, Key: objectKey(b, key), ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }),
+    )
+    .then((r) => r.Body as Readable, mapMissing(b, key));
+}
+
+async function stat(b: Bucket, key: string): Promise<ObjectInfo | undefined> {
+  const head = await b.client.send(new HeadObjectCommand({ Bucket: b.Bucket, Key: objectKey(b, key) })).catch((err) => {
+    if (isMissing(err)) return undefined;
+    return mapOutage(b, err);
+  });
+  if (!head) return undefined;
+  return {
+    bytes: head.ContentLength ?? 0,
+    contentType: head.ContentType || contentTypeOf(key),
+    etag: head.ETag ?? `"${head.ContentLength ?? 0}"`,
+    lastModified: head.LastModified ?? new Date(0),
+  };
+}
+
+/** A small buffer in one PutObject; anything else streamed by lib-storage's Upload (multipart past one part). */
+async function put(b: Bucket, key: string, source: Buffer | Readable | { file: string }, contentType: string): Promise<StoredObject> {
+  const Key = objectKey(b, key);
+  if (Buffer.isBuffer(source) && source.length <= SINGLE_PUT_MAX) {
+    await b.client
+      .send(new PutObjectCommand({ Bucket: b.Bucket, Key, Body: source, ContentType: contentType, ContentLength: source.length }))
+      .catch((err) => mapOutage(b, err));
+    return { key, bytes: source.length, contentType };
+  }
+  let bytes: number;
+  let Body: Readable | Buffer;
+  let count: ReturnType<typeof counter> | undefined;
+  if (Buffer.isBuffer(source)) {
+    Body = source;
+    bytes = source.length;
+  } else if ('file' in source) {
+    bytes = (await fs.stat(source.file)).size;
+    Body = createReadStream(source.file);
+  } else {
+    count = counter();
+    // pipe, not pipeline: Upload reads the counter; an error of the source is passed on to it.
+    source.on('error', (err) => count!.destroy(err));
+    Body = source.pipe(count);
+    bytes = 0;
+  }
+  const upload = new Upload({
+    client: b.client,
+    params: { Bucket: b.Bucket, Key, Body, ContentType: contentType },
+    partSize: b.partSizeBytes,
+    queueSize: UPLOAD_QUEUE_SIZE,
+    leavePartsOnError: false,
+  });
+  try {
+    await upload.done().catch((err) => mapOutage(b, err));
+  } finally {
+    if (Body instanceof Readable) Body.destroy();
+  }
+  return { key, bytes: count ? count.bytes : bytes, contentType };
+}
+
+function read(b: Bucket, key: string, range?: ByteRange): Readable {
+  // Synchronous like a file stream: the GET starts now and its body is piped in when it answers.
+  const out = new PassThrough();
+  get(b, key, range).then(
+    (body) => {
+      if (out.destroyed) return body.destroy();
+      // pipeline: a consumer that stops (a client hanging up) also stops the GET.
+      pipeline(body, out).catch(() => {});
+    },
+    (err) => out.destroy(err),
+  );
+  return out;
+}
+
+async function copyToFile(b: Bucket, key: string, file: string): Promise<void> {
+  const body = await get(b, key);
+  try {
+    await pipeline(body, createWriteStream(file));
+  } catch (err) {
+    await fs.rm(file, { force: true });
+    throw err;
+  }
+}
+
+async function* list(b: Bucket, prefix: string): AsyncIterable<ListedObject> {
+  let ContinuationToken: string | undefined;
+  do {
+    const page = await b.client
+      .send(new ListObjectsV2Command({ Bucket: b.Bucket, Prefix: `${b.prefix}${prefix}`, ContinuationToken }))
+      .catch((err) => mapOutage(b, err));
+    for (const o of page.Contents ?? []) {
+      if (!o.Key) continue;
+      yield { key: o.Key.slice(b.prefix.length), bytes: o.Size ?? 0, lastModified: o.LastModified ?? new Date(0) };
+    }
+    ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (ContinuationToken);
+}
+
+/** At start-up: the bucket exists and the credentials are accepted, or a StorageUnavailable that says which. */
+async function check(b: Bucket): Promise<void> {
+  try {
+    await b.client.send(new HeadBucketCommand({ Bucket: b.Bucket }));
+  } catch (err) {
+    const status = statusOf(err);
+    const why =
+      status === 404
+        ? `does not exist; create it first (the service does not create buckets)`
+        : status === 403 || status === 401
+          ? `refused the credentials (S3_ACCESS_KEY_ID/S3_SECRET_ACCESS_KEY or the SDK's default chain): HTTP ${status}`
+          : `cannot be reached: ${(err as Error).name}: ${(err as Error).message}`;
+    throw new StorageUnavailable(`Storage: S3 ${b.where} (S3_BUCKET) ${why}`, { cause: err });
+  }
 }
