@@ -99,172 +99,198 @@ function languageName(language: string): string {
   return languagePack(language)?.name ?? clip(language, 40);
 }
 
-export function createOpenAICompatibleWriter(config: WriterConfig & { url: string }): Writer {
-  const endpoint = `${config.url}/chat/completions`;
-  const host = new URL(config.url).host;
+/** The provider a writer talks to: its configuration, the chat-completions endpoint and its host (named in errors). */
+interface Provider {
+  config: WriterConfig & { url: string };
+  endpoint: string;
+  host: string;
+}
 
-  async function complete(name: string, schema: object, system: string, user: string, signal?: AbortSignal): Promise<unknown> {
-    const timeout = AbortSignal.timeout(config.timeoutMs);
-    const combined = signal ? AbortSignal.any([timeout, signal]) : timeout;
-    const body = {
-      model: config.model,
+export function createOpenAICompatibleWriter(config: WriterConfig & { url: string }): Writer {
+  const provider: Provider = { config, endpoint: `${config.url}/chat/completions`, host: new URL(config.url).host };
+  return {
+    name: provider.host,
+    writeScript: (req, signal) => writeScript(provider, req, signal),
+    writeSlides: (req, signal) => writeSlides(provider, req, signal),
+  };
+}
+
+async function writeScript(provider: Provider, req: ScriptRequest, signal?: AbortSignal): Promise<Script> {
+  const words = Math.max(15, Math.round(req.targetSeconds * req.wordsPerSecond));
+  const language = languageName(req.language);
+  const system = [
+    'You write narration scripts for short vertical faceless videos.',
+    `Write in ${language}. Return JSON only, in the given schema: a title, a hook (one or two sentences), three to five beats (each one or two sentences), a call_to_action, and scenes: one short visual description per part in order (hook, each beat, call to action), in English, using the visual style words given.`,
+    `The hook, beats and call_to_action together must be about ${words} words (${req.targetSeconds} seconds spoken at ${req.wordsPerSecond} words per second). Plain spoken text: no emoji, hashtags, stage directions or markdown.`,
+  ].join('\n');
+  const user = [
+    req.title ? `Title: ${clip(req.title, TITLE_MAX)}` : '',
+    req.styles?.length ? `Visual style: ${req.styles.join(', ')}` : '',
+    `Brief:\n${req.prompt.slice(0, MAX_INPUT_CHARS)}`,
+  ]
+    .filter(Boolean)
+    .join('\n');
+  const out = await complete(provider, 'faceless_script', SCRIPT_SCHEMA, system, user, signal);
+  if (!checkScript(out)) throw invalid('script', checkScript.errors);
+  const parts = [out.hook, ...out.beats, out.call_to_action];
+  const scenes = parts.map((p, i) => clip(out.scenes[i]?.trim() || p, 200));
+  return {
+    title: clip(req.title?.trim() || out.title.trim() || clip(out.hook, TITLE_MAX), TITLE_MAX),
+    language: languagePack(req.language)?.code ?? req.language,
+    hook: out.hook.trim(),
+    beats: out.beats.map((b) => b.trim()),
+    callToAction: out.call_to_action.trim(),
+    scenes,
+  };
+}
+
+async function writeSlides(provider: Provider, req: SlideCopyRequest, signal?: AbortSignal): Promise<SlideCopy> {
+  const count = Math.trunc(req.slideCount);
+  if (!(count >= 2 && count <= MAX_SLIDES))
+    throw new WriterFailed(`slide count must be 2–${MAX_SLIDES}, got ${req.slideCount}`, { retryable: false });
+  const language = languageName(req.language);
+  const system = [
+    'You write the copy of social-media carousels (slideshows).',
+    `Write in ${language}. Return JSON only, in the given schema: a title and exactly ${count} slides. The first slide has role "hook", the last role "cta" (a call to action), every other slide role "body".`,
+    `Each heading at most ${HEADING_MAX} characters, each body at most ${BODY_MAX} characters (one or two sentences). Use every fact of the product context, without inventing facts. No emoji, hashtags or markdown.`,
+  ].join('\n');
+  const user = [
+    req.title ? `Title: ${clip(req.title, TITLE_MAX)}` : '',
+    `Brief:\n${req.prompt.slice(0, MAX_INPUT_CHARS)}`,
+    req.productContext ? `Product context:\n${req.productContext.slice(0, MAX_INPUT_CHARS)}` : '',
+  ]
+    .filter(Boolean)
+    .join('\n\n');
+  const out = await complete(provider, 'slideshow_copy', SLIDES_SCHEMA, system, user, signal);
+  if (!checkSlides(out)) throw invalid('slide copy', checkSlides.errors);
+  if (out.slides.length !== count)
+    throw new WriterFailed(`the script model wrote ${out.slides.length} slides, ${count} were asked for`, { retryable: false });
+  // Roles follow position whatever the model labelled; lengths are clipped to the slide's bounds.
+  const slides: SlideText[] = out.slides.map((s, i) => ({
+    role: i === 0 ? 'hook' : i === count - 1 ? 'cta' : 'body',
+    heading: clip(s.heading, HEADING_MAX),
+    body: clip(s.body, BODY_MAX),
+  }));
+  return {
+    title: clip(req.title?.trim() || out.title.trim() || slides[0].heading, TITLE_MAX),
+    language: languagePack(req.language)?.code ?? req.language,
+    slides,
+  };
+}
+
+function invalid(what: string, errors: ValidateFunction['errors']): WriterFailed {
+  const e = errors?.[0];
+  return new WriterFailed(
+    `the script model's ${what} does not match the requested shape: ${e ? `${e.instancePath || '/'} ${e.message}` : 'invalid'}`,
+    { retryable: false },
+  );
+}
+
+/** One structured-output chat completion: the model's answer parsed from JSON (checked by the caller). */
+async function complete(
+  provider: Provider,
+  name: string,
+  schema: object,
+  system: string,
+  user: string,
+  signal?: AbortSignal,
+): Promise<unknown> {
+  const { res, text } = await post(
+    provider,
+    {
+      model: provider.config.model,
       messages: [
         { role: 'system', content: system },
         { role: 'user', content: user },
       ],
       response_format: { type: 'json_schema', json_schema: { name, strict: true, schema } },
-    };
-    let res: Response;
-    let text: string;
-    try {
-      res = await fetch(endpoint, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json',
-          ...(config.apiKey ? { authorization: `Bearer ${config.apiKey}` } : {}),
-        },
-        body: JSON.stringify(body),
-        signal: combined,
-      });
-      text = await readCapped(res);
-    } catch (err) {
-      if (signal?.aborted) throw signal.reason;
-      if (timeout.aborted)
-        throw new WriterFailed(`the script provider ${host} did not answer within ${config.timeoutMs} ms`, { retryable: true });
-      if (err instanceof WriterFailed) throw err;
-      throw new WriterFailed(`the script provider ${host} could not be reached: ${(err as Error).message}`, { retryable: true });
-    }
-    if (!res.ok) throw httpFailure(res, text);
-    let json: ChatCompletion;
-    try {
-      json = JSON.parse(text) as ChatCompletion;
-    } catch {
-      throw new WriterFailed(`the script provider ${host} answered HTTP ${res.status} with a body that is not JSON`, {
-        retryable: true,
-        status: res.status,
-      });
-    }
-    const choice = json.choices?.[0];
-    const message = choice?.message;
-    if (message?.refusal)
-      throw new WriterFailed(`the script model refused: ${clip(message.refusal, 300)}`, { retryable: false, status: res.status });
-    if (choice?.finish_reason === 'length')
-      throw new WriterFailed('the script model ran out of tokens before finishing its answer (finish_reason "length")', {
-        retryable: false,
-        status: res.status,
-      });
-    if (choice?.finish_reason === 'content_filter')
-      throw new WriterFailed('the script model stopped on its content filter (finish_reason "content_filter")', {
-        retryable: false,
-        status: res.status,
-      });
-    if (typeof message?.content !== 'string')
-      throw new WriterFailed('the script provider answered without choices[0].message.content', { retryable: false, status: res.status });
-    try {
-      return JSON.parse(message.content);
-    } catch {
-      throw new WriterFailed(`the script model's answer is not JSON: ${clip(message.content, 120)}`, {
-        retryable: false,
-        status: res.status,
-      });
-    }
-  }
-
-  function invalid(what: string, errors: ValidateFunction['errors']): WriterFailed {
-    const e = errors?.[0];
-    return new WriterFailed(
-      `the script model's ${what} does not match the requested shape: ${e ? `${e.instancePath || '/'} ${e.message}` : 'invalid'}`,
-      { retryable: false },
-    );
-  }
-
-  return {
-    name: host,
-
-    async writeScript(req: ScriptRequest, signal?: AbortSignal): Promise<Script> {
-      const words = Math.max(15, Math.round(req.targetSeconds * req.wordsPerSecond));
-      const language = languageName(req.language);
-      const system = [
-        'You write narration scripts for short vertical faceless videos.',
-        `Write in ${language}. Return JSON only, in the given schema: a title, a hook (one or two sentences), three to five beats (each one or two sentences), a call_to_action, and scenes: one short visual description per part in order (hook, each beat, call to action), in English, using the visual style words given.`,
-        `The hook, beats and call_to_action together must be about ${words} words (${req.targetSeconds} seconds spoken at ${req.wordsPerSecond} words per second). Plain spoken text: no emoji, hashtags, stage directions or markdown.`,
-      ].join('\n');
-      const user = [
-        req.title ? `Title: ${clip(req.title, TITLE_MAX)}` : '',
-        req.styles?.length ? `Visual style: ${req.styles.join(', ')}` : '',
-        `Brief:\n${req.prompt.slice(0, MAX_INPUT_CHARS)}`,
-      ]
-        .filter(Boolean)
-        .join('\n');
-      const out = await complete('faceless_script', SCRIPT_SCHEMA, system, user, signal);
-      if (!checkScript(out)) throw invalid('script', checkScript.errors);
-      const parts = [out.hook, ...out.beats, out.call_to_action];
-      const scenes = parts.map((p, i) => clip(out.scenes[i]?.trim() || p, 200));
-      return {
-        title: clip(req.title?.trim() || out.title.trim() || clip(out.hook, TITLE_MAX), TITLE_MAX),
-        language: languagePack(req.language)?.code ?? req.language,
-        hook: out.hook.trim(),
-        beats: out.beats.map((b) => b.trim()),
-        callToAction: out.call_to_action.trim(),
-        scenes,
-      };
     },
+    signal,
+  );
+  if (!res.ok) throw httpFailure(provider.host, res, text);
+  return answerOf(provider.host, res.status, text);
+}
 
-    async writeSlides(req: SlideCopyRequest, signal?: AbortSignal): Promise<SlideCopy> {
-      const count = Math.trunc(req.slideCount);
-      if (!(count >= 2 && count <= MAX_SLIDES))
-        throw new WriterFailed(`slide count must be 2–${MAX_SLIDES}, got ${req.slideCount}`, { retryable: false });
-      const language = languageName(req.language);
-      const system = [
-        'You write the copy of social-media carousels (slideshows).',
-        `Write in ${language}. Return JSON only, in the given schema: a title and exactly ${count} slides. The first slide has role "hook", the last role "cta" (a call to action), every other slide role "body".`,
-        `Each heading at most ${HEADING_MAX} characters, each body at most ${BODY_MAX} characters (one or two sentences). Use every fact of the product context, without inventing facts. No emoji, hashtags or markdown.`,
-      ].join('\n');
-      const user = [
-        req.title ? `Title: ${clip(req.title, TITLE_MAX)}` : '',
-        `Brief:\n${req.prompt.slice(0, MAX_INPUT_CHARS)}`,
-        req.productContext ? `Product context:\n${req.productContext.slice(0, MAX_INPUT_CHARS)}` : '',
-      ]
-        .filter(Boolean)
-        .join('\n\n');
-      const out = await complete('slideshow_copy', SLIDES_SCHEMA, system, user, signal);
-      if (!checkSlides(out)) throw invalid('slide copy', checkSlides.errors);
-      if (out.slides.length !== count)
-        throw new WriterFailed(`the script model wrote ${out.slides.length} slides, ${count} were asked for`, { retryable: false });
-      // Roles follow position whatever the model labelled; lengths are clipped to the slide's bounds.
-      const slides: SlideText[] = out.slides.map((s, i) => ({
-        role: i === 0 ? 'hook' : i === count - 1 ? 'cta' : 'body',
-        heading: clip(s.heading, HEADING_MAX),
-        body: clip(s.body, BODY_MAX),
-      }));
-      return {
-        title: clip(req.title?.trim() || out.title.trim() || slides[0].heading, TITLE_MAX),
-        language: languagePack(req.language)?.code ?? req.language,
-        slides,
-      };
-    },
-  };
+/** POSTs `body` to the endpoint within the configured timeout; the answer's text, read up to MAX_RESPONSE_BYTES. */
+async function post(provider: Provider, body: object, signal?: AbortSignal): Promise<{ res: Response; text: string }> {
+  const { config, host } = provider;
+  const timeout = AbortSignal.timeout(config.timeoutMs);
+  const combined = signal ? AbortSignal.any([timeout, signal]) : timeout;
+  try {
+    const res = await fetch(provider.endpoint, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json',
+        ...(config.apiKey ? { authorization: `Bearer ${config.apiKey}` } : {}),
+      },
+      body: JSON.stringify(body),
+      signal: combined,
+    });
+    return { res, text: await readCapped(res) };
+  } catch (err) {
+    if (signal?.aborted) throw signal.reason;
+    if (timeout.aborted)
+      throw new WriterFailed(`the script provider ${host} did not answer within ${config.timeoutMs} ms`, { retryable: true });
+    if (err instanceof WriterFailed) throw err;
+    throw new WriterFailed(`the script provider ${host} could not be reached: ${(err as Error).message}`, { retryable: true });
+  }
+}
 
-  function httpFailure(res: Response, text: string): WriterFailed {
-    let detail = '';
-    try {
-      const e = (JSON.parse(text) as { error?: { message?: unknown; type?: unknown; code?: unknown } }).error;
-      if (e && typeof e.message === 'string')
-        detail = `${e.message}${e.code ? ` (${String(e.code)})` : e.type ? ` (${String(e.type)})` : ''}`;
-    } catch {
-      detail = text.slice(0, 200);
-    }
-    const status = res.status;
-    const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
-    const what =
-      status === 401 || status === 403 ? 'refused our credentials' : status === 429 ? 'is rate limiting us' : `answered HTTP ${status}`;
-    return new WriterFailed(`the script provider ${host} ${what}${detail ? `: ${clip(detail, 300)}` : ''}`, {
-      retryable,
+/** The model's answer (choices[0].message.content) parsed from a successful completion, or why there is none. */
+function answerOf(host: string, status: number, text: string): unknown {
+  let json: ChatCompletion;
+  try {
+    json = JSON.parse(text) as ChatCompletion;
+  } catch {
+    throw new WriterFailed(`the script provider ${host} answered HTTP ${status} with a body that is not JSON`, {
+      retryable: true,
       status,
-      ...(status === 429 || status === 503 ? { retryAfterSeconds: retryAfterSeconds(res.headers) } : {}),
     });
   }
+  const choice = json.choices?.[0];
+  const message = choice?.message;
+  if (message?.refusal) throw new WriterFailed(`the script model refused: ${clip(message.refusal, 300)}`, { retryable: false, status });
+  if (choice?.finish_reason === 'length')
+    throw new WriterFailed('the script model ran out of tokens before finishing its answer (finish_reason "length")', {
+      retryable: false,
+      status,
+    });
+  if (choice?.finish_reason === 'content_filter')
+    throw new WriterFailed('the script model stopped on its content filter (finish_reason "content_filter")', {
+      retryable: false,
+      status,
+    });
+  if (typeof message?.content !== 'string')
+    throw new WriterFailed('the script provider answered without choices[0].message.content', { retryable: false, status });
+  try {
+    return JSON.parse(message.content);
+  } catch {
+    throw new WriterFailed(`the script model's answer is not JSON: ${clip(message.content, 120)}`, {
+      retryable: false,
+      status,
+    });
+  }
+}
+
+function httpFailure(host: string, res: Response, text: string): WriterFailed {
+  let detail = '';
+  try {
+    const e = (JSON.parse(text) as { error?: { message?: unknown; type?: unknown; code?: unknown } }).error;
+    if (e && typeof e.message === 'string')
+      detail = `${e.message}${e.code ? ` (${String(e.code)})` : e.type ? ` (${String(e.type)})` : ''}`;
+  } catch {
+    detail = text.slice(0, 200);
+  }
+  const status = res.status;
+  const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
+  const what =
+    status === 401 || status === 403 ? 'refused our credentials' : status === 429 ? 'is rate limiting us' : `answered HTTP ${status}`;
+  return new WriterFailed(`the script provider ${host} ${what}${detail ? `: ${clip(detail, 300)}` : ''}`, {
+    retryable,
+    status,
+    ...(status === 429 || status === 503 ? { retryAfterSeconds: retryAfterSeconds(res.headers) } : {}),
+  });
 }
 
 async function readCapped(res: Response): Promise<string> {
