@@ -427,6 +427,30 @@ function overlayLayout(job: LayoutInput): AdLayout {
   };
 }
 
+/** The frame a full layout is drawn in, and the choices every part of it follows. */
+interface LayoutFrame {
+  W: number;
+  H: number;
+  kind: LayoutKind;
+  orientation: AdLayout['orientation'];
+  /** The frame's shorter side, the unit of every size. */
+  u: number;
+  m: number;
+  gap: number;
+  hasBand: boolean;
+  hasLogo: boolean;
+  arrangement: Arrangement;
+}
+
+/** The main blocks of a full layout: brand band, headline, product card, call to action, and a logo placed outside a band. */
+interface Blocks {
+  band: Rect | null;
+  headline: Rect;
+  product: Rect;
+  cta: Rect | null;
+  logo: Rect | null;
+}
+
 function fullLayout(job: LayoutInput): AdLayout {
   const W = job.width;
   const H = job.height;
@@ -434,68 +458,23 @@ function fullLayout(job: LayoutInput): AdLayout {
   const ratio = H / W;
   const orientation = ratio >= 1.15 ? 'portrait' : ratio <= 1 / 1.15 ? 'landscape' : 'square';
   const u = Math.min(W, H);
-  const m = r(u * (kind === 'ugc' ? 0.04 : 0.06));
-  const gap = r(u * 0.03);
   const hasBrandLine = Boolean(job.brandName || (kind === 'ugc' && job.avatarName));
   const hasLogo = Boolean(job.logo);
-  const hasBand = hasBrandLine || hasLogo;
-  const arrangement: Arrangement = kind === 'model' ? 'standard' : arrangementFor(job, orientation);
-
-  let band: Rect | null = null;
-  let headline: Rect;
-  let product: Rect;
-  let cta: Rect | null = null;
-  let logo: Rect | null = null;
-
-  if (kind === 'model') {
-    const strip = r(H * 0.11);
-    product = { x: m, y: m, w: W - 2 * m, h: H - 2 * m - strip - gap };
-    headline = { x: m, y: product.y + product.h + gap, w: W - 2 * m, h: strip };
-    if (hasLogo) {
-      // Over the picture's top-right corner.
-      const lh = r(u * 0.07);
-      const lw = r(lh * 3);
-      logo = { x: product.x + product.w - lw - r(u * 0.02), y: product.y + r(u * 0.02), w: lw, h: lh };
-    }
-  } else if (orientation === 'landscape') {
-    const colW = r(W * 0.44) - m;
-    band = { x: m, y: m, w: colW, h: r(u * 0.07) };
-    const ctaH = r(u * 0.13);
-    cta = { x: m, y: H - m - ctaH, w: r(colW * 0.75), h: ctaH };
-    const headTop = hasBand ? band.y + band.h + gap : m;
-    headline = { x: m, y: headTop, w: colW, h: cta.y - gap - headTop };
-    const px = r(W * 0.48);
-    product = { x: px, y: m, w: W - m - px, h: H - 2 * m };
-    if (arrangement === 'inset') product = inset(product, r(Math.min(product.w, product.h) * 0.1));
-  } else {
-    band = { x: m, y: m, w: W - 2 * m, h: r(u * (kind === 'ugc' ? 0.07 : 0.065)) };
-    const ctaH = r(u * (orientation === 'portrait' ? 0.11 : 0.1));
-    const ctaW = r(u * 0.56);
-    cta = { x: r((W - ctaW) / 2), y: H - m - ctaH, w: ctaW, h: ctaH };
-    const top = hasBand ? band.y + band.h + r(gap * 0.7) : m;
-    if (kind === 'ugc') {
-      product = { x: m, y: top, w: W - 2 * m, h: cta.y - gap - top };
-      if (arrangement === 'inset') product = inset(product, m);
-      // Flipped: the caption box at the top of the picture instead of its lower part.
-      const hy = arrangement === 'flipped' ? 0.12 : 0.66;
-      headline = { x: product.x + r(product.w * 0.06), y: product.y + r(product.h * hy), w: r(product.w * 0.88), h: r(product.h * 0.2) };
-    } else {
-      const headFrac = { hero: 0.17, banner: 0.22, split: 0.15, quote: 0.22, grid: 0.15 }[kind] * (orientation === 'square' ? 1.1 : 1);
-      headline = { x: m, y: top, w: W - 2 * m, h: r(H * headFrac) };
-      const py = headline.y + headline.h + gap;
-      const ph = cta.y - gap - py;
-      const maxW = W - 2 * m;
-      let pw = kind === 'quote' ? r(maxW * 0.8) : orientation === 'square' ? Math.min(maxW, r(ph * 1.6)) : maxW;
-      if (arrangement === 'inset') pw = r(pw * 0.78);
-      product = { x: r((W - pw) / 2), y: py, w: pw, h: ph };
-      if (arrangement === 'flipped') {
-        // The product first, the headline under it.
-        product = { ...product, y: top };
-        headline = { ...headline, y: top + product.h + gap };
-      }
-    }
-  }
-  if (arrangement === 'flipped' && orientation === 'landscape' && kind !== 'model') {
+  const f: LayoutFrame = {
+    W,
+    H,
+    kind,
+    orientation,
+    u,
+    m: r(u * (kind === 'ugc' ? 0.04 : 0.06)),
+    gap: r(u * 0.03),
+    hasBand: hasBrandLine || hasLogo,
+    hasLogo,
+    arrangement: kind === 'model' ? 'standard' : arrangementFor(job, orientation),
+  };
+  let { band, headline, product, cta, logo } =
+    kind === 'model' ? modelBlocks(f) : orientation === 'landscape' ? columnBlocks(f) : stackedBlocks(f);
+  if (f.arrangement === 'flipped' && orientation === 'landscape' && kind !== 'model') {
     // Mirrored: the text column on the right, the product on the left.
     const mirror = (a: Rect): Rect => ({ ...a, x: W - a.x - a.w });
     band = band && mirror(band);
@@ -504,65 +483,23 @@ function fullLayout(job: LayoutInput): AdLayout {
     product = mirror(product);
   }
   let brand: Rect | null = null;
-  if (band && hasBand) {
-    const split = splitBand(band, hasLogo, gap);
+  if (band && f.hasBand) {
+    const split = splitBand(band, hasLogo, f.gap);
     brand = hasBrandLine ? split.text : null;
     logo = split.logo;
   }
-
   const border = Math.max(2, r(u * 0.014));
-  const inner = inset(product, border);
-  const g = Math.max(2, r(u * 0.01));
-  const nRefs = job.referenceImages.length;
-  // The avatar: the whole UGC picture (the product moves into a card on it), else a presenter disc
-  // in the lower corner of the product card.
-  let avatar: Rect | null = null;
-  let productArea = inner;
-  if (job.avatarImage && kind !== 'model') {
-    if (kind === 'ugc') {
-      avatar = { ...product };
-      const cw = r(product.w * 0.42);
-      const ch = Math.min(cw, r(product.h * 0.3));
-      const cy = arrangement === 'flipped' ? product.y + r(product.h * 0.4) : product.y + r(product.h * 0.3);
-      const cx = arrangement === 'flipped' ? product.x + r(product.w * 0.05) : product.x + product.w - cw - r(product.w * 0.05);
-      productArea = { x: cx, y: cy, w: cw, h: ch };
-    } else {
-      const d = r(Math.min(inner.w, inner.h) * 0.4);
-      const off = border * 2;
-      avatar = { x: arrangement === 'flipped' ? inner.x + inner.w - d - off : inner.x + off, y: inner.y + inner.h - d - off, w: d, h: d };
-    }
-  }
-  let slots: Rect[];
-  let slotLabels: string[] = [];
-  if (kind === 'split') {
-    slots = tile(productArea, 2, g);
-    const comparison = /-vs-|versus|comparison/.test(job.templateSlug ?? '');
-    slotLabels = comparison ? ['Them', 'Us'] : /problem/.test(job.templateSlug ?? '') ? ['Problem', 'Solution'] : ['Before', 'After'];
-  } else if (kind === 'grid') {
-    slots = tile(productArea, Math.max(4, Math.min(nRefs, 9)), g);
-  } else {
-    slots = tile(productArea, Math.max(1, Math.min(nRefs, 10)), g);
-  }
-
+  const { avatar, productArea } = avatarPlace(f, job, product, border);
+  const { slots, slotLabels } = productSlots(kind, productArea, job, Math.max(2, r(u * 0.01)));
   const badge = kind === 'banner' ? { cx: product.x + product.w - r(u * 0.085), cy: product.y + r(u * 0.085), r: r(u * 0.1) } : null;
-
-  // Video captions: lower part of the product frame (above the CTA), never over the headline.
-  const capH = r(Math.min(product.h * 0.3, u * 0.2));
-  const caption =
-    kind === 'ugc'
-      ? arrangement === 'flipped'
-        ? { x: product.x + r(product.w * 0.05), y: product.y + r(product.h * 0.7), w: r(product.w * 0.9), h: capH }
-        : { x: product.x + r(product.w * 0.05), y: product.y + r(product.h * 0.08), w: r(product.w * 0.9), h: capH }
-      : { x: product.x + r(product.w * 0.04), y: product.y + product.h - capH - r(u * 0.03), w: r(product.w * 0.92), h: capH };
-
-  const cornerSize = Math.max(2, Math.min(m, r(u * 0.04)));
+  const cornerSize = Math.max(2, Math.min(f.m, r(u * 0.04)));
   return {
     kind,
     width: W,
     height: H,
     orientation,
     unit: u,
-    margin: m,
+    margin: f.m,
     brand,
     headline,
     product,
@@ -570,11 +507,122 @@ function fullLayout(job: LayoutInput): AdLayout {
     slotLabels,
     cta,
     badge,
-    caption,
+    caption: captionBox(f, product),
     corner: { x: 0, y: 0, w: cornerSize, h: cornerSize },
     logo,
     avatar,
     avatarShape: kind === 'ugc' ? 'fill' : 'disc',
-    arrangement,
+    arrangement: f.arrangement,
   };
+}
+
+/** AI model output: the picture over most of the frame, a headline strip under it, a logo over its top-right corner. */
+function modelBlocks({ W, H, u, m, gap, hasLogo }: LayoutFrame): Blocks {
+  const strip = r(H * 0.11);
+  const product = { x: m, y: m, w: W - 2 * m, h: H - 2 * m - strip - gap };
+  const headline = { x: m, y: product.y + product.h + gap, w: W - 2 * m, h: strip };
+  let logo: Rect | null = null;
+  if (hasLogo) {
+    const lh = r(u * 0.07);
+    const lw = r(lh * 3);
+    logo = { x: product.x + product.w - lw - r(u * 0.02), y: product.y + r(u * 0.02), w: lw, h: lh };
+  }
+  return { band: null, headline, product, cta: null, logo };
+}
+
+/** Landscape: a text column (band, headline, call to action) on the left, the product on the right. */
+function columnBlocks({ W, H, u, m, gap, hasBand, arrangement }: LayoutFrame): Blocks {
+  const colW = r(W * 0.44) - m;
+  const band = { x: m, y: m, w: colW, h: r(u * 0.07) };
+  const ctaH = r(u * 0.13);
+  const cta = { x: m, y: H - m - ctaH, w: r(colW * 0.75), h: ctaH };
+  const headTop = hasBand ? band.y + band.h + gap : m;
+  const headline = { x: m, y: headTop, w: colW, h: cta.y - gap - headTop };
+  const px = r(W * 0.48);
+  let product = { x: px, y: m, w: W - m - px, h: H - 2 * m };
+  if (arrangement === 'inset') product = inset(product, r(Math.min(product.w, product.h) * 0.1));
+  return { band, headline, product, cta, logo: null };
+}
+
+/** Portrait and square: band on top, call to action at the bottom; headline and product stacked between (UGC: the headline over the picture). */
+function stackedBlocks({ W, H, kind, orientation, u, m, gap, hasBand, arrangement }: LayoutFrame): Blocks {
+  const band = { x: m, y: m, w: W - 2 * m, h: r(u * (kind === 'ugc' ? 0.07 : 0.065)) };
+  const ctaH = r(u * (orientation === 'portrait' ? 0.11 : 0.1));
+  const ctaW = r(u * 0.56);
+  const cta = { x: r((W - ctaW) / 2), y: H - m - ctaH, w: ctaW, h: ctaH };
+  const top = hasBand ? band.y + band.h + r(gap * 0.7) : m;
+  if (kind === 'ugc') {
+    let product = { x: m, y: top, w: W - 2 * m, h: cta.y - gap - top };
+    if (arrangement === 'inset') product = inset(product, m);
+    // Flipped: the caption box at the top of the picture instead of its lower part.
+    const hy = arrangement === 'flipped' ? 0.12 : 0.66;
+    const headline = {
+      x: product.x + r(product.w * 0.06),
+      y: product.y + r(product.h * hy),
+      w: r(product.w * 0.88),
+      h: r(product.h * 0.2),
+    };
+    return { band, headline, product, cta, logo: null };
+  }
+  const headFrac =
+    { hero: 0.17, banner: 0.22, split: 0.15, quote: 0.22, grid: 0.15 }[kind as Exclude<LayoutKind, 'ugc' | 'model'>] *
+    (orientation === 'square' ? 1.1 : 1);
+  let headline = { x: m, y: top, w: W - 2 * m, h: r(H * headFrac) };
+  const py = headline.y + headline.h + gap;
+  const ph = cta.y - gap - py;
+  const maxW = W - 2 * m;
+  let pw = kind === 'quote' ? r(maxW * 0.8) : orientation === 'square' ? Math.min(maxW, r(ph * 1.6)) : maxW;
+  if (arrangement === 'inset') pw = r(pw * 0.78);
+  let product = { x: r((W - pw) / 2), y: py, w: pw, h: ph };
+  if (arrangement === 'flipped') {
+    // The product first, the headline under it.
+    product = { ...product, y: top };
+    headline = { ...headline, y: top + product.h + gap };
+  }
+  return { band, headline, product, cta, logo: null };
+}
+
+/**
+ * The avatar: the whole UGC picture (the product moves into a card on it), else a presenter disc
+ * in the lower corner of the product card. Returns it with the area the product images fill.
+ */
+function avatarPlace(f: LayoutFrame, job: LayoutInput, product: Rect, border: number): { avatar: Rect | null; productArea: Rect } {
+  const inner = inset(product, border);
+  if (!job.avatarImage || f.kind === 'model') return { avatar: null, productArea: inner };
+  const flipped = f.arrangement === 'flipped';
+  if (f.kind === 'ugc') {
+    const cw = r(product.w * 0.42);
+    const ch = Math.min(cw, r(product.h * 0.3));
+    const cy = flipped ? product.y + r(product.h * 0.4) : product.y + r(product.h * 0.3);
+    const cx = flipped ? product.x + r(product.w * 0.05) : product.x + product.w - cw - r(product.w * 0.05);
+    return { avatar: { ...product }, productArea: { x: cx, y: cy, w: cw, h: ch } };
+  }
+  const d = r(Math.min(inner.w, inner.h) * 0.4);
+  const off = border * 2;
+  return {
+    avatar: { x: flipped ? inner.x + inner.w - d - off : inner.x + off, y: inner.y + inner.h - d - off, w: d, h: d },
+    productArea: inner,
+  };
+}
+
+/** The product area tiled into image slots (split: two, labelled; grid: 4–9; else one per reference image, up to 10). */
+function productSlots(kind: LayoutKind, area: Rect, job: LayoutInput, g: number): { slots: Rect[]; slotLabels: string[] } {
+  const nRefs = job.referenceImages.length;
+  if (kind === 'split') {
+    const comparison = /-vs-|versus|comparison/.test(job.templateSlug ?? '');
+    const slotLabels = comparison ? ['Them', 'Us'] : /problem/.test(job.templateSlug ?? '') ? ['Problem', 'Solution'] : ['Before', 'After'];
+    return { slots: tile(area, 2, g), slotLabels };
+  }
+  if (kind === 'grid') return { slots: tile(area, Math.max(4, Math.min(nRefs, 9)), g), slotLabels: [] };
+  return { slots: tile(area, Math.max(1, Math.min(nRefs, 10)), g), slotLabels: [] };
+}
+
+/** Video captions: lower part of the product frame (above the CTA), never over the headline. */
+function captionBox({ kind, arrangement, u }: LayoutFrame, product: Rect): Rect {
+  const capH = r(Math.min(product.h * 0.3, u * 0.2));
+  if (kind !== 'ugc')
+    return { x: product.x + r(product.w * 0.04), y: product.y + product.h - capH - r(u * 0.03), w: r(product.w * 0.92), h: capH };
+  return arrangement === 'flipped'
+    ? { x: product.x + r(product.w * 0.05), y: product.y + r(product.h * 0.7), w: r(product.w * 0.9), h: capH }
+    : { x: product.x + r(product.w * 0.05), y: product.y + r(product.h * 0.08), w: r(product.w * 0.9), h: capH };
 }
