@@ -62,6 +62,21 @@ async function within<T>(work: Promise<T>, ms: number): Promise<T | 'late'> {
   }
 }
 
+/** What a started service holds until it stops (stop() closes it in order). */
+interface Running {
+  config: Config;
+  log: AppLogger;
+  database: Database;
+  app: FastifyInstance | undefined;
+  /** Requests not answered yet, for the end of the grace period. */
+  pending: Set<IncomingMessage>;
+  boss: PgBoss | undefined;
+  rateLimit: ReturnType<typeof connect> | undefined;
+  storage: Storage | undefined;
+  /** Aborted when stop() begins. */
+  stopping: AbortController;
+}
+
 export async function startService(opts: StartOptions = {}): Promise<Service> {
   const config = opts.config ?? loadConfig();
   const log = opts.log ?? createLogger(config.logLevel);
@@ -80,135 +95,166 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
     log: config.logLevel === 'debug' ? (l) => log.info({ pg: l }) : undefined,
     events: log,
   });
-  // Aborted when stop() begins: /readyz answers 503 from then on, and jobs cut short by the end
+  // r.stopping is aborted when stop() begins: /readyz answers 503 from then on, and jobs cut short by the end
   // of the grace period are released for retry rather than failed.
-  const stopping = new AbortController();
+  const r: Running = {
+    config,
+    log,
+    database,
+    app: undefined,
+    pending: new Set(),
+    boss: undefined,
+    rateLimit: undefined,
+    storage: undefined,
+    stopping: new AbortController(),
+  };
   let queueUp = false;
-  let app: FastifyInstance | undefined;
-  const pending = new Set<IncomingMessage>();
-  let boss: PgBoss | undefined;
   let address: string | undefined;
   let ctx: AppContext;
-  let rateLimit: ReturnType<typeof connect> | undefined;
-  let storage: Storage | undefined;
   try {
     checkSignal();
-    boss = await startBoss(database.url, config, log, JOBS, { supervise: workers });
+    const boss = await startBoss(database.url, config, log, JOBS, { supervise: workers });
+    r.boss = boss;
     queueUp = true;
     boss.on('stopped', () => (queueUp = false));
     checkSignal();
     // Rate-limit counters need no durability (a lost increment after a crash is harmless), so their
     // connections commit without waiting for the WAL flush: the hot counter row stays cheap.
-    rateLimit = connect(database.url, 4, { synchronous_commit: 'off' });
-    const rateLimitDb = rateLimit.db;
-    const secret = config.mediaSigningSecret
-      ? Buffer.from(config.mediaSigningSecret)
-      : await sharedSecret(database.db, 'media_url_signing');
-    // STORAGE: a missing bucket or refused credentials stop start-up here (StorageUnavailable).
-    storage = await createStorage(config, secret);
-    await storage.check();
-    ctx = {
-      config,
-      db: database.db,
-      sql: database.sql,
-      log,
-      storage,
-      queue: jobQueue(boss),
-      rateLimiters: {
-        generations: createRateLimiter(rateLimitDb, 'generations', config.rateLimitGenerations, config.rateLimitWindowSeconds),
-        media_imports: createRateLimiter(rateLimitDb, 'media_imports', config.rateLimitMediaImports, config.rateLimitWindowSeconds),
-        ...oauthRateLimiters(rateLimitDb, config),
-      },
-      stopping: stopping.signal,
-      readiness: () => readiness(database.sql, { queueUp: () => queueUp, stopping: () => stopping.signal.aborted }),
-      fetcher: createGuardedFetcher({
-        allowIps: config.outboundAllowIps,
-        timeoutMs: config.outboundFetchTimeoutMs,
-        maxBytes: config.outboundFetchMaxBytes,
-      }),
-    };
+    r.rateLimit = connect(database.url, 4, { synchronous_commit: 'off' });
+    r.storage = await openStorage(config, database);
+    ctx = appContext(r, boss, r.storage, r.rateLimit.db, () => queueUp);
     // Temporary files and work folders processes that are gone left in DATA_DIR/tmp (a killed worker or upload).
     const swept = await sweepWorkFolders(config.dataDir);
     if (swept) log.info({ swept }, 'removed temporary files of processes that are gone');
     checkSignal();
     // A worker process with METRICS_TOKEN listens too, for GET /metrics alone (src/http/metrics.ts).
-    app = api ? buildApp({ ctx, handlers, logger: log }).app : config.metricsToken ? buildMetricsOnlyApp(ctx, log) : undefined;
-    if (app) {
-      // Requests not answered yet, for the end of the grace period (stop()).
-      app.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-        pending.add(req);
-        res.once('close', () => pending.delete(req));
-      });
-      await app.listen({ port: config.port, host: config.host });
-      const addr = app.server.address();
-      address =
-        typeof addr === 'object' && addr ? `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}` : undefined;
-    }
+    r.app = api ? buildApp({ ctx, handlers, logger: log }).app : config.metricsToken ? buildMetricsOnlyApp(ctx, log) : undefined;
+    if (r.app) address = await listen(r.app, config, r.pending);
     checkSignal();
     if (workers) await startWorkers(boss, ctx, JOBS);
     checkSignal();
   } catch (err) {
-    stopping.abort();
-    await app?.close();
-    await boss?.stop({ graceful: false }).catch(() => {});
-    await stopOcr();
-    await rateLimit?.sql.end();
-    storage?.close();
-    await database.close();
+    await abortStart(r);
     throw err;
   }
-  const graceMs = config.shutdownGraceSeconds * 1000;
   let stopped: Promise<void> | undefined;
   return {
-    app,
+    app: r.app,
     ctx,
     database,
-    boss,
+    boss: r.boss,
     workers,
     address,
     stop() {
-      stopped ??= (async () => {
-        const deadline = Date.now() + graceMs;
-        stopping.abort();
-        // 1. No new requests; those in flight finish (up to the grace period, then their connections are cut).
-        if (app) {
-          const server = app.server;
-          const closing = app.close();
-          if ((await within(closing, graceMs)) === 'late') {
-            // Requests whose body is still arriving (slow uploads) are cut first; those received
-            // whole get a moment to answer, so what they stored is acknowledged, not left unanswered.
-            let cut = 0;
-            for (const req of pending) {
-              if (req.complete) continue;
-              req.socket.destroy();
-              cut++;
-            }
-            if (cut)
-              log.warn(
-                { grace_seconds: config.shutdownGraceSeconds, requests: cut },
-                'requests still arriving at the end of the grace period: connections closed',
-              );
-            if ((await within(closing, FINISH_AFTER_GRACE_MS)) === 'late') {
-              log.warn(
-                { grace_seconds: config.shutdownGraceSeconds },
-                'requests still running at the end of the grace period: connections closed',
-              );
-              server.closeAllConnections();
-            }
-          }
-        }
-        // 2. Running jobs finish within what is left of the grace period; pg-boss then fails (releases)
-        //    the rest, so they are retried by another worker or after a restart, and closes its pool
-        //    and its LISTEN connection.
-        await boss?.stop({ graceful: true, timeout: Math.max(1000, deadline - Date.now()), close: true });
-        // The OCR worker thread of reference analysis, if one was started.
-        await stopOcr();
-        // 3. The pools (the auth_changed LISTEN connection is ctx.sql's), then the embedded PostgreSQL, last.
-        await rateLimit?.sql.end({ timeout: 5 });
-        storage?.close();
-        await database.close();
-      })();
+      stopped ??= stopService(r);
       return stopped;
     },
   };
+}
+
+/** The storage backend, checked: a missing bucket or refused credentials stop start-up here (StorageUnavailable). */
+async function openStorage(config: Config, database: Database): Promise<Storage> {
+  const secret = config.mediaSigningSecret ? Buffer.from(config.mediaSigningSecret) : await sharedSecret(database.db, 'media_url_signing');
+  const storage = await createStorage(config, secret);
+  await storage.check();
+  return storage;
+}
+
+/** The context every handler and job gets. */
+function appContext(
+  r: Running,
+  boss: PgBoss,
+  storage: Storage,
+  rateLimitDb: ReturnType<typeof connect>['db'],
+  queueUp: () => boolean,
+): AppContext {
+  const { config, database } = r;
+  return {
+    config,
+    db: database.db,
+    sql: database.sql,
+    log: r.log,
+    storage,
+    queue: jobQueue(boss),
+    rateLimiters: {
+      generations: createRateLimiter(rateLimitDb, 'generations', config.rateLimitGenerations, config.rateLimitWindowSeconds),
+      media_imports: createRateLimiter(rateLimitDb, 'media_imports', config.rateLimitMediaImports, config.rateLimitWindowSeconds),
+      ...oauthRateLimiters(rateLimitDb, config),
+    },
+    stopping: r.stopping.signal,
+    readiness: () => readiness(database.sql, { queueUp, stopping: () => r.stopping.signal.aborted }),
+    fetcher: createGuardedFetcher({
+      allowIps: config.outboundAllowIps,
+      timeoutMs: config.outboundFetchTimeoutMs,
+      maxBytes: config.outboundFetchMaxBytes,
+    }),
+  };
+}
+
+/** Listens on PORT/HOST, tracking requests not answered yet in `pending`; returns the address listened on. */
+async function listen(app: FastifyInstance, config: Config, pending: Set<IncomingMessage>): Promise<string | undefined> {
+  app.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    pending.add(req);
+    res.once('close', () => pending.delete(req));
+  });
+  await app.listen({ port: config.port, host: config.host });
+  const addr = app.server.address();
+  return typeof addr === 'object' && addr
+    ? `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`
+    : undefined;
+}
+
+/** Start-up failed or was interrupted: what was started is stopped at once (no grace period). */
+async function abortStart(r: Running): Promise<void> {
+  r.stopping.abort();
+  await r.app?.close();
+  await r.boss?.stop({ graceful: false }).catch(() => {});
+  await stopOcr();
+  await r.rateLimit?.sql.end();
+  r.storage?.close();
+  await r.database.close();
+}
+
+/** The one ordered stop (see the top of this file). */
+async function stopService(r: Running): Promise<void> {
+  const graceMs = r.config.shutdownGraceSeconds * 1000;
+  const deadline = Date.now() + graceMs;
+  r.stopping.abort();
+  // 1. No new requests; those in flight finish (up to the grace period, then their connections are cut).
+  if (r.app) await closeHttp(r.app, r.pending, r.config, r.log);
+  // 2. Running jobs finish within what is left of the grace period; pg-boss then fails (releases)
+  //    the rest, so they are retried by another worker or after a restart, and closes its pool
+  //    and its LISTEN connection.
+  await r.boss?.stop({ graceful: true, timeout: Math.max(1000, deadline - Date.now()), close: true });
+  // The OCR worker thread of reference analysis, if one was started.
+  await stopOcr();
+  // 3. The pools (the auth_changed LISTEN connection is ctx.sql's), then the embedded PostgreSQL, last.
+  await r.rateLimit?.sql.end({ timeout: 5 });
+  r.storage?.close();
+  await r.database.close();
+}
+
+/** Closes the HTTP server: in-flight requests finish within the grace period, then their connections are cut. */
+async function closeHttp(app: FastifyInstance, pending: Set<IncomingMessage>, config: Config, log: AppLogger): Promise<void> {
+  const graceMs = config.shutdownGraceSeconds * 1000;
+  const server = app.server;
+  const closing = app.close();
+  if ((await within(closing, graceMs)) !== 'late') return;
+  // Requests whose body is still arriving (slow uploads) are cut first; those received
+  // whole get a moment to answer, so what they stored is acknowledged, not left unanswered.
+  let cut = 0;
+  for (const req of pending) {
+    if (req.complete) continue;
+    req.socket.destroy();
+    cut++;
+  }
+  if (cut)
+    log.warn(
+      { grace_seconds: config.shutdownGraceSeconds, requests: cut },
+      'requests still arriving at the end of the grace period: connections closed',
+    );
+  if ((await within(closing, FINISH_AFTER_GRACE_MS)) === 'late') {
+    log.warn({ grace_seconds: config.shutdownGraceSeconds }, 'requests still running at the end of the grace period: connections closed');
+    server.closeAllConnections();
+  }
 }
