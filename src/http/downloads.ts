@@ -4,8 +4,14 @@
 // MAX_CONCURRENT_DOWNLOADS_PER_ADDRESS in progress; past it, 429 rate_limited with Retry-After.
 // HEAD requests stream nothing and are not counted. How long a download may take is bounded by
 // the response drain limits (./drain.ts).
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import { fileURLToPath } from 'node:url';
+import fastifyStatic from '@fastify/static';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
+import { PREVIEWS_DIR_URL } from '../services/catalog/catalog-data.ts';
+import { PREVIEW_PREFIX } from '../services/catalog/catalog.ts';
+import { registerCatalogSamples, registerStoredMedia } from './media.ts';
 
 /** When a refused download may be tried again: downloads in progress end within seconds, or are cut. */
 export const DOWNLOAD_RETRY_AFTER_SECONDS = 5;
@@ -39,4 +45,33 @@ export function downloadLimit(max: number, sendError: SendError) {
     active.set(ip, n + 1);
     reply.raw.once('close', () => release(ip));
   };
+}
+
+/**
+ * The download routes, each under one count per address: catalog preview images (static assets
+ * outside the API contract, as a CDN would serve them), the catalog's voice samples and avatar
+ * videos kept in storage (./media.ts), and stored media at signed, expiring URLs, streamed from
+ * storage whatever its backend.
+ */
+export function registerDownloads(app: FastifyInstance, ctx: AppContext, sendError: SendError): void {
+  const limitDownloads = downloadLimit(ctx.config.maxConcurrentDownloadsPerAddress, sendError);
+  app.register(async (scope) => {
+    scope.addHook('onRequest', limitDownloads);
+    await scope.register(fastifyStatic, {
+      root: fileURLToPath(PREVIEWS_DIR_URL),
+      prefix: PREVIEW_PREFIX,
+      decorateReply: false,
+      index: false,
+      maxAge: '1d',
+      immutable: false,
+    });
+  });
+  app.register(async (scope) => {
+    scope.addHook('onRequest', limitDownloads);
+    registerCatalogSamples(scope, ctx, sendError);
+  });
+  app.register(async (scope) => {
+    scope.addHook('onRequest', limitDownloads);
+    registerStoredMedia(scope, ctx, sendError);
+  });
 }
