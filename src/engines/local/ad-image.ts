@@ -292,75 +292,109 @@ async function logoLayer(job: GenerationJob, box: Rect): Promise<OverlayOptions>
   };
 }
 
+/** What every part of one ad is drawn with. */
+interface AdDraw {
+  job: GenerationJob;
+  layout: AdLayout;
+  palette: Palette;
+  mode: ComposeMode;
+  /** The texts' alignment: left in a landscape ad's text column, else centred. */
+  align: 'left' | 'centre';
+  headFace: FontFace;
+  bodyFace: FontFace;
+}
+
+const svgLayer = (s: string, left: number, top: number): OverlayOptions => ({ input: Buffer.from(s), left, top });
+
 /** Renders the ad of `job` (at job.width × job.height) into RGBA pixels. */
 export async function composeAd(job: GenerationJob, mode: ComposeMode = 'full'): Promise<ComposedAd> {
   const layout = computeLayout(job, mode);
   const palette = paletteFor(job);
-  const { unit: u } = layout;
   // A preset has decorations of its own (the background variant is seeded by it).
   const seed = `${job.prompt}|${job.templateSlug ?? job.modelSlug ?? ''}|${layout.kind}${job.presetId ? `|${job.presetId}` : ''}`;
   const headline = headlineFrom(job.prompt, job.title);
-  const { headFace, bodyFace } = facesFor(job);
-  const layers: OverlayOptions[] = [];
-  const svg = (s: string, left: number, top: number): OverlayOptions => ({ input: Buffer.from(s), left, top });
-
-  if (mode === 'full') {
-    if (layout.avatar && layout.avatarShape === 'fill') {
-      // UGC: the presenter is the picture; the product sits in a card on it.
-      layers.push(await avatarLayer(job, layout.avatar));
-      const area = boundsOf(layout.slots);
-      const pad = Math.max(2, r(u * 0.012));
-      const box = { x: area.x - pad, y: area.y - pad, w: area.w + 2 * pad, h: area.h + 2 * pad };
-      layers.push(
-        svg(
-          `<svg xmlns="http://www.w3.org/2000/svg" width="${box.w}" height="${box.h}"><rect width="${box.w}" height="${box.h}" rx="${pad}" fill="#ffffff"/></svg>`,
-          box.x,
-          box.y,
-        ),
-      );
-    } else layers.push(...(await productCard(layout)));
-    for (let i = 0; i < layout.slots.length; i++) layers.push(await slotImage(job, layout, palette, i));
-    if (layout.avatar && layout.avatarShape === 'disc') layers.push(...(await avatarDisc(job, layout.avatar, palette)));
-    // Slot labels (split layouts): pills in the top-left of each pane.
-    for (let i = 0; i < layout.slotLabels.length && i < layout.slots.length; i++) {
-      const slot = layout.slots[i];
-      const px = Math.max(8, r(u * 0.035));
-      const t = await setText(
-        span(layout.slotLabels[i].toUpperCase(), i === 0 ? '#ffffff' : palette.onAccent),
-        { w: slot.w, h: px * 2 },
-        { px, face: bodyFace },
-      );
-      const pad = r(px * 0.6);
-      const pw = Math.min(slot.w, t.width + 2 * pad);
-      const ph = Math.min(slot.h, t.height + pad);
-      const fill = i === 0 ? '#333333' : palette.accent;
-      layers.push(
-        svg(
-          `<svg xmlns="http://www.w3.org/2000/svg" width="${pw}" height="${ph}"><rect width="${pw}" height="${ph}" rx="${r(ph / 2)}" fill="${fill}"/></svg>`,
-          slot.x + pad,
-          slot.y + pad,
-        ),
-      );
-      layers.push({ input: t.input, left: slot.x + pad + r((pw - t.width) / 2), top: slot.y + pad + r((ph - t.height) / 2) });
-    }
-  }
-
-  // Headline.
-  const headColour = mode === 'overlay' || layout.kind === 'ugc' ? '#ffffff' : palette.onPrimary;
   const align = layout.orientation === 'landscape' && layout.kind !== 'model' && mode === 'full' ? 'left' : 'centre';
+  const d: AdDraw = { job, layout, palette, mode, align, ...facesFor(job) };
+  const layers: OverlayOptions[] = [];
+  if (mode === 'full') layers.push(...(await pictureLayers(d)));
+  layers.push(...(await headlineLayers(d, headline)));
+  if (layout.brand) layers.push(await brandLayer(d, layout.brand));
+  // Logo: fitted inside its box, right-aligned, vertically centred.
+  if (layout.logo && job.logo) layers.push(await logoLayer(job, layout.logo));
+  if (layout.cta) layers.push(...(await ctaLayers(d, layout.cta)));
+  if (layout.badge) layers.push(...(await badgeLayers(d, layout.badge)));
+  const pixels = await sharp(Buffer.from(backgroundSvg(layout, palette, seed, mode)))
+    .composite(layers)
+    .ensureAlpha()
+    .raw()
+    .toBuffer();
+  return { layout, palette, headline, pixels };
+}
+
+/** The picture of a finished ad: the product card (or the UGC presenter with the product in a card), its images, the presenter disc, slot labels. */
+async function pictureLayers(d: AdDraw): Promise<OverlayOptions[]> {
+  const { job, layout, palette } = d;
+  const layers: OverlayOptions[] = [];
+  if (layout.avatar && layout.avatarShape === 'fill') {
+    // UGC: the presenter is the picture; the product sits in a card on it.
+    layers.push(await avatarLayer(job, layout.avatar));
+    const area = boundsOf(layout.slots);
+    const pad = Math.max(2, r(layout.unit * 0.012));
+    const box = { x: area.x - pad, y: area.y - pad, w: area.w + 2 * pad, h: area.h + 2 * pad };
+    layers.push(
+      svgLayer(
+        `<svg xmlns="http://www.w3.org/2000/svg" width="${box.w}" height="${box.h}"><rect width="${box.w}" height="${box.h}" rx="${pad}" fill="#ffffff"/></svg>`,
+        box.x,
+        box.y,
+      ),
+    );
+  } else layers.push(...(await productCard(layout)));
+  for (let i = 0; i < layout.slots.length; i++) layers.push(await slotImage(job, layout, palette, i));
+  if (layout.avatar && layout.avatarShape === 'disc') layers.push(...(await avatarDisc(job, layout.avatar, palette)));
+  for (let i = 0; i < layout.slotLabels.length && i < layout.slots.length; i++) layers.push(...(await slotLabel(d, i)));
+  return layers;
+}
+
+/** A split layout's slot label: a pill in the top-left of its pane. */
+async function slotLabel({ layout, palette, bodyFace }: AdDraw, i: number): Promise<OverlayOptions[]> {
+  const slot = layout.slots[i];
+  const px = Math.max(8, r(layout.unit * 0.035));
+  const t = await setText(
+    span(layout.slotLabels[i].toUpperCase(), i === 0 ? '#ffffff' : palette.onAccent),
+    { w: slot.w, h: px * 2 },
+    { px, face: bodyFace },
+  );
+  const pad = r(px * 0.6);
+  const pw = Math.min(slot.w, t.width + 2 * pad);
+  const ph = Math.min(slot.h, t.height + pad);
+  const fill = i === 0 ? '#333333' : palette.accent;
+  return [
+    svgLayer(
+      `<svg xmlns="http://www.w3.org/2000/svg" width="${pw}" height="${ph}"><rect width="${pw}" height="${ph}" rx="${r(ph / 2)}" fill="${fill}"/></svg>`,
+      slot.x + pad,
+      slot.y + pad,
+    ),
+    { input: t.input, left: slot.x + pad + r((pw - t.width) / 2), top: slot.y + pad + r((ph - t.height) / 2) },
+  ];
+}
+
+/** The headline (a quote with rating stars; on a UGC picture, over a caption box for legibility). */
+async function headlineLayers({ layout, palette, mode, align, headFace }: AdDraw, headline: string): Promise<OverlayOptions[]> {
+  const u = layout.unit;
+  const headColour = mode === 'overlay' || layout.kind === 'ugc' ? '#ffffff' : palette.onPrimary;
   let headMarkup = span(layout.kind === 'quote' ? `“${headline}”` : headline, headColour);
   if (layout.kind === 'quote')
     headMarkup += `\n<span size="55%" foreground="${mode === 'overlay' ? '#ffd54a' : palette.accent}">★★★★★</span>`;
   const headMax = r(u * (layout.kind === 'model' ? 0.05 : layout.kind === 'ugc' ? 0.065 : 0.1));
   const head = await setText(headMarkup, layout.headline, { align, maxPx: headMax, spacing: 0, face: headFace });
   const headPos = place(layout, layout.headline, head.width, head.height, align, layout.kind === 'ugc' ? 'bottom' : 'middle');
+  const layers: OverlayOptions[] = [];
   if (layout.kind === 'ugc') {
-    // Caption box behind the text, for legibility over the picture.
     const pad = r(u * 0.02);
     const bw = head.width + 2 * pad;
     const bh = head.height + 2 * pad;
     layers.push(
-      svg(
+      svgLayer(
         `<svg xmlns="http://www.w3.org/2000/svg" width="${bw}" height="${bh}"><rect width="${bw}" height="${bh}" rx="${pad}" fill="#000000" fill-opacity="0.6"/></svg>`,
         Math.max(0, headPos.left - pad),
         Math.max(0, headPos.top - pad),
@@ -368,74 +402,61 @@ export async function composeAd(job: GenerationJob, mode: ComposeMode = 'full'):
     );
   }
   layers.push({ input: head.input, left: headPos.left, top: headPos.top });
+  return layers;
+}
 
-  // Brand line.
-  if (layout.brand) {
-    const parts: string[] = [];
-    if (layout.kind === 'ugc' && job.avatarName) parts.push(`@${job.avatarName.replace(/\s+/g, '').toLowerCase()}`);
-    if (job.brandName) parts.push(job.brandName.toUpperCase());
-    const px = Math.max(8, r(layout.brand.h * 0.62));
-    const colour = mode === 'overlay' ? '#ffffff' : palette.onPrimary;
-    const t = await setText(
-      `<span foreground="${colour}" letter_spacing="${r(px * 0.1 * 1024)}">${escXml(parts.join('  ·  '))}</span>`,
-      layout.brand,
-      { px, align, face: bodyFace },
-    );
-    const pos = place(layout, layout.brand, Math.min(t.width, layout.brand.w), t.height, align, 'middle');
-    layers.push({ input: t.input, left: pos.left, top: pos.top });
-  }
+/** The brand line: the UGC presenter's handle and the brand name, spaced capitals. */
+async function brandLayer({ job, layout, palette, mode, align, bodyFace }: AdDraw, box: Rect): Promise<OverlayOptions> {
+  const parts: string[] = [];
+  if (layout.kind === 'ugc' && job.avatarName) parts.push(`@${job.avatarName.replace(/\s+/g, '').toLowerCase()}`);
+  if (job.brandName) parts.push(job.brandName.toUpperCase());
+  const px = Math.max(8, r(box.h * 0.62));
+  const colour = mode === 'overlay' ? '#ffffff' : palette.onPrimary;
+  const t = await setText(
+    `<span foreground="${colour}" letter_spacing="${r(px * 0.1 * 1024)}">${escXml(parts.join('  ·  '))}</span>`,
+    box,
+    { px, align, face: bodyFace },
+  );
+  const pos = place(layout, box, Math.min(t.width, box.w), t.height, align, 'middle');
+  return { input: t.input, left: pos.left, top: pos.top };
+}
 
-  // Logo: fitted inside its box, right-aligned, vertically centred.
-  if (layout.logo && job.logo) layers.push(await logoLayer(job, layout.logo));
+/** The CTA button: a pill in the accent colour with its text. */
+async function ctaLayers({ job, palette, align, bodyFace }: AdDraw, c: Rect): Promise<OverlayOptions[]> {
+  const px = Math.max(8, r(c.h * 0.4));
+  const t = await setText(span(`${ctaFrom(job.prompt, job.type)}  →`, palette.onAccent), { w: c.w, h: c.h }, { px, face: bodyFace });
+  const bw = Math.max(Math.min(c.w, t.width + r(c.h * 1.2)), r(c.w * 0.5));
+  const bx = align === 'left' ? c.x : c.x + r((c.w - bw) / 2);
+  return [
+    svgLayer(
+      `<svg xmlns="http://www.w3.org/2000/svg" width="${bw}" height="${c.h}"><rect width="${bw}" height="${c.h}" rx="${r(c.h / 2)}" fill="${palette.accent}"/></svg>`,
+      bx,
+      c.y,
+    ),
+    { input: t.input, left: bx + r((bw - t.width) / 2), top: c.y + r((c.h - t.height) / 2) },
+  ];
+}
 
-  // CTA button.
-  if (layout.cta) {
-    const c = layout.cta;
-    const px = Math.max(8, r(c.h * 0.4));
-    const t = await setText(span(`${ctaFrom(job.prompt, job.type)}  →`, palette.onAccent), { w: c.w, h: c.h }, { px, face: bodyFace });
-    const bw = Math.max(Math.min(c.w, t.width + r(c.h * 1.2)), r(c.w * 0.5));
-    const bx = align === 'left' ? c.x : c.x + r((c.w - bw) / 2);
-    layers.push(
-      svg(
-        `<svg xmlns="http://www.w3.org/2000/svg" width="${bw}" height="${c.h}"><rect width="${bw}" height="${c.h}" rx="${r(c.h / 2)}" fill="${palette.accent}"/></svg>`,
-        bx,
-        c.y,
-      ),
-    );
-    layers.push({ input: t.input, left: bx + r((bw - t.width) / 2), top: c.y + r((c.h - t.height) / 2) });
-  }
-
-  // Badge: a disc (clipped to the canvas) over the card's corner, and its text.
-  if (layout.badge) {
-    const b = layout.badge;
-    const x0 = Math.max(0, b.cx - b.r);
-    const y0 = Math.max(0, b.cy - b.r);
-    const x1 = Math.min(layout.width, b.cx + b.r);
-    const y1 = Math.min(layout.height, b.cy + b.r);
-    const sw = Math.max(2, r(b.r * 0.05));
-    layers.push(
-      svg(
-        `<svg xmlns="http://www.w3.org/2000/svg" width="${x1 - x0}" height="${y1 - y0}"><circle cx="${b.cx - x0}" cy="${b.cy - y0}" r="${b.r - sw / 2}" fill="${palette.accent}" stroke="${palette.onAccent}" stroke-width="${sw}"/></svg>`,
-        x0,
-        y0,
-      ),
-    );
-    const t = await setText(
-      span(badgeFrom(job.prompt, job.templateSlug ?? ''), palette.onAccent),
-      { w: r(b.r * 1.4), h: r(b.r * 0.8) },
-      { maxPx: r(b.r * 0.6), face: bodyFace },
-    );
-    const left = Math.max(0, Math.min(layout.width - t.width, b.cx - r(t.width / 2)));
-    const top = Math.max(0, Math.min(layout.height - t.height, b.cy - r(t.height / 2)));
-    layers.push({ input: t.input, left, top });
-  }
-
-  const pixels = await sharp(Buffer.from(backgroundSvg(layout, palette, seed, mode)))
-    .composite(layers)
-    .ensureAlpha()
-    .raw()
-    .toBuffer();
-  return { layout, palette, headline, pixels };
+/** The badge: a disc (clipped to the canvas) over the card's corner, and its text. */
+async function badgeLayers({ job, layout, palette, bodyFace }: AdDraw, b: NonNullable<AdLayout['badge']>): Promise<OverlayOptions[]> {
+  const x0 = Math.max(0, b.cx - b.r);
+  const y0 = Math.max(0, b.cy - b.r);
+  const x1 = Math.min(layout.width, b.cx + b.r);
+  const y1 = Math.min(layout.height, b.cy + b.r);
+  const sw = Math.max(2, r(b.r * 0.05));
+  const disc = svgLayer(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${x1 - x0}" height="${y1 - y0}"><circle cx="${b.cx - x0}" cy="${b.cy - y0}" r="${b.r - sw / 2}" fill="${palette.accent}" stroke="${palette.onAccent}" stroke-width="${sw}"/></svg>`,
+    x0,
+    y0,
+  );
+  const t = await setText(
+    span(badgeFrom(job.prompt, job.templateSlug ?? ''), palette.onAccent),
+    { w: r(b.r * 1.4), h: r(b.r * 0.8) },
+    { maxPx: r(b.r * 0.6), face: bodyFace },
+  );
+  const left = Math.max(0, Math.min(layout.width - t.width, b.cx - r(t.width / 2)));
+  const top = Math.max(0, Math.min(layout.height - t.height, b.cy - r(t.height / 2)));
+  return [disc, { input: t.input, left, top }];
 }
 
 export function encodeRaw(ad: ComposedAd, opaque = true): Sharp {
