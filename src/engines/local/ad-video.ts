@@ -152,6 +152,53 @@ export async function prepareVideo(
   outPath: string,
   settings: VideoSettings = DEFAULT_VIDEO_SETTINGS,
 ): Promise<VideoPlan> {
+  const duration = checkedDuration(job);
+  const { width: W, height: H } = job;
+  const fps = settings.fps;
+  const frames = Math.max(1, Math.round(duration * fps));
+  const files: string[] = [];
+  const baseVideo = job.sourceVideo ?? job.motionVideo;
+  const mode: VideoPlan['mode'] = baseVideo ? 'source' : 'still';
+  await checkInputs(job, baseVideo);
+
+  const ad = await composeAd(job, mode === 'still' ? 'full' : 'overlay');
+  const stillPath = path.join(scratchDir, mode === 'still' ? 'still.png' : 'overlay.png');
+  await encodeRaw(ad, mode === 'still')
+    .png({ compressionLevel: 1 })
+    .toFile(stillPath);
+  files.push(stillPath);
+
+  const inputs: string[] = [];
+  const graph: string[] = [];
+  const captions = await captionFilters(job, ad.layout, duration, scratchDir, files);
+  const tail = [...captions, filter('format', { pix_fmts: 'yuv420p' })].join(',');
+  if (mode === 'still') {
+    inputs.push(...inputArgs({ path: stillPath, type: 'image/png' }));
+    graph.push(`[0:v]${kenBurns(job, frames, settings)},${tail}[v]`);
+  } else {
+    inputs.push(...inputArgs(baseVideo as MediaFile, ['-stream_loop', '-1']), ...inputArgs({ path: stillPath, type: 'image/png' }));
+    graph.push(
+      `[0:v]${filter('scale', { w: W, h: H, force_original_aspect_ratio: 'increase' })},${filter('crop', { w: W, h: H })},` +
+        `${filter('setsar', { r: 1 })},${filter('fps', { fps })}[base]`,
+    );
+    graph.push(`[base][1:v]${filter('overlay', { x: 0, y: 0, eof_action: 'repeat' })},${tail}[v]`);
+  }
+
+  let hasAudio = false;
+  if (job.audio) {
+    inputs.push(...inputArgs(job.audio));
+    graph.push(audioTrack(mode === 'still' ? 1 : 2, duration));
+    hasAudio = true;
+  } else if (job.generateAudio) {
+    graph.push(audioBed(job, duration));
+    hasAudio = true;
+  }
+  const args = [...inputs, '-filter_complex', graph.join(';'), ...encodeArgs(settings, hasAudio, duration, outPath)];
+  return { args, durationSeconds: duration, frames, outPath, files, stillPath, mode, hasAudio };
+}
+
+/** The job's duration (default 5 s), refused outside 0.5–120 s, as its dimensions when odd or under 16. */
+function checkedDuration(job: GenerationJob): number {
   const duration = job.durationSeconds ?? 5;
   if (!(duration >= 0.5 && duration <= 120)) {
     throw new ProviderError(`video duration must be between 0.5 and 120 seconds, got ${duration}`, {
@@ -166,12 +213,11 @@ export async function prepareVideo(
       code: 'invalid_dimensions',
     });
   }
-  const fps = settings.fps;
-  const frames = Math.max(1, Math.round(duration * fps));
-  const files: string[] = [];
-  const baseVideo = job.sourceVideo ?? job.motionVideo;
-  const mode: VideoPlan['mode'] = baseVideo ? 'source' : 'still';
+  return duration;
+}
 
+/** The source video has a video stream and the audio file an audio stream, or a non-retryable error naming which. */
+async function checkInputs(job: GenerationJob, baseVideo: MediaFile | undefined): Promise<void> {
   if (baseVideo) {
     const info = await probe(baseVideo).catch((err: Error) => {
       throw new ProviderError(`source video could not be read: ${err.message}`, {
@@ -188,68 +234,45 @@ export async function prepareVideo(
     });
     if (!info.has_audio) throw new ProviderError('audio file has no audio stream', { retryable: false, code: 'invalid_audio' });
   }
+}
 
-  const ad = await composeAd(job, mode === 'still' ? 'full' : 'overlay');
-  const stillPath = path.join(scratchDir, mode === 'still' ? 'still.png' : 'overlay.png');
-  await encodeRaw(ad, mode === 'still')
-    .png({ compressionLevel: 1 })
-    .toFile(stillPath);
-  files.push(stillPath);
+/** The still's animation: a gentle push-in (seeded by the prompt) that keeps the headline and CTA in frame. */
+function kenBurns(job: GenerationJob, frames: number, settings: VideoSettings): string {
+  const { width: W, height: H } = job;
+  const rand = rng(`kenburns:${job.prompt}|${job.templateSlug ?? job.modelSlug ?? ''}`);
+  const dz = 0.06 + rand() * 0.05;
+  const px = [0.4, 0.5, 0.6][Math.floor(rand() * 3)];
+  const py = [0.4, 0.5, 0.6][Math.floor(rand() * 3)];
+  const ss = Math.max(1, settings.zoomSupersample);
+  const last = Math.max(1, frames - 1);
+  const steps = [
+    ss > 1 ? filter('scale', { w: W * ss, h: H * ss, flags: 'bicubic' }) : null,
+    filter('zoompan', {
+      z: `1+${fmt(dz)}*(0.5-0.5*cos(PI*on/${last}))`,
+      x: `(iw-iw/zoom)*${px}`,
+      y: `(ih-ih/zoom)*${py}`,
+      d: frames,
+      s: `${W}x${H}`,
+      fps: settings.fps,
+    }),
+    filter('setsar', { r: 1 }),
+  ].filter((s): s is string => s !== null);
+  return steps.join(',');
+}
 
-  const inputs: string[] = [];
-  const graph: string[] = [];
-  const captions = await captionFilters(job, ad.layout, duration, scratchDir, files);
-  const tail = [...captions, filter('format', { pix_fmts: 'yuv420p' })].join(',');
-  if (mode === 'still') {
-    inputs.push(...inputArgs({ path: stillPath, type: 'image/png' }));
-    const rand = rng(`kenburns:${job.prompt}|${job.templateSlug ?? job.modelSlug ?? ''}`);
-    // A gentle push-in that keeps the headline and CTA in frame.
-    const dz = 0.06 + rand() * 0.05;
-    const px = [0.4, 0.5, 0.6][Math.floor(rand() * 3)];
-    const py = [0.4, 0.5, 0.6][Math.floor(rand() * 3)];
-    const ss = Math.max(1, settings.zoomSupersample);
-    const last = Math.max(1, frames - 1);
-    const steps = [
-      ss > 1 ? filter('scale', { w: W * ss, h: H * ss, flags: 'bicubic' }) : null,
-      filter('zoompan', {
-        z: `1+${fmt(dz)}*(0.5-0.5*cos(PI*on/${last}))`,
-        x: `(iw-iw/zoom)*${px}`,
-        y: `(ih-ih/zoom)*${py}`,
-        d: frames,
-        s: `${W}x${H}`,
-        fps,
-      }),
-      filter('setsar', { r: 1 }),
-    ].filter((s): s is string => s !== null);
-    graph.push(`[0:v]${steps.join(',')},${tail}[v]`);
-  } else {
-    inputs.push(...inputArgs(baseVideo as MediaFile, ['-stream_loop', '-1']), ...inputArgs({ path: stillPath, type: 'image/png' }));
-    graph.push(
-      `[0:v]${filter('scale', { w: W, h: H, force_original_aspect_ratio: 'increase' })},${filter('crop', { w: W, h: H })},` +
-        `${filter('setsar', { r: 1 })},${filter('fps', { fps })}[base]`,
-    );
-    graph.push(`[base][1:v]${filter('overlay', { x: 0, y: 0, eof_action: 'repeat' })},${tail}[v]`);
-  }
+/** The given audio (input `idx`) as 48 kHz stereo, trimmed or padded to the duration, faded out at the end. */
+function audioTrack(idx: number, duration: number): string {
+  const fadeOut = Math.min(0.3, duration / 4);
+  return (
+    `[${idx}:a]${filter('aresample', { osr: 48000 })},${filter('aformat', { sample_fmts: 'fltp', channel_layouts: 'stereo' })},apad,` +
+    `${filter('atrim', { start: 0, end: fmt(duration) })},asetpts=PTS-STARTPTS,${filter('afade', { t: 'out', st: fmt(duration - fadeOut), d: fmt(fadeOut) })}[a]`
+  );
+}
 
-  let hasAudio = false;
-  if (job.audio) {
-    const idx = mode === 'still' ? 1 : 2;
-    inputs.push(...inputArgs(job.audio));
-    const fadeOut = Math.min(0.3, duration / 4);
-    graph.push(
-      `[${idx}:a]${filter('aresample', { osr: 48000 })},${filter('aformat', { sample_fmts: 'fltp', channel_layouts: 'stereo' })},apad,` +
-        `${filter('atrim', { start: 0, end: fmt(duration) })},asetpts=PTS-STARTPTS,${filter('afade', { t: 'out', st: fmt(duration - fadeOut), d: fmt(fadeOut) })}[a]`,
-    );
-    hasAudio = true;
-  } else if (job.generateAudio) {
-    graph.push(audioBed(job, duration));
-    hasAudio = true;
-  }
-
-  const args = [
-    ...inputs,
-    '-filter_complex',
-    graph.join(';'),
+/** The output half of the arguments: H.264 (and AAC when there is audio) of exactly the duration into an MP4. */
+function encodeArgs(settings: VideoSettings, hasAudio: boolean, duration: number, outPath: string): string[] {
+  const fps = settings.fps;
+  return [
     '-map',
     '[v]',
     ...(hasAudio ? ['-map', '[a]'] : ['-an']),
@@ -276,5 +299,4 @@ export async function prepareVideo(
     'mp4',
     outPath,
   ];
-  return { args, durationSeconds: duration, frames, outPath, files, stillPath, mode, hasAudio };
 }
