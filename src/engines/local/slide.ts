@@ -130,14 +130,27 @@ function lighten(hex: string, amount: number): string {
 
 /** Renders one slide; returns the PNG. */
 export async function renderSlide(s: SlideInput): Promise<Buffer> {
-  const { width: W, height: H, palette: p } = s;
-  const g = slideGeometry(W, H);
+  const g = slideGeometry(s.width, s.height);
   const maxPixels = s.maxInputPixels ?? DEFAULT_PIXEL_LIMITS.maxPixels;
-  const rand = rng(`slide:${s.seed}`);
+  const base = await slideBackground(s, g);
   const layers: OverlayOptions[] = [];
-  const fullBleed = s.layout === 'full-bleed' && s.product;
+  if (s.layout === 'full-bleed' && s.product) layers.push(...(await fullBleedLayers(s, s.product, maxPixels)));
+  else layers.push(...(await cardLayers(s, g, maxPixels)));
+  if (s.avatar) layers.push(...(await avatarLayers(s, s.avatar, g, maxPixels)));
+  if (s.logo) {
+    const box = g.logo;
+    const logo = await decode(s.logo, 'logo', maxPixels, (img) => img.resize(box.w, box.h, { fit: 'inside' }));
+    const meta = await sharp(logo).metadata();
+    layers.push({ input: logo, left: box.x + box.w - (meta.width ?? box.w), top: box.y });
+  }
+  layers.push(progressDots(s, g));
+  return sharp(base).composite(layers).removeAlpha().png({ compressionLevel: 6 }).toBuffer();
+}
 
-  // Background and decoration (the decoration keeps away from the top-left corner).
+/** Background and decoration (seeded per slideshow; the decoration keeps away from the top-left corner). */
+function slideBackground(s: SlideInput, g: SlideGeometry): Promise<Buffer> {
+  const { width: W, height: H, palette: p } = s;
+  const rand = rng(`slide:${s.seed}`);
   const shift = (s.index % 3) * 0.08 + rand() * 0.04;
   const decor = [
     `<rect width="${W}" height="${H}" fill="${p.background}"/>`,
@@ -145,19 +158,21 @@ export async function renderSlide(s: SlideInput): Promise<Buffer> {
     `<circle cx="${r(W * (0.08 + shift))}" cy="${r(H * 0.97)}" r="${r(g.unit * 0.22)}" fill="${p.secondary}" opacity="0.5"/>`,
     `<rect x="${g.margin}" y="${g.card.y - r(g.unit * 0.05)}" width="${r(g.unit * 0.18)}" height="${Math.max(4, r(g.unit * 0.012))}" rx="${r(g.unit * 0.006)}" fill="${p.accent}"/>`,
   ];
-  const base = await sharp(svg(W, H, decor.join('')))
+  return sharp(svg(W, H, decor.join('')))
     .png({ compressionLevel: 0 })
     .toBuffer();
+}
 
-  if (fullBleed) {
-    layers.push({
-      input: await decode(s.product!, 'product', maxPixels, (img) =>
-        img.resize(W, H, { fit: 'cover', position: sharp.strategy.attention }),
-      ),
+/** Full bleed: the product over the whole slide, a dark gradient at the top for the text. */
+async function fullBleedLayers(s: SlideInput, product: Buffer, maxPixels: number): Promise<OverlayOptions[]> {
+  const { width: W, height: H } = s;
+  return [
+    {
+      input: await decode(product, 'product', maxPixels, (img) => img.resize(W, H, { fit: 'cover', position: sharp.strategy.attention })),
       left: 0,
       top: 0,
-    });
-    layers.push({
+    },
+    {
       input: svg(
         W,
         H,
@@ -165,83 +180,81 @@ export async function renderSlide(s: SlideInput): Promise<Buffer> {
       ),
       left: 0,
       top: 0,
-    });
-  } else {
-    const { card, productSlot: slot } = g;
-    const rx = r(g.unit * 0.03);
-    layers.push({
-      input: svg(card.w, card.h, `<rect width="${card.w}" height="${card.h}" rx="${rx}" fill="#ffffff"/>`),
-      left: card.x,
-      top: card.y,
-    });
-    if (s.product) {
-      const pic = await decode(s.product, 'product', maxPixels, (img) =>
-        img.resize(slot.w, slot.h, { fit: 'cover', position: sharp.strategy.attention }),
-      );
-      const mask = svg(slot.w, slot.h, `<rect width="${slot.w}" height="${slot.h}" rx="${r(rx * 0.6)}" fill="#fff"/>`);
-      const rounded = await sharp(pic)
-        .ensureAlpha()
-        .composite([{ input: mask, blend: 'dest-in' }])
-        .png({ compressionLevel: 0 })
-        .toBuffer();
-      layers.push({ input: rounded, left: slot.x, top: slot.y });
-    } else {
-      // A drawn stand-in: a soft disc in the accent colour on a light wash.
-      const c = Math.min(slot.w, slot.h);
-      layers.push({
-        input: svg(
-          slot.w,
-          slot.h,
-          `<defs><linearGradient id="g" x1="0" y1="0" x2="1" y2="1"><stop offset="0" stop-color="${p.accent}"/><stop offset="1" stop-color="${p.secondary}"/></linearGradient></defs>` +
-            `<rect width="${slot.w}" height="${slot.h}" rx="${r(rx * 0.6)}" fill="${lighten(p.accent, 0.8)}"/>` +
-            `<circle cx="${r(slot.w / 2)}" cy="${r(slot.h / 2)}" r="${r(c * 0.3)}" fill="url(#g)"/>`,
-        ),
-        left: slot.x,
-        top: slot.y,
-      });
-    }
-  }
+    },
+  ];
+}
 
-  if (s.avatar) {
-    const { cx, cy, r: ar } = g.avatar;
-    const d = 2 * ar;
-    const face = await decode(s.avatar, 'avatar', maxPixels, (img) =>
-      img.resize(d, d, { fit: 'cover', position: sharp.strategy.attention }),
+/** Card: a white card with the product (rounded) in its slot, or a drawn stand-in without one. */
+async function cardLayers(s: SlideInput, g: SlideGeometry, maxPixels: number): Promise<OverlayOptions[]> {
+  const p = s.palette;
+  const { card, productSlot: slot } = g;
+  const rx = r(g.unit * 0.03);
+  const layers: OverlayOptions[] = [
+    { input: svg(card.w, card.h, `<rect width="${card.w}" height="${card.h}" rx="${rx}" fill="#ffffff"/>`), left: card.x, top: card.y },
+  ];
+  if (s.product) {
+    const pic = await decode(s.product, 'product', maxPixels, (img) =>
+      img.resize(slot.w, slot.h, { fit: 'cover', position: sharp.strategy.attention }),
     );
-    const round = await sharp(face)
+    const mask = svg(slot.w, slot.h, `<rect width="${slot.w}" height="${slot.h}" rx="${r(rx * 0.6)}" fill="#fff"/>`);
+    const rounded = await sharp(pic)
       .ensureAlpha()
-      .composite([{ input: svg(d, d, `<circle cx="${ar}" cy="${ar}" r="${ar}" fill="#fff"/>`), blend: 'dest-in' }])
+      .composite([{ input: mask, blend: 'dest-in' }])
       .png({ compressionLevel: 0 })
       .toBuffer();
-    const ring = Math.max(3, r(ar * 0.08));
-    const top = Math.min(H - d - ring, cy - ar);
-    layers.push({
+    layers.push({ input: rounded, left: slot.x, top: slot.y });
+    return layers;
+  }
+  // A drawn stand-in: a soft disc in the accent colour on a light wash.
+  const c = Math.min(slot.w, slot.h);
+  layers.push({
+    input: svg(
+      slot.w,
+      slot.h,
+      `<defs><linearGradient id="g" x1="0" y1="0" x2="1" y2="1"><stop offset="0" stop-color="${p.accent}"/><stop offset="1" stop-color="${p.secondary}"/></linearGradient></defs>` +
+        `<rect width="${slot.w}" height="${slot.h}" rx="${r(rx * 0.6)}" fill="${lighten(p.accent, 0.8)}"/>` +
+        `<circle cx="${r(slot.w / 2)}" cy="${r(slot.h / 2)}" r="${r(c * 0.3)}" fill="url(#g)"/>`,
+    ),
+    left: slot.x,
+    top: slot.y,
+  });
+  return layers;
+}
+
+/** The presenter: a round portrait in a white ring. */
+async function avatarLayers(s: SlideInput, avatar: Buffer, g: SlideGeometry, maxPixels: number): Promise<OverlayOptions[]> {
+  const { cx, cy, r: ar } = g.avatar;
+  const d = 2 * ar;
+  const face = await decode(avatar, 'avatar', maxPixels, (img) => img.resize(d, d, { fit: 'cover', position: sharp.strategy.attention }));
+  const round = await sharp(face)
+    .ensureAlpha()
+    .composite([{ input: svg(d, d, `<circle cx="${ar}" cy="${ar}" r="${ar}" fill="#fff"/>`), blend: 'dest-in' }])
+    .png({ compressionLevel: 0 })
+    .toBuffer();
+  const ring = Math.max(3, r(ar * 0.08));
+  const top = Math.min(s.height - d - ring, cy - ar);
+  return [
+    {
       input: svg(d + 2 * ring, d + 2 * ring, `<circle cx="${ar + ring}" cy="${ar + ring}" r="${ar + ring}" fill="#ffffff"/>`),
       left: cx - ar - ring,
       top: top - ring,
-    });
-    layers.push({ input: round, left: cx - ar, top });
-  }
+    },
+    { input: round, left: cx - ar, top },
+  ];
+}
 
-  if (s.logo) {
-    const box = g.logo;
-    const logo = await decode(s.logo, 'logo', maxPixels, (img) => img.resize(box.w, box.h, { fit: 'inside' }));
-    const meta = await sharp(logo).metadata();
-    layers.push({ input: logo, left: box.x + box.w - (meta.width ?? box.w), top: box.y });
-  }
-
-  // Progress dots.
+/** Progress dots: one per slide, this one's opaque. */
+function progressDots(s: SlideInput, g: SlideGeometry): OverlayOptions {
   const { y, r: dr, gap } = g.dots;
   const total = (s.count - 1) * gap;
-  const x0 = r(W / 2 - total / 2);
+  const x0 = r(s.width / 2 - total / 2);
   const dots = Array.from(
     { length: s.count },
-    (_, i) => `<circle cx="${dr * 2 + i * gap}" cy="${dr * 2}" r="${dr}" fill="${p.accent}" opacity="${i === s.index ? 1 : 0.35}"/>`,
+    (_, i) =>
+      `<circle cx="${dr * 2 + i * gap}" cy="${dr * 2}" r="${dr}" fill="${s.palette.accent}" opacity="${i === s.index ? 1 : 0.35}"/>`,
   );
   const dotsW = total + dr * 4;
-  layers.push({ input: svg(dotsW, dr * 4, dots.join('')), left: Math.max(0, x0 - dr * 2), top: Math.max(0, y - dr * 2) });
-
-  return sharp(base).composite(layers).removeAlpha().png({ compressionLevel: 6 }).toBuffer();
+  return { input: svg(dotsW, dr * 4, dots.join('')), left: Math.max(0, x0 - dr * 2), top: Math.max(0, y - dr * 2) };
 }
 
 /** A colour clearly readable on `bg` for text items (white or near-black), and its outline. */
