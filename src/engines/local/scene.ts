@@ -252,39 +252,40 @@ async function text(
   return { input: data, width: info.width, height: info.height };
 }
 
+type Box = { x: number; y: number; w: number; h: number };
+
 /** One scene still as JPEG (the timeline's image input; JPEG decodes fastest for every frame). */
 export async function renderScene(s: SceneInput): Promise<Buffer> {
   const { width: w, height: h } = s;
   const def = STYLES[s.style];
-  const rnd = rng(`${s.seed}:${s.index}`);
-
-  // 1–2. Background and the reference card.
-  const layers: OverlayOptions[] = [];
   const portrait = h > w;
   const card = portrait
     ? { x: Math.round(w * 0.1), y: Math.round(h * 0.15), w: Math.round(w * 0.8), h: Math.round(h * 0.45) }
     : { x: Math.round(w * 0.3), y: Math.round(h * 0.12), w: Math.round(w * 0.4), h: Math.round(h * 0.52) };
-  if (s.reference) {
-    const b = def.card.width;
-    const inner = { w: card.w - 2 * b, h: card.h - 2 * b };
-    const photo = await sharp(s.reference, { limitInputPixels: 40_000_000 })
-      .rotate()
-      .resize(inner.w, inner.h, { fit: 'cover' })
-      .removeAlpha()
-      .png()
-      .toBuffer();
-    if (b > 0)
-      layers.push({
-        input: svg(
-          w,
-          h,
-          `<rect x="${card.x}" y="${card.y}" width="${card.w}" height="${card.h}" rx="${def.card.radius}" fill="${def.card.stroke}"/>`,
-        ),
-        left: 0,
-        top: 0,
-      });
-    layers.push({ input: photo, left: card.x + b, top: card.y + b });
-  }
+  const raw = await gradedBase(s, def, card);
+  // 5. Scrim, brand and number (ungraded: brand colours stay exact).
+  const top: OverlayOptions[] = [captionScrim(s), ...(await brandLayers(s, def, portrait))];
+  const numeral = await text(
+    String(s.index + 1).padStart(2, '0'),
+    def.font,
+    Math.round(Math.min(w, h) * 0.09),
+    def.numeral,
+    Math.round(w * 0.3),
+  );
+  const ny = portrait ? card.y + card.h + Math.round(h * 0.015) : card.y;
+  top.push({ input: numeral.input, left: Math.round(portrait ? w * 0.1 : w * 0.08), top: Math.min(h - numeral.height, ny) });
+
+  return sharp(raw, { raw: { width: w, height: h, channels: 3 } })
+    .composite(top)
+    .jpeg({ quality: 88, chromaSubsampling: '4:2:0' })
+    .toBuffer();
+}
+
+/** Steps 1–4: the style's background, the reference card, the motifs, then the grades; raw RGB pixels. */
+async function gradedBase(s: SceneInput, def: StyleDef, card: Box): Promise<Buffer> {
+  const { width: w, height: h } = s;
+  const rnd = rng(`${s.seed}:${s.index}`);
+  const layers = s.reference ? await referenceCard(s, s.reference, def, card) : [];
   const background = svg(
     w,
     h,
@@ -298,11 +299,39 @@ export async function renderScene(s: SceneInput): Promise<Buffer> {
   let raw: Buffer = await sharp(flat).removeAlpha().raw().toBuffer();
   // 4. Grades.
   for (const g of s.fluxStyles) raw = await grade(raw, w, h, g);
+  return raw;
+}
 
-  // 5. Scrim, brand and number (ungraded: brand colours stay exact).
-  const top: OverlayOptions[] = [];
+/** The reference image cover-fitted in the card, inside the style's outline. */
+async function referenceCard(s: SceneInput, reference: Buffer, def: StyleDef, card: Box): Promise<OverlayOptions[]> {
+  const b = def.card.width;
+  const inner = { w: card.w - 2 * b, h: card.h - 2 * b };
+  const photo = await sharp(reference, { limitInputPixels: 40_000_000 })
+    .rotate()
+    .resize(inner.w, inner.h, { fit: 'cover' })
+    .removeAlpha()
+    .png()
+    .toBuffer();
+  const layers: OverlayOptions[] = [];
+  if (b > 0)
+    layers.push({
+      input: svg(
+        s.width,
+        s.height,
+        `<rect x="${card.x}" y="${card.y}" width="${card.w}" height="${card.h}" rx="${def.card.radius}" fill="${def.card.stroke}"/>`,
+      ),
+      left: 0,
+      top: 0,
+    });
+  layers.push({ input: photo, left: card.x + b, top: card.y + b });
+  return layers;
+}
+
+/** A dark gradient from just above the caption band down, for legible captions. */
+function captionScrim(s: SceneInput): OverlayOptions {
+  const { width: w, height: h } = s;
   const scrimTop = Math.max(0, Math.round(h * (s.captionTop - 0.06)));
-  top.push({
+  return {
     input: svg(
       w,
       h,
@@ -311,12 +340,19 @@ export async function renderScene(s: SceneInput): Promise<Buffer> {
     ),
     left: 0,
     top: 0,
-  });
+  };
+}
+
+/** The brand: a band in its colours, its name under the band on the left and its logo on the right. */
+async function brandLayers(s: SceneInput, def: StyleDef, portrait: boolean): Promise<OverlayOptions[]> {
+  const { width: w, height: h } = s;
+  const layers: OverlayOptions[] = [];
   const band = Math.round(h * 0.035);
   const bandY = portrait ? Math.round(h * 0.09) : Math.round(h * 0.02);
+  const belowBand = bandY + band + Math.round(band / 3) + Math.round(h * 0.01);
   if (s.brand?.colors.length) {
     const [c1, c2] = [s.brand.colors[0], s.brand.colors[1] ?? s.brand.colors[0]];
-    top.push({
+    layers.push({
       input: svg(
         w,
         h,
@@ -334,8 +370,7 @@ export async function renderScene(s: SceneInput): Promise<Buffer> {
       s.brand.colors[1] ?? s.brand.colors[0] ?? '#FFFFFF',
       Math.round(w * 0.6),
     );
-    const y = bandY + band + Math.round(band / 3) + Math.round(h * 0.01);
-    top.push({ input: name.input, left: Math.round(w * 0.06), top: Math.min(h - name.height, y) });
+    layers.push({ input: name.input, left: Math.round(w * 0.06), top: Math.min(h - name.height, belowBand) });
   }
   if (s.brand?.logo) {
     const box = Math.round(Math.min(w, h) * 0.14);
@@ -344,23 +379,9 @@ export async function renderScene(s: SceneInput): Promise<Buffer> {
       .resize(box, box, { fit: 'inside' })
       .png()
       .toBuffer({ resolveWithObject: true });
-    const y = bandY + band + Math.round(band / 3) + Math.round(h * 0.01);
-    top.push({ input: logo.data, left: w - Math.round(w * 0.06) - logo.info.width, top: Math.min(h - logo.info.height, y) });
+    layers.push({ input: logo.data, left: w - Math.round(w * 0.06) - logo.info.width, top: Math.min(h - logo.info.height, belowBand) });
   }
-  const numeral = await text(
-    String(s.index + 1).padStart(2, '0'),
-    def.font,
-    Math.round(Math.min(w, h) * 0.09),
-    def.numeral,
-    Math.round(w * 0.3),
-  );
-  const ny = portrait ? card.y + card.h + Math.round(h * 0.015) : card.y;
-  top.push({ input: numeral.input, left: Math.round(portrait ? w * 0.1 : w * 0.08), top: Math.min(h - numeral.height, ny) });
-
-  return sharp(raw, { raw: { width: w, height: h, channels: 3 } })
-    .composite(top)
-    .jpeg({ quality: 88, chromaSubsampling: '4:2:0' })
-    .toBuffer();
+  return layers;
 }
 
 /** The scene engine: the still drawn on this machine. */
