@@ -354,84 +354,10 @@ export async function analyseVideo(file: MediaFile, opts: VideoAnalyseOptions): 
   const fullDuration = info.duration_seconds ?? 0;
   const duration = opts.maxSeconds ? Math.min(fullDuration, opts.maxSeconds) : fullDuration;
   const limit = opts.maxSeconds ? ['-t', String(opts.maxSeconds)] : [];
-  const cwd = opts.workDir;
-  const scenes = path.join(cwd, 'scenes.txt');
-  const loud = path.join(cwd, 'loudness.txt');
-  const voice = path.join(cwd, 'voice.txt');
-  const graph = [
-    `[0:v:0]scale=160:-2,select='gt(scene,${SCENE_THRESHOLD})',metadata=print:file=${escapeFilterValue(scenes)}[v]`,
-    ...(info.has_audio
-      ? [
-          '[0:a:0]asplit=2[a1][a2]',
-          `[a1]ebur128=metadata=1,ametadata=print:key=lavfi.r128.I:file=${escapeFilterValue(loud)}[l]`,
-          `[a2]aresample=16000,highpass=f=250,lowpass=f=3500,asetnsamples=n=1600:p=0,astats=metadata=1:reset=1,ametadata=print:key=lavfi.astats.Overall.RMS_level:file=${escapeFilterValue(voice)}[s]`,
-        ]
-      : []),
-  ].join(';');
-  await runFfmpeg(
-    [
-      ...inputArgs(file, limit),
-      '-filter_complex',
-      graph,
-      '-map',
-      '[v]',
-      '-f',
-      'null',
-      '-',
-      ...(info.has_audio ? ['-map', '[l]', '-f', 'null', '-', '-map', '[s]', '-f', 'null', '-'] : []),
-    ],
-    { cwd, signal: opts.signal },
-  );
-  const cuts = (await metadataReport(scenes, 'lavfi.scene_score')).map((x) => Math.round(x.t * 1000) / 1000).filter((t) => t > 0);
-  const loudness = info.has_audio ? (await metadataReport(loud, 'lavfi.r128.I')).at(-1)?.v : undefined;
-  const levels = info.has_audio
-    ? (await metadataReport(voice, 'lavfi.astats.Overall.RMS_level')).map((x) => (Number.isFinite(x.v) ? x.v : -120))
-    : [];
-
-  // Keyframes: the middle of the longest shots, in time order.
-  const bounds = [0, ...cuts, duration];
-  const shots = bounds
-    .slice(1)
-    .map((end, i) => ({ start: bounds[i], end }))
-    .filter((s) => s.end > s.start);
-  const picked = shots
-    .sort((a, b) => b.end - b.start - (a.end - a.start))
-    .slice(0, MAX_KEYFRAMES)
-    .map((s) => (s.start + s.end) / 2)
-    .sort((a, b) => a - b);
-  if (!picked.length) picked.push(0);
-  const keyframes: ImageAnalysis[] = [];
-  for (const t of picked) {
-    const png = await extractFrame(file, Math.max(0, Math.min(t, Math.max(0, duration - 0.05))), { signal: opts.signal });
-    if (png.length) keyframes.push(await analyseImage(png, opts));
-  }
+  const { cuts, loudness, levels } = await measureVideo(file, info.has_audio, limit, opts);
+  const keyframes = await analyseKeyframes(file, cuts, duration, opts);
   const main = keyframes[0];
-  let said: string | null = null;
-  if (info.has_audio && opts.transcribe) {
-    // The audio alone, 16 kHz mono WAV, at most 13 minutes (about 25 MB, the usual upload limit of these APIs).
-    const wav = path.join(cwd, 'speech.wav');
-    await runFfmpeg(
-      [
-        ...inputArgs(file, limit),
-        '-map',
-        '0:a:0',
-        '-vn',
-        '-ac',
-        '1',
-        '-ar',
-        '16000',
-        '-t',
-        String(TRANSCRIBE_MAX_SECONDS),
-        '-c:a',
-        'pcm_s16le',
-        '-f',
-        'wav',
-        wav,
-      ],
-      { cwd, signal: opts.signal },
-    );
-    said = await opts.transcribe({ path: wav, type: 'audio/wav' });
-  }
+  const said = info.has_audio && opts.transcribe ? await transcribeAudio(file, limit, opts, opts.transcribe) : null;
   const transcript = said === null ? null : plainText(said).slice(0, 200_000);
   const width = info.width ?? main?.width ?? 0;
   const height = info.height ?? main?.height ?? 0;
@@ -453,6 +379,104 @@ export async function analyseVideo(file: MediaFile, opts: VideoAnalyseOptions): 
     transcript,
     keyframes,
   };
+}
+
+/**
+ * One ffmpeg pass over the video: its scene cuts (seconds), and with audio its integrated loudness
+ * (LUFS) and the voice-band RMS levels of every 100 ms (dBFS) for the speech heuristic.
+ */
+async function measureVideo(
+  file: MediaFile,
+  hasAudio: boolean,
+  limit: string[],
+  opts: VideoAnalyseOptions,
+): Promise<{ cuts: number[]; loudness: number | undefined; levels: number[] }> {
+  const cwd = opts.workDir;
+  const scenes = path.join(cwd, 'scenes.txt');
+  const loud = path.join(cwd, 'loudness.txt');
+  const voice = path.join(cwd, 'voice.txt');
+  const graph = [
+    `[0:v:0]scale=160:-2,select='gt(scene,${SCENE_THRESHOLD})',metadata=print:file=${escapeFilterValue(scenes)}[v]`,
+    ...(hasAudio
+      ? [
+          '[0:a:0]asplit=2[a1][a2]',
+          `[a1]ebur128=metadata=1,ametadata=print:key=lavfi.r128.I:file=${escapeFilterValue(loud)}[l]`,
+          `[a2]aresample=16000,highpass=f=250,lowpass=f=3500,asetnsamples=n=1600:p=0,astats=metadata=1:reset=1,ametadata=print:key=lavfi.astats.Overall.RMS_level:file=${escapeFilterValue(voice)}[s]`,
+        ]
+      : []),
+  ].join(';');
+  await runFfmpeg(
+    [
+      ...inputArgs(file, limit),
+      '-filter_complex',
+      graph,
+      '-map',
+      '[v]',
+      '-f',
+      'null',
+      '-',
+      ...(hasAudio ? ['-map', '[l]', '-f', 'null', '-', '-map', '[s]', '-f', 'null', '-'] : []),
+    ],
+    { cwd, signal: opts.signal },
+  );
+  const cuts = (await metadataReport(scenes, 'lavfi.scene_score')).map((x) => Math.round(x.t * 1000) / 1000).filter((t) => t > 0);
+  const loudness = hasAudio ? (await metadataReport(loud, 'lavfi.r128.I')).at(-1)?.v : undefined;
+  const levels = hasAudio
+    ? (await metadataReport(voice, 'lavfi.astats.Overall.RMS_level')).map((x) => (Number.isFinite(x.v) ? x.v : -120))
+    : [];
+  return { cuts, loudness, levels };
+}
+
+/** Keyframes: the middle of the longest shots, in time order, each analysed as an image. */
+async function analyseKeyframes(file: MediaFile, cuts: number[], duration: number, opts: VideoAnalyseOptions): Promise<ImageAnalysis[]> {
+  const bounds = [0, ...cuts, duration];
+  const shots = bounds
+    .slice(1)
+    .map((end, i) => ({ start: bounds[i], end }))
+    .filter((s) => s.end > s.start);
+  const picked = shots
+    .sort((a, b) => b.end - b.start - (a.end - a.start))
+    .slice(0, MAX_KEYFRAMES)
+    .map((s) => (s.start + s.end) / 2)
+    .sort((a, b) => a - b);
+  if (!picked.length) picked.push(0);
+  const keyframes: ImageAnalysis[] = [];
+  for (const t of picked) {
+    const png = await extractFrame(file, Math.max(0, Math.min(t, Math.max(0, duration - 0.05))), { signal: opts.signal });
+    if (png.length) keyframes.push(await analyseImage(png, opts));
+  }
+  return keyframes;
+}
+
+/** The audio alone, 16 kHz mono WAV, at most 13 minutes (about 25 MB, the usual upload limit of these APIs), transcribed. */
+async function transcribeAudio(
+  file: MediaFile,
+  limit: string[],
+  opts: VideoAnalyseOptions,
+  transcribe: NonNullable<VideoAnalyseOptions['transcribe']>,
+): Promise<string | null> {
+  const wav = path.join(opts.workDir, 'speech.wav');
+  await runFfmpeg(
+    [
+      ...inputArgs(file, limit),
+      '-map',
+      '0:a:0',
+      '-vn',
+      '-ac',
+      '1',
+      '-ar',
+      '16000',
+      '-t',
+      String(TRANSCRIBE_MAX_SECONDS),
+      '-c:a',
+      'pcm_s16le',
+      '-f',
+      'wav',
+      wav,
+    ],
+    { cwd: opts.workDir, signal: opts.signal },
+  );
+  return transcribe({ path: wav, type: 'audio/wav' });
 }
 
 /** Palettes of several frames as one: equal weight per frame; close colours merged, shown as the one that weighs most. */
