@@ -113,6 +113,9 @@ export function priceOf(
   return unit.credits_per_second * duration;
 }
 
+/** Whether the request gives a field (null counts as not given). */
+const given = (body: CreateGenerationBody, k: keyof CreateGenerationBody) => body[k] !== undefined && body[k] !== null;
+
 /**
  * When a hosted model makes the variant (its provider keyed: hostedProviderOf, as the worker
  * decides), the request fields that model has no input for are refused, before anything is
@@ -126,34 +129,33 @@ function refuseUnusedByHostedModel(cfg: ProviderConfig, body: CreateGenerationBo
   if (!model || !hostedProviderOf(cfg, model)) return;
   const names = model.name === 'openai' ? {} : (model.input_names ?? {});
   const by = `variant ${v.id} of ${slug} is made by ${model.model}`;
-  const given = (k: keyof CreateGenerationBody) => body[k] !== undefined && body[k] !== null;
   if (names.prompt === null) {
     if (body.prompt?.trim()) p.add('prompt', `does not apply: ${by}, which takes no prompt`);
-    if (given('brand_kit_id'))
+    if (given(body, 'brand_kit_id'))
       p.add('brand_kit_id', `does not apply: ${by}, which takes no prompt (the kit's name and colours are prompt guidance)`);
   }
-  if (given('aspect_ratio') && body.aspect_ratio !== 'auto' && names.aspect_ratio === null) {
+  if (given(body, 'aspect_ratio') && body.aspect_ratio !== 'auto' && names.aspect_ratio === null) {
     p.add('aspect_ratio', `does not apply: ${by}, which takes its frame from its input; omit it or give auto`);
   }
   const sizeless = names.resolution === null || v.output === 'image';
-  if (given('resolution') && sizeless && body.resolution !== v.default_resolution) {
+  if (given(body, 'resolution') && sizeless && body.resolution !== v.default_resolution) {
     p.add('resolution', `does not apply: ${by}, which makes its own size (${v.default_resolution}); omit it`);
   }
-  if (v.output === 'video' && given('duration') && names.duration === null) {
+  if (v.output === 'video' && given(body, 'duration') && names.duration === null) {
     p.add('duration', `does not apply: ${by}, whose output lasts as long as its input; omit it`);
   }
   const refs = (body.reference_image_urls?.length ?? 0) + (body.reference_media_ids?.length ?? 0);
   if (refs > 1 && model.name !== 'openai' && !model.image_list) {
     p.add(
-      given('reference_media_ids') ? 'reference_media_ids' : 'reference_image_urls',
+      given(body, 'reference_media_ids') ? 'reference_media_ids' : 'reference_image_urls',
       `gives ${refs} images: ${by}, which takes one reference image`,
     );
   }
-  const hasSource = given('source_video_url') || given('source_video_media_id');
-  const hasMotion = given('motion_video_url') || given('motion_video_media_id');
+  const hasSource = given(body, 'source_video_url') || given(body, 'source_video_media_id');
+  const hasMotion = given(body, 'motion_video_url') || given(body, 'motion_video_media_id');
   if (hasSource && hasMotion)
     p.add(
-      given('motion_video_url') ? 'motion_video_url' : 'motion_video_media_id',
+      given(body, 'motion_video_url') ? 'motion_video_url' : 'motion_video_media_id',
       `does not apply beside a source video: ${by}, which takes one video`,
     );
 }
@@ -166,225 +168,245 @@ export interface ResolveDeps {
   providers: ProviderConfig;
 }
 
-export async function resolveGeneration(deps: ResolveDeps, orgId: string, body: CreateGenerationBody): Promise<ResolvedGeneration> {
-  const p = new Problems();
-  const count = body.request_count ?? 1;
-  const given = (k: keyof CreateGenerationBody) => body[k] !== undefined && body[k] !== null;
-  const refuse = (fields: (keyof CreateGenerationBody)[], why: string) => {
-    for (const f of fields) if (given(f)) p.add(f, why);
-  };
+/** Each of `fields` the request gives is refused with `why`. */
+function refuseGiven(p: Problems, body: CreateGenerationBody, fields: (keyof CreateGenerationBody)[], why: string): void {
+  for (const f of fields) if (given(body, f)) p.add(f, why);
+}
 
-  let output: 'image' | 'video';
-  let title: string;
-  let model: string;
-  let defaults: { aspect: string; resolution: string; duration?: number };
-  let unitCredits: number;
-  let tier: RawQualityTier | undefined;
-  let variant: RawAiVariant | undefined;
-  const spec: Partial<GenerationSpec> = {};
+const VIDEO_INPUT_FIELDS = ['source_video_url', 'source_video_media_id', 'motion_video_url', 'motion_video_media_id'] as const;
 
-  if (body.type === 'ai_model') {
-    refuse(['template_slug'], 'is for static_ad, video_ad and ugc_ad; ai_model takes model_slug');
-    refuse(['preset_id'], 'is a template preset; ai_model takes variant_id');
-    refuse(['custom_reference_inspiration_id'], 'is for template workflows (static_ad, video_ad, ugc_ad)');
-    refuse(['avatar_id'], 'is for template workflows (static_ad, video_ad, ugc_ad); ai_model takes reference images');
-    if (!given('model_slug')) {
-      p.add('model_slug', 'is required for ai_model (an ai_models[].slug of GET /models)');
-      p.throwIfAny();
-    }
-    const m = findAiModel(body.model_slug!);
-    if (!m) {
-      p.add('model_slug', `"${body.model_slug}" is not a model of the catalog (GET /models ai_models[].slug)`);
-      p.throwIfAny();
-    }
-    const variantId = body.variant_id ?? m!.default_variant_id;
-    variant = m!.variants.find((v) => v.id === variantId);
-    if (!variant) {
-      p.add('variant_id', `"${variantId}" is not a variant of ${m!.slug} (one of: ${m!.variants.map((v) => v.id).join(', ')})`);
-      p.throwIfAny();
-    }
-    const v = variant!;
-    output = v.output;
-    title = m!.title;
-    model = v.model;
-    defaults = {
-      aspect: v.default_aspect_ratio,
-      resolution: v.default_resolution,
-      duration: v.output === 'video' ? v.default_duration : undefined,
-    };
-    Object.assign(spec, { modelSlug: m!.slug, variantId: v.id });
-    const modes = new Set(v.input_mode);
-    if (!modes.has('image'))
-      refuse(['reference_image_urls', 'reference_media_ids'], `is not an input of variant ${v.id} (inputs: ${v.input_mode.join(', ')})`);
-    if (!modes.has('video'))
-      refuse(
-        ['source_video_url', 'source_video_media_id', 'motion_video_url', 'motion_video_media_id'],
-        `is not an input of variant ${v.id} (inputs: ${v.input_mode.join(', ')})`,
-      );
-    if (!modes.has('audio'))
-      refuse(['audio_url', 'audio_media_id'], `is not an input of variant ${v.id} (inputs: ${v.input_mode.join(', ')})`);
-    // Inputs the variant's model cannot do without (catalog `requires`): refused here, before anything is charged.
-    const required = new Set(v.requires ?? []);
-    if (required.has('image') && (body.reference_image_urls?.length ?? 0) + (body.reference_media_ids?.length ?? 0) === 0) {
-      p.add(
-        'reference_image_urls',
-        `or reference_media_ids is required: variant ${v.id} of ${m!.slug} animates or edits a reference image (give at least one)`,
-      );
-    }
-    if (
-      required.has('video') &&
-      !['source_video_url', 'source_video_media_id', 'motion_video_url', 'motion_video_media_id'].some((f) =>
-        given(f as keyof CreateGenerationBody),
-      )
-    ) {
-      p.add('source_video_url', `or source_video_media_id is required: variant ${v.id} of ${m!.slug} works on a video`);
-    }
-    if (required.has('audio') && !given('audio_url') && !given('audio_media_id')) {
-      p.add('audio_url', `or audio_media_id is required: variant ${v.id} of ${m!.slug} is driven by an audio track`);
-    }
-    refuseUnusedByHostedModel(deps.providers, body, m!.slug, v, p);
-    if (output === 'image') refuse(['duration'], `does not apply: variant ${v.id} makes images`);
-    else if (given('duration') && v.duration_options && !v.duration_options.includes(body.duration!)) {
-      p.add('duration', `must be one of ${v.duration_options.join(', ')} for variant ${v.id}`);
-    }
-    unitCredits = priceOf(v, output === 'video' ? body.duration : undefined);
-  } else {
-    refuse(['model_slug', 'variant_id'], 'is for ai_model; template workflows take template_slug');
-    refuse(
-      ['source_video_url', 'source_video_media_id', 'motion_video_url', 'motion_video_media_id', 'audio_url', 'audio_media_id'],
-      'is for ai_model variants that take video or audio input',
-    );
-    if (!given('template_slug')) {
-      p.add('template_slug', `is required for ${body.type} (a ${TEMPLATE_SECTION[body.type]}[].slug of GET /models)`);
-      p.throwIfAny();
-    }
-    const t = findTemplate(body.template_slug!);
-    if (!t || t.section !== TEMPLATE_SECTION[body.type]) {
-      p.add(
-        'template_slug',
-        t
-          ? `"${t.slug}" is a ${t.section} template, not ${TEMPLATE_SECTION[body.type]}`
-          : `"${body.template_slug}" is not a template of the catalog`,
-      );
-      p.throwIfAny();
-    }
-    title = t!.title;
-    spec.templateSlug = t!.slug;
-    if (given('preset_id')) {
-      if (!t!.presets.some((x) => x.id === body.preset_id)) {
-        p.add('preset_id', `"${body.preset_id}" is not a preset of ${t!.slug} (one of: ${t!.presets.map((x) => x.id).join(', ')})`);
-      } else spec.presetId = body.preset_id!;
-    }
-    if (t!.section === 'static_ads') {
-      output = 'image';
-      model = 'template-image';
-      refuse(['duration'], 'does not apply to static_ad (images)');
-      defaults = { aspect: t!.default_aspect_ratio, resolution: t!.default_resolution };
-      unitCredits = t!.credits;
-    } else {
-      output = 'video';
-      const tierId = body.quality_tier ?? 'high';
-      tier = t!.quality_tiers.find((q) => q.id === tierId);
-      if (!tier) {
-        p.add('quality_tier', `"${tierId}" is not a tier of ${t!.slug}`);
-        p.throwIfAny();
-      }
-      model = tier!.model;
-      spec.qualityTier = tier!.id;
-      if (given('duration') && !tier!.duration_options.includes(body.duration!)) {
-        p.add('duration', `must be one of ${tier!.duration_options.join(', ')} for the ${tier!.id} tier of ${t!.slug}`);
-      }
-      defaults = { aspect: t!.default_aspect_ratio, resolution: tier!.resolution, duration: tier!.default_duration };
-      unitCredits = priceOf(tier!, body.duration);
-    }
+/** The catalog entry a request names: what it makes, its defaults and its price per output. */
+interface CatalogChoice {
+  output: 'image' | 'video';
+  title: string;
+  model: string;
+  defaults: { aspect: string; resolution: string; duration?: number };
+  unitCredits: number;
+  /** The catalog part of the spec: modelSlug and variantId, or templateSlug, presetId and qualityTier. */
+  spec: Partial<GenerationSpec>;
+}
+
+/** ai_model: the model and variant of the catalog, the inputs the variant takes and requires, its duration and price. */
+function chooseAiVariant(providers: ProviderConfig, body: CreateGenerationBody, p: Problems): CatalogChoice {
+  refuseGiven(p, body, ['template_slug'], 'is for static_ad, video_ad and ugc_ad; ai_model takes model_slug');
+  refuseGiven(p, body, ['preset_id'], 'is a template preset; ai_model takes variant_id');
+  refuseGiven(p, body, ['custom_reference_inspiration_id'], 'is for template workflows (static_ad, video_ad, ugc_ad)');
+  refuseGiven(p, body, ['avatar_id'], 'is for template workflows (static_ad, video_ad, ugc_ad); ai_model takes reference images');
+  if (!given(body, 'model_slug')) {
+    p.add('model_slug', 'is required for ai_model (an ai_models[].slug of GET /models)');
+    p.throwIfAny();
   }
+  const m = findAiModel(body.model_slug!);
+  if (!m) {
+    p.add('model_slug', `"${body.model_slug}" is not a model of the catalog (GET /models ai_models[].slug)`);
+    p.throwIfAny();
+  }
+  const variantId = body.variant_id ?? m!.default_variant_id;
+  const v = m!.variants.find((x) => x.id === variantId);
+  if (!v) {
+    p.add('variant_id', `"${variantId}" is not a variant of ${m!.slug} (one of: ${m!.variants.map((x) => x.id).join(', ')})`);
+    p.throwIfAny();
+  }
+  checkVariantInputs(body, m!.slug, v!, p);
+  refuseUnusedByHostedModel(providers, body, m!.slug, v!, p);
+  if (v!.output === 'image') refuseGiven(p, body, ['duration'], `does not apply: variant ${v!.id} makes images`);
+  else if (given(body, 'duration') && v!.duration_options && !v!.duration_options.includes(body.duration!)) {
+    p.add('duration', `must be one of ${v!.duration_options.join(', ')} for variant ${v!.id}`);
+  }
+  return {
+    output: v!.output,
+    title: m!.title,
+    model: v!.model,
+    defaults: {
+      aspect: v!.default_aspect_ratio,
+      resolution: v!.default_resolution,
+      duration: v!.output === 'video' ? v!.default_duration : undefined,
+    },
+    unitCredits: priceOf(v!, v!.output === 'video' ? body.duration : undefined),
+    spec: { modelSlug: m!.slug, variantId: v!.id },
+  };
+}
 
-  // Media inputs: a URL or a media id, never both.
+/**
+ * The media inputs of an AI model variant: those its input modes do not take are refused, and
+ * those its model cannot do without (catalog `requires`) must be given, before anything is charged.
+ */
+function checkVariantInputs(body: CreateGenerationBody, slug: string, v: RawAiVariant, p: Problems): void {
+  const modes = new Set(v.input_mode);
+  const notAnInput = `is not an input of variant ${v.id} (inputs: ${v.input_mode.join(', ')})`;
+  if (!modes.has('image')) refuseGiven(p, body, ['reference_image_urls', 'reference_media_ids'], notAnInput);
+  if (!modes.has('video')) refuseGiven(p, body, [...VIDEO_INPUT_FIELDS], notAnInput);
+  if (!modes.has('audio')) refuseGiven(p, body, ['audio_url', 'audio_media_id'], notAnInput);
+  const required = new Set(v.requires ?? []);
+  if (required.has('image') && (body.reference_image_urls?.length ?? 0) + (body.reference_media_ids?.length ?? 0) === 0) {
+    p.add(
+      'reference_image_urls',
+      `or reference_media_ids is required: variant ${v.id} of ${slug} animates or edits a reference image (give at least one)`,
+    );
+  }
+  if (required.has('video') && !VIDEO_INPUT_FIELDS.some((f) => given(body, f))) {
+    p.add('source_video_url', `or source_video_media_id is required: variant ${v.id} of ${slug} works on a video`);
+  }
+  if (required.has('audio') && !given(body, 'audio_url') && !given(body, 'audio_media_id')) {
+    p.add('audio_url', `or audio_media_id is required: variant ${v.id} of ${slug} is driven by an audio track`);
+  }
+}
+
+/** static_ad, video_ad, ugc_ad: the template of the type's catalog section, its preset, and (video) its quality tier. */
+function chooseTemplate(body: CreateGenerationBody, type: Exclude<GenerationType, 'ai_model'>, p: Problems): CatalogChoice {
+  refuseGiven(p, body, ['model_slug', 'variant_id'], 'is for ai_model; template workflows take template_slug');
+  refuseGiven(p, body, [...VIDEO_INPUT_FIELDS, 'audio_url', 'audio_media_id'], 'is for ai_model variants that take video or audio input');
+  if (!given(body, 'template_slug')) {
+    p.add('template_slug', `is required for ${type} (a ${TEMPLATE_SECTION[type]}[].slug of GET /models)`);
+    p.throwIfAny();
+  }
+  const t = findTemplate(body.template_slug!);
+  if (!t || t.section !== TEMPLATE_SECTION[type]) {
+    p.add(
+      'template_slug',
+      t
+        ? `"${t.slug}" is a ${t.section} template, not ${TEMPLATE_SECTION[type]}`
+        : `"${body.template_slug}" is not a template of the catalog`,
+    );
+    p.throwIfAny();
+  }
+  const spec: Partial<GenerationSpec> = { templateSlug: t!.slug };
+  if (given(body, 'preset_id')) {
+    if (!t!.presets.some((x) => x.id === body.preset_id)) {
+      p.add('preset_id', `"${body.preset_id}" is not a preset of ${t!.slug} (one of: ${t!.presets.map((x) => x.id).join(', ')})`);
+    } else spec.presetId = body.preset_id!;
+  }
+  if (t!.section === 'static_ads') {
+    refuseGiven(p, body, ['duration'], 'does not apply to static_ad (images)');
+    const defaults = { aspect: t!.default_aspect_ratio, resolution: t!.default_resolution };
+    return { output: 'image', title: t!.title, model: 'template-image', defaults, unitCredits: t!.credits, spec };
+  }
+  const tierId = body.quality_tier ?? 'high';
+  const tier: RawQualityTier | undefined = t!.quality_tiers.find((q) => q.id === tierId);
+  if (!tier) {
+    p.add('quality_tier', `"${tierId}" is not a tier of ${t!.slug}`);
+    p.throwIfAny();
+  }
+  spec.qualityTier = tier!.id;
+  if (given(body, 'duration') && !tier!.duration_options.includes(body.duration!)) {
+    p.add('duration', `must be one of ${tier!.duration_options.join(', ')} for the ${tier!.id} tier of ${t!.slug}`);
+  }
+  const defaults = { aspect: t!.default_aspect_ratio, resolution: tier!.resolution, duration: tier!.default_duration };
+  return { output: 'video', title: t!.title, model: tier!.model, defaults, unitCredits: priceOf(tier!, body.duration), spec };
+}
+
+/** Media inputs: a URL or a media id, never both; every URL passes the guarded client's precheck; at most 10 references. */
+function checkMediaInputs(fetcher: GuardedFetcher, body: CreateGenerationBody, p: Problems): void {
   for (const [url, id] of [
     ['source_video_url', 'source_video_media_id'],
     ['motion_video_url', 'motion_video_media_id'],
     ['audio_url', 'audio_media_id'],
   ] as const) {
-    if (given(url) && given(id)) p.add(id, `is used instead of ${url}; give one of them`);
+    if (given(body, url) && given(body, id)) p.add(id, `is used instead of ${url}; give one of them`);
   }
   const urlFields = ['reference_image_urls', 'source_video_url', 'motion_video_url', 'audio_url'] as const;
   for (const field of urlFields) {
     const values = field === 'reference_image_urls' ? (body.reference_image_urls ?? []) : body[field] ? [body[field] as string] : [];
     values.forEach((u, i) => {
-      const problem = deps.fetcher.precheck(u);
+      const problem = fetcher.precheck(u);
       if (problem) p.add(field === 'reference_image_urls' ? `reference_image_urls[${i}]` : field, problem);
     });
   }
   const refCount = (body.reference_image_urls?.length ?? 0) + (body.reference_media_ids?.length ?? 0);
   if (refCount > 10) p.add('reference_media_ids', `together with reference_image_urls gives ${refCount} references; at most 10`);
+}
 
-  // Shape of the output.
+/** The output's aspect ratio and resolution: the request's, else the catalog entry's defaults ('auto' resolved). */
+function outputShape(body: CreateGenerationBody, choice: CatalogChoice, p: Problems): { aspect: string; resolution: string } {
+  const { defaults, output } = choice;
   let aspect = body.aspect_ratio ?? defaults.aspect;
   if (aspect === 'auto') aspect = defaults.aspect === 'auto' ? '1:1' : defaults.aspect;
   if (!(ASPECT_RATIOS as readonly string[]).includes(aspect)) p.add('aspect_ratio', `must be one of ${ASPECT_RATIOS.join(', ')} or auto`);
   const resolution = body.resolution ?? defaults.resolution;
   const allowed = output === 'image' ? IMAGE_RESOLUTIONS : VIDEO_RESOLUTIONS;
   if (!allowed.includes(resolution)) p.add('resolution', `must be one of ${allowed.join(', ')} for ${output} outputs`);
-  p.throwIfAny();
+  return { aspect, resolution };
+}
 
-  // Workspace resources (404 when the workspace does not have them); the assets the job reads
-  // stay locked against a delete until the charge commits (useAsset).
-  const db = deps.db;
-  if (given('brand_kit_id')) {
-    const kit = await useAsset(db, 'brandKit', orgId, body.brand_kit_id!);
-    if (!kit)
-      throw new ApiError('not_found', `Brand kit ${body.brand_kit_id} was not found in this workspace`, {
-        field: 'body.brand_kit_id',
-        resource: 'brand_kit',
-      });
-    const logoUrl = kit.logoKey ? undefined : brandLogoUrl(kit.kitData);
-    spec.brandKit = {
-      id: kit.id,
-      name: kit.kitName,
-      colors: brandColors(kit.kitData),
-      colorRoles: brandColorRoles(kit.kitData),
-      fonts: brandFonts(kit.kitData),
-      ...(kit.logoKey ? { logoKey: kit.logoKey } : {}),
-      ...(logoUrl ? { logoUrl } : {}),
-    };
+type WorkspaceAssets = Pick<GenerationSpec, 'brandKit' | 'avatar' | 'customReferenceInspirationId'>;
+
+/**
+ * Workspace resources (404 when the workspace does not have them), in this order: the brand kit,
+ * the avatar, the custom reference. The assets the job reads stay locked against a delete until
+ * the charge commits (useAsset).
+ */
+async function useWorkspaceAssets(db: Tx, orgId: string, body: CreateGenerationBody): Promise<WorkspaceAssets> {
+  const assets: WorkspaceAssets = {};
+  if (given(body, 'brand_kit_id')) assets.brandKit = await useBrandKit(db, orgId, body.brand_kit_id!);
+  if (given(body, 'avatar_id')) assets.avatar = await useAvatar(db, orgId, body.avatar_id!);
+  if (given(body, 'custom_reference_inspiration_id'))
+    assets.customReferenceInspirationId = await readyReference(db, orgId, body.custom_reference_inspiration_id!);
+  return assets;
+}
+
+async function useBrandKit(db: Tx, orgId: string, id: number): Promise<GenerationSpec['brandKit']> {
+  const kit = await useAsset(db, 'brandKit', orgId, id);
+  if (!kit)
+    throw new ApiError('not_found', `Brand kit ${id} was not found in this workspace`, {
+      field: 'body.brand_kit_id',
+      resource: 'brand_kit',
+    });
+  const logoUrl = kit.logoKey ? undefined : brandLogoUrl(kit.kitData);
+  return {
+    id: kit.id,
+    name: kit.kitName,
+    colors: brandColors(kit.kitData),
+    colorRoles: brandColorRoles(kit.kitData),
+    fonts: brandFonts(kit.kitData),
+    ...(kit.logoKey ? { logoKey: kit.logoKey } : {}),
+    ...(logoUrl ? { logoUrl } : {}),
+  };
+}
+
+/** A catalog avatar, else an avatar of the workspace. */
+async function useAvatar(db: Tx, orgId: string, id: string): Promise<GenerationSpec['avatar']> {
+  const pub = findPublicAvatar(id);
+  if (pub) return { id: pub.id, name: pub.name, imageUrl: pub.image, source: 'catalog' };
+  const custom = await useAsset(db, 'avatar', orgId, id);
+  if (!custom)
+    throw new ApiError('not_found', `Avatar ${id} was not found in this workspace`, {
+      field: 'body.avatar_id',
+      resource: 'avatar',
+    });
+  return {
+    id: custom.id,
+    name: custom.name,
+    imageUrl: custom.imageUrl,
+    source: 'custom',
+    ...(custom.imageKey ? { imageKey: custom.imageKey } : {}),
+  };
+}
+
+/** The workspace's reference of that id, which must be ready. */
+async function readyReference(db: Tx, orgId: string, id: string): Promise<string> {
+  const [ref] = await db
+    .select()
+    .from(referenceInspirations)
+    .where(and(eq(referenceInspirations.id, id), eq(referenceInspirations.orgId, orgId)));
+  if (!ref) {
+    throw new ApiError('not_found', `Reference ${id} was not found in this workspace`, {
+      field: 'body.custom_reference_inspiration_id',
+      resource: 'reference_inspiration',
+    });
   }
-  if (given('avatar_id')) {
-    const pub = findPublicAvatar(body.avatar_id!);
-    if (pub) spec.avatar = { id: pub.id, name: pub.name, imageUrl: pub.image, source: 'catalog' };
-    else {
-      const custom = await useAsset(db, 'avatar', orgId, body.avatar_id!);
-      if (!custom)
-        throw new ApiError('not_found', `Avatar ${body.avatar_id} was not found in this workspace`, {
-          field: 'body.avatar_id',
-          resource: 'avatar',
-        });
-      spec.avatar = {
-        id: custom.id,
-        name: custom.name,
-        imageUrl: custom.imageUrl,
-        source: 'custom',
-        ...(custom.imageKey ? { imageKey: custom.imageKey } : {}),
-      };
-    }
+  if (ref.status !== 'ready') {
+    throw badRequest(`Reference ${ref.id} is ${ref.status}; only a ready reference can be used`, [
+      { field: 'body.custom_reference_inspiration_id', message: `is ${ref.status}, not ready` },
+    ]);
   }
-  if (given('custom_reference_inspiration_id')) {
-    const [ref] = await db
-      .select()
-      .from(referenceInspirations)
-      .where(and(eq(referenceInspirations.id, body.custom_reference_inspiration_id!), eq(referenceInspirations.orgId, orgId)));
-    if (!ref) {
-      throw new ApiError('not_found', `Reference ${body.custom_reference_inspiration_id} was not found in this workspace`, {
-        field: 'body.custom_reference_inspiration_id',
-        resource: 'reference_inspiration',
-      });
-    }
-    if (ref.status !== 'ready') {
-      throw badRequest(`Reference ${ref.id} is ${ref.status}; only a ready reference can be used`, [
-        { field: 'body.custom_reference_inspiration_id', message: `is ${ref.status}, not ready` },
-      ]);
-    }
-    spec.customReferenceInspirationId = ref.id;
-  }
+  return ref.id;
+}
+
+/**
+ * The media items the request names by id: each of the workspace (404 naming the first missing),
+ * completed and of the kind its field takes (a voice is audio); the wrong ones all in one 400.
+ */
+async function checkMediaIds(db: Tx, orgId: string, body: CreateGenerationBody): Promise<void> {
   const wanted: { field: string; id: string; kind: 'image' | 'video' | 'audio' }[] = [
     ...(body.reference_media_ids ?? []).map((id, i) => ({ field: `body.reference_media_ids[${i}]`, id, kind: 'image' as const })),
     ...(body.source_video_media_id
@@ -395,65 +417,86 @@ export async function resolveGeneration(deps: ResolveDeps, orgId: string, body: 
       : []),
     ...(body.audio_media_id ? [{ field: 'body.audio_media_id', id: body.audio_media_id, kind: 'audio' as const }] : []),
   ];
-  if (wanted.length) {
-    const rows = await db
-      .select({ id: media.id, kind: media.kind, status: media.status })
-      .from(media)
-      .where(and(eq(media.orgId, orgId), inArray(media.id, [...new Set(wanted.map((w) => w.id))])));
-    const byId = new Map(rows.map((r) => [r.id, r]));
-    for (const w of wanted) {
-      if (!byId.has(w.id))
-        throw new ApiError('not_found', `Media ${w.id} was not found in this workspace`, { field: w.field, resource: 'editor_media' });
-    }
-    const wrong = wanted.filter((w) => {
-      const row = byId.get(w.id)!;
-      const kindOk = row.kind === w.kind || (w.kind === 'audio' && row.kind === 'voice');
-      return !kindOk || row.status !== 'completed';
-    });
-    if (wrong.length) {
-      const errors = wrong.map((w) => {
-        const row = byId.get(w.id)!;
-        return {
-          field: w.field,
-          message: row.status !== 'completed' ? `is ${row.status}, not completed` : `is ${row.kind} media, not ${w.kind}`,
-        };
-      });
-      throw badRequest(`Invalid request: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`, errors);
-    }
+  if (!wanted.length) return;
+  const rows = await db
+    .select({ id: media.id, kind: media.kind, status: media.status })
+    .from(media)
+    .where(and(eq(media.orgId, orgId), inArray(media.id, [...new Set(wanted.map((w) => w.id))])));
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  for (const w of wanted) {
+    if (!byId.has(w.id))
+      throw new ApiError('not_found', `Media ${w.id} was not found in this workspace`, { field: w.field, resource: 'editor_media' });
   }
+  const wrong = wanted.filter((w) => {
+    const row = byId.get(w.id)!;
+    const kindOk = row.kind === w.kind || (w.kind === 'audio' && row.kind === 'voice');
+    return !kindOk || row.status !== 'completed';
+  });
+  if (wrong.length) {
+    const errors = wrong.map((w) => {
+      const row = byId.get(w.id)!;
+      return {
+        field: w.field,
+        message: row.status !== 'completed' ? `is ${row.status}, not completed` : `is ${row.kind} media, not ${w.kind}`,
+      };
+    });
+    throw badRequest(`Invalid request: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`, errors);
+  }
+}
 
-  const { width, height } = resolveDimensions(aspect, resolution, output);
-  const duration = output === 'video' ? (body.duration ?? defaults.duration ?? 5) : undefined;
+/** A media input as the spec stores it: its URL, else its media id, else none. */
+const mediaInput = (url: string | null | undefined, mediaId: string | null | undefined): MediaInput | undefined =>
+  url ? { url } : mediaId ? { mediaId } : undefined;
+
+/** The spec a worker renders, from the checked request, its catalog choice, shape and workspace assets. */
+function buildSpec(
+  body: CreateGenerationBody,
+  choice: CatalogChoice,
+  shape: { aspect: string; resolution: string },
+  assets: WorkspaceAssets,
+): GenerationSpec {
+  const { output } = choice;
+  const { width, height } = resolveDimensions(shape.aspect, shape.resolution, output);
   const full: GenerationSpec = {
-    ...spec,
+    ...choice.spec,
+    ...assets,
     output,
-    title,
-    model,
+    title: choice.title,
+    model: choice.model,
     prompt: body.prompt ?? '',
-    aspectRatio: aspect,
-    resolution,
+    aspectRatio: shape.aspect,
+    resolution: shape.resolution,
     width,
     height,
-    durationSeconds: duration,
+    durationSeconds: output === 'video' ? (body.duration ?? choice.defaults.duration ?? 5) : undefined,
     imageFormat: output === 'image' ? 'png' : undefined,
     references: [
       ...(body.reference_image_urls ?? []).map((url) => ({ url })),
       ...(body.reference_media_ids ?? []).map((mediaId) => ({ mediaId })),
     ],
-    sourceVideo: body.source_video_url
-      ? { url: body.source_video_url }
-      : body.source_video_media_id
-        ? { mediaId: body.source_video_media_id }
-        : undefined,
-    motionVideo: body.motion_video_url
-      ? { url: body.motion_video_url }
-      : body.motion_video_media_id
-        ? { mediaId: body.motion_video_media_id }
-        : undefined,
-    audio: body.audio_url ? { url: body.audio_url } : body.audio_media_id ? { mediaId: body.audio_media_id } : undefined,
+    sourceVideo: mediaInput(body.source_video_url, body.source_video_media_id),
+    motionVideo: mediaInput(body.motion_video_url, body.motion_video_media_id),
+    audio: mediaInput(body.audio_url, body.audio_media_id),
     generateAudio: output === 'video' ? (body.generate_audio ?? true) : false,
   };
-  return { spec: JSON.parse(JSON.stringify(full)) as GenerationSpec, unitCredits, units: count };
+  return JSON.parse(JSON.stringify(full)) as GenerationSpec;
+}
+
+/**
+ * The request checked and priced, in this order: the catalog choice (a missing or unknown model,
+ * variant, template or tier stops there with the problems found so far), the media inputs and the
+ * output's shape (one 400 listing every problem), then the workspace's assets and media (404 or
+ * 400), then the spec.
+ */
+export async function resolveGeneration(deps: ResolveDeps, orgId: string, body: CreateGenerationBody): Promise<ResolvedGeneration> {
+  const p = new Problems();
+  const choice = body.type === 'ai_model' ? chooseAiVariant(deps.providers, body, p) : chooseTemplate(body, body.type, p);
+  checkMediaInputs(deps.fetcher, body, p);
+  const shape = outputShape(body, choice, p);
+  p.throwIfAny();
+  const assets = await useWorkspaceAssets(deps.db, orgId, body);
+  await checkMediaIds(deps.db, orgId, body);
+  return { spec: buildSpec(body, choice, shape, assets), unitCredits: choice.unitCredits, units: body.request_count ?? 1 };
 }
 
 export type GenerationBatch = components['schemas']['GenerationBatch'];
