@@ -145,152 +145,179 @@ export interface Executor {
   execute(call: OperationCall): Promise<Reply>;
 }
 
-export function createExecutor(ctx: AppContext, handlers: Map<string, AnyHandler>): Executor {
-  // Every policy the contract names has its limiter, or the server does not start.
+/** Every policy the contract names has its limiter, or the server does not start. */
+function requireRateLimiters(ctx: AppContext): void {
   for (const entry of entriesById.values()) {
     if (entry.rateLimit && !ctx.rateLimiters[entry.rateLimit])
       throw new Error(`No rate limiter configured for policy ${entry.rateLimit} (x-rate-limit of ${entry.operationId})`);
   }
+}
+
+export function createExecutor(ctx: AppContext, handlers: Map<string, AnyHandler>): Executor {
+  requireRateLimiters(ctx);
   return {
     async execute(call) {
       const op = entriesById.get(call.operationId);
       const handler = handlers.get(call.operationId);
       if (!op || !handler)
         throw new ApiError('not_found', `Unknown operation ${call.operationId}`, { resource: 'route', field: 'operation_id' });
-
-      let auth: AuthContext | null = null;
-      if (op.scopes.length > 0) {
-        auth = call.auth ?? (await authenticate(ctx.db, call.authorization));
-        requireScope(op, auth);
-        if (op.requiresPaidPlan) requirePaidPlan(auth);
-      }
-
+      const auth = await authorize(ctx, op, call);
       // Validated first, refused only once the call is counted (a refused call counts too).
       const checked = checkCall(op, call);
-
-      // Rate-limited operations count every authenticated call and report the quota on every
-      // response, errors included; but a replay of a completed paid request is answered from its
-      // stored response first, counting nothing (it starts no work; a key in flight or used with
-      // another body goes on, is counted, and is refused by the charged command).
-      let limitHeaders: Record<string, string> = {};
-      if (op.rateLimit && auth) {
-        const replay = 'input' in checked ? await replayOf(op, auth, checked.input, call.body) : undefined;
-        if (replay) return new Reply({ status: op.successStatus, body: replay });
-        const limiter = ctx.rateLimiters[op.rateLimit];
-        if (!limiter) throw new Error(`No rate limiter configured for policy ${op.rateLimit}`);
-        const decision = await limiter.consume(auth.orgId);
-        limitHeaders = decision.headers;
-        if (!decision.allowed) {
-          const sameKey = op.params.some((p) => p.name === 'idempotency-key') ? ' with the same idempotency key' : '';
-          throw new ApiError(
-            'rate_limited',
-            `Too many ${op.rateLimit} requests for this workspace; retry in ${decision.retryAfterSeconds} s${sameKey}`,
-            { retry_after_seconds: decision.retryAfterSeconds },
-            limitHeaders,
-          );
-        }
-      }
-
+      const counted = await countCall(ctx, op, auth, checked, call.body);
+      if ('replay' in counted) return new Reply({ status: op.successStatus, body: counted.replay });
+      const limitHeaders = counted.limitHeaders;
       try {
         if ('refused' in checked) throw checked.refused;
-        const out = await run(op, handler, call, auth, checked.input);
+        const out = await run(ctx, op, handler, call, auth, checked.input);
         Object.assign(out.headers, limitHeaders);
         return out;
       } catch (err) {
-        if (err instanceof ApiError) {
-          Object.assign(err.headers, limitHeaders);
-          throw err;
-        }
-        // Media storage unreachable (S3 down, a full disk): 503, retryable (checked first: its cause may be a refused connection too).
-        if (err instanceof StorageUnavailable) {
-          ctx.log.error({ err: { message: err.message }, operation: op.operationId }, 'media storage unavailable');
-          throw new ApiError(
-            'service_unavailable',
-            'Media storage cannot be reached just now; retry shortly with the same idempotency key',
-            {},
-            { ...limitHeaders, 'retry-after': '5' },
-          );
-        }
-        // The database went away (or is not back yet): 503, retryable, not a server fault.
-        if (isDatabaseUnavailable(err)) throw databaseUnavailable(limitHeaders);
-        ctx.log.error(
-          { err: { message: (err as Error)?.message, stack: (err as Error)?.stack }, operation: op.operationId },
-          'unhandled error',
-        );
-        throw new ApiError('server_error', 'Unexpected server error; retry with backoff and the same idempotency key', {}, limitHeaders);
+        throw asApiError(ctx, op, err, limitHeaders);
       }
     },
   };
+}
 
-  /** The stored answer of a completed request with the call's idempotency key and body, if the operation takes a key. */
-  async function replayOf(op: IndexEntry, auth: AuthContext, input: CheckedInput, body: unknown) {
-    if (!op.params.some((p) => p.name === 'idempotency-key') || !body || typeof body !== 'object') return undefined;
-    return storedReplay(ctx, auth.orgId, op.operationId, body, input.header['idempotency-key'] as string | undefined);
+/** The caller of an operation that needs one: authenticated (unless the adapter did), with the scope and plan it needs. */
+async function authorize(ctx: AppContext, op: IndexEntry, call: OperationCall): Promise<AuthContext | null> {
+  if (op.scopes.length === 0) return null;
+  const auth = call.auth ?? (await authenticate(ctx.db, call.authorization));
+  requireScope(op, auth);
+  if (op.requiresPaidPlan) requirePaidPlan(auth);
+  return auth;
+}
+
+/**
+ * Rate-limited operations count every authenticated call and report the quota on every response,
+ * errors included; but a replay of a completed paid request is answered from its stored response
+ * first, counting nothing (it starts no work; a key in flight or used with another body goes on, is
+ * counted, and is refused by the charged command). A call over the limit is refused here.
+ */
+async function countCall(
+  ctx: AppContext,
+  op: IndexEntry,
+  auth: AuthContext | null,
+  checked: CheckedCall,
+  body: unknown,
+): Promise<{ replay: unknown } | { limitHeaders: Record<string, string> }> {
+  if (!op.rateLimit || !auth) return { limitHeaders: {} };
+  const replay = 'input' in checked ? await replayOf(ctx, op, auth, checked.input, body) : undefined;
+  if (replay) return { replay };
+  const limiter = ctx.rateLimiters[op.rateLimit];
+  if (!limiter) throw new Error(`No rate limiter configured for policy ${op.rateLimit}`);
+  const decision = await limiter.consume(auth.orgId);
+  if (!decision.allowed) {
+    const sameKey = op.params.some((p) => p.name === 'idempotency-key') ? ' with the same idempotency key' : '';
+    throw new ApiError(
+      'rate_limited',
+      `Too many ${op.rateLimit} requests for this workspace; retry in ${decision.retryAfterSeconds} s${sameKey}`,
+      { retry_after_seconds: decision.retryAfterSeconds },
+      decision.headers,
+    );
+  }
+  return { limitHeaders: decision.headers };
+}
+
+/**
+ * What the caller gets for an error of the handler (or of validation), with the rate limit's
+ * headers: an ApiError as it is; storage or database unavailable: 503, retryable; anything else is
+ * logged and becomes a 500.
+ */
+function asApiError(ctx: AppContext, op: IndexEntry, err: unknown, limitHeaders: Record<string, string>): ApiError {
+  if (err instanceof ApiError) {
+    Object.assign(err.headers, limitHeaders);
+    return err;
+  }
+  // Media storage unreachable (S3 down, a full disk): 503, retryable (checked first: its cause may be a refused connection too).
+  if (err instanceof StorageUnavailable) {
+    ctx.log.error({ err: { message: err.message }, operation: op.operationId }, 'media storage unavailable');
+    return new ApiError(
+      'service_unavailable',
+      'Media storage cannot be reached just now; retry shortly with the same idempotency key',
+      {},
+      { ...limitHeaders, 'retry-after': '5' },
+    );
+  }
+  // The database went away (or is not back yet): 503, retryable, not a server fault.
+  if (isDatabaseUnavailable(err)) return databaseUnavailable(limitHeaders);
+  ctx.log.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack }, operation: op.operationId }, 'unhandled error');
+  return new ApiError('server_error', 'Unexpected server error; retry with backoff and the same idempotency key', {}, limitHeaders);
+}
+
+/** The stored answer of a completed request with the call's idempotency key and body, if the operation takes a key. */
+async function replayOf(ctx: AppContext, op: IndexEntry, auth: AuthContext, input: CheckedInput, body: unknown) {
+  if (!op.params.some((p) => p.name === 'idempotency-key') || !body || typeof body !== 'object') return undefined;
+  return storedReplay(ctx, auth.orgId, op.operationId, body, input.header['idempotency-key'] as string | undefined);
+}
+
+/** A call's parameters and body validated, or the ApiError it gets. */
+type CheckedCall = { input: CheckedInput } | { refused: ApiError };
+
+/** The call's parameters and body validated (in place, defaults filled in), or the ApiError it gets. */
+function checkCall(op: IndexEntry, call: OperationCall): CheckedCall {
+  try {
+    return { input: validateCall(op, call) };
+  } catch (err) {
+    if (err instanceof ApiError) return { refused: err };
+    throw err;
+  }
+}
+
+/** Parameters, then the body (its media type, then its schema); every field error in one 400. */
+function validateCall(op: IndexEntry, call: OperationCall): CheckedInput {
+  const errors: FieldError[] = [];
+  const input: Record<string, unknown> = {};
+  let firstOnly = false;
+  for (const where of ['path', 'query', 'header'] as const) {
+    const data = { ...(where === 'path' ? call.path : where === 'query' ? call.query : call.headers) };
+    firstOnly = check('params', `${op.operationId}__${where}`, where, data, errors) || firstOnly;
+    input[where] = data;
   }
 
-  /** The call's parameters and body validated (in place, defaults filled in), or the ApiError it gets. */
-  function checkCall(op: IndexEntry, call: OperationCall): { input: CheckedInput } | { refused: ApiError } {
-    try {
-      return { input: validateCall(op, call) };
-    } catch (err) {
-      if (err instanceof ApiError) return { refused: err };
-      throw err;
+  const body = call.body;
+  // An MCP-only tool's body is its arguments, and its errors name them so.
+  const bodyField = op.transport === 'mcp' ? 'arguments' : 'body';
+  if (op.requestBody) {
+    const absent = body === undefined || body === null;
+    if (absent && call.contentType === undefined) {
+      if (op.requestBody.required) errors.push({ field: bodyField, message: `is required (${op.requestBody.contentTypes.join(' or ')})` });
+    } else if (call.contentType !== undefined && !op.requestBody.contentTypes.includes(call.contentType)) {
+      throw new ApiError(
+        'unsupported_media_type',
+        `Content-Type ${call.contentType} is not accepted here; send ${op.requestBody.contentTypes.join(' or ')}`,
+        {
+          content_type: call.contentType,
+          supported_content_types: op.requestBody.contentTypes,
+        },
+      );
+    } else if (call.contentType === 'application/json' || call.contentType === undefined) {
+      // Validated in place: the body was parsed for this call alone; defaults are filled in.
+      firstOnly = check('body', bodyValidatorName(op), bodyField, body, errors) || firstOnly;
     }
   }
+  if (errors.length) throw invalid(errors, firstOnly);
+  return input as CheckedInput;
+}
 
-  function validateCall(op: IndexEntry, call: OperationCall): CheckedInput {
-    const errors: FieldError[] = [];
-    const input: Record<string, unknown> = {};
-    let firstOnly = false;
-    for (const where of ['path', 'query', 'header'] as const) {
-      const data = { ...(where === 'path' ? call.path : where === 'query' ? call.query : call.headers) };
-      firstOnly = check('params', `${op.operationId}__${where}`, where, data, errors) || firstOnly;
-      input[where] = data;
-    }
-
-    const body = call.body;
-    // An MCP-only tool's body is its arguments, and its errors name them so.
-    const bodyField = op.transport === 'mcp' ? 'arguments' : 'body';
-    if (op.requestBody) {
-      const absent = body === undefined || body === null;
-      if (absent && call.contentType === undefined) {
-        if (op.requestBody.required)
-          errors.push({ field: bodyField, message: `is required (${op.requestBody.contentTypes.join(' or ')})` });
-      } else if (call.contentType !== undefined && !op.requestBody.contentTypes.includes(call.contentType)) {
-        throw new ApiError(
-          'unsupported_media_type',
-          `Content-Type ${call.contentType} is not accepted here; send ${op.requestBody.contentTypes.join(' or ')}`,
-          {
-            content_type: call.contentType,
-            supported_content_types: op.requestBody.contentTypes,
-          },
-        );
-      } else if (call.contentType === 'application/json' || call.contentType === undefined) {
-        // Validated in place: the body was parsed for this call alone; defaults are filled in.
-        firstOnly = check('body', bodyValidatorName(op), bodyField, body, errors) || firstOnly;
-      }
-    }
-    if (errors.length) throw invalid(errors, firstOnly);
-    return input as CheckedInput;
-  }
-
-  async function run(
-    op: IndexEntry,
-    handler: AnyHandler,
-    call: OperationCall,
-    auth: AuthContext | null,
-    input: CheckedInput,
-  ): Promise<Reply> {
-    const result = await (handler as (input: unknown) => unknown)({
-      path: input.path,
-      query: input.query,
-      headers: input.header,
-      body: call.body,
-      auth,
-      ctx,
-      operationId: op.operationId,
-      signal: call.signal,
-    });
-    return result instanceof Reply ? result : new Reply({ status: op.successStatus, body: result });
-  }
+/** The handler called with the validated input; its result as a Reply (the operation's success status unless it gave one). */
+async function run(
+  ctx: AppContext,
+  op: IndexEntry,
+  handler: AnyHandler,
+  call: OperationCall,
+  auth: AuthContext | null,
+  input: CheckedInput,
+): Promise<Reply> {
+  const result = await (handler as (input: unknown) => unknown)({
+    path: input.path,
+    query: input.query,
+    headers: input.header,
+    body: call.body,
+    auth,
+    ctx,
+    operationId: op.operationId,
+    signal: call.signal,
+  });
+  return result instanceof Reply ? result : new Reply({ status: op.successStatus, body: result });
 }
