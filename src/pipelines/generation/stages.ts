@@ -20,7 +20,7 @@ import { ProviderError, type GenerationJob, type ProviderJobRef } from '../../en
 import { isNotFound } from '../../storage/index.ts';
 import { findAiModel, findTemplate, PREVIEWS_DIR_URL, type RawAiVariant } from '../../services/catalog/catalog-data.ts';
 import { generationOutputKey } from '../../storage/keys.ts';
-import type { MediaInput } from './request.ts';
+import type { GenerationSpec, MediaInput } from './request.ts';
 import { referenceStyle } from '../../services/references/analysis.ts';
 import { referenceColors } from '../../services/references/reference-colors.ts';
 import { completeGeneration, generationResource, saveProviderJob, startAttempt, type GenerationRow, type StoredOutput } from './rows.ts';
@@ -44,6 +44,14 @@ async function loadMedia(ctx: AppContext, orgId: string, ids: string[]) {
   return new Map(rows.map((r) => [r.id, r]));
 }
 
+/** Where a generation's inputs come from: its media rows (by id), its job folder, its abort signal. */
+interface InputSources {
+  ctx: AppContext;
+  rows: Map<string, typeof media.$inferSelect>;
+  workDir: string;
+  signal: AbortSignal | undefined;
+}
+
 async function gatherInputs(
   ctx: AppContext,
   g: GenerationRow,
@@ -52,115 +60,10 @@ async function gatherInputs(
 ): Promise<Partial<GenerationJob>> {
   const spec = g.spec;
   const ids = [...spec.references, spec.sourceVideo, spec.motionVideo, spec.audio].flatMap((m) => (m?.mediaId ? [m.mediaId] : []));
-  const rows = await loadMedia(ctx, g.orgId, ids);
-  // A URL the guarded client refused, or fetched bytes refused: input_unavailable, retried only when the fetch may succeed later.
-  const fetchRefused = (input: MediaInput, field: string) => (r: MediaRefusal) =>
-    new JobFailure(
-      {
-        code: 'input_unavailable',
-        message: `${field} ${input.url} ${r.message}`,
-        retryable: r.reason === 'fetch' && r.error.retryable,
-        context: { field, url: input.url, reason: r.code },
-      },
-      r.reason === 'fetch' && r.error.retryable,
-    );
-  const bytesOf = async (input: MediaInput, field: string, maxBytes: number): Promise<Buffer> => {
-    if (input.mediaId) {
-      const row = rows.get(input.mediaId);
-      if (!row)
-        throw new JobFailure({
-          code: 'input_unavailable',
-          message: `Media ${input.mediaId} no longer exists`,
-          retryable: false,
-          context: { field },
-        });
-      return ctx.storage.readBuffer(row.storageKey);
-    }
-    return fetchMediaBytes(ctx.fetcher, input.url!, {
-      maxBytes,
-      timeoutMs: ctx.config.outboundFetchJobTimeoutMs,
-      signal,
-      refuse: fetchRefused(input, field),
-    });
-  };
-  // Reference images are decoded by sharp, which also reads SVG, TIFF, GIF …: only the three image
-  // types the contract names get that far, whatever a URL serves.
-  const referenceImage = async (input: MediaInput, field: string): Promise<Buffer> => {
-    const bytes = await bytesOf(input, field, 20 * 1024 * 1024);
-    await checkMediaBytes(bytes, {
-      types: REFERENCE_IMAGE_TYPES,
-      refuse: (r) =>
-        new JobFailure({
-          code: 'input_unavailable',
-          message: `${field} ${input.url ?? input.mediaId} is ${('mime' in r && r.mime) || 'not a recognised image'}; PNG, JPEG or WebP only`,
-          retryable: false,
-          context: { field },
-        }),
-    });
-    return bytes;
-  };
-  // Every file input is a copy inside the job's folder with its sniffed type: a stored media item
-  // (sniffed and checked at upload), or fetched bytes, sniffed and checked here like an upload.
-  const toFile = async (input: MediaInput | undefined, field: string, name: string): Promise<MediaFile | undefined> => {
-    if (!input) return undefined;
-    if (input.mediaId) {
-      const row = rows.get(input.mediaId);
-      if (!row)
-        throw new JobFailure({
-          code: 'input_unavailable',
-          message: `Media ${input.mediaId} no longer exists`,
-          retryable: false,
-          context: { field },
-        });
-      const file = path.join(workDir, `${name}${path.extname(row.storageKey)}`);
-      await ctx.storage.copyToFile(row.storageKey, file);
-      return { path: file, type: row.contentType };
-    }
-    const { inspected } = await fetchCheckedMedia(ctx.fetcher, input.url!, {
-      maxBytes: 200 * 1024 * 1024,
-      timeoutMs: ctx.config.outboundFetchJobTimeoutMs,
-      signal,
-      inspect: { file: path.join(workDir, name), limits: DEFAULT_PIXEL_LIMITS },
-      refuse: fetchRefused(input, field),
-    });
-    return { path: inspected.file, type: inspected.facts.contentType };
-  };
-  // Assets: the kit's logo and the avatar's portrait, read now (uploads from storage, checked
-  // when uploaded; older URL assets through the guarded client, checked like references).
-  const stored = async (key: string, field: string): Promise<Buffer> =>
-    ctx.storage.readBuffer(key).catch((err: unknown) => {
-      if (isNotFound(err))
-        throw new JobFailure({
-          code: 'input_unavailable',
-          message: `${field}: the stored image is gone`,
-          retryable: false,
-          context: { field, reason: 'missing' },
-        });
-      throw err;
-    });
+  const src: InputSources = { ctx, rows: await loadMedia(ctx, g.orgId, ids), workDir, signal };
   const kit = spec.brandKit;
-  const logo = kit?.logoKey
-    ? await stored(kit.logoKey, 'brand_kit_id')
-    : kit?.logoUrl
-      ? await referenceImage({ url: kit.logoUrl }, 'brand_kit_id')
-      : undefined;
-  const avatar = spec.avatar;
-  let avatarImage: Buffer | undefined;
-  if (avatar?.imageKey) avatarImage = await stored(avatar.imageKey, 'avatar_id');
-  else if (avatar && (avatar.source === 'catalog' || !/^https?:\/\//i.test(avatar.imageUrl))) {
-    // A catalog avatar: its portrait among our own preview files (SVG, rasterised here).
-    const file = new URL(avatar.imageUrl, PREVIEWS_DIR_URL);
-    if (!file.href.startsWith(PREVIEWS_DIR_URL.href))
-      throw new JobFailure({
-        code: 'input_unavailable',
-        message: `avatar ${avatar.id} has no portrait`,
-        retryable: false,
-        context: { field: 'avatar_id' },
-      });
-    avatarImage = await sharp(await fs.readFile(file))
-      .png()
-      .toBuffer();
-  } else if (avatar?.imageUrl) avatarImage = await referenceImage({ url: avatar.imageUrl }, 'avatar_id');
+  const logo = await brandLogo(src, kit);
+  const avatarImage = await avatarPortrait(src, spec.avatar);
   const reference = spec.customReferenceInspirationId
     ? await customReferenceStyle(ctx, g.orgId, spec.customReferenceInspirationId, workDir, signal)
     : undefined;
@@ -170,11 +73,133 @@ async function gatherInputs(
     // The kit's colours come first; the reference's subject arranges the ad (unless a preset does).
     referenceColors: reference && !kit?.colors.length ? reference.colors : undefined,
     referenceSubject: reference?.subject,
-    referenceImages: await Promise.all(spec.references.map((r, i) => referenceImage(r, `reference_image_urls[${i}]`))),
-    sourceVideo: await toFile(spec.sourceVideo, 'source_video', 'source-video'),
-    motionVideo: await toFile(spec.motionVideo, 'motion_video', 'motion-video'),
-    audio: await toFile(spec.audio, 'audio', 'audio'),
+    referenceImages: await Promise.all(spec.references.map((r, i) => referenceImage(src, r, `reference_image_urls[${i}]`))),
+    sourceVideo: await toFile(src, spec.sourceVideo, 'source_video', 'source-video'),
+    motionVideo: await toFile(src, spec.motionVideo, 'motion_video', 'motion-video'),
+    audio: await toFile(src, spec.audio, 'audio', 'audio'),
   };
+}
+
+/** A URL the guarded client refused, or fetched bytes refused: input_unavailable, retried only when the fetch may succeed later. */
+const fetchRefused = (input: MediaInput, field: string) => (r: MediaRefusal) =>
+  new JobFailure(
+    {
+      code: 'input_unavailable',
+      message: `${field} ${input.url} ${r.message}`,
+      retryable: r.reason === 'fetch' && r.error.retryable,
+      context: { field, url: input.url, reason: r.code },
+    },
+    r.reason === 'fetch' && r.error.retryable,
+  );
+
+/** The media row of an input given by id; gone since the charge: input_unavailable. */
+function mediaRowOf(src: InputSources, mediaId: string, field: string): typeof media.$inferSelect {
+  const row = src.rows.get(mediaId);
+  if (!row)
+    throw new JobFailure({
+      code: 'input_unavailable',
+      message: `Media ${mediaId} no longer exists`,
+      retryable: false,
+      context: { field },
+    });
+  return row;
+}
+
+/** An input's bytes: a stored media item, or fetched through the guarded client (at most maxBytes). */
+async function bytesOf(src: InputSources, input: MediaInput, field: string, maxBytes: number): Promise<Buffer> {
+  if (input.mediaId) return src.ctx.storage.readBuffer(mediaRowOf(src, input.mediaId, field).storageKey);
+  return fetchMediaBytes(src.ctx.fetcher, input.url!, {
+    maxBytes,
+    timeoutMs: src.ctx.config.outboundFetchJobTimeoutMs,
+    signal: src.signal,
+    refuse: fetchRefused(input, field),
+  });
+}
+
+/**
+ * Reference images are decoded by sharp, which also reads SVG, TIFF, GIF …: only the three image
+ * types the contract names get that far, whatever a URL serves.
+ */
+async function referenceImage(src: InputSources, input: MediaInput, field: string): Promise<Buffer> {
+  const bytes = await bytesOf(src, input, field, 20 * 1024 * 1024);
+  await checkMediaBytes(bytes, {
+    types: REFERENCE_IMAGE_TYPES,
+    refuse: (r) =>
+      new JobFailure({
+        code: 'input_unavailable',
+        message: `${field} ${input.url ?? input.mediaId} is ${('mime' in r && r.mime) || 'not a recognised image'}; PNG, JPEG or WebP only`,
+        retryable: false,
+        context: { field },
+      }),
+  });
+  return bytes;
+}
+
+/**
+ * Every file input is a copy inside the job's folder with its sniffed type: a stored media item
+ * (sniffed and checked at upload), or fetched bytes, sniffed and checked here like an upload.
+ */
+async function toFile(src: InputSources, input: MediaInput | undefined, field: string, name: string): Promise<MediaFile | undefined> {
+  if (!input) return undefined;
+  if (input.mediaId) {
+    const row = mediaRowOf(src, input.mediaId, field);
+    const file = path.join(src.workDir, `${name}${path.extname(row.storageKey)}`);
+    await src.ctx.storage.copyToFile(row.storageKey, file);
+    return { path: file, type: row.contentType };
+  }
+  const { inspected } = await fetchCheckedMedia(src.ctx.fetcher, input.url!, {
+    maxBytes: 200 * 1024 * 1024,
+    timeoutMs: src.ctx.config.outboundFetchJobTimeoutMs,
+    signal: src.signal,
+    inspect: { file: path.join(src.workDir, name), limits: DEFAULT_PIXEL_LIMITS },
+    refuse: fetchRefused(input, field),
+  });
+  return { path: inspected.file, type: inspected.facts.contentType };
+}
+
+// Assets: the kit's logo and the avatar's portrait, read now (uploads from storage, checked
+// when uploaded; older URL assets through the guarded client, checked like references).
+
+/** An uploaded asset's image in storage; gone: input_unavailable. */
+async function storedImage(ctx: AppContext, key: string, field: string): Promise<Buffer> {
+  return ctx.storage.readBuffer(key).catch((err: unknown) => {
+    if (isNotFound(err))
+      throw new JobFailure({
+        code: 'input_unavailable',
+        message: `${field}: the stored image is gone`,
+        retryable: false,
+        context: { field, reason: 'missing' },
+      });
+    throw err;
+  });
+}
+
+/** The brand kit's logo: uploaded (storage), or an older kit's logo URL; none without either. */
+async function brandLogo(src: InputSources, kit: GenerationSpec['brandKit']): Promise<Buffer | undefined> {
+  if (kit?.logoKey) return storedImage(src.ctx, kit.logoKey, 'brand_kit_id');
+  if (kit?.logoUrl) return referenceImage(src, { url: kit.logoUrl }, 'brand_kit_id');
+  return undefined;
+}
+
+/** The avatar's portrait: uploaded (storage), a catalog avatar's preview (SVG, rasterised here), or an older avatar's URL. */
+async function avatarPortrait(src: InputSources, avatar: GenerationSpec['avatar']): Promise<Buffer | undefined> {
+  if (avatar?.imageKey) return storedImage(src.ctx, avatar.imageKey, 'avatar_id');
+  if (avatar && (avatar.source === 'catalog' || !/^https?:\/\//i.test(avatar.imageUrl))) {
+    // A catalog avatar: its portrait among our own preview files.
+    const file = new URL(avatar.imageUrl, PREVIEWS_DIR_URL);
+    if (!file.href.startsWith(PREVIEWS_DIR_URL.href))
+      throw new JobFailure({
+        code: 'input_unavailable',
+        message: `avatar ${avatar.id} has no portrait`,
+        retryable: false,
+        context: { field: 'avatar_id' },
+      });
+    return sharp(await fs.readFile(file))
+      .png()
+      .toBuffer();
+  }
+  if (avatar?.imageUrl) return referenceImage(src, { url: avatar.imageUrl }, 'avatar_id');
+  return undefined;
 }
 
 /**
