@@ -20,7 +20,7 @@ import type { GuardedFetcher } from '../../net/guarded-fetch.ts';
 import type { Priced } from '../../services/billing/charged-command.ts';
 import type { Tx } from '../../db/client.ts';
 import { supportedWriterLanguage } from '../../engines/write/languages.ts';
-import { findVoice, loadCatalogData } from '../../services/catalog/catalog-data.ts';
+import { findVoice, loadCatalogData, type RawVoice } from '../../services/catalog/catalog-data.ts';
 import { useAsset } from '../../services/assets/asset-use.ts';
 import { brandColors } from '../../services/assets/brand-colors.ts';
 import type { AppContext } from '../../context.ts';
@@ -107,106 +107,23 @@ export interface ResolveDeps {
   fetcher: GuardedFetcher;
 }
 
+type AddProblem = (field: string, message: string) => void;
+type Language = { code: string; locale: string };
+/** The narrating voice and its price for the aspect ratio (per started PRICE_UNIT_SECONDS). */
+type ChosenVoice = { voice: FacelessSpec['voice']; voiceCredits: number };
+
 export async function resolveFaceless(deps: ResolveDeps, orgId: string, body: CreateFacelessBody): Promise<ResolvedFaceless> {
   const errors: { field: string; message: string }[] = [];
-  const add = (field: string, message: string) => errors.push({ field: `body.${field}`, message });
-  const prompt = body.prompt?.trim() || null;
-  const script = body.script?.trim() || null;
-  if (!prompt && !script) add('prompt', 'or script is required (at least one, not blank)');
-  const duration = Number(body.duration ?? '26');
-  if (!Number.isInteger(duration) || duration < MIN_DURATION_SECONDS || duration > MAX_DURATION_SECONDS) {
-    add('duration', `must be ${MIN_DURATION_SECONDS} to ${MAX_DURATION_SECONDS} seconds`);
-  } else if (script) {
-    const fits = Math.floor(duration * WORDS_PER_SECOND * MAX_SPEED);
-    if (words(script) > fits)
-      add('script', `has ${words(script)} words; at most ${fits} fit in ${duration} seconds (raise duration or shorten the script)`);
-  }
-  (body.reference_image_urls ?? []).forEach((u, i) => {
-    const problem = deps.fetcher.precheck(u);
-    if (problem) add(`reference_image_urls[${i}]`, problem);
-  });
-
-  // Language and voice.
+  const add: AddProblem = (field, message) => errors.push({ field: `body.${field}`, message });
+  const { prompt, script, duration } = checkText(deps.fetcher, body, add);
   const voices = loadCatalogData().voices;
-  let lang: { code: string; locale: string } | undefined;
-  if (body.language !== undefined) {
-    lang = parseLanguage(body.language);
-    if (!lang || !voices.some((v) => speaks(v.locale, lang!.code))) {
-      const known = [...new Set(voices.flatMap((v) => v.locale.map((l) => l.split('-')[0])))].join(', ');
-      add('language', `is not a language of the built-in voices (${known}, or their names such as English)`);
-      lang = undefined;
-    }
-  }
+  const asked = askedLanguage(body, voices, add);
   if (errors.length) throw badRequest(`Invalid request: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`, errors);
-  const asked = lang;
 
-  let voice: FacelessSpec['voice'];
-  let voiceCredits: number;
   const aspect = body.aspect_ratio ?? '9:16';
-  if (body.voice_id !== undefined) {
-    const builtIn = findVoice(body.voice_id);
-    if (builtIn) {
-      voice = { id: builtIn.id, name: builtIn.name, espeak: builtIn.espeak_voice, locale: [...builtIn.locale] };
-      voiceCredits = aspect === '9:16' ? builtIn.credits_9_16 : builtIn.credits_16_9;
-    } else {
-      // Locked against a delete until the charge commits (useAsset), as the brand kit below.
-      const clone = await useAsset(deps.db, 'voice', orgId, body.voice_id);
-      if (clone?.status !== 'ready') {
-        throw new ApiError('not_found', `Voice ${body.voice_id} is not a voice of GET /assets (voices[].id) in this workspace`, {
-          field: 'body.voice_id',
-          resource: 'voice',
-        });
-      }
-      // A custom clone is spoken by the built-in voice it was mapped to from its sample (base_voice:
-      // language and pitch); clones made before that mapping, by the built-in voice of their language and gender.
-      const code = (clone.locale[0] ?? 'en-US').toLowerCase().split('-')[0];
-      const mapped = clone.baseVoice ? findVoice(clone.baseVoice) : undefined;
-      const match =
-        mapped ?? voices.find((v) => speaks(v.locale, code) && v.gender === clone.gender) ?? voices.find((v) => speaks(v.locale, code));
-      voice = { id: clone.id, name: clone.name, espeak: match?.espeak_voice ?? `${code}+f3`, locale: [...clone.locale] };
-      voiceCredits = aspect === '9:16' ? clone.credits916 : clone.credits169;
-    }
-    if (lang && !speaks(voice.locale, lang.code)) {
-      throw badRequest(`Invalid request: body.voice_id ${voice.id} speaks ${voice.locale.join(', ')}, not ${body.language}`, [
-        { field: 'body.voice_id', message: `speaks ${voice.locale.join(', ')}, not the language ${body.language}` },
-      ]);
-    }
-    if (!lang) lang = { code: voice.locale[0].split('-')[0].toLowerCase(), locale: voice.locale[0] };
-  } else {
-    lang ??= { code: 'en', locale: 'en' };
-    const code = lang.code;
-    const exact = voices.find((v) => v.locale.some((l) => l.toLowerCase() === lang!.locale.toLowerCase()));
-    const v = exact ?? voices.find((x) => speaks(x.locale, code))!;
-    voice = { id: v.id, name: v.name, espeak: v.espeak_voice, locale: [...v.locale] };
-    voiceCredits = aspect === '9:16' ? v.credits_9_16 : v.credits_16_9;
-  }
-
-  // The copy writer writes every voice language but Japanese (unspaced words cannot be sized).
-  if (!script && !supportedWriterLanguage(lang.code)) {
-    const field = asked ? 'language' : 'voice_id';
-    throw badRequest(
-      `Invalid request: body.${field}: scripts in ${lang.code} are not written from a prompt; give the narration as script`,
-      [{ field: `body.${field}`, message: `speaks ${lang.code}, which the script writer does not write from a prompt; give a script` }],
-    );
-  }
-
-  let brandKit: FacelessSpec['brandKit'];
-  if (body.brand_kit_id !== undefined) {
-    const kit = await useAsset(deps.db, 'brandKit', orgId, body.brand_kit_id);
-    if (!kit)
-      throw new ApiError('not_found', `Brand kit ${body.brand_kit_id} was not found in this workspace`, {
-        field: 'body.brand_kit_id',
-        resource: 'brand_kit',
-      });
-    const logo = (kit.kitData as Record<string, unknown> | null)?.logo_url;
-    const logoUrl = typeof logo === 'string' && /^https?:\/\//.test(logo) && !deps.fetcher.precheck(logo) ? logo : undefined;
-    brandKit = {
-      id: kit.id,
-      name: kit.kitName,
-      colors: brandColors(kit.kitData),
-      ...(kit.logoKey ? { logoKey: kit.logoKey } : logoUrl ? { logoUrl } : {}),
-    };
-  }
+  const { voice, voiceCredits, lang } = await chooseVoice(deps.db, orgId, body, voices, aspect, asked);
+  refuseUnwrittenLanguage(script, lang, asked);
+  const brandKit = body.brand_kit_id === undefined ? undefined : await useFacelessBrandKit(deps, orgId, body.brand_kit_id);
 
   const size = aspect === '9:16' ? { width: 1080, height: 1920 } : { width: 1920, height: 1080 };
   const title = body.title?.trim() || (prompt ?? script ?? '').replace(/\s+/g, ' ').slice(0, 80) || 'Faceless video';
@@ -227,6 +144,131 @@ export async function resolveFaceless(deps: ResolveDeps, orgId: string, body: Cr
     referenceUrls: [...(body.reference_image_urls ?? [])],
   };
   return { spec, units: 1, unitCredits: facelessPrice(voiceCredits, duration) };
+}
+
+/** The prompt or script (one is needed), the duration (and a script fitting it), the reference URLs' precheck. */
+function checkText(
+  fetcher: GuardedFetcher,
+  body: CreateFacelessBody,
+  add: AddProblem,
+): { prompt: string | null; script: string | null; duration: number } {
+  const prompt = body.prompt?.trim() || null;
+  const script = body.script?.trim() || null;
+  if (!prompt && !script) add('prompt', 'or script is required (at least one, not blank)');
+  const duration = Number(body.duration ?? '26');
+  if (!Number.isInteger(duration) || duration < MIN_DURATION_SECONDS || duration > MAX_DURATION_SECONDS) {
+    add('duration', `must be ${MIN_DURATION_SECONDS} to ${MAX_DURATION_SECONDS} seconds`);
+  } else if (script) {
+    const fits = Math.floor(duration * WORDS_PER_SECOND * MAX_SPEED);
+    if (words(script) > fits)
+      add('script', `has ${words(script)} words; at most ${fits} fit in ${duration} seconds (raise duration or shorten the script)`);
+  }
+  (body.reference_image_urls ?? []).forEach((u, i) => {
+    const problem = fetcher.precheck(u);
+    if (problem) add(`reference_image_urls[${i}]`, problem);
+  });
+  return { prompt, script, duration };
+}
+
+/** The language the request asks for, if it asks: one some built-in voice speaks. */
+function askedLanguage(body: CreateFacelessBody, voices: readonly RawVoice[], add: AddProblem): Language | undefined {
+  if (body.language === undefined) return undefined;
+  const lang = parseLanguage(body.language);
+  if (!lang || !voices.some((v) => speaks(v.locale, lang.code))) {
+    const known = [...new Set(voices.flatMap((v) => v.locale.map((l) => l.split('-')[0])))].join(', ');
+    add('language', `is not a language of the built-in voices (${known}, or their names such as English)`);
+    return undefined;
+  }
+  return lang;
+}
+
+/**
+ * The voice named (which must speak the language asked for; without one, the voice's language is
+ * the narration's), else the first built-in voice speaking the language (default English).
+ */
+async function chooseVoice(
+  db: Tx,
+  orgId: string,
+  body: CreateFacelessBody,
+  voices: readonly RawVoice[],
+  aspect: '9:16' | '16:9',
+  asked: Language | undefined,
+): Promise<ChosenVoice & { lang: Language }> {
+  if (body.voice_id === undefined) {
+    const lang = asked ?? { code: 'en', locale: 'en' };
+    const exact = voices.find((v) => v.locale.some((l) => l.toLowerCase() === lang.locale.toLowerCase()));
+    const v = exact ?? voices.find((x) => speaks(x.locale, lang.code))!;
+    const voice = { id: v.id, name: v.name, espeak: v.espeak_voice, locale: [...v.locale] };
+    return { voice, voiceCredits: aspect === '9:16' ? v.credits_9_16 : v.credits_16_9, lang };
+  }
+  const builtIn = findVoice(body.voice_id);
+  const chosen: ChosenVoice = builtIn
+    ? {
+        voice: { id: builtIn.id, name: builtIn.name, espeak: builtIn.espeak_voice, locale: [...builtIn.locale] },
+        voiceCredits: aspect === '9:16' ? builtIn.credits_9_16 : builtIn.credits_16_9,
+      }
+    : await cloneVoice(db, orgId, body.voice_id, voices, aspect);
+  const { voice } = chosen;
+  if (asked && !speaks(voice.locale, asked.code)) {
+    throw badRequest(`Invalid request: body.voice_id ${voice.id} speaks ${voice.locale.join(', ')}, not ${body.language}`, [
+      { field: 'body.voice_id', message: `speaks ${voice.locale.join(', ')}, not the language ${body.language}` },
+    ]);
+  }
+  return { ...chosen, lang: asked ?? { code: voice.locale[0].split('-')[0].toLowerCase(), locale: voice.locale[0] } };
+}
+
+/** A ready custom voice clone of the workspace (404 naming voice_id), locked against a delete until the charge commits (useAsset), as the brand kit. */
+async function cloneVoice(
+  db: Tx,
+  orgId: string,
+  voiceId: string,
+  voices: readonly RawVoice[],
+  aspect: '9:16' | '16:9',
+): Promise<ChosenVoice> {
+  const clone = await useAsset(db, 'voice', orgId, voiceId);
+  if (clone?.status !== 'ready') {
+    throw new ApiError('not_found', `Voice ${voiceId} is not a voice of GET /assets (voices[].id) in this workspace`, {
+      field: 'body.voice_id',
+      resource: 'voice',
+    });
+  }
+  // A custom clone is spoken by the built-in voice it was mapped to from its sample (base_voice:
+  // language and pitch); clones made before that mapping, by the built-in voice of their language and gender.
+  const code = (clone.locale[0] ?? 'en-US').toLowerCase().split('-')[0];
+  const mapped = clone.baseVoice ? findVoice(clone.baseVoice) : undefined;
+  const match =
+    mapped ?? voices.find((v) => speaks(v.locale, code) && v.gender === clone.gender) ?? voices.find((v) => speaks(v.locale, code));
+  return {
+    voice: { id: clone.id, name: clone.name, espeak: match?.espeak_voice ?? `${code}+f3`, locale: [...clone.locale] },
+    voiceCredits: aspect === '9:16' ? clone.credits916 : clone.credits169,
+  };
+}
+
+/** The copy writer writes every voice language but Japanese (unspaced words cannot be sized): without a script, 400. */
+function refuseUnwrittenLanguage(script: string | null, lang: Language, asked: Language | undefined): void {
+  if (script || supportedWriterLanguage(lang.code)) return;
+  const field = asked ? 'language' : 'voice_id';
+  throw badRequest(`Invalid request: body.${field}: scripts in ${lang.code} are not written from a prompt; give the narration as script`, [
+    { field: `body.${field}`, message: `speaks ${lang.code}, which the script writer does not write from a prompt; give a script` },
+  ]);
+}
+
+/** The workspace's brand kit (404 naming it): its colours, and its uploaded logo or a public logo URL. */
+async function useFacelessBrandKit(deps: ResolveDeps, orgId: string, id: number): Promise<FacelessSpec['brandKit']> {
+  const kit = await useAsset(deps.db, 'brandKit', orgId, id);
+  if (!kit)
+    throw new ApiError('not_found', `Brand kit ${id} was not found in this workspace`, {
+      field: 'body.brand_kit_id',
+      resource: 'brand_kit',
+    });
+  const logo = (kit.kitData as Record<string, unknown> | null)?.logo_url;
+  const logoUrl = typeof logo === 'string' && /^https?:\/\//.test(logo) && !deps.fetcher.precheck(logo) ? logo : undefined;
+  return {
+    id: kit.id,
+    name: kit.kitName,
+    colors: brandColors(kit.kitData),
+    ...(kit.logoKey ? { logoKey: kit.logoKey } : logoUrl ? { logoUrl } : {}),
+  };
 }
 
 /** POST /faceless-videos. */
