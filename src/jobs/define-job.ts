@@ -146,114 +146,144 @@ async function ensureQueue(
 }
 
 export function defineJob<Data extends object>(decl: JobDeclaration<Data>): JobDefinition<Data> {
-  const version = decl.version;
   const dead = decl.deadLetter === false || (!decl.deadLetter && !decl.onTerminalFailure) ? undefined : deadLetterQueue(decl.name);
-  const lostMessage = (decl.deadLetter && decl.deadLetter.message) || `The ${decl.name} job was abandoned by its workers too many times`;
-  const describe = decl.describeFailure ?? defaultDescribe;
-
-  const handle = async (ctx: AppContext, job: JobWithMetadata<Data>): Promise<void> => {
-    const sent = (job.data as { $version?: number }).$version ?? 1;
-    if (sent > version) throw new Error(`${decl.name} job ${job.id} has payload version ${sent}; this worker knows up to ${version}`);
-    const attempt = job.retryCount + 1;
-    const lastAttempt = job.retryCount >= job.retryLimit;
-    const annotations: Record<string, unknown> = {};
-    let lastStage: string | undefined;
-    let lastReport = 0;
-    const tools: JobTools = {
-      signal: job.signal,
-      progress(stage, percent) {
-        if (!decl.progress || !(percent < 100)) return;
-        const now = Date.now();
-        if (stage === lastStage && now - lastReport < 1000) return;
-        lastStage = stage;
-        lastReport = now;
-        decl.progress(ctx, job.data, Math.max(0, percent), stage).catch(() => {});
-      },
-      annotate(context) {
-        Object.assign(annotations, context);
-      },
-    };
-    // The attempt's duration by outcome (src/metrics.ts): a throw is retried unless it was the last attempt.
-    const started = performance.now();
-    let outcome: JobOutcome = lastAttempt ? 'failed' : 'retried';
-    try {
-      await decl.run(ctx, { id: job.id, data: job.data, attempt, lastAttempt }, tools);
-      outcome = 'completed';
-    } catch (err) {
-      // An attempt pg-boss gave up on (shutdown, expiry, claim taken over) is pg-boss's to settle:
-      // it is retried, or reaches the dead-letter queue.
-      if (job.signal.aborted || !decl.onTerminalFailure) throw err;
-      const { detail, retry } = describe(err);
-      if (retry && !lastAttempt) {
-        ctx.log.warn({ queue: decl.name, job: job.id, attempt, err: detail.message }, `${decl.name} attempt failed; it will be retried`);
-        throw err;
-      }
-      outcome = 'failed';
-      await decl.onTerminalFailure(ctx, job.data, { ...detail, context: { ...detail.context, ...annotations, attempts: attempt } });
-    } finally {
-      jobDuration.observe({ queue: decl.name, outcome }, (performance.now() - started) / 1000);
-    }
-  };
-
+  const handle = (ctx: AppContext, job: JobWithMetadata<Data>) => handleDelivery(decl, ctx, job);
   return {
     name: decl.name,
     deadLetterQueue: dead,
-    version,
+    version: decl.version,
     declaration: decl,
     handle,
-    async createQueues(boss, config, existing) {
-      // The dead-letter queue first: the queue refers to it.
-      if (dead) await ensureQueue(boss, dead, { retryLimit: 5, expireInSeconds: 120, notify: true }, existing);
-      const retry = fromConfig(decl.retry, config);
-      await ensureQueue(
-        boss,
-        decl.name,
-        {
-          retryLimit: retry.limit,
-          retryDelay: retry.delay,
-          retryBackoff: retry.backoff,
-          ...(retry.maxDelay !== undefined ? { retryDelayMax: retry.maxDelay } : {}),
-          ...(decl.heartbeatSeconds !== undefined ? { heartbeatSeconds: fromConfig(decl.heartbeatSeconds, config) } : {}),
-          expireInSeconds: decl.expireInSeconds,
-          ...(dead ? { deadLetter: dead } : {}),
-          notify: true,
-        },
-        existing,
-      );
+    createQueues: (boss, config, existing) => createJobQueues(decl, dead, boss, config, existing),
+    start: (boss, ctx) => startWorkers(decl, dead, handle, boss, ctx),
+  };
+}
+
+/**
+ * One delivery: its payload version checked, `run` with the job's tools, and a failure either
+ * thrown back to pg-boss (to be retried) or, when no retry follows, settled by `onTerminalFailure`.
+ */
+async function handleDelivery<Data extends object>(decl: JobDeclaration<Data>, ctx: AppContext, job: JobWithMetadata<Data>): Promise<void> {
+  const version = decl.version;
+  const sent = (job.data as { $version?: number }).$version ?? 1;
+  if (sent > version) throw new Error(`${decl.name} job ${job.id} has payload version ${sent}; this worker knows up to ${version}`);
+  const attempt = job.retryCount + 1;
+  const lastAttempt = job.retryCount >= job.retryLimit;
+  const annotations: Record<string, unknown> = {};
+  const tools = jobTools(decl, ctx, job, annotations);
+  // The attempt's duration by outcome (src/metrics.ts): a throw is retried unless it was the last attempt.
+  const started = performance.now();
+  let outcome: JobOutcome = lastAttempt ? 'failed' : 'retried';
+  try {
+    await decl.run(ctx, { id: job.id, data: job.data, attempt, lastAttempt }, tools);
+    outcome = 'completed';
+  } catch (err) {
+    // An attempt pg-boss gave up on (shutdown, expiry, claim taken over) is pg-boss's to settle:
+    // it is retried, or reaches the dead-letter queue.
+    if (job.signal.aborted || !decl.onTerminalFailure) throw err;
+    const { detail, retry } = (decl.describeFailure ?? defaultDescribe)(err);
+    if (retry && !lastAttempt) {
+      ctx.log.warn({ queue: decl.name, job: job.id, attempt, err: detail.message }, `${decl.name} attempt failed; it will be retried`);
+      throw err;
+    }
+    outcome = 'failed';
+    await decl.onTerminalFailure(ctx, job.data, { ...detail, context: { ...detail.context, ...annotations, attempts: attempt } });
+  } finally {
+    jobDuration.observe({ queue: decl.name, outcome }, (performance.now() - started) / 1000);
+  }
+}
+
+/** The tools of one attempt: its abort signal, progress reports (at most once a second per stage), annotations of its failure. */
+function jobTools<Data extends object>(
+  decl: JobDeclaration<Data>,
+  ctx: AppContext,
+  job: JobWithMetadata<Data>,
+  annotations: Record<string, unknown>,
+): JobTools {
+  let lastStage: string | undefined;
+  let lastReport = 0;
+  return {
+    signal: job.signal,
+    progress(stage, percent) {
+      if (!decl.progress || !(percent < 100)) return;
+      const now = Date.now();
+      if (stage === lastStage && now - lastReport < 1000) return;
+      lastStage = stage;
+      lastReport = now;
+      decl.progress(ctx, job.data, Math.max(0, percent), stage).catch(() => {});
     },
-    async start(boss, ctx) {
-      // Why slots of our own: pg-boss wakes an idle worker on a NOTIFY, but PostgreSQL delivers one
-      // notification per transaction (and pg-boss sends one per insert statement), and a worker
-      // notified while busy only remembers that it was. A worker that has taken a job (batch of 1)
-      // then waits out the notify backstop poll (30 s by default) before looking again, so a
-      // backlog of 10 jobs queued in one request drained at one job per 30 s. pg-boss's burst
-      // modes do not help at a batch size of 1 (burstWhenBatchFull is ignored; burstWhenReadyExceeds
-      // reads a queue count cached for up to a minute). So each slot is a worker of its own, and a
-      // slot that finished a job wakes itself: it fetches again at once, and only an empty fetch
-      // sends it back to waiting (no polling of an empty queue faster than the backstop).
-      const slots = fromConfig(decl.concurrency, ctx.config);
-      const options = workOptions(ctx.config);
-      for (let i = 0; i < slots; i++) {
-        let slot: string | undefined;
-        slot = await boss.work<Data, unknown, WorkOptions>(decl.name, options, async ([job]) => {
-          try {
-            await handle(ctx, job);
-          } finally {
-            // Set while the slot is busy, so it fetches again the moment this job is settled.
-            if (slot) boss.notifyWorker(slot);
-          }
-        });
-      }
-      if (dead) {
-        await boss.work<Data, unknown, WorkOptions>(dead, options, async ([job]) => {
-          ctx.log.warn({ queue: decl.name, job: job.sourceId ?? job.id }, `${decl.name} job dead-lettered; failing its resource`);
-          const attempts = job.sourceRetryCount == null ? {} : { attempts: job.sourceRetryCount + 1 };
-          await decl.onTerminalFailure!(ctx, job.data, { code: 'worker_lost', message: lostMessage, retryable: true, context: attempts });
-        });
-      }
-      if (decl.schedule) await boss.schedule(decl.name, decl.schedule);
+    annotate(context) {
+      Object.assign(annotations, context);
     },
   };
+}
+
+/** The job's dead-letter queue (first: the queue refers to it), then its queue with the declared retries, heartbeat and expiry. */
+async function createJobQueues<Data extends object>(
+  decl: JobDeclaration<Data>,
+  dead: string | undefined,
+  boss: PgBoss,
+  config: Config,
+  existing: Set<string>,
+): Promise<void> {
+  if (dead) await ensureQueue(boss, dead, { retryLimit: 5, expireInSeconds: 120, notify: true }, existing);
+  const retry = fromConfig(decl.retry, config);
+  await ensureQueue(
+    boss,
+    decl.name,
+    {
+      retryLimit: retry.limit,
+      retryDelay: retry.delay,
+      retryBackoff: retry.backoff,
+      ...(retry.maxDelay !== undefined ? { retryDelayMax: retry.maxDelay } : {}),
+      ...(decl.heartbeatSeconds !== undefined ? { heartbeatSeconds: fromConfig(decl.heartbeatSeconds, config) } : {}),
+      expireInSeconds: decl.expireInSeconds,
+      ...(dead ? { deadLetter: dead } : {}),
+      notify: true,
+    },
+    existing,
+  );
+}
+
+/** This process's worker slots, the dead-letter worker (failing the resource of a job every worker lost) and the schedule. */
+async function startWorkers<Data extends object>(
+  decl: JobDeclaration<Data>,
+  dead: string | undefined,
+  handle: (ctx: AppContext, job: JobWithMetadata<Data>) => Promise<void>,
+  boss: PgBoss,
+  ctx: AppContext,
+): Promise<void> {
+  // Why slots of our own: pg-boss wakes an idle worker on a NOTIFY, but PostgreSQL delivers one
+  // notification per transaction (and pg-boss sends one per insert statement), and a worker
+  // notified while busy only remembers that it was. A worker that has taken a job (batch of 1)
+  // then waits out the notify backstop poll (30 s by default) before looking again, so a
+  // backlog of 10 jobs queued in one request drained at one job per 30 s. pg-boss's burst
+  // modes do not help at a batch size of 1 (burstWhenBatchFull is ignored; burstWhenReadyExceeds
+  // reads a queue count cached for up to a minute). So each slot is a worker of its own, and a
+  // slot that finished a job wakes itself: it fetches again at once, and only an empty fetch
+  // sends it back to waiting (no polling of an empty queue faster than the backstop).
+  const slots = fromConfig(decl.concurrency, ctx.config);
+  const options = workOptions(ctx.config);
+  for (let i = 0; i < slots; i++) {
+    let slot: string | undefined;
+    slot = await boss.work<Data, unknown, WorkOptions>(decl.name, options, async ([job]) => {
+      try {
+        await handle(ctx, job);
+      } finally {
+        // Set while the slot is busy, so it fetches again the moment this job is settled.
+        if (slot) boss.notifyWorker(slot);
+      }
+    });
+  }
+  if (dead) {
+    const lostMessage = (decl.deadLetter && decl.deadLetter.message) || `The ${decl.name} job was abandoned by its workers too many times`;
+    await boss.work<Data, unknown, WorkOptions>(dead, options, async ([job]) => {
+      ctx.log.warn({ queue: decl.name, job: job.sourceId ?? job.id }, `${decl.name} job dead-lettered; failing its resource`);
+      const attempts = job.sourceRetryCount == null ? {} : { attempts: job.sourceRetryCount + 1 };
+      await decl.onTerminalFailure!(ctx, job.data, { code: 'worker_lost', message: lostMessage, retryable: true, context: attempts });
+    });
+  }
+  if (decl.schedule) await boss.schedule(decl.name, decl.schedule);
 }
 
 /** Creates every job's queues (each process does: API nodes send into them). */
