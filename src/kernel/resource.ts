@@ -5,7 +5,8 @@
 //             first attempt; undefined when the resource is finished (a repeated delivery);
 //   progress  stage and percent (0–99; completion writes 100), forward only where the resource
 //             reports stages (services/progress.ts), only while it is running;
-//   saveState what a stage made, merged into the resource's jsonb state column (stages.ts);
+//   saveState what a stage made and the runner's record of its runs, merged into the resource's
+//             jsonb state column (stages.ts);
 //   complete  one transaction: the output's media row, the conditional status update, the caller's
 //             extra rows and the webhook event; false (nothing written) when it is not running;
 //   fail      one transaction: the conditional status update, the refund of its credits (once: a
@@ -117,6 +118,8 @@ export interface Resource<T extends PgTable, Id extends string | number> {
   /** The id and the stored stage state of a row. */
   idOf(row: object): Id;
   stateOf(row: object): Record<string, unknown> | undefined;
+  /** The attempt a row started (its attempt counter); undefined where the resource counts none. */
+  attemptOf(row: object): number | undefined;
 }
 
 // drizzle's rollback error is named DrizzleError, so it is told by its class (a check of
@@ -297,6 +300,10 @@ class DeclaredResource<T extends PgTable, Id extends string | number> implements
 
   stateOf(row: object): Record<string, unknown> | undefined {
     return this.c.state ? ((field(row, this.c.state) ?? {}) as Record<string, unknown>) : undefined;
+  }
+
+  attemptOf(row: object): number | undefined {
+    return this.c.attempts ? Number(field(row, this.c.attempts)) : undefined;
   }
 
   /** The terminal transition's webhook event, in its transaction. */

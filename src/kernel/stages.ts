@@ -5,6 +5,10 @@
 // stage never runs again. Progress comes from the list: a stage spans `weight` percentage points
 // after the stages before it; its start and end are written at once (the stage is visible while
 // it runs), and `report(fraction)` reports its way through it.
+// Where the resource has a state column, the runner also keeps its record of the stages' runs
+// there, under `runs` (stage name → StageRun): the attempts that started each stage and when it
+// last started and finished. It is written when a stage starts and when it finishes, so after a
+// crash it tells which stage was interrupted, in which attempt, and that the finished ones ran once.
 import type { AppContext } from '../context.ts';
 import type { JobTools } from '../jobs/define-job.ts';
 import type { Resource } from './resource.ts';
@@ -37,6 +41,16 @@ export interface Stage<Row, Outputs, K extends keyof Outputs & string = keyof Ou
 /** An ordered list of stages, one per key of `Outputs`. */
 export type Stages<Row, Outputs> = readonly { [K in keyof Outputs & string]: Stage<Row, Outputs, K> }[keyof Outputs & string][];
 
+/** The runner's record of one stage (in the state column under `runs`, by stage name). */
+export interface StageRun {
+  /** The attempts (the resource's attempt counter) that started the stage, in order. */
+  attempts: number[];
+  /** When the stage last started (ISO 8601). */
+  startedAt: string;
+  /** When it finished, in the last of `attempts`; absent while it has not. */
+  finishedAt?: string;
+}
+
 export interface StagesRun<Outputs> {
   outputs: Outputs;
   /** Seconds each stage took on the attempt that ran it (kept in the state column across attempts). */
@@ -57,6 +71,8 @@ export async function runStages<Row extends object, Outputs>(
   const id = resource.idOf(row);
   const state = resource.stateOf(row);
   const timings: Record<string, number> = { ...((state?.timings as Record<string, number> | undefined) ?? {}) };
+  const runs: Record<string, StageRun> = { ...((state?.runs as Record<string, StageRun> | undefined) ?? {}) };
+  const attempt = resource.attemptOf(row);
   const outputs: Record<string, unknown> = {};
   let end = 0;
   for (const stage of stages) {
@@ -76,6 +92,9 @@ export async function runStages<Row extends object, Outputs>(
       if (percent < 100) await resource.progress(ctx, id, stage.name, percent);
     };
     await mark(at(stage.startAt ?? 0));
+    const before = runs[stage.name]?.attempts ?? [];
+    runs[stage.name] = { attempts: [...before, attempt ?? before.length + 1], startedAt: new Date().toISOString() };
+    if (state) await resource.saveState(ctx, id, { runs });
     const t0 = performance.now();
     const out = await stage.run(
       { app: ctx, row, signal: tools.signal, report: (fraction) => tools.progress(stage.name, at(fraction)) },
@@ -83,7 +102,8 @@ export async function runStages<Row extends object, Outputs>(
     );
     await mark(at(1));
     timings[stage.name] = Math.round(performance.now() - t0) / 1000;
-    if (!stage.stored && state) await resource.saveState(ctx, id, { [stage.name]: out, timings });
+    runs[stage.name] = { ...runs[stage.name], finishedAt: new Date().toISOString() };
+    if (state) await resource.saveState(ctx, id, { ...(stage.stored ? {} : { [stage.name]: out }), timings, runs });
     outputs[stage.name] = out;
   }
   return { outputs: outputs as Outputs, timings };

@@ -1,13 +1,14 @@
 // The stage runner against a real database, on the test resource of ./helpers.ts: each stage's
 // output is stored before the next starts, so an attempt interrupted after stage 2 resumes at
 // stage 3 without running stages 1 and 2 again; progress comes from the weights and never goes
-// backwards, across attempts too.
+// backwards, across attempts too; the runner's record of the stages' runs (state `runs`) says which
+// attempts started each stage and when it finished, so a finished stage is seen to have run once.
 import { eq } from 'drizzle-orm';
 import t from 'tap';
 import type { AppContext } from '../../src/context.ts';
 import { facelessVideos } from '../../src/db/schema/index.ts';
 import type { JobTools } from '../../src/jobs/define-job.ts';
-import { runStages, type Stages } from '../../src/kernel/stages.ts';
+import { runStages, type StageRun, type Stages } from '../../src/kernel/stages.ts';
 import { startTestApp } from '../helpers/app.ts';
 import { newThing, thing } from './helpers.ts';
 
@@ -72,7 +73,17 @@ t.test('an attempt interrupted after stage 2 resumes at stage 3, and progress ne
   const mid = await row(id);
   t.match(mid, { status: 'generating', stage: 'three', progress: 30 }, 'the stage it was in, from its start');
   const stored = mid.artifacts as Record<string, unknown>;
-  t.same(Object.keys(stored).sort(), ['one', 'timings', 'two'], 'the outputs of stages 1 and 2 are stored, not 3');
+  t.same(Object.keys(stored).sort(), ['one', 'runs', 'timings', 'two'], 'the outputs of stages 1 and 2 are stored, not 3');
+  const midRuns = stored.runs as Record<string, StageRun>;
+  t.same(Object.keys(midRuns), ['one', 'two', 'three'], 'the stages it started');
+  t.match(midRuns, {
+    one: { attempts: [1], startedAt: String, finishedAt: String },
+    two: { attempts: [1], startedAt: String, finishedAt: String },
+    three: { attempts: [1], startedAt: String },
+  });
+  t.notOk('finishedAt' in midRuns.three, 'stage 3 started in attempt 1 and did not finish');
+  t.ok(Date.parse(midRuns.one.startedAt) <= Date.parse(midRuns.one.finishedAt!), 'a stage starts before it finishes');
+  t.ok(Date.parse(midRuns.one.finishedAt!) <= Date.parse(midRuns.two.startedAt), 'and before the next starts');
   t.match(stored, { one: 1, two: 'two after 1', timings: { one: Number, two: Number } });
   t.same(
     reports,
@@ -107,6 +118,12 @@ t.test('an attempt interrupted after stage 2 resumes at stage 3, and progress ne
   const end = await row(id);
   t.match(end, { status: 'generating', stage: 'four', progress: 99, attempts: 2 });
   t.match(end.artifacts, { one: 1, two: 'two after 1', three: [1, 11], four: { total: 12 } });
+  const endRuns = (end.artifacts as { runs: Record<string, StageRun> }).runs;
+  t.same(endRuns.one, midRuns.one, 'stage 1: the record of attempt 1, unchanged');
+  t.same(endRuns.two, midRuns.two, 'stage 2: the record of attempt 1, unchanged');
+  t.match(endRuns.three, { attempts: [1, 2], startedAt: String, finishedAt: String }, 'stage 3: started twice, finished in attempt 2');
+  t.ok(Date.parse(endRuns.three.startedAt) > Date.parse(midRuns.three.startedAt), 'its start is the second one');
+  t.match(endRuns.four, { attempts: [2], finishedAt: String });
 
   const percents = seen.map(([, p]) => p);
   t.same(
@@ -126,6 +143,7 @@ t.test('an attempt interrupted after stage 2 resumes at stage 3, and progress ne
   t.same(calls, { one: 1, two: 1, three: 2, four: 1 });
   t.same(again.outputs, resumed.outputs);
   t.same(reports, []);
+  t.same((await row(id)).artifacts, end.artifacts, 'and records no run');
 });
 
 t.test('a stage that stores its own output is read back through `stored`, not the state column', async (t) => {
@@ -152,9 +170,14 @@ t.test('a stage that stores its own output is read back through `stored`, not th
   ];
   const tools: JobTools = { signal: new AbortController().signal, progress() {}, annotate() {} };
   await t.rejects(runStages(ctx, thing, (await thing.start(ctx, id))!, stages, tools));
-  t.same((await row(id)).artifacts, {}, 'nothing in the state column');
+  const first = (await row(id)).artifacts as Record<string, any>;
+  t.notOk('title' in first, 'its output is not in the state column');
+  t.match(first.runs, { title: { attempts: [1], finishedAt: String }, after: { attempts: [1] } }, 'its runs are recorded there');
   await t.rejects(runStages(ctx, thing, (await thing.start(ctx, id))!, stages, tools));
   t.equal(runs, 1, 'the stored stage did not run again');
+  const second = (await row(id)).artifacts as Record<string, any>;
+  t.same(second.runs.title, first.runs.title, 'nor was it recorded as run');
+  t.same(second.runs.after.attempts, [1, 2]);
 });
 
 t.test('an aborted attempt starts no further stage', async (t) => {
