@@ -39,6 +39,12 @@ export const slideshows = pgTable(
     copy: jsonb('copy'),
     /** The project version the job's timeline produced (set once: a retry does not fill it again). */
     projectVersion: integer('project_version'),
+    /**
+     * The stage runner's state (src/kernel/stages.ts): its record of each stage's runs (the attempts
+     * that started it, when it started and finished) and timings, and the video stage's output; the
+     * other stages store theirs in the columns and rows named here.
+     */
+    state: jsonb('state').notNull().default(sql`'{}'::jsonb`),
     videoMediaId: uuid('video_media_id').references(() => media.id),
     error: jsonb('error'),
     attempts: integer('attempts').notNull().default(0),

@@ -64,8 +64,9 @@ export async function getSlideshow(ctx: AppContext, orgId: string, id: string, d
 /**
  * The slideshow's lifecycle (src/kernel/resource.ts): queued → generating → completed | error; its
  * stages store their outputs in columns and rows of their own (copy, slideshow_slides,
- * project_version). A failure clears the stage and refunds the credits once; each terminal state
- * writes its webhook event.
+ * project_version), the video stage's in `state`, with the runner's record of the stages' runs.
+ * A failure clears the stage and refunds the credits once; each terminal state writes its webhook
+ * event.
  */
 export const slideshowResource = defineResource({
   name: 'slideshow',
@@ -80,6 +81,7 @@ export const slideshowResource = defineResource({
     startedAt: 'startedAt',
     progress: 'progress',
     stage: 'stage',
+    state: 'state',
     completedAt: 'completedAt',
     credits: 'credits',
     refundedAt: 'refundedAt',
@@ -106,6 +108,9 @@ export interface SlideshowRow {
   credits: number;
   copy: SlideCopy | null;
   projectVersion: number | null;
+  /** The attempt this is (the resource's counter) and the stage runner's state (src/kernel/stages.ts). */
+  attempts: number;
+  state: Record<string, unknown>;
 }
 
 const toRow = (r: typeof slideshows.$inferSelect): SlideshowRow => ({
@@ -117,6 +122,8 @@ const toRow = (r: typeof slideshows.$inferSelect): SlideshowRow => ({
   credits: r.credits,
   copy: (r.copy as SlideCopy | null) ?? null,
   projectVersion: r.projectVersion,
+  attempts: r.attempts,
+  state: (r.state ?? {}) as Record<string, unknown>,
 });
 
 /** Starts an attempt: queued → generating (or a retry of generating); undefined when it already finished. */

@@ -224,14 +224,14 @@ function addSlides(tl: Timeline, slides: { mediaId: string; text: string | null 
   });
 }
 
-/** What each stage makes; each is stored where the slideshow keeps it (copy, slideshow_slides, project_version). */
+/** What each stage makes; each is stored where the slideshow keeps it (copy, slideshow_slides, project_version; the video in `state`). */
 interface SlideshowOutputs {
   copy: SlideCopy;
   /** The slides' media ids, by index. */
   slides: string[];
   /** The project version the slides were added in. */
   project: number;
-  /** The carousel MP4, stored: the slideshow completes with it. */
+  /** The carousel MP4, stored (the runner keeps this output in `state`): the slideshow completes with it. */
   video: StoredVideo;
 }
 
@@ -292,7 +292,7 @@ export async function runSlideshow(ctx: AppContext, job: RunningJob<SlideshowJob
   try {
     const stages = slideshowStages({ ctx, s, workDir, palette: (signal) => (palette ??= readPalette(signal)) });
     const { outputs, timings } = await runStages(ctx, slideshowResource, s, stages, tools);
-    // Milliseconds each stage took in this attempt.
+    // Milliseconds each stage took, on the attempt that ran it.
     const took = Object.fromEntries(Object.entries(timings).map(([stage, seconds]) => [stage, Math.round(seconds * 1000)]));
     ctx.log.info({ slideshow: s.id, attempt: job.attempt, stage_ms: took }, 'slideshow made');
     await completeSlideshow(ctx, s, outputs.video);

@@ -1,0 +1,1 @@
+ALTER TABLE "slideshows" ADD COLUMN "state" jsonb DEFAULT '{}'::jsonb NOT NULL;
