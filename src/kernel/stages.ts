@@ -91,10 +91,11 @@ export async function runStages<Row extends object, Outputs>(
       tools.progress(stage.name, percent);
       if (percent < 100) await resource.progress(ctx, id, stage.name, percent);
     };
-    await mark(at(stage.startAt ?? 0));
+    // Recorded before the stage shows: a stage seen running has its start recorded.
     const before = runs[stage.name]?.attempts ?? [];
     runs[stage.name] = { attempts: [...before, attempt ?? before.length + 1], startedAt: new Date().toISOString() };
     if (state) await resource.saveState(ctx, id, { runs });
+    await mark(at(stage.startAt ?? 0));
     const t0 = performance.now();
     const out = await stage.run(
       { app: ctx, row, signal: tools.signal, report: (fraction) => tools.progress(stage.name, at(fraction)) },
