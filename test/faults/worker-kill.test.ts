@@ -1,11 +1,19 @@
 // A worker killed mid-job (kill -9 of its whole process group, as a lost machine) leaves a job that
 // another worker finishes after the heartbeat expires: one charge, no refund, nothing made twice.
-// Four pipelines, each on a database of its own with its own two worker processes, run side by side
-// so that they share the wait for the heartbeat instead of taking it in turn:
+// Five jobs, each on a database of its own with its own worker processes, run side by side so that
+// they share the wait for the heartbeat instead of taking it in turn:
 // - a video generation killed while generating;
-// - a faceless video killed while rendering: the stored scenes are kept;
-// - a slideshow killed while its MP4 renders: its slides and timeline items are not made again;
+// - a faceless video killed while rendering, its last stage: the stages before it are not run again;
+// - a faceless video killed while drawing its scenes, its second stage, after a scene was stored:
+//   its script is not written again and the scenes stage finishes once;
+// - a slideshow killed while its MP4 renders: its copy, slides and project are not made again;
 // - an X post killed between the media upload and the tweet: one upload, one tweet.
+// A stage that finished before the kill must not run again. The evidence is what the pipeline leaves
+// behind: each finished stage's stored output (its entry in the stage state, its media rows to the
+// microsecond, its stored objects' ETag and modification time) is the same after the second worker
+// as before it, and the stage runner's record of the stages' runs (state `runs`,
+// src/kernel/stages.ts) still says the finished stages ran in the first attempt only, while the
+// interrupted stage and those after it ran in the last.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
@@ -13,6 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { media } from '../../src/db/schema/index.ts';
+import type { StageRun } from '../../src/kernel/stages.ts';
 import { connectAccount } from '../../src/services/social/accounts.ts';
 import { loadTokenKey, tokenCipher } from '../../src/services/social/token-crypto.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
@@ -20,7 +29,7 @@ import { connect } from '../mcp/helpers.ts';
 import { fakeX } from '../social/fakes.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
-t.jobs = 4;
+t.jobs = 5;
 
 /** An API app (no workers) on a fresh database, and a way to start worker processes for it. */
 async function setup(t: Test, env: Record<string, string> = {}): Promise<{ api: TestApp; worker: () => ChildProcess }> {
@@ -69,6 +78,78 @@ async function until(what: string, fn: () => Promise<boolean> | boolean, ms: num
 async function ledger(api: TestApp, orgId: string) {
   const rows = await api.service.ctx.sql`select reason, delta from credit_ledger where org_id = ${orgId} order by id`;
   return rows.map((l) => [l.reason, l.delta]);
+}
+
+/** A media row of the workspace and its stored object, as written. */
+interface Made {
+  kind: string;
+  key: string;
+  bytes: number;
+  /** To the microsecond. */
+  createdAt: string;
+  object: { bytes: number; etag: string; modified: string } | undefined;
+}
+
+/** The workspace's media rows and their stored objects (ETag and modification time), by media id. */
+async function madeSoFar(api: TestApp, orgId: string): Promise<Map<string, Made>> {
+  const { sql, storage } = api.service.ctx;
+  const rows = await sql<{ id: string; kind: string; key: string; bytes: number; created: string }[]>`
+    select id, kind, storage_key as key, size_bytes::int as bytes, created_at::text as created
+    from media where org_id = ${orgId} order by id`;
+  const made = new Map<string, Made>();
+  for (const r of rows) {
+    const o = await storage.stat(r.key);
+    const object = o && { bytes: o.bytes, etag: o.etag, modified: o.lastModified.toISOString() };
+    made.set(r.id, { kind: r.kind, key: r.key, bytes: r.bytes, createdAt: r.created, object });
+  }
+  return made;
+}
+
+/**
+ * The media stored before the kill are kept as they were written (rows and objects: none written
+ * again), and the job added `added` (kinds, in id order) and nothing else.
+ */
+function checkKept(t: Test, before: Map<string, Made>, after: Map<string, Made>, added: string[]) {
+  t.ok(before.size > 0, `${before.size} media stored before the kill`);
+  t.same(
+    Object.fromEntries([...before.keys()].map((id) => [id, after.get(id)])),
+    Object.fromEntries(before),
+    'the media stored before the kill are kept as written (rows, objects, times)',
+  );
+  t.same(
+    [...after].filter(([id]) => !before.has(id)).map(([, m]) => m.kind),
+    added,
+    `after the kill only ${added.join(', ') || 'nothing'} was made`,
+  );
+}
+
+/**
+ * The stage runner's record after the job finished, against its record at the kill: each stage of
+ * `finished` ran once, in attempt 1, and its record is unchanged; `interrupted` (running at the
+ * kill) and the stages after it finished in the last attempt, once (the interrupted one had started
+ * in attempt 1).
+ */
+function checkRuns(
+  t: Test,
+  atKill: Record<string, StageRun>,
+  end: Record<string, StageRun>,
+  stages: { finished: string[]; interrupted: string; after: string[]; attempts: number },
+) {
+  const { finished, interrupted, after, attempts } = stages;
+  for (const name of finished) {
+    t.same(atKill[name]?.attempts, [1], `${name}: ran in attempt 1`);
+    t.ok(atKill[name]?.finishedAt, `${name}: finished before the kill`);
+    t.same(end[name], atKill[name], `${name}: not run again (its record is unchanged)`);
+  }
+  t.same(atKill[interrupted]?.attempts, [1], `${interrupted}: started in attempt 1`);
+  t.notOk(atKill[interrupted]?.finishedAt, `${interrupted}: not finished at the kill`);
+  t.same(end[interrupted]?.attempts, [1, attempts], `${interrupted}: started again in attempt ${attempts}`);
+  t.ok(end[interrupted]?.finishedAt, `${interrupted}: finished`);
+  for (const name of after) {
+    t.notOk(atKill[name], `${name}: not started before the kill`);
+    t.same(end[name]?.attempts, [attempts], `${name}: ran once, in attempt ${attempts}`);
+    t.ok(end[name]?.finishedAt, `${name}: finished`);
+  }
 }
 
 t.test('a video generation killed while generating is finished by another worker', async (t) => {
@@ -141,6 +222,8 @@ t.test('a faceless video killed while rendering is finished from its stored scen
   kill(first);
   const scenes = (await row(id)).artifacts.scenes;
   t.equal((await row(id)).status, 'generating', 'killed while still generating');
+  const atKill = (await row(id)).artifacts;
+  const madeAtKill = await madeSoFar(api, ws.orgId);
 
   const second = worker();
   await until('another worker completes it', async () => (await row(id)).status !== 'generating', 150_000);
@@ -148,9 +231,95 @@ t.test('a faceless video killed while rendering is finished from its stored scen
   t.equal(final.status, 'completed');
   t.ok(final.attempts >= 2, `attempted ${final.attempts} times`);
   t.same(final.artifacts.scenes, scenes, 'the scenes of the first attempt were kept');
+  const finished = ['script', 'scenes', 'voiceover', 'captions'];
+  for (const stage of finished) t.same(final.artifacts[stage], atKill[stage], `${stage}: its stored output is unchanged`);
+  checkRuns(t, atKill.runs, final.artifacts.runs, { finished, interrupted: 'render', after: [], attempts: final.attempts });
+  checkKept(t, madeAtKill, await madeSoFar(api, ws.orgId), ['video']);
   const video = await api.request('GET', `/api/v1/videos/${id}`, { key: ws.key });
   t.match(video.body, { status: 'completed', progress: 100 });
   t.equal((await fetch(video.body.url)).status, 200);
+  t.same(
+    await ledger(api, ws.orgId),
+    [
+      ['initial_grant', 100],
+      ['faceless_video_charge', -40],
+    ],
+    'one charge, no refund',
+  );
+  process.kill(-second.pid!, 'SIGTERM');
+});
+
+t.test('a faceless video killed while drawing its scenes keeps its script and draws its scenes once', async (t) => {
+  const { api, worker } = await setup(t);
+  const sql = api.service.ctx.sql;
+  const row = async (id: number) =>
+    (await sql`select status, stage, attempts, artifacts from faceless_videos where video_id = ${id}`)[0] as {
+      status: string;
+      stage: string | null;
+      attempts: number;
+      artifacts: any;
+    };
+  const scenesStored = async (orgId: string) =>
+    (await sql`select count(*)::int as n from media where org_id = ${orgId} and kind = 'image'`)[0].n as number;
+  const ws = await api.workspace({ credits: 100 });
+  // Seven sentences, seven scenes (drawn two at a time): the worker is killed with some stored.
+  const script =
+    'Wake up early. Drink a glass of water. Stretch for one minute. Write down three tasks. ' +
+    'Start with the hardest one. Take a short walk at noon. Go to sleep on time.';
+  const res = await api.request('POST', '/api/v1/faceless-videos', { key: ws.key, body: { script, duration: '12' } });
+  t.equal(res.status, 200, res.text);
+  const id = res.body.video_id as number;
+
+  const first = worker();
+  await until(
+    'the first worker stores a scene',
+    async () => (await row(id)).stage === 'scenes' && (await scenesStored(ws.orgId)) >= 1,
+    90_000,
+    20,
+  );
+  kill(first);
+  const atKill = await row(id);
+  t.equal(atKill.status, 'generating', 'killed while still generating');
+  t.equal(atKill.stage, 'scenes', 'killed in the scenes stage');
+  t.ok(atKill.artifacts.script, 'the script was stored before the kill');
+  t.notOk('scenes' in atKill.artifacts, 'the scenes stage had not stored its output');
+  const madeAtKill = await madeSoFar(api, ws.orgId);
+  t.ok(madeAtKill.size >= 1 && madeAtKill.size < 7, `killed mid-way through the scenes: ${madeAtKill.size} of 7 stored`);
+
+  const second = worker();
+  await until('another worker completes it', async () => (await row(id)).status !== 'generating', 150_000);
+  const final = await row(id);
+  t.equal(final.status, 'completed');
+  t.ok(final.attempts >= 2, `attempted ${final.attempts} times`);
+  t.same(final.artifacts.script, atKill.artifacts.script, 'script: its stored output is unchanged');
+  checkRuns(t, atKill.artifacts.runs, final.artifacts.runs, {
+    finished: ['script'],
+    interrupted: 'scenes',
+    after: ['voiceover', 'captions', 'render'],
+    attempts: final.attempts,
+  });
+  // The resumed stage draws every scene again (their objects are written again), under the ids
+  // derived from the video's: the rows stored before the kill are kept, and each scene has one.
+  const made = await madeSoFar(api, ws.orgId);
+  const sceneIds: string[] = final.artifacts.scenes.mediaIds;
+  t.equal(sceneIds.length, 7, 'seven scenes');
+  t.same(
+    [...made].filter(([, m]) => m.kind === 'image').map(([mid]) => mid),
+    [...sceneIds].sort(),
+    'one media row per scene: those of the stored output',
+  );
+  t.same(
+    [...madeAtKill].map(([mid, m]) => [mid, m.key, m.createdAt]),
+    [...madeAtKill].map(([mid]) => [mid, made.get(mid)?.key, made.get(mid)?.createdAt]),
+    'the scenes stored before the kill keep their rows',
+  );
+  t.same(
+    [...made.values()].map((m) => m.kind).sort(),
+    ['audio', 'image', 'image', 'image', 'image', 'image', 'image', 'image', 'video', 'voice'],
+    'seven scenes, the music bed, the MP4 and the voiceover: each made once',
+  );
+  const video = await api.request('GET', `/api/v1/videos/${id}`, { key: ws.key });
+  t.match(video.body, { status: 'completed', progress: 100 });
   t.same(
     await ledger(api, ws.orgId),
     [
@@ -166,12 +335,19 @@ t.test('a slideshow killed while its MP4 renders keeps its slides and timeline',
   const { api, worker } = await setup(t);
   const sql = api.service.ctx.sql;
   const row = async (id: string) =>
-    (await sql`select status, stage, attempts, project_version from slideshows where id = ${id}`)[0] as {
+    (await sql`select status, stage, attempts, project_version, copy::text, state from slideshows where id = ${id}`)[0] as {
       status: string;
       stage: string | null;
       attempts: number;
       project_version: number | null;
+      copy: string | null;
+      state: { runs: Record<string, StageRun> };
     };
+  /** What the slides and project stages wrote: the slides' rows and the project's timeline. */
+  const slidesAndProject = async (id: string, videoId: number) => ({
+    slides: await sql`select index, media_id, text, created_at::text from slideshow_slides where slideshow_id = ${id} order by index`,
+    project: await sql`select version, timeline::text from editor_videos where video_id = ${videoId}`,
+  });
   const ws = await api.workspace({ credits: 1000 });
   const res = await api.request('POST', '/api/v1/slideshows', {
     key: ws.key,
@@ -187,6 +363,8 @@ t.test('a slideshow killed while its MP4 renders keeps its slides and timeline',
   t.equal(before.status, 'generating', 'killed while still generating');
   t.ok(before.project_version, 'the project was filled before the kill');
   const [items] = await sql`select json_array_length(timeline->'items') as n from editor_videos where video_id = ${res.body.video_id}`;
+  const writtenAtKill = await slidesAndProject(id, res.body.video_id);
+  const madeAtKill = await madeSoFar(api, ws.orgId);
 
   const second = worker();
   await until('another worker completes it', async () => (await row(id)).status !== 'generating', 150_000);
@@ -194,6 +372,16 @@ t.test('a slideshow killed while its MP4 renders keeps its slides and timeline',
   t.equal(final.status, 'completed');
   t.ok(final.attempts >= 2, `attempted ${final.attempts} times`);
   t.equal(final.project_version, before.project_version, 'the project was not filled again');
+  t.ok(before.copy, 'the copy was written before the kill');
+  t.equal(final.copy, before.copy, 'copy: its stored output is unchanged');
+  t.same(await slidesAndProject(id, res.body.video_id), writtenAtKill, 'slides and project: their rows are unchanged');
+  checkRuns(t, before.state.runs, final.state.runs, {
+    finished: ['copy', 'slides', 'project'],
+    interrupted: 'video',
+    after: [],
+    attempts: final.attempts,
+  });
+  checkKept(t, madeAtKill, await madeSoFar(api, ws.orgId), ['video']);
   const [after] = await sql`select json_array_length(timeline->'items') as n from editor_videos where video_id = ${res.body.video_id}`;
   t.equal(after.n, items.n, 'no timeline item added twice');
   t.equal(items.n, 8, 'four image items and four text items');
