@@ -232,42 +232,11 @@ async function recommend(
 
 const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
-const STOP = new Set([
-  'a',
-  'an',
-  'and',
-  'the',
-  'of',
-  'for',
-  'with',
-  'in',
-  'on',
-  'to',
-  'my',
-  'our',
-  'your',
-  'is',
-  'are',
-  'at',
-  'by',
-  'from',
-  'this',
-  'that',
-]);
-const words = (s: string) =>
-  (
-    s
-      .toLowerCase()
-      .normalize('NFKD')
-      .replace(/[\u0300-\u036f]/g, '')
-      .match(/[a-z0-9]+/g) ?? []
-  ).filter((w) => w.length > 1 && !STOP.has(w));
-
 /** Words a target answers to: its label and slug, and for templates their presets' names. */
 function targetWords(x: ReferenceTemplateTarget): Set<string> {
   const tpl = findTemplate(x.template_slug);
   const extra = tpl ? tpl.presets.flatMap((p) => [p.id, p.label]) : [];
-  return new Set([...words(x.label), ...words(x.template_slug), ...extra.flatMap(words)]);
+  return new Set([...textWords(x.label), ...textWords(x.template_slug), ...extra.flatMap(textWords)]);
 }
 
 /**
@@ -302,7 +271,7 @@ async function suggestTargets(ctx: AppContext, q: ListReferencesQuery): Promise<
   }
   const seen = combined(analyses);
   const read = new Set(textWords(analyses.map((a) => `${a.text} ${a.kind === 'video' ? (a.transcript ?? '') : ''}`).join(' ')));
-  const asked = new Set(words(q.description ?? ''));
+  const asked = new Set(textWords(q.description ?? ''));
   const limit = Math.min(q.limit ?? SUGGEST_MAX, SUGGEST_MAX);
   const targets = referenceTemplateTargets()
     .filter((x) => x.accepts_media_kinds.includes(kind))
