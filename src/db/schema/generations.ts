@@ -83,6 +83,11 @@ export const referenceInspirations = pgTable(
     error: jsonb('error'),
     jobId: uuid('job_id'),
     creditsDeducted: integer('credits_deducted').notNull().default(0),
+    /**
+     * The stage runner's state (src/kernel/stages.ts): the fetch stage's output (the URL media it
+     * stored, as media rows to insert on completion) and its record of each stage's runs.
+     */
+    state: jsonb('state').notNull().default(sql`'{}'::jsonb`),
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },

@@ -15,12 +15,22 @@ type FailureDetail = components['schemas']['FailureDetail'];
 
 /**
  * The reference's lifecycle (src/kernel/resource.ts): processing → ready | failed; a failure
- * refunds its credits once. No attempt counter and no webhook event.
+ * refunds its credits once. No attempt counter, no progress and no webhook event; `state` holds the
+ * stage runner's outputs and record (stages.ts).
  */
 export const referenceResource = defineResource({
   name: 'reference',
   table: referenceInspirations,
-  columns: { id: 'id', org: 'orgId', status: 'status', error: 'error', updatedAt: 'updatedAt', credits: 'creditsDeducted', jobId: 'jobId' },
+  columns: {
+    id: 'id',
+    org: 'orgId',
+    status: 'status',
+    error: 'error',
+    updatedAt: 'updatedAt',
+    credits: 'creditsDeducted',
+    jobId: 'jobId',
+    state: 'state',
+  },
   statuses: { running: 'processing', completed: 'ready', failed: 'failed' },
   refund: { reason: 'reference_refund', reference: (id: string) => `reference:${id}` },
 });
@@ -75,6 +85,20 @@ export async function completeAnalysis(
   return ok;
 }
 
-/** Fails a processing reference and refunds its credits, exactly once. */
-export const failAnalysis = (ctx: AppContext, id: string, detail: FailureDetail): Promise<boolean> =>
-  referenceResource.fail(ctx, id, detail);
+/**
+ * Fails a processing reference and refunds its credits, exactly once, and removes the URL media its
+ * fetch stage stored (kept in the state for a later attempt; no row will hold them now).
+ */
+export async function failAnalysis(ctx: AppContext, id: string, detail: FailureDetail): Promise<boolean> {
+  const failed = await referenceResource.fail(ctx, id, detail);
+  if (failed) {
+    // Read after the failure: a reference no longer processing keeps its state as it is.
+    const [row] = await ctx.db
+      .select({ state: referenceInspirations.state })
+      .from(referenceInspirations)
+      .where(eq(referenceInspirations.id, id));
+    const fetched = ((row?.state as { fetch?: MediaInsert[] } | undefined)?.fetch ?? []).map((m) => m.storageKey);
+    if (fetched.length) await discardStored(ctx, fetched);
+  }
+  return failed;
+}

@@ -1,7 +1,8 @@
 // The reference analysis job: fetches a processing reference's URL media through the guarded
 // client, checks and stores them, analyses every item (palette, subject, OCR text, perceptual
 // hash; for videos also cuts, loudness, speech, keyframes, transcript: src/media/analysis.ts) in
-// the job's folder, and makes the reference ready with the analyses. Media that cannot be fetched or
+// the job's folder, and makes the reference ready with the analyses. Two stages on the kernel's
+// stage runner: `fetch` (its stored media kept in the reference's state) and `analyse`. Media that cannot be fetched or
 // is not what was declared fails the reference with a structured error and refunds it (exactly
 // once); transient errors are retried, and the last failed attempt or a job abandoned by its
 // workers too many times fails and refunds it too (defineJob).
@@ -9,14 +10,15 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { AppContext } from '../../context.ts';
 import { jobFolder } from '../../media/work-folder.ts';
-import { analyseFiles } from '../../services/references/analysis.ts';
+import { analyseFiles, type MediaAnalysis } from '../../services/references/analysis.ts';
 import { fetchMediaBytes } from '../../media/fetch-media.ts';
 import { ApiError, type FieldError } from '../../errors.ts';
 import { discardStored, ingest, type MediaInsert, receiveBuffer } from '../../services/editor/media.ts';
 import { urlFilename } from '../../services/editor/resources.ts';
 import type { ReferenceRow } from '../../services/references/references.ts';
 import type { ReferenceInput } from './request.ts';
-import { completeAnalysis, orderedMedia, startAnalysis } from './rows.ts';
+import { completeAnalysis, orderedMedia, referenceResource, startAnalysis } from './rows.ts';
+import { runStages, type Stages } from '../../kernel/stages.ts';
 import type { FailureDetail, JobTools, RunningJob } from '../../jobs/define-job.ts';
 
 /** Inline and fetched images: "at most about 10 MB decoded" (seed 4.8). */
@@ -95,31 +97,47 @@ export interface ReferenceJobData {
   referenceId: string;
 }
 
-export async function runAnalysis(ctx: AppContext, job: RunningJob<ReferenceJobData>, { signal, annotate }: JobTools): Promise<void> {
-  const row = await startAnalysis(ctx, job.data.referenceId);
-  if (!row) return; // finished already (a repeated delivery)
-  annotate({ credits_refunded: row.creditsDeducted });
-  let fetched: Awaited<ReturnType<typeof fetchReferenceMedia>> = [];
+/** Each stage's output: the URL media the fetch stage stored (media rows to insert on completion), the analyses. */
+export interface ReferenceOutputs {
+  fetch: MediaInsert[];
+  analyse: MediaAnalysis[];
+}
+
+/**
+ * The analysis, stage by stage on the kernel's stage runner (src/kernel/stages.ts): `fetch` fetches,
+ * checks and stores the URL media (its output, the media rows, kept in the reference's state, so a
+ * later attempt neither fetches again nor leaves the stored objects without a row); `analyse` reads
+ * the stored media back and analyses every item.
+ */
+export const REFERENCE_STAGES: Stages<ReferenceRow, ReferenceOutputs> = [
+  { name: 'fetch', weight: 20, run: (s) => fetchReferenceMedia(s.app, s.row, s.signal) },
+  { name: 'analyse', weight: 80, run: (s, done) => analyseStored(s.app, s.row, done.fetch, s.signal) },
+];
+
+/** Copies the reference's stored media (in the order given) into the job's folder and analyses them. */
+async function analyseStored(ctx: AppContext, row: ReferenceRow, fetched: MediaInsert[], signal: AbortSignal): Promise<MediaAnalysis[]> {
   const workDir = await jobFolder(ctx.config.dataDir, `reference-${row.id}`);
   try {
-    fetched = await fetchReferenceMedia(ctx, row, signal);
     const files = [];
     for (const [i, m] of (await orderedMedia(ctx, row, fetched)).entries()) {
       const file = path.join(workDir, `item-${i}${path.extname(m.storageKey)}`);
       await ctx.storage.copyToFile(m.storageKey, file);
       files.push({ path: file, type: m.contentType });
     }
-    const analyses = await analyseFiles(ctx, files, workDir, signal);
-    await completeAnalysis(ctx, row, fetched, analyses);
-  } catch (err) {
-    await discardStored(
-      ctx,
-      fetched.map((m) => m.storageKey),
-    );
-    throw err;
+    return await analyseFiles(ctx, files, workDir, signal);
   } finally {
     await fs.rm(workDir, { recursive: true, force: true });
   }
+}
+
+export async function runAnalysis(ctx: AppContext, job: RunningJob<ReferenceJobData>, tools: JobTools): Promise<void> {
+  const row = await startAnalysis(ctx, job.data.referenceId);
+  if (!row) return; // finished already (a repeated delivery)
+  tools.annotate({ credits_refunded: row.creditsDeducted });
+  // A failed attempt keeps what the fetch stage stored (the next one resumes with it); a terminal
+  // failure removes it (failAnalysis), and so does a completion that finds the reference finished.
+  const { outputs } = await runStages(ctx, referenceResource, row, REFERENCE_STAGES, tools);
+  await completeAnalysis(ctx, row, outputs.fetch, outputs.analyse);
 }
 
 export function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean } {

@@ -1,0 +1,1 @@
+ALTER TABLE "reference_inspirations" ADD COLUMN "state" jsonb DEFAULT '{}'::jsonb NOT NULL;
