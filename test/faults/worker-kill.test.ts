@@ -1,27 +1,30 @@
 // A worker killed mid-job (kill -9 of its whole process group, as a lost machine) leaves a job that
 // another worker finishes after the heartbeat expires: one charge, no refund, nothing made twice.
-// Five jobs, each on a database of its own with its own worker processes, run side by side so that
+// Six jobs, each on a database of its own with its own worker processes, run side by side so that
 // they share the wait for the heartbeat instead of taking it in turn:
 // - a video generation killed while generating;
 // - a faceless video killed while rendering, its last stage: the stages before it are not run again;
 // - a faceless video killed while drawing its scenes, its second stage, after a scene was stored:
-//   its script is not written again and the scenes stage finishes once;
+//   its script is not written again, the stored scenes are not drawn again and the stage finishes once;
 // - a slideshow killed while its MP4 renders: its copy, slides and project are not made again;
-// - an X post killed between the media upload and the tweet: one upload, one tweet.
+// - an X post killed between the media upload and the tweet: one upload, one tweet;
+// - a reference analysis killed while analysing its fetched video: the video is not fetched again.
 // A stage that finished before the kill must not run again. The evidence is what the pipeline leaves
 // behind: each finished stage's stored output (its entry in the stage state, its media rows to the
 // microsecond, its stored objects' ETag and modification time) is the same after the second worker
 // as before it, and the stage runner's record of the stages' runs (state `runs`,
 // src/kernel/stages.ts) still says the finished stages ran in the first attempt only, while the
 // interrupted stage and those after it ran in the last.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
+import http from 'node:http';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { media } from '../../src/db/schema/index.ts';
 import type { StageRun } from '../../src/kernel/stages.ts';
+import { FFMPEG_PATH } from '../../src/media/ffmpeg.ts';
 import { connectAccount } from '../../src/services/social/accounts.ts';
 import { loadTokenKey, tokenCipher } from '../../src/services/social/token-crypto.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
@@ -29,7 +32,7 @@ import { connect } from '../mcp/helpers.ts';
 import { fakeX } from '../social/fakes.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
-t.jobs = 5;
+t.jobs = 6;
 
 /** An API app (no workers) on a fresh database, and a way to start worker processes for it. */
 async function setup(t: Test, env: Record<string, string> = {}): Promise<{ api: TestApp; worker: () => ChildProcess }> {
@@ -298,8 +301,8 @@ t.test('a faceless video killed while drawing its scenes keeps its script and dr
     after: ['voiceover', 'captions', 'render'],
     attempts: final.attempts,
   });
-  // The resumed stage draws every scene again (their objects are written again), under the ids
-  // derived from the video's: the rows stored before the kill are kept, and each scene has one.
+  // The resumed stage draws only the scenes the first worker did not store, under the ids derived
+  // from the video's: the rows and objects stored before the kill are kept, and each scene has one.
   const made = await madeSoFar(api, ws.orgId);
   const sceneIds: string[] = final.artifacts.scenes.mediaIds;
   t.equal(sceneIds.length, 7, 'seven scenes');
@@ -309,9 +312,9 @@ t.test('a faceless video killed while drawing its scenes keeps its script and dr
     'one media row per scene: those of the stored output',
   );
   t.same(
-    [...madeAtKill].map(([mid, m]) => [mid, m.key, m.createdAt]),
-    [...madeAtKill].map(([mid]) => [mid, made.get(mid)?.key, made.get(mid)?.createdAt]),
-    'the scenes stored before the kill keep their rows',
+    [...madeAtKill].map(([mid, m]) => [mid, m.key, m.createdAt, m.object]),
+    [...madeAtKill].map(([mid]) => [mid, made.get(mid)?.key, made.get(mid)?.createdAt, made.get(mid)?.object]),
+    'the scenes stored before the kill keep their rows and objects (not drawn again)',
   );
   t.same(
     [...made.values()].map((m) => m.kind).sort(),
@@ -477,4 +480,101 @@ t.test('an X post killed between upload and tweet is posted once by another work
   t.equal(X.state.tweets.length, 1, 'one tweet');
   t.equal(X.state.tweetAttempts, 2, 'the hung attempt and the resumed one');
   t.equal(pub.results[0].post_id, X.state.tweets[0].id);
+});
+
+t.test('a reference analysis killed while analysing is finished without fetching its media again', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'media-api-reference-kill-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  // Two seconds of colour with a voice-band tone (speech for the transcription provider).
+  const clipFile = path.join(dir, 'clip.mp4');
+  // biome-ignore format: ffmpeg's arguments read best as option-value pairs
+  execFileSync(FFMPEG_PATH, [
+    '-hide_banner', '-loglevel', 'error', '-y',
+    '-f', 'lavfi', '-i', 'color=c=teal:s=160x284:r=10:d=2',
+    '-f', 'lavfi', '-i', "aevalsrc='0.5*sin(2*PI*220*t)*(0.5+0.5*sin(2*PI*4*t))':s=16000:d=2",
+    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', clipFile,
+  ]);
+  const clip = fs.readFileSync(clipFile);
+  let fetches = 0;
+  const host = http.createServer((req, res) => {
+    if (req.url !== '/clip.mp4') return res.writeHead(404).end('missing');
+    fetches++;
+    res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': clip.length }).end(clip);
+  });
+  // The transcription provider: the first call is held until its worker dies; later ones answer.
+  let transcriptions = 0;
+  const stt = http.createServer(async (req, res) => {
+    for await (const _ of req);
+    if (transcriptions++ === 0) return; // held: the worker is killed while it waits
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ text: 'Fresh lemons daily', language: 'english' }));
+  });
+  for (const s of [host, stt]) await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  t.teardown(() => {
+    host.closeAllConnections();
+    stt.closeAllConnections();
+    host.close();
+    stt.close();
+  });
+  const port = (s: http.Server) => (s.address() as { port: number }).port;
+  const { api, worker } = await setup(t, {
+    OUTBOUND_ALLOW_IPS: '127.0.0.1',
+    TRANSCRIPTION_PROVIDER_URL: `http://127.0.0.1:${port(stt)}/v1`,
+    TRANSCRIPTION_PROVIDER_API_KEY: 'stt-key',
+  });
+  const sql = api.service.ctx.sql;
+  const row = async (id: string) =>
+    (await sql`select status, state, media_ids from reference_inspirations where id = ${id}`)[0] as {
+      status: string;
+      state: any;
+      media_ids: string[];
+    };
+  const ws = await api.workspace({ credits: 100, scopes: ['generations:read', 'generations:write'] });
+  const res = await api.request('POST', '/api/v1/reference-inspirations', {
+    key: ws.key,
+    body: { template_slug: 'product-demo-showcase', media_kind: 'video', video_url: `http://127.0.0.1:${port(host)}/clip.mp4` },
+  });
+  t.equal(res.status, 200, res.text);
+  const id = res.body.id as string;
+
+  const first = worker();
+  await until('the first worker is analysing (the transcription is under way)', () => transcriptions >= 1, 90_000, 20);
+  kill(first);
+  const atKill = await row(id);
+  t.equal(atKill.status, 'processing', 'killed while still processing');
+  t.equal(fetches, 1, 'the video was fetched once before the kill');
+  const fetched: { id: string; storageKey: string }[] = atKill.state.fetch;
+  t.equal(fetched?.length, 1, 'the fetch stage had stored its output');
+  const objectAtKill = await api.service.ctx.storage.stat(fetched[0].storageKey);
+  t.ok(objectAtKill, 'the fetched video is stored');
+
+  const second = worker();
+  await until('another worker completes it', async () => (await row(id)).status !== 'processing', 150_000);
+  const final = await row(id);
+  t.equal(final.status, 'ready');
+  t.equal(fetches, 1, 'the second worker did not fetch the video again');
+  t.equal(transcriptions, 2, 'the analysis ran again: one more transcription');
+  t.notOk('fetch' in final.state || 'analyse' in final.state, 'the outputs left the state for the rows on completion');
+  const attempts = final.state.runs.analyse.attempts.at(-1);
+  checkRuns(t, atKill.state.runs, final.state.runs, { finished: ['fetch'], interrupted: 'analyse', after: [], attempts });
+  const made = await madeSoFar(api, ws.orgId);
+  t.same([...made.keys()], [fetched[0].id], 'one media row: the video the first worker stored');
+  t.same(final.media_ids, [fetched[0].id]);
+  const object = made.get(fetched[0].id)?.object;
+  t.same(
+    object && [object.etag, object.modified],
+    [objectAtKill?.etag, objectAtKill?.lastModified.toISOString()],
+    'its stored object is the one written before the kill',
+  );
+  const list = await api.request('GET', '/api/v1/reference-inspirations?limit=20', { key: ws.key });
+  t.match(
+    list.body.data.find((r: { id: string }) => r.id === id),
+    { status: 'ready', media: [{ analysis: { transcript: 'Fresh lemons daily' } }] },
+  );
+  t.same(
+    (await ledger(api, ws.orgId)).map(([reason]) => reason),
+    ['initial_grant', 'reference_charge'],
+    'one charge, no refund',
+  );
+  void second;
 });

@@ -112,6 +112,8 @@ t.test('an attempt failed in the analysis resumes without fetching the URL media
   t.same(runs.fetch.attempts, [1], 'fetch ran once');
   t.same(runs.analyse.attempts, [1, 2], 'analyse started in both attempts');
   t.ok(runs.analyse.finishedAt);
+  t.same(Object.keys(done.state as object).sort(), ['runs', 'timings'], 'the state keeps only the record once ready');
+  t.ok((done.analysis as unknown[]).length === 1, 'the analysis is in its column');
 
   // A repeated delivery of the finished job does nothing.
   await run(3);

@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { AppContext } from '../../context.ts';
+import { and, eq, inArray } from 'drizzle-orm';
 import { media, mediaTranscripts } from '../../db/schema/index.ts';
 import { FfmpegError, inputArgs, probe, runFfmpeg } from '../../media/ffmpeg.ts';
 import { fetchCheckedMedia } from '../../media/fetch-media.ts';
@@ -211,11 +212,26 @@ async function drawScenes(a: Attempt, s: Stage, script: FacelessOutputs['script'
     if (!refs.has(k)) refs.set(k, await fetchReference(ctx, spec.referenceUrls[k], `reference_image_urls[${k}]`, s.signal));
     return refs.get(k);
   };
+  const ids = script.parts.map((_part, i) => stableUuid(`faceless:${f.videoId}:scene:${i}`));
+  // A scene's row is written after its object is stored, so a scene with a row is finished: an
+  // attempt resumed after a crash draws only the scenes the earlier one did not.
+  const stored = new Set(
+    (
+      await ctx.db
+        .select({ id: media.id })
+        .from(media)
+        .where(and(eq(media.orgId, f.orgId), inArray(media.id, ids)))
+    ).map((r) => r.id),
+  );
+  if (stored.size === ids.length) return { mediaIds: ids };
   const logo = await brandLogo(a, s.signal);
   // Every reference is fetched (and checked) before any scene is drawn.
   for (let k = 0; k < Math.min(spec.referenceUrls.length, script.parts.length); k++) await refFor(k);
-  let drawn = 0;
+  let drawn = stored.size;
+  s.report(drawn / ids.length);
   const mediaIds = await mapLimit(script.parts, 2, async (_part, i) => {
+    const id = ids[i];
+    if (stored.has(id)) return id;
     const jpeg = await engineFor('scene', ctx).renderScene({
       width: spec.width,
       height: spec.height,
@@ -229,9 +245,8 @@ async function drawScenes(a: Attempt, s: Stage, script: FacelessOutputs['script'
       reference: await refFor(i),
       captionTop: captionTop(spec.width, spec.height),
     });
-    const id = stableUuid(`faceless:${f.videoId}:scene:${i}`);
     const key = facelessSceneKey(f.orgId, f.videoId, i);
-    const stored = await ctx.storage.put(key, jpeg, 'image/jpeg');
+    const object = await ctx.storage.put(key, jpeg, 'image/jpeg');
     await ctx.db
       .insert(media)
       .values({
@@ -243,7 +258,7 @@ async function drawScenes(a: Attempt, s: Stage, script: FacelessOutputs['script'
         title: `${spec.title} — scene ${i + 1}`,
         filename: `scene-${i + 1}.jpg`,
         contentType: 'image/jpeg',
-        sizeBytes: stored.bytes,
+        sizeBytes: object.bytes,
         storageKey: key,
         width: spec.width,
         height: spec.height,

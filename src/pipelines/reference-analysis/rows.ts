@@ -1,7 +1,7 @@
 // The reference's rows on the worker side: its lifecycle (src/kernel: processing → ready |
 // failed, a failure refunded once), the media of a processing reference in the order given, and
 // completion with the media and their analyses.
-import { and, eq, inArray } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { components } from '../../../generated/openapi.d.ts';
 import type { AppContext } from '../../context.ts';
 import { media, referenceInspirations } from '../../db/schema/index.ts';
@@ -72,7 +72,9 @@ export async function completeAnalysis(
   let next = 0;
   const ordered = (row.inputs as ReferenceInput[]).map((input) => ('url' in input ? fetchedIds[next++] : input.mediaId));
   const ok = await referenceResource.complete(ctx, row.id, {
-    set: { mediaIds: ordered, inputs: [], analysis: analyses },
+    // The stages' outputs now live in media rows and the analysis column: the state keeps only the
+    // runner's record (runs, timings).
+    set: { mediaIds: ordered, inputs: [], analysis: analyses, state: sql`${referenceInspirations.state} - 'fetch' - 'analyse'` },
     extra: async (tx) => {
       if (fetched.length) await tx.insert(media).values(fetched);
     },
