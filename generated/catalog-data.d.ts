@@ -11,6 +11,7 @@ export interface components {
             ai_models: components["schemas"]["AiModel"][];
             slideshow_templates: components["schemas"]["SlideshowTemplate"][];
             slideshow_pricing: components["schemas"]["SlideshowPricing"];
+            local_preview_pricing: components["schemas"]["LocalPreviewPricing"];
         };
         /** @description spec/voices.yaml. Voice ids are unique (checked at load). */
         VoicesDocument: {
@@ -31,6 +32,7 @@ export interface components {
             default_resolution: "1K" | "2K";
             /** @description Credits per generated image. */
             credits: number;
+            made_by?: components["schemas"]["MadeBy"];
             presets: components["schemas"]["Presets"];
         };
         /** @description A video_ads or ugc_ads template. Checked at load: default_resolution equals the high tier's resolution. */
@@ -59,6 +61,13 @@ export interface components {
             /** @description Credits per generation at default_duration. */
             credits: number;
             credits_per_second: components["schemas"]["CreditsPerSecond"];
+            made_by?: components["schemas"]["MadeBy"];
+        };
+        /** @description Internal: the AI model variants that make a template's picture (static ads: the hero image) or a quality tier's footage (video and UGC ads), by ai_models slug and variant id. `image` is used when the work has an image to start from (a static ad's reference image; always for a video tier, whose first frame is the product image, the avatar or the template's composed picture); `text` otherwise. A template or tier without it, or whose variant's provider has no key here, is made by the local engines as a preview. Checked at load: the variants exist, make the right output, the image variant takes an image, the text variant needs none, both name the tier's model, and a tier's durations are ones its variants take. */
+        MadeBy: {
+            model: components["schemas"]["Slug"];
+            text?: string;
+            image?: string;
         };
         /** @description Preset ids are unique within their template (checked at load). */
         Presets: components["schemas"]["Preset"][];
@@ -166,6 +175,13 @@ export interface components {
         SlideshowPricing: {
             /** @description Credits per slide. */
             credits_per_slide: number;
+        };
+        /** @description Price of an output the local engines make in place of the catalog model that is not configured in this deployment (LOCAL_FALLBACK=preview): `image` credits per image, and `video_per_second` credits per second of video (at the default duration when none is given), times request_count. Every preview price must be below the catalog price of the entry it stands in for (checked at load). */
+        LocalPreviewPricing: {
+            /** @description Credits per preview image. */
+            image: number;
+            /** @description Credits per second of preview video. */
+            video_per_second: number;
         };
         Voice: {
             id: components["schemas"]["Slug"];

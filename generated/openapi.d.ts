@@ -793,10 +793,10 @@ export interface components {
         ErrorResponse: {
             error: {
                 /**
-                 * @description Machine-readable error code. unauthorized and invalid_api_key are 401; payment_required and insufficient_credits 402; forbidden 403; bad_request 400; not_found 404; method_not_allowed 405 (the path exists but not with this method; the Allow header lists its methods); request_timeout 408 (the request did not arrive within the server's time limits; the connection is closed); idempotency_conflict and conflict 409; payload_too_large 413; unsupported_media_type 415; rate_limited 429; server_error 500; not_implemented 501; service_unavailable 503.
+                 * @description Machine-readable error code. unauthorized and invalid_api_key are 401; payment_required and insufficient_credits 402; forbidden 403; bad_request 400; not_found 404; method_not_allowed 405 (the path exists but not with this method; the Allow header lists its methods); request_timeout 408 (the request did not arrive within the server's time limits; the connection is closed); idempotency_conflict and conflict 409; payload_too_large 413; unsupported_media_type 415; rate_limited 429; server_error 500; not_implemented 501; service_unavailable 503; engine_unavailable 400 (the model a request names is made by no engine of this deployment and LOCAL_FALLBACK is off: context.field names the field, context.requires the configuration).
                  * @enum {string}
                  */
-                code: "unauthorized" | "invalid_api_key" | "forbidden" | "payment_required" | "insufficient_credits" | "bad_request" | "idempotency_conflict" | "conflict" | "rate_limited" | "not_found" | "method_not_allowed" | "server_error" | "not_implemented" | "payload_too_large" | "unsupported_media_type" | "request_timeout" | "service_unavailable";
+                code: "unauthorized" | "invalid_api_key" | "forbidden" | "payment_required" | "insufficient_credits" | "bad_request" | "idempotency_conflict" | "conflict" | "rate_limited" | "not_found" | "method_not_allowed" | "server_error" | "not_implemented" | "payload_too_large" | "unsupported_media_type" | "request_timeout" | "service_unavailable" | "engine_unavailable";
                 /** @description Human-readable explanation, safe to show to the user. */
                 message: string;
                 /** @description True exactly for 429 and 5xx; retry those with backoff and the same idempotency key. */
@@ -919,6 +919,11 @@ export interface components {
         Catalog: {
             /** @constant */
             object: "catalog";
+            /**
+             * @description What this deployment does with an entry whose model none of its engines makes (LOCAL_FALLBACK): `preview` makes it with the local engines, labelled a preview and priced at the preview price shown in its `credits`; `off` refuses a request for it with 400 engine_unavailable (its engine's kind is then unavailable).
+             * @enum {string}
+             */
+            local_fallback: "preview" | "off";
             static_ads: components["schemas"]["TemplateItem"][];
             video_ads: components["schemas"]["VideoTemplateItem"][];
             ugc_ads: components["schemas"]["VideoTemplateItem"][];
@@ -938,9 +943,10 @@ export interface components {
             presets: components["schemas"]["PresetReference"][];
             /**
              * Format: int32
-             * @description Estimated credits per generated image (times request_count). Beyond the seed's template item: static templates are priced per template, so the price is published here.
+             * @description Estimated credits per generated image (times request_count). Beyond the seed's template item: static templates are priced per template, so the price is published here. The price in this deployment: a local preview's price when engine.preview is true.
              */
             credits: number | null;
+            engine: components["schemas"]["EngineLabel"];
         };
         /** @description A video-ad or UGC-ad template: every template item field plus type and quality_tiers. Its slug is passed as template_slug and a tier id as quality_tier. */
         VideoTemplateItem: {
@@ -978,9 +984,10 @@ export interface components {
             resolution: string;
             /**
              * Format: int64
-             * @description Credits for one output at default_duration; null when priced only at request time.
+             * @description Credits for one output at default_duration; null when priced only at request time. The price in this deployment: a local preview's price when engine.preview is true.
              */
             credits: number | null;
+            engine: components["schemas"]["EngineLabel"];
         };
         /** @description A built-in preset of a template. Its id is passed as preset_id. */
         PresetReference: {
@@ -1022,9 +1029,23 @@ export interface components {
             default_resolution: string;
             /**
              * Format: int64
-             * @description Credits for one output at default_duration; null when priced only at request time.
+             * @description Credits for one output at default_duration; null when priced only at request time. The price in this deployment: a local preview's price when engine.preview is true.
              */
             credits: number | null;
+            engine: components["schemas"]["EngineLabel"];
+        };
+        /** @description Who makes this in this deployment. `hosted`: the hosted model `model` of `provider`, at the catalog's price. `self_hosted`: the operator's own server. `local`: the service's local engines; with `preview` true they stand in for a model this deployment does not run, and the output is priced at the catalog's local preview price, never at the model's. On a catalog entry `unavailable` means a request for it is refused (400 engine_unavailable) and `requires` names the configuration that would make it. */
+        EngineLabel: {
+            /** @enum {string} */
+            kind: "hosted" | "self_hosted" | "local" | "unavailable";
+            /** @description fal, replicate, openai, comfyui or local; null when unavailable. */
+            provider: string | null;
+            /** @description The provider's model id (e.g. fal-ai/veo3/fast), or the local engine's name. */
+            model: string | null;
+            /** @description True when the local engines make a preview in place of the catalog's model. */
+            preview: boolean;
+            /** @description The configuration variable that would have the catalog's model make it (e.g. FAL_KEY), when it is not set here; null when nothing here can (or when it is made as sold). */
+            requires: string | null;
         };
         /** @description The workspace assets (GET /assets). */
         WorkspaceAssets: {
@@ -1369,6 +1390,8 @@ export interface components {
         };
         /** @description A generation (GET /generations/{id}). `url` is set only when status is completed. */
         Generation: {
+            /** @description Who makes it, decided and priced when it was queued (see EngineLabel): a local preview says so with preview true. Null for generations queued before engines were recorded. */
+            engine: components["schemas"]["EngineLabel"] | null;
             /** Format: uuid */
             id: string;
             /** @constant */

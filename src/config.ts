@@ -211,6 +211,12 @@ export interface ProviderConfig {
   pollMs: number;
   requestTimeoutMs: number;
   jobTimeoutMs: number;
+  /**
+   * LOCAL_FALLBACK: what a request gets whose catalog model no engine here makes. `preview` (the
+   * default): the local engines make it, labelled a preview and priced at the catalog's
+   * local_preview_pricing; `off`: a 400 engine_unavailable, nothing charged.
+   */
+  localFallback: 'preview' | 'off';
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
@@ -229,6 +235,13 @@ function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
   if (/^(1|true|yes|on)$/i.test(raw)) return true;
   if (/^(0|false|no|off)$/i.test(raw)) return false;
   throw new Error(`Environment variable ${name} must be a boolean (1/0, true/false), got "${raw}"`);
+}
+
+function oneOf<const T extends readonly string[]>(env: NodeJS.ProcessEnv, name: string, values: T, fallback: T[number]): T[number] {
+  const raw = (env[name] ?? '').trim().toLowerCase();
+  if (raw === '') return fallback;
+  if (!values.includes(raw)) throw new Error(`Environment variable ${name} must be one of ${values.join(', ')}, got "${env[name]}"`);
+  return raw as T[number];
 }
 
 function httpBase(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
@@ -257,6 +270,7 @@ function providerConfig(env: NodeJS.ProcessEnv): ProviderConfig {
     pollMs: int(env, 'PROVIDER_POLL_MS', 2000, 10, 600_000),
     requestTimeoutMs: int(env, 'PROVIDER_TIMEOUT_MS', 60_000, 100, 600_000),
     jobTimeoutMs: int(env, 'PROVIDER_JOB_TIMEOUT_MS', 30 * 60_000, 200, 24 * 3_600_000),
+    localFallback: oneOf(env, 'LOCAL_FALLBACK', ['preview', 'off'] as const, 'preview'),
   };
 }
 

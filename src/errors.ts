@@ -20,6 +20,7 @@ export const ERROR_STATUS = {
   server_error: 500,
   not_implemented: 501,
   service_unavailable: 503,
+  engine_unavailable: 400,
 } as const satisfies Record<ErrorEnvelope['error']['code'], number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -51,9 +51,9 @@ export type ReadinessChecks = {
 export type ErrorResponse = {
     error: {
         /**
-         * Machine-readable error code. unauthorized and invalid_api_key are 401; payment_required and insufficient_credits 402; forbidden 403; bad_request 400; not_found 404; method_not_allowed 405 (the path exists but not with this method; the Allow header lists its methods); request_timeout 408 (the request did not arrive within the server's time limits; the connection is closed); idempotency_conflict and conflict 409; payload_too_large 413; unsupported_media_type 415; rate_limited 429; server_error 500; not_implemented 501; service_unavailable 503.
+         * Machine-readable error code. unauthorized and invalid_api_key are 401; payment_required and insufficient_credits 402; forbidden 403; bad_request 400; not_found 404; method_not_allowed 405 (the path exists but not with this method; the Allow header lists its methods); request_timeout 408 (the request did not arrive within the server's time limits; the connection is closed); idempotency_conflict and conflict 409; payload_too_large 413; unsupported_media_type 415; rate_limited 429; server_error 500; not_implemented 501; service_unavailable 503; engine_unavailable 400 (the model a request names is made by no engine of this deployment and LOCAL_FALLBACK is off: context.field names the field, context.requires the configuration).
          */
-        code: 'unauthorized' | 'invalid_api_key' | 'forbidden' | 'payment_required' | 'insufficient_credits' | 'bad_request' | 'idempotency_conflict' | 'conflict' | 'rate_limited' | 'not_found' | 'method_not_allowed' | 'server_error' | 'not_implemented' | 'payload_too_large' | 'unsupported_media_type' | 'request_timeout' | 'service_unavailable';
+        code: 'unauthorized' | 'invalid_api_key' | 'forbidden' | 'payment_required' | 'insufficient_credits' | 'bad_request' | 'idempotency_conflict' | 'conflict' | 'rate_limited' | 'not_found' | 'method_not_allowed' | 'server_error' | 'not_implemented' | 'payload_too_large' | 'unsupported_media_type' | 'request_timeout' | 'service_unavailable' | 'engine_unavailable';
         /**
          * Human-readable explanation, safe to show to the user.
          */
@@ -206,6 +206,10 @@ export type GenerationStatus = 'generating' | 'completed' | 'error';
  */
 export type Catalog = {
     object: 'catalog';
+    /**
+     * What this deployment does with an entry whose model none of its engines makes (LOCAL_FALLBACK): `preview` makes it with the local engines, labelled a preview and priced at the preview price shown in its `credits`; `off` refuses a request for it with 400 engine_unavailable (its engine's kind is then unavailable).
+     */
+    local_fallback: 'preview' | 'off';
     static_ads: Array<TemplateItem>;
     video_ads: Array<VideoTemplateItem>;
     ugc_ads: Array<VideoTemplateItem>;
@@ -227,9 +231,10 @@ export type TemplateItem = {
     default_resolution: string;
     presets: Array<PresetReference>;
     /**
-     * Estimated credits per generated image (times request_count). Beyond the seed's template item: static templates are priced per template, so the price is published here.
+     * Estimated credits per generated image (times request_count). Beyond the seed's template item: static templates are priced per template, so the price is published here. The price in this deployment: a local preview's price when engine.preview is true.
      */
     credits: number | null;
+    engine: EngineLabel;
 };
 
 /**
@@ -273,9 +278,10 @@ export type QualityTier = {
     duration_options: Array<number>;
     resolution: string;
     /**
-     * Credits for one output at default_duration; null when priced only at request time.
+     * Credits for one output at default_duration; null when priced only at request time. The price in this deployment: a local preview's price when engine.preview is true.
      */
     credits: number | null;
+    engine: EngineLabel;
 };
 
 /**
@@ -336,9 +342,33 @@ export type AiModelVariant = {
     default_duration: number;
     default_resolution: string;
     /**
-     * Credits for one output at default_duration; null when priced only at request time.
+     * Credits for one output at default_duration; null when priced only at request time. The price in this deployment: a local preview's price when engine.preview is true.
      */
     credits: number | null;
+    engine: EngineLabel;
+};
+
+/**
+ * Who makes this in this deployment. `hosted`: the hosted model `model` of `provider`, at the catalog's price. `self_hosted`: the operator's own server. `local`: the service's local engines; with `preview` true they stand in for a model this deployment does not run, and the output is priced at the catalog's local preview price, never at the model's. On a catalog entry `unavailable` means a request for it is refused (400 engine_unavailable) and `requires` names the configuration that would make it.
+ */
+export type EngineLabel = {
+    kind: 'hosted' | 'self_hosted' | 'local' | 'unavailable';
+    /**
+     * fal, replicate, openai, comfyui or local; null when unavailable.
+     */
+    provider: string | null;
+    /**
+     * The provider's model id (e.g. fal-ai/veo3/fast), or the local engine's name.
+     */
+    model: string | null;
+    /**
+     * True when the local engines make a preview in place of the catalog's model.
+     */
+    preview: boolean;
+    /**
+     * The configuration variable that would have the catalog's model make it (e.g. FAL_KEY), when it is not set here; null when nothing here can (or when it is made as sold).
+     */
+    requires: string | null;
 };
 
 /**
@@ -773,6 +803,10 @@ export type GenerationBatchItem = {
  * A generation (GET /generations/{id}). `url` is set only when status is completed.
  */
 export type Generation = {
+    /**
+     * Who makes it, decided and priced when it was queued (see EngineLabel): a local preview says so with preview true. Null for generations queued before engines were recorded.
+     */
+    engine: EngineLabel | null;
     id: string;
     object: 'generation';
     type: GenerationType;

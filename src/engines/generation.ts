@@ -69,6 +69,14 @@ export interface GenerationJob {
   referenceSubject?: { x: number; y: number; width: number; height: number } | null;
   /** The hosted model that makes this AI model variant, when the catalog names one (see ./index.ts). */
   providerModel?: ProviderModel;
+  /**
+   * Finishing a template a model made (local engine): the model's picture (a file in the job's
+   * folder) that the template's texts, brand and CTA are composited over. A model's footage comes
+   * as sourceVideo instead.
+   */
+  heroImage?: string;
+  /** The template's picture without its texts (local engine): a first frame for a video model. */
+  textless?: boolean;
 }
 
 export interface ProviderResult {

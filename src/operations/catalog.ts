@@ -4,5 +4,9 @@ import { defineHandlers, Reply } from '../handlers.ts';
 
 export const handlers = defineHandlers({
   listModels: ({ ctx }) =>
-    new Reply({ body: catalogJson(ctx.config.publicBaseUrl), raw: true, headers: { 'cache-control': 'public, max-age=60' } }),
+    new Reply({
+      body: catalogJson(ctx.config.publicBaseUrl, ctx.config.provider),
+      raw: true,
+      headers: { 'cache-control': 'public, max-age=60' },
+    }),
 });

@@ -24,6 +24,8 @@ const layout = <const Name extends string>(pattern: string, names: readonly Name
 const LAYOUTS = {
   /** The output of a generation (image or video). */
   generationOutput: layout('generations/{orgId}/{generationId}.{ext}', ['orgId', 'generationId', 'ext']),
+  /** What a template generation's model made (hero image, footage), kept until it is composited. */
+  generationModelOutput: layout('generations/{orgId}/model-outputs/{generationId}.{ext}', ['orgId', 'generationId', 'ext']),
   /** A scene image of a faceless video; `scene` counts from 1. */
   facelessScene: layout('faceless/{orgId}/{videoId}/scene-{scene}.jpg', ['orgId', 'videoId', 'scene']),
   facelessVoiceover: layout('faceless/{orgId}/{videoId}/voiceover.wav', ['orgId', 'videoId']),
@@ -60,6 +62,8 @@ function make<L extends KeyLayout>(which: L, parts: Record<NamesOf<L>, Segment>)
 
 export const generationOutputKey = (orgId: string, generationId: string, ext: string) =>
   make('generationOutput', { orgId, generationId, ext });
+export const generationModelOutputKey = (orgId: string, generationId: string, ext: string) =>
+  make('generationModelOutput', { orgId, generationId, ext });
 /** `index` counts from 0 (the scene's position in the script); the key numbers scenes from 1. */
 export const facelessSceneKey = (orgId: string, videoId: number, index: number) =>
   make('facelessScene', { orgId, videoId, scene: index + 1 });

@@ -32,7 +32,10 @@ const db = app.service.ctx.db;
 const sql = app.service.ctx.sql;
 
 const STATIC = findTemplate('bold-sale-banner')!;
-const staticCredits = (STATIC as { credits: number }).credits;
+// The price here, as GET /models shows it (a local preview: no model is configured).
+const staticCredits: number = (await app.request('GET', '/api/v1/models')).body.static_ads.find(
+  (s: { slug: string }) => s.slug === STATIC.slug,
+).credits;
 const WRITE = ['generations:read', 'generations:write'];
 
 async function state(orgId: string) {

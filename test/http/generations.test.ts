@@ -5,7 +5,7 @@ import http from 'node:http';
 import sharp from 'sharp';
 import t from 'tap';
 import { brandKits, media, referenceInspirations } from '../../src/db/schema/index.ts';
-import { findAiModel, findTemplate } from '../../src/services/catalog/catalog-data.ts';
+import { findAiModel, findTemplate, localPreviewPricing } from '../../src/services/catalog/catalog-data.ts';
 import { ledgerSum } from '../../src/services/billing/credits.ts';
 import { probe } from '../../src/media/ffmpeg.ts';
 import { type ApiResponse, startTestApp, type TestApp } from '../helpers/app.ts';
@@ -33,7 +33,9 @@ const db = app.service.ctx.db;
 const sql = app.service.ctx.sql;
 
 const STATIC = findTemplate('bold-sale-banner')!;
-const staticCredits = (STATIC as { credits: number }).credits;
+// The price here, as GET /models shows it: with no model configured, static ads are local previews.
+const CATALOG = (await app.request('GET', '/api/v1/models')).body;
+const staticCredits: number = CATALOG.static_ads.find((s: { slug: string }) => s.slug === STATIC.slug).credits;
 
 async function balance(orgId: string, a: TestApp = app): Promise<number> {
   const [row] = await a.service.ctx.sql`select credits from organizations where id = ${orgId}`;
@@ -182,8 +184,9 @@ t.test('credits are computed server-side from the catalog and deducted once', as
   const models = (await app.request('GET', '/api/v1/models')).body;
   const vt = models.video_ads[0];
   const tier = vt.quality_tiers.find((q: { id: string }) => q.id === 'low');
-  const raw = findTemplate(vt.slug) as { quality_tiers: { id: string; credits_per_second: number }[] };
-  const perSecond = raw.quality_tiers.find((q) => q.id === 'low')!.credits_per_second;
+  // A local preview (no engine here makes the tier's model): the preview price per second.
+  t.match(tier.engine, { kind: 'local', preview: true });
+  const perSecond = localPreviewPricing().video_per_second;
   const other = tier.duration_options.find((d: number) => d !== tier.default_duration);
   const def = await app.request('POST', '/api/v1/generations', {
     key: ws.key,
@@ -198,7 +201,8 @@ t.test('credits are computed server-side from the catalog and deducted once', as
     t.equal(longer.body.credits_deducted, perSecond * other, 'per-second pricing away from the default duration');
   }
   const m = models.ai_models[0];
-  const variant = findAiModel(m.slug)!.variants.find((v) => v.id === m.default_variant_id)!;
+  const variant = m.variants.find((v: { id: string }) => v.id === m.default_variant_id)!;
+  t.equal(variant.credits, localPreviewPricing().image, 'a preview of the variant, at the preview price');
   const ai = await app.request('POST', '/api/v1/generations', {
     key: ws.key,
     body: { type: 'ai_model', model_slug: m.slug, prompt: 'a cat', request_count: 2 },

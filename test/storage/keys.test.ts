@@ -14,6 +14,7 @@ import {
   facelessSceneKey,
   facelessVideoKey,
   facelessVoiceoverKey,
+  generationModelOutputKey,
   generationOutputKey,
   keyFilename,
   keyWorkspace,
@@ -35,6 +36,12 @@ const cases: { name: string; key: string; want: string; parsed: ParsedKey }[] = 
     key: generationOutputKey(org, id, 'png'),
     want: `generations/${org}/${id}.png`,
     parsed: { layout: 'generationOutput', parts: { orgId: org, generationId: id, ext: 'png' } },
+  },
+  {
+    name: "a template generation's model output, before compositing",
+    key: generationModelOutputKey(org, id, 'mp4'),
+    want: `generations/${org}/model-outputs/${id}.mp4`,
+    parsed: { layout: 'generationModelOutput', parts: { orgId: org, generationId: id, ext: 'mp4' } },
   },
   {
     name: 'faceless scene (numbered from 1)',

@@ -116,6 +116,11 @@ export const generations = pgTable(
     jobId: text('job_id'),
     /** The hosted provider's job ({provider, id, app?}), stored before polling so a retry resumes it. */
     providerJob: jsonb('provider_job'),
+    /**
+     * The stage runner's state (src/kernel/stages.ts): each finished stage's output (a template's
+     * model output stored before compositing, the stored render) and its record of the runs.
+     */
+    state: jsonb('state').notNull().default(sql`'{}'::jsonb`),
     refundedAt: ts('refunded_at'),
     startedAt: ts('started_at'),
     completedAt: ts('completed_at'),

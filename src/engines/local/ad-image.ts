@@ -22,8 +22,12 @@ import {
   type Rect,
 } from './layout.ts';
 
-/** full: the finished ad. overlay: texts, brand and CTA on a transparent canvas with scrims (over a video). */
-export type ComposeMode = 'full' | 'overlay';
+/**
+ * full: the finished ad. overlay: texts, brand and CTA on a transparent canvas with scrims (over a
+ * video, or over a model's hero picture). plate: the finished ad's background and picture without
+ * its texts (a first frame for a video model, which must not animate text).
+ */
+export type ComposeMode = 'full' | 'overlay' | 'plate';
 
 export interface ComposedAd {
   layout: AdLayout;
@@ -308,7 +312,7 @@ const svgLayer = (s: string, left: number, top: number): OverlayOptions => ({ in
 
 /** Renders the ad of `job` (at job.width × job.height) into RGBA pixels. */
 export async function composeAd(job: GenerationJob, mode: ComposeMode = 'full'): Promise<ComposedAd> {
-  const layout = computeLayout(job, mode);
+  const layout = computeLayout(job, mode === 'overlay' ? 'overlay' : 'full');
   const palette = paletteFor(job);
   // A preset has decorations of its own (the background variant is seeded by it).
   const seed = `${job.prompt}|${job.templateSlug ?? job.modelSlug ?? ''}|${layout.kind}${job.presetId ? `|${job.presetId}` : ''}`;
@@ -316,19 +320,26 @@ export async function composeAd(job: GenerationJob, mode: ComposeMode = 'full'):
   const align = layout.orientation === 'landscape' && layout.kind !== 'model' && mode === 'full' ? 'left' : 'centre';
   const d: AdDraw = { job, layout, palette, mode, align, ...facesFor(job) };
   const layers: OverlayOptions[] = [];
-  if (mode === 'full') layers.push(...(await pictureLayers(d)));
-  layers.push(...(await headlineLayers(d, headline)));
-  if (layout.brand) layers.push(await brandLayer(d, layout.brand));
-  // Logo: fitted inside its box, right-aligned, vertically centred.
-  if (layout.logo && job.logo) layers.push(await logoLayer(job, layout.logo));
-  if (layout.cta) layers.push(...(await ctaLayers(d, layout.cta)));
-  if (layout.badge) layers.push(...(await badgeLayers(d, layout.badge)));
+  if (mode !== 'overlay') layers.push(...(await pictureLayers(d)));
+  if (mode !== 'plate') layers.push(...(await textLayers(d, headline)));
   const pixels = await sharp(Buffer.from(backgroundSvg(layout, palette, seed, mode)))
     .composite(layers)
     .ensureAlpha()
     .raw()
     .toBuffer();
   return { layout, palette, headline, pixels };
+}
+
+/** The headline, brand line, logo, CTA and badge. */
+async function textLayers(d: AdDraw, headline: string): Promise<OverlayOptions[]> {
+  const { job, layout } = d;
+  const layers = await headlineLayers(d, headline);
+  if (layout.brand) layers.push(await brandLayer(d, layout.brand));
+  // Logo: fitted inside its box, right-aligned, vertically centred.
+  if (layout.logo && job.logo) layers.push(await logoLayer(job, layout.logo));
+  if (layout.cta) layers.push(...(await ctaLayers(d, layout.cta)));
+  if (layout.badge) layers.push(...(await badgeLayers(d, layout.badge)));
+  return layers;
 }
 
 /** The picture of a finished ad: the product card (or the UGC presenter with the product in a card), its images, the presenter disc, slot labels. */
@@ -464,11 +475,33 @@ export function encodeRaw(ad: ComposedAd, opaque = true): Sharp {
   return opaque ? img.removeAlpha() : img;
 }
 
-/** The finished ad in `format`, exactly job.width × job.height. */
+/**
+ * The finished ad in `format`, exactly job.width × job.height: composed here, or (job.heroImage)
+ * the template's texts, brand and CTA composited over the model's hero picture, cover-fitted to
+ * the frame; (job.textless) the picture without texts.
+ */
 export async function renderAdImage(job: GenerationJob, format: ImageFormat): Promise<Buffer> {
-  const ad = await composeAd(job, 'full');
-  const img = encodeRaw(ad, true);
+  const img = job.heroImage ? await overHero(job, job.heroImage) : encodeRaw(await composeAd(job, job.textless ? 'plate' : 'full'), true);
   if (format === 'jpeg') return img.jpeg({ quality: 92, mozjpeg: false }).toBuffer();
   if (format === 'webp') return img.webp({ quality: 90, smartSubsample: true }).toBuffer();
   return img.png({ compressionLevel: 6 }).toBuffer();
+}
+
+async function overHero(job: GenerationJob, hero: string): Promise<Sharp> {
+  const limitInputPixels = job.maxInputPixels ?? DEFAULT_PIXEL_LIMITS.maxPixels;
+  const base = await sharp(hero, { limitInputPixels })
+    .rotate()
+    .resize(job.width, job.height, { fit: 'cover', position: sharp.strategy.attention })
+    .removeAlpha()
+    .toBuffer();
+  const overlay = await encodeRaw(await composeAd(job, 'overlay'), false)
+    .png({ compressionLevel: 0 })
+    .toBuffer();
+  return sharp(
+    await sharp(base)
+      .composite([{ input: overlay }])
+      .removeAlpha()
+      .png({ compressionLevel: 0 })
+      .toBuffer(),
+  );
 }

@@ -3,7 +3,8 @@
 import type { Config } from '../../config.ts';
 import { defineJob } from '../../jobs/define-job.ts';
 import { failGeneration, generationResource } from './rows.ts';
-import { describeFailure, type GenerationJobData, runGeneration } from './stages.ts';
+import { runGeneration } from './run.ts';
+import { describeFailure, type GenerationJobData } from './stages.ts';
 
 function generationJob(name: string, concurrency: (config: Config) => number) {
   return defineJob<GenerationJobData>({

@@ -19,9 +19,14 @@ import {
   findAiModel,
   findPublicAvatar,
   findTemplate,
+  localPreviewPricing,
+  staticTemplateModel,
+  tierModel,
+  type TemplateModel,
   type RawAiVariant,
   type RawQualityTier,
 } from '../../services/catalog/catalog-data.ts';
+import { engineOfModel, priceFor, type CatalogModel, type EngineLabel } from '../../engines/catalog-engine.ts';
 import type { ProviderConfig } from '../../config.ts';
 import { hostedProviderOf } from '../../engines/index.ts';
 import { resolveDimensions } from '../../engines/generation.ts';
@@ -75,6 +80,10 @@ export interface GenerationSpec {
   audio?: MediaInput;
   generateAudio: boolean;
   customReferenceInspirationId?: string;
+  /** Who makes it, decided (and priced) when it was queued; absent on generations queued before engines were recorded. */
+  engine?: EngineLabel;
+  /** A template made by a model (its catalog made_by, hosted here): the AI model variant that makes its picture or footage. */
+  madeBy?: { modelSlug: string; variantId: string };
 }
 
 /** The spec and its server-side price: `units` (request_count) generations at `unitCredits` each. */
@@ -182,6 +191,8 @@ interface CatalogChoice {
   model: string;
   defaults: { aspect: string; resolution: string; duration?: number };
   unitCredits: number;
+  /** Who makes it here (never unavailable: that is a 400 before this is built). */
+  engine: EngineLabel;
   /** The catalog part of the spec: modelSlug and variantId, or templateSlug, presetId and qualityTier. */
   spec: Partial<GenerationSpec>;
 }
@@ -213,6 +224,15 @@ function chooseAiVariant(providers: ProviderConfig, body: CreateGenerationBody, 
   else if (given(body, 'duration') && v!.duration_options && !v!.duration_options.includes(body.duration!)) {
     p.add('duration', `must be one of ${v!.duration_options.join(', ')} for variant ${v!.id}`);
   }
+  const duration = v!.output === 'video' ? (body.duration ?? v!.default_duration) : 1;
+  const offer = offered(
+    providers,
+    v!,
+    priceOf(v!, v!.output === 'video' ? body.duration : undefined),
+    duration,
+    given(body, 'variant_id') ? 'variant_id' : 'model_slug',
+    p,
+  );
   return {
     output: v!.output,
     title: m!.title,
@@ -222,9 +242,44 @@ function chooseAiVariant(providers: ProviderConfig, body: CreateGenerationBody, 
       resolution: v!.default_resolution,
       duration: v!.output === 'video' ? v!.default_duration : undefined,
     },
-    unitCredits: priceOf(v!, v!.output === 'video' ? body.duration : undefined),
+    ...offer,
     spec: { modelSlug: m!.slug, variantId: v!.id },
   };
+}
+
+/**
+ * Who makes the catalog entry here and the price of one output (src/engines/catalog-engine.ts):
+ * the catalog's `credits` when its model makes it, the local preview price for a preview. An
+ * entry no engine makes (LOCAL_FALLBACK=off) is a 400 engine_unavailable naming the field that
+ * chose it and the configuration that would make it, before anything is charged.
+ */
+function offered(
+  providers: ProviderConfig,
+  entry: CatalogModel,
+  catalogCredits: number,
+  durationSeconds: number,
+  chosenBy: string,
+  p: Problems,
+): { engine: EngineLabel; unitCredits: number } {
+  const engine = engineOfModel(providers, entry);
+  if (engine.kind === 'unavailable') {
+    p.throwIfAny();
+    const field = `body.${chosenBy}`;
+    const needs = engine.requires
+      ? `set ${engine.requires} to have ${entry.model} make it`
+      : `no engine of this deployment makes ${entry.model}`;
+    throw new ApiError(
+      'engine_unavailable',
+      `${chosenBy} chooses ${entry.model}, which this deployment cannot make (LOCAL_FALLBACK is off; ${needs}). GET /models shows each entry's engine.`,
+      {
+        field,
+        model: entry.model,
+        requires: engine.requires,
+        errors: [{ field, message: `is made by ${entry.model}, which no engine here makes` }],
+      },
+    );
+  }
+  return { engine, unitCredits: priceFor(engine, entry.output, catalogCredits, durationSeconds, localPreviewPricing()) };
 }
 
 /**
@@ -253,7 +308,12 @@ function checkVariantInputs(body: CreateGenerationBody, slug: string, v: RawAiVa
 }
 
 /** static_ad, video_ad, ugc_ad: the template of the type's catalog section, its preset, and (video) its quality tier. */
-function chooseTemplate(body: CreateGenerationBody, type: Exclude<GenerationType, 'ai_model'>, p: Problems): CatalogChoice {
+function chooseTemplate(
+  providers: ProviderConfig,
+  body: CreateGenerationBody,
+  type: Exclude<GenerationType, 'ai_model'>,
+  p: Problems,
+): CatalogChoice {
   refuseGiven(p, body, ['model_slug', 'variant_id'], 'is for ai_model; template workflows take template_slug');
   refuseGiven(p, body, [...VIDEO_INPUT_FIELDS, 'audio_url', 'audio_media_id'], 'is for ai_model variants that take video or audio input');
   if (!given(body, 'template_slug')) {
@@ -279,7 +339,10 @@ function chooseTemplate(body: CreateGenerationBody, type: Exclude<GenerationType
   if (t!.section === 'static_ads') {
     refuseGiven(p, body, ['duration'], 'does not apply to static_ad (images)');
     const defaults = { aspect: t!.default_aspect_ratio, resolution: t!.default_resolution };
-    return { output: 'image', title: t!.title, model: 'template-image', defaults, unitCredits: t!.credits, spec };
+    const made = staticTemplateModel(t!, referenceCount(body) > 0);
+    const offer = offered(providers, made, t!.credits, 1, 'template_slug', p);
+    if (offer.engine.kind !== 'local') madeByModel(body, made, spec, p);
+    return { output: 'image', title: t!.title, model: 'template-image', defaults, ...offer, spec };
   }
   const tierId = body.quality_tier ?? 'high';
   const tier: RawQualityTier | undefined = t!.quality_tiers.find((q) => q.id === tierId);
@@ -292,7 +355,42 @@ function chooseTemplate(body: CreateGenerationBody, type: Exclude<GenerationType
     p.add('duration', `must be one of ${tier!.duration_options.join(', ')} for the ${tier!.id} tier of ${t!.slug}`);
   }
   const defaults = { aspect: t!.default_aspect_ratio, resolution: tier!.resolution, duration: tier!.default_duration };
-  return { output: 'video', title: t!.title, model: tier!.model, defaults, unitCredits: priceOf(tier!, body.duration), spec };
+  const duration = body.duration ?? tier!.default_duration;
+  const made = tierModel(tier!);
+  const offer = offered(
+    providers,
+    made,
+    priceOf(tier!, body.duration),
+    duration,
+    given(body, 'quality_tier') ? 'quality_tier' : 'template_slug',
+    p,
+  );
+  if (offer.engine.kind !== 'local') madeByModel(body, made, spec, p);
+  return { output: 'video', title: t!.title, model: tier!.model, defaults, ...offer, spec };
+}
+
+const referenceCount = (body: CreateGenerationBody) => (body.reference_image_urls?.length ?? 0) + (body.reference_media_ids?.length ?? 0);
+
+/**
+ * A template made by the model its catalog names (made_by): the variant goes into the spec, and
+ * the inputs that model has no use for are refused before anything is charged. The model starts
+ * from one image (a static ad's reference to edit; a video's first frame: the first reference
+ * image, else the avatar, else the template's composed picture), unless it is an image-list
+ * model, which takes them all; a text-only variant takes none. The layout, brand kit, preset and
+ * prompt are composited over what it makes.
+ */
+function madeByModel(body: CreateGenerationBody, made: TemplateModel, spec: Partial<GenerationSpec>, p: Problems): void {
+  const by = made.madeBy!;
+  spec.madeBy = { modelSlug: by.modelSlug, variantId: by.variantId };
+  const refs = referenceCount(body);
+  const field = given(body, 'reference_media_ids') ? 'reference_media_ids' : 'reference_image_urls';
+  const what = `${by.variant.model} (${by.variant.provider!.name}), which makes this template here,`;
+  if (!by.variant.input_mode.includes('image')) {
+    if (refs) p.add(field, `does not apply: ${what} starts from text only`);
+    if (given(body, 'avatar_id')) p.add('avatar_id', `does not apply: ${what} starts from text only`);
+  } else if (refs > 1 && !by.variant.provider?.image_list) {
+    p.add(field, `gives ${refs} images: ${what} starts from one image`);
+  }
 }
 
 /** Media inputs: a URL or a media id, never both; every URL passes the guarded client's precheck; at most 10 references. */
@@ -478,6 +576,7 @@ function buildSpec(
     motionVideo: mediaInput(body.motion_video_url, body.motion_video_media_id),
     audio: mediaInput(body.audio_url, body.audio_media_id),
     generateAudio: output === 'video' ? (body.generate_audio ?? true) : false,
+    engine: choice.engine,
   };
   return JSON.parse(JSON.stringify(full)) as GenerationSpec;
 }
@@ -490,7 +589,7 @@ function buildSpec(
  */
 export async function resolveGeneration(deps: ResolveDeps, orgId: string, body: CreateGenerationBody): Promise<ResolvedGeneration> {
   const p = new Problems();
-  const choice = body.type === 'ai_model' ? chooseAiVariant(deps.providers, body, p) : chooseTemplate(body, body.type, p);
+  const choice = body.type === 'ai_model' ? chooseAiVariant(deps.providers, body, p) : chooseTemplate(deps.providers, body, body.type, p);
   checkMediaInputs(deps.fetcher, body, p);
   const shape = outputShape(body, choice, p);
   p.throwIfAny();

@@ -47,6 +47,7 @@ export async function getGeneration(
           size_bytes: m.sizeBytes,
         }
       : null,
+    engine: (g.spec as GenerationSpec).engine ?? null,
     created_at: g.createdAt.toISOString(),
     updated_at: g.updatedAt.toISOString(),
   };
@@ -73,6 +74,7 @@ export const generationResource = defineResource({
     refundedAt: 'refundedAt',
     output: 'outputMediaId',
     jobId: 'jobId',
+    state: 'state',
   },
   statuses: { running: 'generating', completed: 'completed', failed: 'error' },
   refund: { reason: 'generation_refund', reference: (id: string) => `generation:${id}` },

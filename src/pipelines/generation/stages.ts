@@ -16,7 +16,14 @@ import { checkMediaBytes, fetchCheckedMedia, fetchMediaBytes, type MediaRefusal 
 import { DEFAULT_PIXEL_LIMITS } from '../../media/limits.ts';
 import { jobFolder } from '../../media/work-folder.ts';
 import { cancelHostedJob, engineFor, generationCapability } from '../../engines/index.ts';
-import { ProviderError, type GenerationJob, type ProviderJobRef } from '../../engines/generation.ts';
+import {
+  ProviderError,
+  type GenerateOptions,
+  type GenerationJob,
+  type Provider,
+  type ProviderJobRef,
+  type ProviderResult,
+} from '../../engines/generation.ts';
 import { isNotFound } from '../../storage/index.ts';
 import { findAiModel, findTemplate, PREVIEWS_DIR_URL, type RawAiVariant } from '../../services/catalog/catalog-data.ts';
 import { generationOutputKey } from '../../storage/keys.ts';
@@ -52,7 +59,7 @@ interface InputSources {
   signal: AbortSignal | undefined;
 }
 
-async function gatherInputs(
+export async function gatherInputs(
   ctx: AppContext,
   g: GenerationRow,
   workDir: string,
@@ -251,106 +258,127 @@ function variantOf(g: GenerationRow): RawAiVariant | undefined {
   return findAiModel(g.spec.modelSlug)?.variants.find((v) => v.id === g.spec.variantId);
 }
 
+/**
+ * The hosted model to ask the registry for: the one the generation was priced for when it was
+ * queued (spec.engine). A preview is made by the local engines even if a key was set since; a
+ * generation priced for a hosted model whose key is gone fails (refunded) rather than be made
+ * locally at the hosted price. Generations queued before engines were recorded go by the
+ * catalog as before.
+ */
+function engineModel(ctx: AppContext, g: GenerationRow, variant: RawAiVariant | undefined): RawAiVariant['provider'] {
+  const label = g.spec.engine;
+  if (!label) return variant?.provider;
+  if (label.kind === 'local') return undefined;
+  const model = variant?.provider;
+  if (!model || model.name !== label.provider || !ctx.config.provider[model.name]?.key)
+    throw new ProviderError(
+      `${label.provider} (${label.model}), which this generation was priced for, is not configured on this worker; it was not made and its credits are refunded`,
+      { retryable: false, code: 'engine_unavailable' },
+    );
+  return model;
+}
+
 /** The hosted job an earlier attempt stored, when it has the expected shape. */
 function storedProviderJob(g: GenerationRow): ProviderJobRef | undefined {
   const r = g.providerJob as Partial<ProviderJobRef> | null | undefined;
   return r && (r.provider === 'replicate' || r.provider === 'fal') && typeof r.id === 'string' ? (r as ProviderJobRef) : undefined;
 }
 
-/** The generation's one stage: its output is stored where the generation completes from it. */
-interface GenerationOutputs {
-  rendering: StoredOutput;
+/** The engine's request for a generation's spec and gathered inputs (no hosted model: the caller adds it). */
+export function jobOf(ctx: AppContext, g: GenerationRow, inputs: Partial<GenerationJob>): GenerationJob {
+  const spec = g.spec;
+  return {
+    generationId: g.id,
+    type: g.type as GenerationJob['type'],
+    output: spec.output,
+    prompt: spec.prompt,
+    title: spec.title,
+    templateSlug: spec.templateSlug,
+    modelSlug: spec.modelSlug,
+    variantId: spec.variantId,
+    presetId: spec.presetId ?? null,
+    qualityTier: spec.qualityTier,
+    aspectRatio: spec.aspectRatio,
+    width: spec.width,
+    height: spec.height,
+    durationSeconds: spec.durationSeconds,
+    imageFormat: spec.imageFormat,
+    brandColors: spec.brandKit?.colors,
+    brandColorRoles: spec.brandKit?.colorRoles,
+    brandName: spec.brandKit?.name,
+    generateAudio: spec.generateAudio,
+    avatarName: spec.avatar?.name,
+    avatarImage: inputs.avatarImage,
+    presetIndex: presetIndexOf(spec.templateSlug, spec.presetId),
+    logo: inputs.logo,
+    fonts: spec.brandKit?.fonts,
+    referenceColors: inputs.referenceColors,
+    referenceSubject: inputs.referenceSubject,
+    referenceImages: inputs.referenceImages ?? [],
+    maxInputPixels: ctx.config.mediaMaxPixels,
+    sourceVideo: inputs.sourceVideo,
+    motionVideo: inputs.motionVideo,
+    audio: inputs.audio,
+  };
 }
 
-export async function runGeneration(ctx: AppContext, job: RunningJob<GenerationJobData>, tools: JobTools): Promise<void> {
-  const g = await startAttempt(ctx, job.data.generationId);
-  if (!g) return; // already completed or failed: a repeated delivery has nothing to do
-  tools.annotate({ credits_refunded: g.credits });
-  const workDir = await jobFolder(ctx.config.dataDir, `gen-${g.id}`);
-  try {
-    // One stage: its resume point is the hosted provider's job (saveProviderJob), not its output.
-    const stages: Stages<GenerationRow, GenerationOutputs> = [
-      { name: 'rendering', weight: 100, run: (stage) => render(ctx, g, job, workDir, stage) },
-    ];
-    const { outputs } = await runStages(ctx, generationResource, g, stages, tools);
-    await completeGeneration(ctx, g, outputs.rendering);
-  } finally {
-    await fs.rm(workDir, { recursive: true, force: true });
-  }
+/**
+ * Runs an engine for the generation, resuming the hosted job an earlier attempt submitted (its id
+ * is stored on the generation before polling, so a retry never pays twice); a hosted job no
+ * attempt will use is canceled at its provider.
+ */
+export async function generateResumably(
+  ctx: AppContext,
+  g: GenerationRow,
+  job: RunningJob<GenerationJobData>,
+  engine: { generate: Provider['generate'] },
+  request: GenerationJob,
+  opts: Omit<GenerateOptions, 'resume' | 'onSubmitted'> & { signal: AbortSignal },
+): Promise<ProviderResult> {
+  let hostedJob = storedProviderJob(g);
+  return engine
+    .generate(request, {
+      ...opts,
+      resume: storedProviderJob(g),
+      onSubmitted: async (ref) => {
+        hostedJob = ref ?? undefined;
+        await saveProviderJob(ctx, g.id, ref);
+      },
+    })
+    .catch(async (err: unknown) => {
+      // No attempt will follow (or none can use it): stop the hosted job rather than pay for it.
+      // A stopping worker (aborted signal) leaves it for the next attempt to resume.
+      if (hostedJob && !opts.signal.aborted && (job.lastAttempt || !describeFailure(err).retry))
+        await cancelHostedJob(ctx, hostedJob).catch(() => {});
+      throw err;
+    });
 }
 
 /** Gathers the inputs, runs the provider (resuming a hosted job an earlier attempt submitted) and stores the output. */
-async function render(
+export async function render(
   ctx: AppContext,
   g: GenerationRow,
   job: RunningJob<GenerationJobData>,
   workDir: string,
   { signal, report }: StageContext<GenerationRow>,
 ): Promise<StoredOutput> {
-  const inputs = await gatherInputs(ctx, g, workDir, signal);
   const spec = g.spec;
   const variant = variantOf(g);
-  const providerModel = variant?.provider;
+  const providerModel = engineModel(ctx, g, variant);
+  const inputs = await gatherInputs(ctx, g, workDir, signal);
   const engine = engineFor(generationCapability(spec.output, variant?.input_mode), {
     config: ctx.config,
     fetcher: ctx.fetcher,
     model: providerModel,
   });
-  let hostedJob = storedProviderJob(g);
-  const result = await engine
-    .generate(
-      {
-        generationId: g.id,
-        type: g.type as GenerationJob['type'],
-        output: spec.output,
-        prompt: spec.prompt,
-        title: spec.title,
-        templateSlug: spec.templateSlug,
-        modelSlug: spec.modelSlug,
-        variantId: spec.variantId,
-        presetId: spec.presetId ?? null,
-        qualityTier: spec.qualityTier,
-        aspectRatio: spec.aspectRatio,
-        width: spec.width,
-        height: spec.height,
-        durationSeconds: spec.durationSeconds,
-        imageFormat: spec.imageFormat,
-        brandColors: spec.brandKit?.colors,
-        brandColorRoles: spec.brandKit?.colorRoles,
-        brandName: spec.brandKit?.name,
-        generateAudio: spec.generateAudio,
-        avatarName: spec.avatar?.name,
-        avatarImage: inputs.avatarImage,
-        presetIndex: presetIndexOf(spec.templateSlug, spec.presetId),
-        logo: inputs.logo,
-        fonts: spec.brandKit?.fonts,
-        referenceColors: inputs.referenceColors,
-        referenceSubject: inputs.referenceSubject,
-        referenceImages: inputs.referenceImages ?? [],
-        maxInputPixels: ctx.config.mediaMaxPixels,
-        sourceVideo: inputs.sourceVideo,
-        motionVideo: inputs.motionVideo,
-        audio: inputs.audio,
-        providerModel,
-      },
-      {
-        workDir,
-        signal,
-        onProgress: report,
-        resume: storedProviderJob(g),
-        onSubmitted: async (ref) => {
-          hostedJob = ref ?? undefined;
-          await saveProviderJob(ctx, g.id, ref);
-        },
-      },
-    )
-    .catch(async (err: unknown) => {
-      // No attempt will follow (or none can use it): stop the hosted job rather than pay for it.
-      // A stopping worker (aborted signal) leaves it for the next attempt to resume.
-      if (hostedJob && !signal.aborted && (job.lastAttempt || !describeFailure(err).retry))
-        await cancelHostedJob(ctx, hostedJob).catch(() => {});
-      throw err;
-    });
+  const result = await generateResumably(
+    ctx,
+    g,
+    job,
+    engine,
+    { ...jobOf(ctx, g, inputs), providerModel },
+    { workDir, signal, onProgress: report },
+  );
   const ext = EXT[result.contentType] ?? 'bin';
   const stored = await ctx.storage.put(generationOutputKey(g.orgId, g.id, ext), { file: result.path }, result.contentType);
   return {

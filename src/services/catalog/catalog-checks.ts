@@ -132,6 +132,73 @@ function durationAndPrice(
   }
 }
 
+/** A local preview costs less than every catalog entry it can stand in for (at every duration). */
+function previewBelowPrices(cat: Report, { catalog }: CatalogSources): void {
+  const { image, video_per_second: perSecond } = catalog.local_preview_pricing;
+  const video = (path: string, u: { credits: number; credits_per_second: number; default_duration: number }) => {
+    if (perSecond >= u.credits_per_second || perSecond * u.default_duration >= u.credits)
+      cat(path, `costs ${u.credits_per_second} credits per second; local_preview_pricing.video_per_second (${perSecond}) must be below it`);
+  };
+  catalog.static_ads.forEach((t, i) => {
+    if (image >= t.credits) cat(pointer('static_ads', i, 'credits'), `${t.credits} must be above local_preview_pricing.image (${image})`);
+  });
+  for (const section of ['video_ads', 'ugc_ads'] as const)
+    catalog[section].forEach((t, i) => {
+      t.quality_tiers.forEach((q, j) => {
+        video(pointer(section, i, 'quality_tiers', j), q);
+      });
+    });
+  catalog.ai_models.forEach((m, i) => {
+    m.variants.forEach((v, j) => {
+      const path = pointer('ai_models', i, 'variants', j);
+      if (v.output === 'video') video(path, v);
+      else if (image >= v.credits) cat(`${path}/credits`, `${v.credits} must be above local_preview_pricing.image (${image})`);
+    });
+  });
+}
+
+/**
+ * Each made_by names variants that exist, make the template's output, take an image (image) or
+ * need none (text), and (tiers) name the tier's model and take every duration the tier offers.
+ */
+function madeByProblems(cat: Report, { catalog }: CatalogSources): void {
+  const check = (
+    path: string,
+    by: { model: string; text?: string; image?: string },
+    output: 'image' | 'video',
+    tier?: { model: string; duration_options: number[] },
+  ) => {
+    const m = catalog.ai_models.find((x) => x.slug === by.model);
+    if (!m) return cat(`${path}/model`, `"${by.model}" is not an ai_models slug`);
+    for (const use of ['text', 'image'] as const) {
+      const id = by[use];
+      if (id === undefined) continue;
+      const v = m.variants.find((x) => x.id === id);
+      const at = `${path}/${use}`;
+      if (!v) cat(at, `"${id}" is not a variant of ${m.slug}`);
+      else if (v.output !== output) cat(at, `variant ${id} makes ${v.output}, not ${output}`);
+      else if (use === 'image' && !v.input_mode.includes('image')) cat(at, `variant ${id} takes no image`);
+      else if (use === 'text' && v.requires?.length)
+        cat(at, `variant ${id} requires ${v.requires.join(', ')}; a text variant must need none`);
+      else if (tier && v.model !== tier.model) cat(at, `variant ${id} is ${v.model}, not the tier's model ${tier.model}`);
+      else if (tier && v.output === 'video' && tier.duration_options.some((d) => !(v.duration_options ?? []).includes(d)))
+        cat(
+          at,
+          `variant ${id} takes durations [${(v.duration_options ?? []).join(', ')}], not all of the tier's [${tier.duration_options.join(', ')}]`,
+        );
+    }
+  };
+  catalog.static_ads.forEach((t, i) => {
+    if (t.made_by) check(pointer('static_ads', i, 'made_by'), t.made_by, 'image');
+  });
+  for (const section of ['video_ads', 'ugc_ads'] as const)
+    catalog[section].forEach((t, i) => {
+      t.quality_tiers.forEach((q, j) => {
+        if (q.made_by) check(pointer(section, i, 'quality_tiers', j, 'made_by'), q.made_by, 'video', q);
+      });
+    });
+}
+
 /** The workflows the AI models must cover between them (the API documents each). */
 const WORKFLOWS: Array<[string, (v: RawAiVariant) => boolean]> = [
   ['text→image', (v) => v.output === 'image' && !v.input_mode.includes('image')],
@@ -226,6 +293,9 @@ export function crossCheckProblems(sources: CatalogSources): string[] {
       }
     });
   });
+
+  previewBelowPrices(cat, sources);
+  madeByProblems(cat, sources);
 
   const variants = catalog.ai_models.flatMap((m) => m.variants);
   for (const [name, covers] of WORKFLOWS) {

@@ -24,6 +24,8 @@ import type { components } from '../../../generated/openapi.d.ts';
 import validators from '../../../generated/catalog-validators.cjs';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import type { ProviderConfig } from '../../config.ts';
+import { engineOfModel, priceFor, type EngineLabel } from '../../engines/catalog-engine.ts';
 import { CATALOG_FILES, CatalogDataError, crossCheckProblems, pointer, schemaProblems } from './catalog-checks.ts';
 
 export { CatalogDataError } from './catalog-checks.ts';
@@ -359,7 +361,6 @@ function memo<T>(cache: Map<string, T>, key: string, build: () => T): T {
   return v;
 }
 
-const catalogCache = new Map<string, CatalogResponse>();
 const voicesCache = new Map<string, VoiceItem[]>();
 const avatarsCache = new Map<string, AvatarItem[]>();
 let targetsCache: ReferenceTemplateTarget[] | undefined;
@@ -373,7 +374,80 @@ function presetRefs(base: string, presets: readonly RawPreset[]): PresetReferenc
   }));
 }
 
-function videoItem(base: string, t: RawVideoTemplate): VideoTemplateItem {
+/** What engines make here and what a preview costs (the configuration GET /models describes). */
+type EngineConfig = Pick<ProviderConfig, 'localFallback'> & Partial<ProviderConfig>;
+
+/**
+ * Who makes a catalog entry here and its price for one output at its default duration (see
+ * src/engines/catalog-engine.ts): the catalog's credits, or the local preview price.
+ */
+export function offerOf(
+  cfg: EngineConfig,
+  entry: { output: 'image' | 'video'; model: string; provider?: RawAiVariant['provider']; credits: number; default_duration: number },
+): { engine: EngineLabel; credits: number } {
+  const engine = engineOfModel(cfg, entry);
+  return { engine, credits: priceFor(engine, entry.output, entry.credits, entry.default_duration, localPreviewPricing()) };
+}
+
+/** The catalog's local preview prices (spec/catalog.yaml local_preview_pricing). */
+export function localPreviewPricing(): RawCatalog['local_preview_pricing'] {
+  return data().sources.catalog.local_preview_pricing;
+}
+
+/** The AI model variant a template's made_by names for this use (see MadeBy in spec/catalog-data.schema.yaml). */
+export interface MadeByVariant {
+  modelSlug: string;
+  variantId: string;
+  variant: RawAiVariant;
+}
+
+function madeByVariant(by: Data['MadeBy'] | undefined, use: 'text' | 'image'): MadeByVariant | undefined {
+  const id = by?.[use];
+  const variant = id === undefined ? undefined : findAiModel(by!.model)?.variants.find((v) => v.id === id);
+  return variant && { modelSlug: by!.model, variantId: id!, variant };
+}
+
+/** A template's catalog entry as the engine rule reads it, with the variant that makes it (if any). */
+export interface TemplateModel {
+  output: 'image' | 'video';
+  model: string;
+  provider?: RawAiVariant['provider'];
+  credits: number;
+  default_duration: number;
+  madeBy?: MadeByVariant;
+}
+
+/**
+ * What makes a static template's hero image: its made_by image variant when the request has a
+ * reference image to start from (and the template names one), else its text variant; by default
+ * (GET /models) the text variant.
+ */
+export function staticTemplateModel(t: RawStaticTemplate, withImage = false): TemplateModel {
+  const madeBy = (withImage && madeByVariant(t.made_by, 'image')) || madeByVariant(t.made_by, 'text') || madeByVariant(t.made_by, 'image');
+  return {
+    output: 'image',
+    model: madeBy?.variant.model ?? 'template-image',
+    provider: madeBy?.variant.provider,
+    credits: t.credits,
+    default_duration: 1,
+    madeBy,
+  };
+}
+
+/** What makes a quality tier's footage: its made_by image variant (a video always has a first frame), else its text variant. */
+export function tierModel(q: RawQualityTier): TemplateModel {
+  const madeBy = madeByVariant(q.made_by, 'image') ?? madeByVariant(q.made_by, 'text');
+  return {
+    output: 'video',
+    model: q.model,
+    provider: madeBy?.variant.provider,
+    credits: q.credits,
+    default_duration: q.default_duration,
+    madeBy,
+  };
+}
+
+function videoItem(base: string, t: RawVideoTemplate, cfg: EngineConfig): VideoTemplateItem {
   return {
     slug: t.slug,
     title: t.title,
@@ -390,7 +464,7 @@ function videoItem(base: string, t: RawVideoTemplate): VideoTemplateItem {
       default_duration: q.default_duration,
       duration_options: [...q.duration_options],
       resolution: q.resolution,
-      credits: q.credits,
+      ...offerOf(cfg, tierModel(q)),
     })),
   };
 }
@@ -399,42 +473,45 @@ function videoItem(base: string, t: RawVideoTemplate): VideoTemplateItem {
  * The GET /models body (seed 2.1). previewBase is the absolute URL where spec/previews/ is
  * served (no trailing slash needed). The result is cached per previewBase and deep-frozen.
  */
-export function buildCatalog(previewBase: string): CatalogResponse {
-  return memo(catalogCache, previewBase, () => {
-    const { catalog } = data().sources;
-    return {
-      object: 'catalog',
-      static_ads: catalog.static_ads.map((t) => ({
-        slug: t.slug,
-        title: t.title,
-        preview_image_url: joinUrl(previewBase, t.preview_image),
-        section: t.section,
-        default_aspect_ratio: t.default_aspect_ratio,
-        default_resolution: t.default_resolution,
-        presets: presetRefs(previewBase, t.presets),
-        credits: t.credits,
+export function buildCatalog(previewBase: string, cfg: EngineConfig): CatalogResponse {
+  return deepFreeze(buildCatalogOnce(previewBase, cfg));
+}
+
+function buildCatalogOnce(previewBase: string, cfg: EngineConfig): CatalogResponse {
+  const { catalog } = data().sources;
+  return {
+    object: 'catalog',
+    local_fallback: cfg.localFallback,
+    static_ads: catalog.static_ads.map((t) => ({
+      slug: t.slug,
+      title: t.title,
+      preview_image_url: joinUrl(previewBase, t.preview_image),
+      section: t.section,
+      default_aspect_ratio: t.default_aspect_ratio,
+      default_resolution: t.default_resolution,
+      presets: presetRefs(previewBase, t.presets),
+      ...offerOf(cfg, staticTemplateModel(t)),
+    })),
+    video_ads: catalog.video_ads.map((t) => videoItem(previewBase, t, cfg)),
+    ugc_ads: catalog.ugc_ads.map((t) => videoItem(previewBase, t, cfg)),
+    ai_models: catalog.ai_models.map((m) => ({
+      slug: m.slug,
+      title: m.title,
+      description: m.description,
+      default_variant_id: m.default_variant_id,
+      variants: m.variants.map((v) => ({
+        id: v.id,
+        label: v.label,
+        model: v.model,
+        input_mode: ['text', ...INPUT_MODES.filter((m) => m !== 'text' && v.input_mode.includes(m))].join('+'),
+        ...(v.requires ? { required_inputs: [...v.requires] } : {}),
+        default_aspect_ratio: v.default_aspect_ratio,
+        default_duration: v.default_duration,
+        default_resolution: v.default_resolution,
+        ...offerOf(cfg, v),
       })),
-      video_ads: catalog.video_ads.map((t) => videoItem(previewBase, t)),
-      ugc_ads: catalog.ugc_ads.map((t) => videoItem(previewBase, t)),
-      ai_models: catalog.ai_models.map((m) => ({
-        slug: m.slug,
-        title: m.title,
-        description: m.description,
-        default_variant_id: m.default_variant_id,
-        variants: m.variants.map((v) => ({
-          id: v.id,
-          label: v.label,
-          model: v.model,
-          input_mode: ['text', ...INPUT_MODES.filter((m) => m !== 'text' && v.input_mode.includes(m))].join('+'),
-          ...(v.requires ? { required_inputs: [...v.requires] } : {}),
-          default_aspect_ratio: v.default_aspect_ratio,
-          default_duration: v.default_duration,
-          default_resolution: v.default_resolution,
-          credits: v.credits,
-        })),
-      })),
-    };
-  });
+    })),
+  };
 }
 
 /** reference_template_targets of GET /assets (seed 2.2), derived from the catalog. Frozen. */

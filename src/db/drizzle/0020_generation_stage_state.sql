@@ -1,0 +1,1 @@
+ALTER TABLE "generations" ADD COLUMN "state" jsonb DEFAULT '{}'::jsonb NOT NULL;

@@ -1,0 +1,40 @@
+// The generation job's work (job.ts): the stages of its kind on the kernel's stage runner, then
+// completion. A template made by its catalog model (spec.madeBy) runs template.ts's two stages;
+// everything else the one render of stages.ts.
+import fs from 'node:fs/promises';
+import type { AppContext } from '../../context.ts';
+import type { JobTools, RunningJob } from '../../jobs/define-job.ts';
+import { runStages, type Stages } from '../../kernel/stages.ts';
+import { jobFolder } from '../../media/work-folder.ts';
+import { completeGeneration, generationResource, startAttempt, type GenerationRow, type StoredOutput } from './rows.ts';
+import { type GenerationJobData, render } from './stages.ts';
+import { templateStages } from './template.ts';
+
+/** The generation's one stage: its output is stored where the generation completes from it. */
+interface GenerationOutputs {
+  rendering: StoredOutput;
+}
+
+export async function runGeneration(ctx: AppContext, job: RunningJob<GenerationJobData>, tools: JobTools): Promise<void> {
+  const g = await startAttempt(ctx, job.data.generationId);
+  if (!g) return; // already completed or failed: a repeated delivery has nothing to do
+  tools.annotate({ credits_refunded: g.credits });
+  const workDir = await jobFolder(ctx.config.dataDir, `gen-${g.id}`);
+  try {
+    if (g.spec.madeBy) {
+      // A template made by its catalog model: the model's part, then the finishing render (template.ts).
+      const { outputs } = await runStages(ctx, generationResource, g, templateStages(ctx, g, job, workDir), tools);
+      await completeGeneration(ctx, g, outputs.compositing);
+      await ctx.storage.delete(outputs.generating.storageKey).catch(() => {});
+      return;
+    }
+    // One stage: its resume point is the hosted provider's job (saveProviderJob), not its output.
+    const stages: Stages<GenerationRow, GenerationOutputs> = [
+      { name: 'rendering', weight: 100, run: (stage) => render(ctx, g, job, workDir, stage) },
+    ];
+    const { outputs } = await runStages(ctx, generationResource, g, stages, tools);
+    await completeGeneration(ctx, g, outputs.rendering);
+  } finally {
+    await fs.rm(workDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,191 @@
+// A template generation made by the model its catalog names (made_by, hosted here): two stages on
+// the kernel's stage runner instead of the one local render.
+//   generating   the model makes the picture: a static ad's hero image (from the prompt, or an
+//                edit of the reference image), a video tier's footage (from its first frame: the
+//                first reference image, else the avatar's portrait, else the template's picture
+//                without texts). Its provider job id is stored before polling (a retry resumes
+//                it, never pays twice); what it made is stored (model-outputs/) with the
+//                provider, model, job id and seconds it took, before the next stage starts.
+//   compositing  the local engines finish it: the template's headline, brand line, logo and CTA
+//                composited over the hero picture; over the footage the same overlay, captions,
+//                and the model's own sound (or the music bed when it made none and audio is on).
+// The stored model output is removed once the generation completes (the orphan sweep takes
+// what a crash leaves).
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { AppContext } from '../../context.ts';
+import type { GenerationJob, ProviderModel } from '../../engines/generation.ts';
+import { ProviderError } from '../../engines/generation.ts';
+import { engineFor, generationCapability } from '../../engines/index.ts';
+import { probe } from '../../media/ffmpeg.ts';
+import type { RunningJob } from '../../jobs/define-job.ts';
+import type { StageContext, Stages } from '../../kernel/stages.ts';
+import { findAiModel, findTemplate, type RawAiVariant } from '../../services/catalog/catalog-data.ts';
+import { generationModelOutputKey, generationOutputKey } from '../../storage/keys.ts';
+import type { GenerationRow, StoredOutput } from './rows.ts';
+import { type GenerationJobData, gatherInputs, generateResumably, jobOf } from './stages.ts';
+
+/** What the model made, stored, and the record of the call (for reconciling provider bills). */
+export interface ModelOutput {
+  storageKey: string;
+  contentType: string;
+  hasAudio: boolean;
+  provider: string;
+  model: string;
+  providerJobId: string | null;
+  seconds: number;
+}
+
+export interface TemplateOutputs {
+  generating: ModelOutput;
+  compositing: StoredOutput;
+}
+
+const EXT: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'video/mp4': 'mp4' };
+
+/** The variant made_by names and its hosted model, configured on this worker (else the generation fails, refunded). */
+function madeByModel(ctx: AppContext, g: GenerationRow): { variant: RawAiVariant; model: ProviderModel } {
+  const by = g.spec.madeBy!;
+  const variant = findAiModel(by.modelSlug)?.variants.find((v) => v.id === by.variantId);
+  const model = variant?.provider;
+  if (!variant || !model || !ctx.config.provider[model.name]?.key)
+    throw new ProviderError(
+      `${g.spec.engine?.provider ?? 'the model'} (${g.spec.engine?.model ?? by.modelSlug}), which this generation was priced for, is not configured on this worker; it was not made and its credits are refunded`,
+      { retryable: false, code: 'engine_unavailable' },
+    );
+  return { variant, model };
+}
+
+/** The model's prompt: the request's, with the template's style, and no text in frame (the layout sets the words). */
+function modelPrompt(g: GenerationRow): string {
+  const { spec } = g;
+  const preset = spec.presetId ? findTemplate(spec.templateSlug!)?.presets.find((p) => p.id === spec.presetId) : undefined;
+  const style = `Style: ${spec.title}${preset ? `, ${preset.label}` : ''}.`;
+  const frame =
+    spec.output === 'video'
+      ? 'An advertising video shot, no text, captions or logos in frame.'
+      : 'An advertising photograph with no text, lettering or logos in it; keep calm space for a headline at the top and a button at the bottom.';
+  return [spec.prompt.trim(), style, frame].filter(Boolean).join('\n\n');
+}
+
+/** The images the model starts from: all references (an image-list model), else one first frame. */
+async function startImages(
+  ctx: AppContext,
+  g: GenerationRow,
+  variant: RawAiVariant,
+  base: GenerationJob,
+  workDir: string,
+): Promise<Buffer[]> {
+  if (!variant.input_mode.includes('image')) return [];
+  if (base.referenceImages.length) return variant.provider?.image_list ? base.referenceImages : base.referenceImages.slice(0, 1);
+  if (base.avatarImage) return [base.avatarImage];
+  // The template's picture without its texts, made by the local engine.
+  const plate = await engineFor('image', ctx).generate(
+    { ...base, output: 'image', imageFormat: 'png', textless: true, generationId: `${g.id}-plate` },
+    { workDir: path.join(workDir, 'plate') },
+  );
+  return [await fs.readFile(plate.path)];
+}
+
+async function generating(
+  ctx: AppContext,
+  g: GenerationRow,
+  job: RunningJob<GenerationJobData>,
+  workDir: string,
+  s: StageContext<GenerationRow>,
+  inputs: () => Promise<Partial<GenerationJob>>,
+): Promise<ModelOutput> {
+  const { variant, model } = madeByModel(ctx, g);
+  const base = jobOf(ctx, g, await inputs());
+  const request: GenerationJob = {
+    ...base,
+    type: 'ai_model',
+    modelSlug: g.spec.madeBy!.modelSlug,
+    variantId: g.spec.madeBy!.variantId,
+    prompt: modelPrompt(g),
+    referenceImages: await startImages(ctx, g, variant, base, workDir),
+    // The layout draws the logo; the model gets the kit's guidance in its prompt only.
+    logo: undefined,
+    providerModel: model,
+  };
+  const engine = engineFor(generationCapability(g.spec.output, variant.input_mode), { config: ctx.config, fetcher: ctx.fetcher, model });
+  const t0 = performance.now();
+  const modelDir = path.join(workDir, 'model');
+  await fs.mkdir(modelDir, { recursive: true });
+  const made = await generateResumably(ctx, g, job, engine, request, {
+    workDir: modelDir,
+    signal: s.signal,
+    onProgress: s.report,
+  });
+  const key = generationModelOutputKey(g.orgId, g.id, EXT[made.contentType] ?? 'bin');
+  await ctx.storage.put(key, { file: made.path }, made.contentType);
+  const [row] = await ctx.sql<{ job: { id?: string } | null }[]>`select provider_job as job from generations where id = ${g.id}`;
+  return {
+    storageKey: key,
+    contentType: made.contentType,
+    hasAudio: Boolean(made.hasAudio),
+    provider: model.name,
+    model: model.model,
+    providerJobId: row?.job?.id ?? null,
+    seconds: Math.round(performance.now() - t0) / 1000,
+  };
+}
+
+async function compositing(
+  ctx: AppContext,
+  g: GenerationRow,
+  workDir: string,
+  s: StageContext<GenerationRow>,
+  made: ModelOutput,
+  inputs: () => Promise<Partial<GenerationJob>>,
+): Promise<StoredOutput> {
+  // Inside the folder the finishing render reads from (its inputs must be files of its folder).
+  const finishDir = path.join(workDir, 'finish');
+  await fs.mkdir(finishDir, { recursive: true });
+  const file = path.join(finishDir, `model-output.${EXT[made.contentType] ?? 'bin'}`);
+  await ctx.storage.copyToFile(made.storageKey, file);
+  const base = jobOf(ctx, g, await inputs());
+  const video = g.spec.output === 'video';
+  const hasAudio = video && (await probe(file, { signal: s.signal })).has_audio;
+  const finish: GenerationJob = video
+    ? {
+        ...base,
+        sourceVideo: { path: file, type: made.contentType },
+        motionVideo: undefined,
+        // The model's own sound; the music bed only when it made none and audio is on.
+        audio: hasAudio ? { path: file, type: made.contentType } : undefined,
+        generateAudio: g.spec.generateAudio && !hasAudio,
+      }
+    : { ...base, heroImage: file };
+  const result = await engineFor(g.spec.output, ctx).generate(finish, {
+    workDir: finishDir,
+    signal: s.signal,
+    onProgress: s.report,
+  });
+  const ext = EXT[result.contentType] ?? 'bin';
+  const stored = await ctx.storage.put(generationOutputKey(g.orgId, g.id, ext), { file: result.path }, result.contentType);
+  return {
+    storageKey: stored.key,
+    contentType: result.contentType,
+    bytes: stored.bytes,
+    width: result.width,
+    height: result.height,
+    durationSeconds: result.durationSeconds,
+    hasAudio: video ? hasAudio || g.spec.generateAudio : undefined,
+  };
+}
+
+/** The two stages: the model's part weighs most (its provider job), the finishing render the rest. */
+export function templateStages(
+  ctx: AppContext,
+  g: GenerationRow,
+  job: RunningJob<GenerationJobData>,
+  workDir: string,
+): Stages<GenerationRow, TemplateOutputs> {
+  let gathered: Promise<Partial<GenerationJob>> | undefined;
+  const inputs = () => (gathered ??= gatherInputs(ctx, g, workDir, undefined));
+  return [
+    { name: 'generating', weight: 75, run: (s) => generating(ctx, g, job, workDir, s, inputs) },
+    { name: 'compositing', weight: 25, run: (s, done) => compositing(ctx, g, workDir, s, done.generating, inputs) },
+  ];
+}

@@ -1,0 +1,209 @@
+// Templates made by the model their catalog names (made_by), end to end through the worker,
+// against the local fakes of Replicate and fal (test/engines/fakes/): the model makes the picture
+// (a static ad's hero image, a video tier's footage from its first frame), the local engines
+// composite the template over it (headline, brand, CTA; over footage also captions and sound), and
+// the generation is billed at the template's price with the model's label. Inputs the model has no
+// use for are 400s, uncharged.
+import sharp from 'sharp';
+import t from 'tap';
+import { FFMPEG_PATH, probe } from '../../src/media/ffmpeg.ts';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { findTemplate } from '../../src/services/catalog/catalog-data.ts';
+import { png, startFake } from '../engines/fakes/common.ts';
+import { startFalFake } from '../engines/fakes/fal.ts';
+import { startReplicateFake } from '../engines/fakes/replicate.ts';
+import { startTestApp } from '../helpers/app.ts';
+
+const replicate = await startReplicateFake('r8_test_token');
+const fal = await startFalFake('fal-key-id:fal-key-secret');
+const refs = await startFake((_req, _res, json) => json(404, {}));
+// A product photo: a red square on white.
+refs.files.set('product.png', {
+  type: 'image/png',
+  bytes: await sharp({ create: { width: 400, height: 400, channels: 3, background: '#ffffff' } })
+    .composite([{ input: await png(200, 200, '#e01010'), left: 100, top: 100 }])
+    .png()
+    .toBuffer(),
+});
+t.teardown(() => Promise.all([replicate.close(), fal.close(), refs.close()]));
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'template-hosted-'));
+t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+const app = await startTestApp(
+  t,
+  {
+    REPLICATE_API_BASE: replicate.url,
+    REPLICATE_API_TOKEN: 'r8_test_token',
+    FAL_QUEUE_BASE: fal.url,
+    FAL_KEY: 'fal-key-id:fal-key-secret',
+    PROVIDER_POLL_MS: '40',
+    OUTBOUND_ALLOW_IPS: '127.0.0.1',
+  },
+  { workers: true },
+);
+const sql = app.service.ctx.sql;
+const productUrl = `${refs.url}/files/product.png`;
+
+async function generate(body: Record<string, unknown>) {
+  const ws = await app.workspace({ credits: 1000 });
+  const res = await app.request('POST', '/api/v1/generations', { key: ws.key, body });
+  if (res.status !== 200) throw new Error(`${res.status} ${res.text}`);
+  const id = res.body.generations[0].id as string;
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    const g = await app.request('GET', `/api/v1/generations/${id}`, { key: ws.key });
+    if (g.body.status !== 'generating') return { ws, id, g: g.body, charged: res.body.credits_deducted as number };
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const bytesOf = async (url: string) => Buffer.from(await (await fetch(url)).arrayBuffer());
+
+/** The mean colour of a region (fractions of the frame) of an image. */
+async function meanColour(img: Buffer, box: { x: number; y: number; w: number; h: number }): Promise<number[]> {
+  const meta = await sharp(img).metadata();
+  const region = {
+    left: Math.round(box.x * meta.width!),
+    top: Math.round(box.y * meta.height!),
+    width: Math.round(box.w * meta.width!),
+    height: Math.round(box.h * meta.height!),
+  };
+  const part = await sharp(img).extract(region).removeAlpha().toBuffer();
+  const { channels } = await sharp(part).stats();
+  return channels.map((c) => Math.round(c.mean));
+}
+
+const close = (a: number[], b: number[], tol = 12) => a.every((v, i) => Math.abs(v - b[i]) <= tol);
+
+async function stageRecord(id: string) {
+  const [row] = await sql`select state, provider_job from generations where id = ${id}`;
+  return row as { state: any; provider_job: any };
+}
+
+t.test('a static ad: the hero image by Flux on Replicate, the template composited over it, at the template price', async (t) => {
+  const before = replicate.predictions.size;
+  const { g, charged, id } = await generate({ type: 'static_ad', template_slug: 'bold-sale-banner', prompt: 'Lemonade summer sale' });
+  t.equal(g.status, 'completed', JSON.stringify(g.error));
+  t.equal(charged, (findTemplate('bold-sale-banner') as { credits: number }).credits, 'the template price, not a preview');
+  t.same(g.engine, { kind: 'hosted', provider: 'replicate', model: 'black-forest-labs/flux-1.1-pro', preview: false, requires: null });
+  const calls = [...replicate.predictions.values()].slice(before);
+  t.equal(calls.length, 1, 'one prediction');
+  t.equal(calls[0].model, 'black-forest-labs/flux-1.1-pro');
+  t.match(calls[0].input.prompt, /^Lemonade summer sale\n\nStyle: Bold Sale Banner\.\n\nAn advertising photograph with no text/);
+  t.equal(calls[0].input.aspect_ratio, '1:1');
+  const out = await bytesOf(g.url);
+  const meta = await sharp(out).metadata();
+  t.same([meta.format, meta.width, meta.height], ['png', 1024, 1024]);
+  // The fake's hero is a flat #2a7fff: it fills the middle of the ad; the top carries the
+  // headline over a scrim (darker, and not flat).
+  t.ok(close(await meanColour(out, { x: 0.3, y: 0.45, w: 0.4, h: 0.1 }), [0x2a, 0x7f, 0xff]), 'the hero picture shows in the middle');
+  const top = await sharp(await sharp(out).extract({ left: 0, top: 0, width: 1024, height: 200 }).toBuffer()).stats();
+  t.ok(top.channels[0].stdev > 20, 'the top band holds the headline (not a flat colour)');
+  const record = await stageRecord(id);
+  t.match(record.state.generating, {
+    provider: 'replicate',
+    model: 'black-forest-labs/flux-1.1-pro',
+    providerJobId: calls[0].id,
+    contentType: 'image/png',
+  });
+  t.ok(record.state.generating.seconds >= 0);
+  t.notOk(await app.service.ctx.storage.stat(record.state.generating.storageKey), "the model's picture is removed once composited");
+});
+
+t.test('a static ad with a product image: Flux Kontext edits it', async (t) => {
+  const before = replicate.predictions.size;
+  const { g } = await generate({
+    type: 'static_ad',
+    template_slug: 'product-spotlight',
+    prompt: 'Red cube',
+    reference_image_urls: [productUrl],
+  });
+  t.equal(g.status, 'completed', JSON.stringify(g.error));
+  t.equal(g.engine.model, 'black-forest-labs/flux-kontext-pro');
+  const [call] = [...replicate.predictions.values()].slice(before);
+  t.equal(call.model, 'black-forest-labs/flux-kontext-pro');
+  t.match(call.input.input_image, /^data:image\/png;base64,/, 'the product image is the input image');
+  const sent = Buffer.from(call.input.input_image.split(',')[1], 'base64');
+  t.same(await meanColour(sent, { x: 0.4, y: 0.4, w: 0.2, h: 0.2 }), [224, 16, 16], 'the product photo itself');
+});
+
+t.test('a video ad: Veo 3 Fast animates the product image; the template, captions and its sound finish it', async (t) => {
+  const before = fal.requests.size;
+  const { g, charged, id } = await generate({
+    type: 'video_ad',
+    template_slug: 'product-demo-showcase',
+    quality_tier: 'high',
+    duration: 4,
+    prompt: 'A red cube spins on a white table',
+    reference_image_urls: [productUrl],
+  });
+  t.equal(g.status, 'completed', JSON.stringify(g.error));
+  t.equal(charged, 4 * 15, 'the tier price per second');
+  t.same(g.engine, { kind: 'hosted', provider: 'fal', model: 'fal-ai/veo3/fast/image-to-video', preview: false, requires: null });
+  const calls = [...fal.requests.values()].slice(before);
+  t.equal(calls.length, 1, 'one fal request');
+  t.equal(calls[0].endpoint, 'fal-ai/veo3/fast/image-to-video');
+  t.match(calls[0].input, { duration: '4s', aspect_ratio: '9:16', generate_audio: true });
+  t.match(calls[0].input.prompt, /A red cube spins on a white table[\s\S]*Style: Product Demo Showcase[\s\S]*no text/);
+  t.match(calls[0].input.image_url, /^data:image\/png;base64,/, 'the product image is the first frame');
+  const file = path.join(dir, 'veo.mp4');
+  fs.writeFileSync(file, await bytesOf(g.url));
+  const info = await probe(file);
+  t.same([info.width, info.height], [1080, 1920]);
+  t.ok(Math.abs((info.duration_seconds ?? 0) - 4) < 0.3, `4 seconds (${info.duration_seconds})`);
+  t.equal(info.has_audio, true, "Veo's sound track is kept");
+  // The middle of a frame is the fake's footage (testsrc's colour bars), not a composed still.
+  const frame = path.join(dir, 'veo.png');
+  execFileSync(FFMPEG_PATH, ['-v', 'error', '-y', '-ss', '2', '-i', file, '-frames:v', '1', frame]);
+  const mid = await sharp(await sharp(fs.readFileSync(frame)).extract({ left: 0, top: 700, width: 1080, height: 400 }).toBuffer()).stats();
+  t.ok(
+    mid.channels.some((c) => c.stdev > 40),
+    'the footage shows (many colours across the frame)',
+  );
+  t.match((await stageRecord(id)).state.generating, {
+    provider: 'fal',
+    model: 'fal-ai/veo3/fast/image-to-video',
+    contentType: 'video/mp4',
+  });
+});
+
+t.test('a video tier with no image to start from: Kling animates the template picture, silent footage gets the music bed', async (t) => {
+  const before = fal.requests.size;
+  const { g } = await generate({ type: 'video_ad', template_slug: 'product-demo-showcase', quality_tier: 'low', prompt: 'Fresh lemons' });
+  t.equal(g.status, 'completed', JSON.stringify(g.error));
+  t.equal(g.engine.model, 'fal-ai/kling-video/v2.1/standard/image-to-video');
+  const [call] = [...fal.requests.values()].slice(before);
+  t.match(call.input.image_url, /^data:image\/png;base64,/, 'a first frame was made');
+  const first = await sharp(Buffer.from(call.input.image_url.split(',')[1], 'base64')).metadata();
+  t.same([first.width, first.height], [720, 1280], "the template's picture at the video's size");
+  const file = path.join(dir, 'kling.mp4');
+  fs.writeFileSync(file, await bytesOf(g.url));
+  t.equal((await probe(file)).has_audio, true, 'Kling is silent: the music bed is added');
+});
+
+t.test('inputs the template model has no use for are 400s, nothing charged', async (t) => {
+  const ws = await app.workspace({ credits: 1000 });
+  const cases: [string, Record<string, unknown>, string][] = [
+    [
+      'two product images for Kontext, which edits one',
+      { type: 'static_ad', template_slug: 'product-spotlight', reference_image_urls: [productUrl, productUrl] },
+      'body.reference_image_urls',
+    ],
+    [
+      'a product image for Veo 3 text-to-video',
+      { type: 'video_ad', template_slug: 'cinematic-brand-story', quality_tier: 'high', reference_image_urls: [productUrl] },
+      'body.reference_image_urls',
+    ],
+  ];
+  for (const [what, body, field] of cases) {
+    const res = await app.request('POST', '/api/v1/generations', { key: ws.key, body });
+    t.equal(res.status, 400, what);
+    t.match(res.body.error, { code: 'bad_request', context: { errors: [{ field }] } }, `${what}: names ${field}`);
+  }
+  const [{ n }] = await sql`select count(*)::int as n from credit_ledger where org_id = ${ws.orgId}`;
+  t.equal(n, 1, 'only the initial grant');
+});
