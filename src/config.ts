@@ -103,6 +103,10 @@ export interface Config {
   slideshowConcurrency: number;
   /** Faceless videos a worker process makes at once. */
   facelessConcurrency: number;
+  /** What a faceless video's scenes are made from (FACELESS_SCENE_SOURCE): drawn here, or stock photos found for each scene's text. */
+  facelessSceneSource: FacelessSceneSource;
+  /** Stock media providers (the stock capability, src/engines/stock/); a key unset: that provider is not used. */
+  stock: StockConfig;
   /** Largest editor upload (multipart; JSON uploads are also capped at 25 MB decoded). */
   editorUploadMaxBytes: number;
   /** Address-space limit of each ffmpeg/ffprobe process, in MiB (0: none). */
@@ -203,6 +207,14 @@ export interface ProviderEndpoint {
   key: string | undefined;
 }
 
+export type FacelessSceneSource = 'image' | 'stock_photo';
+
+/** Stock media providers, tried in this order; the timeout of one search is PROVIDER_TIMEOUT_MS. */
+export interface StockConfig {
+  pexels: ProviderEndpoint;
+  pixabay: ProviderEndpoint;
+}
+
 /** Generation providers, chosen per AI model variant in spec/catalog.yaml (`provider`). */
 export interface ProviderConfig {
   replicate: ProviderEndpoint;
@@ -272,6 +284,30 @@ function providerConfig(env: NodeJS.ProcessEnv): ProviderConfig {
     jobTimeoutMs: int(env, 'PROVIDER_JOB_TIMEOUT_MS', 30 * 60_000, 200, 24 * 3_600_000),
     localFallback: oneOf(env, 'LOCAL_FALLBACK', ['preview', 'off'] as const, 'preview'),
   };
+}
+
+function stockConfig(env: NodeJS.ProcessEnv): StockConfig {
+  return {
+    pexels: { baseUrl: httpBase(env, 'PEXELS_API_BASE', 'https://api.pexels.com'), key: env.PEXELS_API_KEY || undefined },
+    pixabay: { baseUrl: httpBase(env, 'PIXABAY_API_BASE', 'https://pixabay.com/api'), key: env.PIXABAY_API_KEY || undefined },
+  };
+}
+
+/** FACELESS_SCENE_SOURCE; a stock source needs a stock provider's key. */
+function facelessSceneSource(env: NodeJS.ProcessEnv, stock: StockConfig): FacelessSceneSource {
+  const raw = (env.FACELESS_SCENE_SOURCE || 'image').trim().toLowerCase();
+  if (raw === 'stock_video') {
+    throw new Error(
+      "FACELESS_SCENE_SOURCE=stock_video is not available yet (a faceless video's timeline holds still scenes only); use stock_photo or image",
+    );
+  }
+  if (raw !== 'image' && raw !== 'stock_photo') {
+    throw new Error(`Environment variable FACELESS_SCENE_SOURCE must be "image" or "stock_photo", got "${env.FACELESS_SCENE_SOURCE}"`);
+  }
+  if (raw === 'stock_photo' && !stock.pexels.key && !stock.pixabay.key) {
+    throw new Error('FACELESS_SCENE_SOURCE=stock_photo needs a stock media provider: set PEXELS_API_KEY or PIXABAY_API_KEY');
+  }
+  return raw;
 }
 
 function transcriptionConfig(env: NodeJS.ProcessEnv): TranscriptionConfig {
@@ -494,6 +530,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   } catch {
     throw new Error(`Environment variable PUBLIC_BASE_URL must be an absolute URL, got "${publicBaseUrl}"`);
   }
+  const stock = stockConfig(env);
   return {
     port,
     host,
@@ -546,6 +583,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     exportConcurrency: int(env, 'EXPORT_CONCURRENCY', 1, 1, 16),
     slideshowConcurrency: int(env, 'SLIDESHOW_CONCURRENCY', 1, 1, 16),
     facelessConcurrency: int(env, 'FACELESS_CONCURRENCY', 1, 1, 16),
+    stock,
+    facelessSceneSource: facelessSceneSource(env, stock),
     editorUploadMaxBytes: int(env, 'EDITOR_UPLOAD_MAX_BYTES', 500 * 1024 * 1024, 1024),
     ffmpegMaxMemoryMb: int(env, 'FFMPEG_MAX_MEMORY_MB', 4096, 0),
     mediaMaxPixels: int(env, 'MEDIA_MAX_PIXELS', 40_000_000, 1),

@@ -11,15 +11,16 @@
 //   slide       a slideshow's slide                           local
 //   speech      narration with word timings                   espeak-ng
 //   transcribe  words and timings of recorded speech          openai-compatible (TRANSCRIPTION_PROVIDER_URL)
+//   stock       licensed stock photos and videos by query     pexels (PEXELS_API_KEY), pixabay (PIXABAY_API_KEY)
 //   render      an editor timeline to MP4                     ffmpeg
 //
 // The first engine whose condition holds is used. A hosted engine makes a generation when its
 // catalog variant names that provider (hostedProviderOf) and the provider's key is configured
 // (REPLICATE_API_TOKEN, FAL_KEY, OPENAI_API_KEY; ProviderConfig in src/config.ts and the README),
-// and the process has a fetcher for its outputs. Every capability but transcribe ends with an
-// engine that always can, so a deployment with no configuration works end to end; transcribe has
-// no local engine, and without TRANSCRIPTION_PROVIDER_URL engineFor answers undefined. No stock
-// media engine exists yet, so there is no stock capability.
+// and the process has a fetcher for its outputs. Every capability but transcribe and stock ends
+// with an engine that always can, so a deployment with no configuration works end to end;
+// transcribe and stock have no local engine: without TRANSCRIPTION_PROVIDER_URL, or without a
+// stock provider's key, engineFor answers undefined.
 // Engines are made once per configuration (and fetcher) and shared by every job of the process.
 // A new engine: its file under src/engines/, an entry in REGISTRY below, the configuration it reads.
 import type { Config, ProviderConfig } from '../config.ts';
@@ -37,6 +38,9 @@ import { localSlides } from './local/slide.ts';
 import { ffmpegRenderer } from './render/ffmpeg.ts';
 import type { RenderEngine } from './render/types.ts';
 import { espeakNg } from './speech/espeak.ts';
+import { createPexels, type StockEngineOptions } from './stock/pexels.ts';
+import { createPixabay } from './stock/pixabay.ts';
+import type { StockEngine } from './stock/types.ts';
 import type { SpeechEngine } from './speech/types.ts';
 import { createOpenAICompatibleTranscriber } from './transcribe/openai-compatible.ts';
 import type { TranscribeEngine } from './transcribe/types.ts';
@@ -56,6 +60,8 @@ export interface Capabilities {
   speech: SpeechEngine;
   /** None without TRANSCRIPTION_PROVIDER_URL: there is no local speech-to-text. */
   transcribe: TranscribeEngine | undefined;
+  /** None without PEXELS_API_KEY or PIXABAY_API_KEY: there is no local stock library. */
+  stock: StockEngine | undefined;
   render: RenderEngine;
 }
 export type Capability = keyof Capabilities;
@@ -64,7 +70,7 @@ export type GenerationCapability = 'image' | 'video' | 'lipsync';
 
 /** What engines are made from: the configuration and, for hosted outputs, the guarded fetcher (an AppContext fits). */
 export interface EngineSetup {
-  config: Pick<Config, 'provider' | 'writer' | 'transcription' | 'mediaMaxPixels' | 'mediaMaxDimension'>;
+  config: Pick<Config, 'provider' | 'writer' | 'transcription' | 'stock' | 'mediaMaxPixels' | 'mediaMaxDimension'>;
   /** Downloads hosted outputs; without one, generations are made locally. */
   fetcher?: GuardedFetcher;
 }
@@ -109,6 +115,15 @@ const HOSTED: Record<ProviderModel['name'], Entry<Provider>> = {
 };
 const localRenderer: Entry<Provider> = { make: () => new LocalProvider() };
 
+/** A stock provider, when its key is configured. */
+function stock(name: keyof Config['stock'], make: (o: StockEngineOptions) => StockEngine): Entry<StockEngine> {
+  return {
+    when: (s) => Boolean(s.config.stock[name].key),
+    make: ({ config }) =>
+      make({ baseUrl: config.stock[name].baseUrl, key: config.stock[name].key!, requestTimeoutMs: config.provider.requestTimeoutMs }),
+  };
+}
+
 const REGISTRY: { [C in Capability]: readonly Entry<NonNullable<Capabilities[C]>>[] } = {
   write: [
     {
@@ -129,6 +144,7 @@ const REGISTRY: { [C in Capability]: readonly Entry<NonNullable<Capabilities[C]>
       make: (s) => createOpenAICompatibleTranscriber({ ...s.config.transcription, url: s.config.transcription.url! }),
     },
   ],
+  stock: [stock('pexels', createPexels), stock('pixabay', createPixabay)],
   render: [{ make: () => ffmpegRenderer }],
 };
 

@@ -88,3 +88,34 @@ t.test('brand colours stay exact over a grade; the reference is composited', asy
   t.ok(brand > 1000, `${brand} brand pixels`);
   t.ok(green > 5000, `${green} pixels of the (greyed) reference`);
 });
+
+t.test('a photo fills the frame (cover-cropped), under the caption scrim and the brand', async (t) => {
+  // A wide photo, red on its left and right quarters, blue in its middle half: cropped about
+  // its centre to the portrait frame, only blue remains.
+  const photo = await sharp({ create: { width: 1200, height: 600, channels: 3, background: '#FF0000' } })
+    .composite([{ input: { create: { width: 600, height: 600, channels: 3, background: '#0000FF' } }, left: 300, top: 0 }])
+    .jpeg()
+    .toBuffer();
+  const logo = await sharp({ create: { width: 40, height: 40, channels: 3, background: '#00FF00' } })
+    .png()
+    .toBuffer();
+  const jpeg = await renderScene({ ...base, photo, brand: { name: '', colors: ['#FFFF00'], logo } });
+  const { data, info } = await sharp(jpeg).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  t.same([info.width, info.height], [base.width, base.height], 'the frame size');
+  const at = (x: number, y: number) => [...data.subarray((y * info.width + x) * 3, (y * info.width + x) * 3 + 3)];
+  const blue = ([r, g, b]: number[]) => b > 200 && r < 60 && g < 60;
+  t.ok(
+    blue(at(10, Math.round(base.height * 0.4))) && blue(at(base.width - 10, Math.round(base.height * 0.4))),
+    'the photo, cropped about its centre',
+  );
+  const [, , bottom] = at(base.width / 2, base.height - 5);
+  t.ok(bottom < 120, `the caption band is darkened (blue ${bottom})`);
+  let yellow = 0;
+  let green = 0;
+  for (let i = 0; i < data.length; i += 3) {
+    if (data[i] > 200 && data[i + 1] > 200 && data[i + 2] < 80) yellow++;
+    if (data[i + 1] > 200 && data[i] < 80 && data[i + 2] < 80) green++;
+  }
+  t.ok(yellow > 500, `the brand band (${yellow} pixels)`);
+  t.ok(green > 200, `the logo (${green} pixels)`);
+});

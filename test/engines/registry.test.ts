@@ -1,5 +1,5 @@
 // The engine registry (src/engines/index.ts): with no configuration every capability is made by
-// its local engine (transcribe has none); a configured key makes a hosted model variant that
+// its local engine (transcribe and stock have none; stock is Pexels, else Pixabay, by key); a configured key makes a hosted model variant that
 // provider's; a configured writer or transcription URL is used; engines are made once per
 // configuration; a generation's capability follows its output, lipsync for the catalog's
 // video-and-audio variants.
@@ -17,7 +17,7 @@ const openai: ProviderModel = { name: 'openai', model: 'gpt-image-1' };
 
 t.test('no keys: every capability resolves to its local engine, whatever the catalog names', async (t) => {
   const setup = { config: loadConfig({}), fetcher };
-  const local: Record<Exclude<Capability, 'transcribe'>, string> = {
+  const local: Record<Exclude<Capability, 'transcribe' | 'stock'>, string> = {
     write: 'local',
     image: 'local',
     video: 'local',
@@ -33,6 +33,23 @@ t.test('no keys: every capability resolves to its local engine, whatever the cat
       t.equal(engineFor(capability, { ...setup, model }).name, name, `${capability} of a ${model.name} model without its key: ${name}`);
   }
   t.equal(engineFor('transcribe', setup), undefined, 'no transcription provider configured: no transcribe engine');
+  t.equal(engineFor('stock', setup), undefined, 'no stock provider key: no stock engine');
+});
+
+t.test('stock: Pexels when its key is set, else Pixabay when its key is set', async (t) => {
+  t.equal(engineFor('stock', { config: loadConfig({ PEXELS_API_KEY: 'p', PIXABAY_API_KEY: 'x' }) })?.name, 'pexels');
+  t.equal(engineFor('stock', { config: loadConfig({ PIXABAY_API_KEY: 'x' }) })?.name, 'pixabay');
+  t.equal(engineFor('stock', { config: loadConfig({ PEXELS_API_KEY: 'p' }) })?.name, 'pexels');
+  t.throws(
+    () => loadConfig({ FACELESS_SCENE_SOURCE: 'stock_photo' }),
+    /FACELESS_SCENE_SOURCE=stock_photo needs a stock media provider: set PEXELS_API_KEY or PIXABAY_API_KEY/,
+    'stock scenes without a stock provider: refused at start',
+  );
+  t.equal(loadConfig({ FACELESS_SCENE_SOURCE: 'stock_photo', PIXABAY_API_KEY: 'x' }).facelessSceneSource, 'stock_photo');
+  t.equal(loadConfig({}).facelessSceneSource, 'image', 'default: scenes drawn here');
+  t.throws(() => loadConfig({ FACELESS_SCENE_SOURCE: 'stock_video', PEXELS_API_KEY: 'p' }), /stock_video is not available yet/);
+  t.throws(() => loadConfig({ FACELESS_SCENE_SOURCE: 'photos' }), /must be "image" or "stock_photo"/);
+  t.throws(() => loadConfig({ PEXELS_API_BASE: 'ftp://x' }), /PEXELS_API_BASE must be an http\(s\) URL/);
 });
 
 t.test('a key set: a hosted model variant resolves to that provider engine', async (t) => {

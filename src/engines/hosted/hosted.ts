@@ -4,7 +4,9 @@
 //     rate limits waited out in place (429: Retry-After honoured, capped, a few times, then a
 //     retryable failure so the job retries with backoff), 5xx and network failures retryable,
 //     other 4xx not, and content-policy refusals turned into `content_rejected` (not retryable:
-//     the generation fails and is refunded);
+//     the generation fails and is refunded); the stock engines (../stock/) search through it too,
+//     with their own rate-limit headers and, for a key sent in the URL, that key kept out of errors
+//     (ApiShape);
 //   - pollUntil: the polling loop with the job deadline (PROVIDER_JOB_TIMEOUT_MS);
 //   - storeOutput: the output file fetched through the guarded client (src/net/: provider CDNs
 //     are hosts we do not control), then checked like any upload: sniffed, decoded by sharp or
@@ -83,6 +85,14 @@ export async function wait(ms: number, signal: AbortSignal | undefined): Promise
   });
 }
 
+/** How an API differs from the hosted-generation defaults (the stock engines, ../stock/). */
+export interface ApiShape {
+  /** The wait a rate-limited answer asks for when it has no Retry-After (X-RateLimit-Reset and the like). */
+  retryAfter?: (headers: Headers) => number | undefined;
+  /** A secret sent in the URL (a `key` query parameter): replaced by *** in every error message. */
+  urlSecret?: string;
+}
+
 export interface CallInit {
   method: string;
   json?: unknown;
@@ -94,15 +104,24 @@ export class HostedApi {
   readonly label: string;
   readonly base: string;
   readonly opts: Required<Omit<HostedOptions, 'baseUrl' | 'key' | 'fetcher' | 'pixelLimits'>>;
+  /** The Authorization header; none when empty (a key sent in the URL). */
   private readonly auth: string;
   private readonly readError: (status: number, body: unknown) => ErrorReading;
+  private readonly shape: ApiShape;
 
-  constructor(label: string, o: HostedOptions, auth: string, readError: (status: number, body: unknown) => ErrorReading) {
+  constructor(
+    label: string,
+    o: Omit<HostedOptions, 'fetcher' | 'pixelLimits'>,
+    auth: string,
+    readError: (status: number, body: unknown) => ErrorReading,
+    shape: ApiShape = {},
+  ) {
     if (!o.key) throw new Error(`${label} needs an API key`);
     this.label = label;
     this.base = o.baseUrl.replace(/\/+$/, '');
     this.auth = auth;
     this.readError = readError;
+    this.shape = shape;
     this.opts = {
       pollMs: o.pollMs ?? 2000,
       requestTimeoutMs: o.requestTimeoutMs ?? 60_000,
@@ -115,13 +134,26 @@ export class HostedApi {
 
   /** One exchange (rate limits waited out in place); the parsed JSON body of a 2xx answer. */
   async call(pathOrUrl: string, init: CallInit): Promise<unknown> {
+    const secret = this.shape.urlSecret;
+    if (!secret) return this.exchange(pathOrUrl, init);
+    return this.exchange(pathOrUrl, init).catch((err: unknown) => {
+      // The message is rebuilt and the cause dropped: the request's URL holds the secret.
+      if (err instanceof ProviderError) {
+        const { retryable, code, status, retryAfterMs } = err;
+        throw new ProviderError(err.message.replaceAll(secret, '***'), { retryable, code, status, retryAfterMs });
+      }
+      throw err;
+    });
+  }
+
+  private async exchange(pathOrUrl: string, init: CallInit): Promise<unknown> {
     const url = pathOrUrl.startsWith('http') ? pathOrUrl : `${this.base}${pathOrUrl}`;
     const what = `${init.method} ${new URL(url).pathname}`;
     for (let waited = 0; ; waited++) {
       if (init.signal?.aborted) throw abortReason(init.signal);
       const timeout = AbortSignal.timeout(this.opts.requestTimeoutMs);
       const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
-      const headers: Record<string, string> = { authorization: this.auth, accept: 'application/json' };
+      const headers: Record<string, string> = { ...(this.auth ? { authorization: this.auth } : {}), accept: 'application/json' };
       let body: string | FormData | undefined;
       if (init.json !== undefined) {
         headers['content-type'] = 'application/json';
@@ -164,7 +196,7 @@ export class HostedApi {
         }
         return parsed;
       }
-      const after = retryAfterMs(res.headers);
+      const after = retryAfterMs(res.headers) ?? (res.status === 429 ? this.shape.retryAfter?.(res.headers) : undefined);
       if (res.status === 429 && waited < this.opts.rateLimitWaits && (after ?? 0) <= this.opts.maxRetryAfterMs) {
         // Rate limited: wait as told (or back off 1, 2, 4 s), then the same request again.
         await wait(after ?? 1000 * 2 ** waited, init.signal);

@@ -5,7 +5,7 @@
 //          fal and OpenAI Images (../hosted/) for an AI model variant whose catalog entry names
 //          one of them when that provider's key is configured;
 //   scene  a faceless video's scene still, JPEG at the video's size: the local scene renderer
-//          (../local/scene.ts);
+//          (../local/scene.ts), which draws it or lays its decoration over a given (stock) photo;
 //   slide  a slideshow's slide, PNG at the frame's size and without text (the words are editor
 //          text items): the local slide renderer (../local/slide.ts).
 import type { components } from '../../../generated/openapi.d.ts';
@@ -39,6 +39,14 @@ export interface SceneInput {
   brand?: { name: string; colors: string[]; logo?: Buffer };
   /** PNG, JPEG or WebP bytes of the reference image shown in this scene. */
   reference?: Buffer;
+  /**
+   * PNG, JPEG or WebP bytes of a photo that fills the frame (cover-cropped about its centre) in
+   * place of the style's drawing (a stock photo): graded, with the caption scrim and the brand
+   * over it, without the scene number or reference card.
+   */
+  photo?: Buffer;
+  /** Pixel cap of the decoded photo (MEDIA_MAX_PIXELS); default 40 000 000. */
+  maxInputPixels?: number;
   /** Top of the caption band (fraction of the height): kept dark for legible captions. */
   captionTop: number;
 }

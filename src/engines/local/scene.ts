@@ -7,6 +7,8 @@
 //   4. the grades (selected_flux_dev_styles), in order, over everything so far;
 //   5. on top, ungraded: a dark scrim under the caption band, the brand kit's colour band and its
 //      name in the style's typeface, and the scene number.
+// A scene given a photo (a stock photo) has the photo, cover-cropped to the frame, in place of
+// steps 1–3, then the grades, the scrim and the brand (no scene number).
 //
 // Same input, same pixels: every "random" position comes from a seeded generator.
 import { createRequire } from 'node:module';
@@ -256,6 +258,7 @@ type Box = { x: number; y: number; w: number; h: number };
 
 /** One scene still as JPEG (the timeline's image input; JPEG decodes fastest for every frame). */
 export async function renderScene(s: SceneInput): Promise<Buffer> {
+  if (s.photo) return photoScene(s, s.photo);
   const { width: w, height: h } = s;
   const def = STYLES[s.style];
   const portrait = h > w;
@@ -275,6 +278,23 @@ export async function renderScene(s: SceneInput): Promise<Buffer> {
   const ny = portrait ? card.y + card.h + Math.round(h * 0.015) : card.y;
   top.push({ input: numeral.input, left: Math.round(portrait ? w * 0.1 : w * 0.08), top: Math.min(h - numeral.height, ny) });
 
+  return sharp(raw, { raw: { width: w, height: h, channels: 3 } })
+    .composite(top)
+    .jpeg({ quality: 88, chromaSubsampling: '4:2:0' })
+    .toBuffer();
+}
+
+/** A scene over a photo: the photo cover-cropped to the frame and graded, then the scrim and brand. */
+async function photoScene(s: SceneInput, photo: Buffer): Promise<Buffer> {
+  const { width: w, height: h } = s;
+  let raw: Buffer = await sharp(photo, { limitInputPixels: s.maxInputPixels ?? 40_000_000 })
+    .rotate()
+    .resize(w, h, { fit: 'cover' })
+    .removeAlpha()
+    .raw()
+    .toBuffer();
+  for (const g of s.fluxStyles) raw = await grade(raw, w, h, g);
+  const top: OverlayOptions[] = [captionScrim(s), ...(await brandLayers(s, STYLES[s.style], h > w))];
   return sharp(raw, { raw: { width: w, height: h, channels: 3 } })
     .composite(top)
     .jpeg({ quality: 88, chromaSubsampling: '4:2:0' })

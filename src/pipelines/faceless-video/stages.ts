@@ -26,6 +26,8 @@ import { completeFaceless, facelessResource, startFacelessAttempt, type Faceless
 import { captionCues, captionTop, facelessTimeline, fitSpeed, partsFromScript, partStarts, type NarrationPart } from './plan.ts';
 import { WORDS_PER_SECOND } from './plan.ts';
 import type { FacelessSpec } from './request.ts';
+import { findStockPhoto, type SceneSource } from './stock-scenes.ts';
+import type { StockEngine } from '../../engines/stock/types.ts';
 import { runStages, type StageContext, type Stages } from '../../kernel/stages.ts';
 import { JobFailure, type FailureDetail, type JobTools, type RunningJob } from '../../jobs/define-job.ts';
 
@@ -36,7 +38,8 @@ export interface FacelessJobData {
 /** What each stage stores (faceless_videos.artifacts), under its name. */
 export interface FacelessOutputs {
   script: { parts: NarrationPart[]; writer: string };
-  scenes: { mediaIds: string[] };
+  /** sources: where each scene's picture came from, with a stock photo's attribution (a stock FACELESS_SCENE_SOURCE only). */
+  scenes: { mediaIds: string[]; sources?: SceneSource[] };
   voiceover: { mediaId: string; durationMs: number; speed: number; words: SpokenWord[] };
   captions: { cues: CaptionEntry[]; sceneStartsMs: number[]; music?: { mediaId: string; durationMs: number } };
   /** The stored MP4 the video completes with. */
@@ -202,7 +205,13 @@ async function brandLogo({ ctx, f, spec }: Attempt, signal: AbortSignal): Promis
   });
 }
 
-/** One scene per narration part, two at a time, each stored as a media row with an id derived from the video's. */
+/**
+ * One scene per narration part, two at a time, each stored as a media row with an id derived from
+ * the video's. With FACELESS_SCENE_SOURCE=stock_photo each scene is a stock photo found for its
+ * text when there is one (stock-scenes.ts), else drawn; where each came from is recorded per scene
+ * in the state (`sceneSources`) before its row is written, so a resumed attempt has the record of
+ * the scenes it skips.
+ */
 async function drawScenes(a: Attempt, s: Stage, script: FacelessOutputs['script']): Promise<FacelessOutputs['scenes']> {
   const { ctx, f, spec } = a;
   const refs = new Map<number, Buffer>();
@@ -212,6 +221,10 @@ async function drawScenes(a: Attempt, s: Stage, script: FacelessOutputs['script'
     if (!refs.has(k)) refs.set(k, await fetchReference(ctx, spec.referenceUrls[k], `reference_image_urls[${k}]`, s.signal));
     return refs.get(k);
   };
+  const stock = ctx.config.facelessSceneSource === 'stock_photo' ? engineFor('stock', ctx) : undefined;
+  const sources: Record<number, SceneSource> = { ...((f.artifacts.sceneSources as Record<number, SceneSource> | undefined) ?? {}) };
+  const output = (mediaIds: string[]): FacelessOutputs['scenes'] =>
+    stock ? { mediaIds, sources: mediaIds.map((_id, i) => sources[i] ?? { source: 'drawn' }) } : { mediaIds };
   const ids = script.parts.map((_part, i) => stableUuid(`faceless:${f.videoId}:scene:${i}`));
   // A scene's row is written after its object is stored, so a scene with a row is finished: an
   // attempt resumed after a crash draws only the scenes the earlier one did not.
@@ -223,30 +236,26 @@ async function drawScenes(a: Attempt, s: Stage, script: FacelessOutputs['script'
         .where(and(eq(media.orgId, f.orgId), inArray(media.id, ids)))
     ).map((r) => r.id),
   );
-  if (stored.size === ids.length) return { mediaIds: ids };
+  if (stored.size === ids.length) return output(ids);
   const logo = await brandLogo(a, s.signal);
   // Every reference is fetched (and checked) before any scene is drawn.
   for (let k = 0; k < Math.min(spec.referenceUrls.length, script.parts.length); k++) await refFor(k);
   let drawn = stored.size;
   s.report(drawn / ids.length);
-  const mediaIds = await mapLimit(script.parts, 2, async (_part, i) => {
+  // The record is rewritten whole after each stock scene, one write at a time.
+  let saving = Promise.resolve();
+  const record = (i: number, source: SceneSource) => {
+    sources[i] = source;
+    const all = { ...sources };
+    return (saving = saving.then(() => facelessResource.saveState(ctx, f.videoId, { sceneSources: all })));
+  };
+  const mediaIds = await mapLimit(script.parts, 2, async (part, i) => {
     const id = ids[i];
     if (stored.has(id)) return id;
-    const jpeg = await engineFor('scene', ctx).renderScene({
-      width: spec.width,
-      height: spec.height,
-      index: i,
-      count: script.parts.length,
-      seed: `${f.videoId}`,
-      style: spec.imageStyle,
-      aiStyles: spec.aiStyles,
-      fluxStyles: spec.fluxStyles,
-      brand: spec.brandKit ? { name: spec.brandKit.name, colors: spec.brandKit.colors, logo } : undefined,
-      reference: await refFor(i),
-      captionTop: captionTop(spec.width, spec.height),
-    });
+    const { jpeg, source } = await sceneImage(a, s, i, script.parts.length, { text: part.scene, logo, reference: await refFor(i), stock });
     const key = facelessSceneKey(f.orgId, f.videoId, i);
     const object = await ctx.storage.put(key, jpeg, 'image/jpeg');
+    if (source) await record(i, source);
     await ctx.db
       .insert(media)
       .values({
@@ -262,13 +271,43 @@ async function drawScenes(a: Attempt, s: Stage, script: FacelessOutputs['script'
         storageKey: key,
         width: spec.width,
         height: spec.height,
-        indexedText: script.parts[i].scene,
+        indexedText: part.scene,
       })
       .onConflictDoNothing();
     s.report(++drawn / script.parts.length);
     return id;
   });
-  return { mediaIds };
+  return output(mediaIds);
+}
+
+/** Scene `i`'s JPEG: over a stock photo found for its text when a stock engine is given and finds one, else drawn; and, with a stock engine, where it came from. */
+async function sceneImage(
+  { ctx, f, spec }: Attempt,
+  s: Stage,
+  i: number,
+  count: number,
+  opts: { text: string; logo?: Buffer; reference?: Buffer; stock?: StockEngine },
+): Promise<{ jpeg: Buffer; source?: SceneSource }> {
+  const found = opts.stock
+    ? await findStockPhoto(ctx, opts.stock, { text: opts.text, width: spec.width, height: spec.height, signal: s.signal })
+    : undefined;
+  if (found?.source.fallback) ctx.log.info({ video: f.videoId, scene: i, ...found.source }, 'no stock photo for the scene; it is drawn');
+  const jpeg = await engineFor('scene', ctx).renderScene({
+    width: spec.width,
+    height: spec.height,
+    index: i,
+    count,
+    seed: `${f.videoId}`,
+    style: spec.imageStyle,
+    aiStyles: spec.aiStyles,
+    fluxStyles: spec.fluxStyles,
+    brand: spec.brandKit ? { name: spec.brandKit.name, colors: spec.brandKit.colors, logo: opts.logo } : undefined,
+    reference: opts.reference,
+    photo: found?.photo,
+    maxInputPixels: ctx.config.mediaMaxPixels,
+    captionTop: captionTop(spec.width, spec.height),
+  });
+  return { jpeg, source: found?.source };
 }
 
 /**

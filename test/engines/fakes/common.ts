@@ -1,12 +1,20 @@
 // What the provider fakes share: a node:http server on 127.0.0.1 that records every request
-// (method, path, headers, parsed body) and serves output files under /files/.
+// (method, path, query, headers, parsed body) and serves output files under /files/; flat-colour
+// JPEGs and MP4s for fakes that serve media.
+import { randomUUID } from 'node:crypto';
+import { readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import sharp from 'sharp';
+import { runFfmpeg } from '../../../src/media/ffmpeg.ts';
 
 export interface Seen {
   method: string;
   path: string;
+  /** The query string's parameters. */
+  query: URLSearchParams;
   headers: http.IncomingHttpHeaders;
   /** Parsed JSON, or the multipart form's entries (files as Buffers). */
   body?: any;
@@ -24,7 +32,7 @@ export type Handler = (
   req: Seen,
   res: http.ServerResponse,
   json: (status: number, body: unknown, headers?: Record<string, string>) => void,
-) => void | Promise<void>;
+) => unknown;
 
 export async function startFake(handler: Handler): Promise<Fake> {
   const seen: Seen[] = [];
@@ -33,9 +41,11 @@ export async function startFake(handler: Handler): Promise<Fake> {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const raw = Buffer.concat(chunks);
+    const target = new URL(req.url ?? '/', 'http://x');
     const entry: Seen = {
       method: req.method ?? '',
-      path: new URL(req.url ?? '/', 'http://x').pathname,
+      path: target.pathname,
+      query: target.searchParams,
       headers: req.headers,
       at: Date.now(),
     };
@@ -87,4 +97,37 @@ export function sizeFor(aspect: string, long: number): { width: number; height: 
   const [w, h] = aspect.split(':').map(Number);
   const even = (v: number) => 2 * Math.round(v / 2);
   return w >= h ? { width: long, height: even((long * h) / w) } : { width: even((long * w) / h), height: long };
+}
+
+/** A JPEG of a flat colour (what a stock provider serves, at the size its URL names). */
+export async function jpeg(width: number, height: number, color: string): Promise<Buffer> {
+  return sharp({ create: { width, height, channels: 3, background: color } })
+    .jpeg({ quality: 90 })
+    .toBuffer();
+}
+
+/** A silent H.264 MP4 of a flat colour (10 fps), made by our ffmpeg. */
+export async function mp4(width: number, height: number, seconds: number, color: string): Promise<Buffer> {
+  const file = path.join(os.tmpdir(), `stock-fake-${randomUUID()}.mp4`);
+  const src = `color=c=${color.replace('#', '0x')}:s=${width}x${height}:r=10:d=${seconds}`;
+  await runFfmpeg([
+    '-f',
+    'lavfi',
+    '-i',
+    src,
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    '-movflags',
+    '+faststart',
+    file,
+  ]);
+  try {
+    return await readFile(file);
+  } finally {
+    await rm(file, { force: true });
+  }
 }
