@@ -17,7 +17,8 @@ import { fetchCheckedMedia } from '../../media/fetch-media.ts';
 import { renderMusicBed } from '../../media/music-bed.ts';
 import { engineFor } from '../../engines/index.ts';
 import type { RenderMedia } from '../../engines/render/types.ts';
-import { SpeechFailed, type SpokenWord } from '../../engines/speech/types.ts';
+import { timedSpeech } from '../../engines/speech/timings.ts';
+import { SpeechFailed, type SpokenWord, type TimingSource } from '../../engines/speech/types.ts';
 import { jobFolder } from '../../media/work-folder.ts';
 import { WriterFailed } from '../../engines/write/types.ts';
 import { facelessMusicKey, facelessSceneKey, facelessVideoKey, facelessVoiceoverKey } from '../../storage/keys.ts';
@@ -26,6 +27,7 @@ import { completeFaceless, facelessResource, startFacelessAttempt, type Faceless
 import { captionCues, captionTop, facelessTimeline, fitSpeed, partsFromScript, partStarts, type NarrationPart } from './plan.ts';
 import { WORDS_PER_SECOND } from './plan.ts';
 import type { FacelessSpec } from './request.ts';
+import { findVoice } from '../../services/catalog/catalog-data.ts';
 import { runStages, type StageContext, type Stages } from '../../kernel/stages.ts';
 import { JobFailure, type FailureDetail, type JobTools, type RunningJob } from '../../jobs/define-job.ts';
 
@@ -37,7 +39,19 @@ export interface FacelessJobData {
 export interface FacelessOutputs {
   script: { parts: NarrationPart[]; writer: string };
   scenes: { mediaIds: string[] };
-  voiceover: { mediaId: string; durationMs: number; speed: number; words: SpokenWord[] };
+  /**
+   * `engine` spoke it (its `model`, null for the local one), and `timings` says where the word
+   * timings came from (engine, transcribed or estimated); absent on videos voiced before they were recorded.
+   */
+  voiceover: {
+    mediaId: string;
+    durationMs: number;
+    speed: number;
+    words: SpokenWord[];
+    engine?: string;
+    model?: string | null;
+    timings?: TimingSource;
+  };
   captions: { cues: CaptionEntry[]; sceneStartsMs: number[]; music?: { mediaId: string; durationMs: number } };
   /** The stored MP4 the video completes with. */
   render: { storageKey: string; bytes: number; durationSeconds: number };
@@ -286,16 +300,25 @@ async function speak(
   const raw = path.join(workDir, 'voice-raw.wav');
   const words = text.split(/\s+/).length;
   const speed = fitSpeed((words / WORDS_PER_SECOND) * 1000, 1, targetMs);
-  const speech = await engineFor('speech', ctx)
-    .synthesize(text, raw, { voice: spec.voice.espeak, speed, timeoutMs: 120_000 })
-    .catch((err: unknown) => {
-      if (err instanceof SpeechFailed)
-        throw new JobFailure(
-          { code: 'render_failed', message: `Speech synthesis failed: ${err.message}`, retryable: true, context: {} },
-          true,
-        );
-      throw err;
-    });
+  const engine = engineFor('speech', ctx);
+  // The catalog voice, for engines with voices of their own (a clone is known by its eSpeak voice's variant).
+  const catalogVoice = { id: spec.voice.id, gender: findVoice(spec.voice.id)?.gender, language: spec.language };
+  const speech = await timedSpeech(engine, engineFor('transcribe', ctx), text, raw, {
+    voice: spec.voice.espeak,
+    catalogVoice,
+    speed,
+    timeoutMs: 120_000,
+    signal: s.signal,
+  }).catch((err: unknown) => {
+    if (err instanceof SpeechFailed) {
+      const context = { ...(err.status ? { status: err.status } : {}), ...(err.retryAfterMs ? { retry_after_ms: err.retryAfterMs } : {}) };
+      throw new JobFailure(
+        { code: err.code, message: `Speech synthesis failed: ${err.message}`, retryable: err.retryable, context },
+        err.retryable,
+      );
+    }
+    throw err;
+  });
   s.report(0.6);
   const tempo = Math.max(0.75, Math.min(1.5, fitSpeed(speech.durationMs, speed, targetMs) / speed));
   const scaled = Math.abs(tempo - 1) > 0.02 ? tempo : 1;
@@ -347,7 +370,15 @@ async function speak(
       .values({ mediaId: id, orgId: f.orgId, source: 'synthesis', language: spec.language, text, words: timed })
       .onConflictDoNothing();
   });
-  return { mediaId: id, durationMs, speed: Math.round(speed * scaled * 1000) / 1000, words: timed };
+  return {
+    mediaId: id,
+    durationMs,
+    speed: Math.round(speed * scaled * 1000) / 1000,
+    words: timed,
+    engine: engine.name,
+    model: speech.model ?? null,
+    timings: speech.timings,
+  };
 }
 
 /** The caption cues and scene starts from the word timings, and the music bed, ducked under the words, timed here too. */
