@@ -52,11 +52,12 @@ export function estimateWords(text: string, pcm: Int16Array, sampleRate: number)
   const spans = voicedSpans(pcm, sampleRate);
   const voiced = spans.reduce((n, [s, e]) => n + (e - s), 0);
   const total = tokens.reduce((n, t) => n + t.length, 0) || 1;
-  // Voiced time `v` → audio time; `end` puts a boundary at the end of the earlier stretch.
+  // Voiced time `v` → audio time; a boundary (within a millisecond of one) is the start of the
+  // later stretch for a word's start, the end of the earlier one for a word's end.
   const at = (v: number, end: boolean): number => {
     let left = v;
     for (const [s, e] of spans) {
-      if (left < e - s || (end && left <= e - s)) return s + left;
+      if (end ? left <= e - s + 1 : left < e - s - 1) return s + Math.min(left, e - s);
       left -= e - s;
     }
     return spans.at(-1)![1];
