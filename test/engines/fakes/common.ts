@@ -7,6 +7,8 @@ import sharp from 'sharp';
 export interface Seen {
   method: string;
   path: string;
+  /** The query string's parameters. */
+  query: URLSearchParams;
   headers: http.IncomingHttpHeaders;
   /** Parsed JSON, or the multipart form's entries (files as Buffers). */
   body?: any;
@@ -33,9 +35,11 @@ export async function startFake(handler: Handler): Promise<Fake> {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const raw = Buffer.concat(chunks);
+    const url = new URL(req.url ?? '/', 'http://x');
     const entry: Seen = {
       method: req.method ?? '',
-      path: new URL(req.url ?? '/', 'http://x').pathname,
+      path: url.pathname,
+      query: url.searchParams,
       headers: req.headers,
       at: Date.now(),
     };
