@@ -285,6 +285,30 @@ async function drawScenes(a: Attempt, s: Stage, script: FacelessOutputs['script'
   return { mediaIds };
 }
 
+/** The narration spoken by the speech engine, its words timed (timedSpeech); a SpeechFailed becomes the job's failure with its code and retryability. */
+async function narrate(ctx: AppContext, spec: FacelessSpec, text: string, raw: string, speed: number, signal: AbortSignal) {
+  const engine = engineFor('speech', ctx);
+  // The catalog voice, for engines with voices of their own (a clone is known by its eSpeak voice's variant).
+  const catalogVoice = { id: spec.voice.id, gender: findVoice(spec.voice.id)?.gender, language: spec.language };
+  const speech = await timedSpeech(engine, engineFor('transcribe', ctx), text, raw, {
+    voice: spec.voice.espeak,
+    catalogVoice,
+    speed,
+    timeoutMs: 120_000,
+    signal,
+  }).catch((err: unknown) => {
+    if (err instanceof SpeechFailed) {
+      const context = { ...(err.status ? { status: err.status } : {}), ...(err.retryAfterMs ? { retry_after_ms: err.retryAfterMs } : {}) };
+      throw new JobFailure(
+        { code: err.code, message: `Speech synthesis failed: ${err.message}`, retryable: err.retryable, context },
+        err.retryable,
+      );
+    }
+    throw err;
+  });
+  return { engine, speech };
+}
+
 /**
  * The narration: the speaking rate from the word count, then one correction from the measured
  * length as a tempo change (atempo keeps the pitch; the word timings scale exactly): one synthesis.
@@ -300,25 +324,7 @@ async function speak(
   const raw = path.join(workDir, 'voice-raw.wav');
   const words = text.split(/\s+/).length;
   const speed = fitSpeed((words / WORDS_PER_SECOND) * 1000, 1, targetMs);
-  const engine = engineFor('speech', ctx);
-  // The catalog voice, for engines with voices of their own (a clone is known by its eSpeak voice's variant).
-  const catalogVoice = { id: spec.voice.id, gender: findVoice(spec.voice.id)?.gender, language: spec.language };
-  const speech = await timedSpeech(engine, engineFor('transcribe', ctx), text, raw, {
-    voice: spec.voice.espeak,
-    catalogVoice,
-    speed,
-    timeoutMs: 120_000,
-    signal: s.signal,
-  }).catch((err: unknown) => {
-    if (err instanceof SpeechFailed) {
-      const context = { ...(err.status ? { status: err.status } : {}), ...(err.retryAfterMs ? { retry_after_ms: err.retryAfterMs } : {}) };
-      throw new JobFailure(
-        { code: err.code, message: `Speech synthesis failed: ${err.message}`, retryable: err.retryable, context },
-        err.retryable,
-      );
-    }
-    throw err;
-  });
+  const { engine, speech } = await narrate(ctx, spec, text, raw, speed, s.signal);
   s.report(0.6);
   const tempo = Math.max(0.75, Math.min(1.5, fitSpeed(speech.durationMs, speed, targetMs) / speed));
   const scaled = Math.abs(tempo - 1) > 0.02 ? tempo : 1;
