@@ -97,6 +97,10 @@ export interface Config {
   transcription: TranscriptionConfig;
   /** Copy writer of faceless scripts and slideshow copy: an OpenAI-compatible chat API, or local (url unset). */
   writer: WriterConfig;
+  /** Text-to-speech over an OpenAI-compatible audio API (unset url: not used). */
+  speech: SpeechProviderConfig;
+  /** Text-to-speech by ElevenLabs (unset key: not used). */
+  elevenlabs: ElevenLabsConfig;
   /** Editor exports (timeline renders) a worker process runs at once. */
   exportConcurrency: number;
   /** Slideshows (slide renders and the carousel MP4) a worker process makes at once. */
@@ -173,6 +177,29 @@ export interface TranscriptionConfig {
   apiKey: string | undefined;
   model: string;
   timeoutMs: number;
+}
+
+/** Catalog voice ids (or `female`, `male`, `default`) → a provider's voice (SPEECH_VOICES, ELEVENLABS_VOICES). */
+export type VoiceMap = Record<string, string>;
+
+export interface SpeechProviderConfig {
+  /** Base URL of an OpenAI-compatible text-to-speech API (POST {url}/audio/speech); unset: not used. */
+  url: string | undefined;
+  apiKey: string | undefined;
+  model: string;
+  /** What the server is asked to answer (both converted to 22.05 kHz mono WAV). */
+  responseFormat: 'wav' | 'mp3';
+  /** Deadline of one request (also ElevenLabs'). */
+  timeoutMs: number;
+  voices: VoiceMap;
+}
+
+export interface ElevenLabsConfig {
+  baseUrl: string;
+  key: string | undefined;
+  model: string;
+  timeoutMs: number;
+  voices: VoiceMap;
 }
 
 export interface WriterConfig {
@@ -324,6 +351,50 @@ function transcriptionConfig(env: NodeJS.ProcessEnv): TranscriptionConfig {
     apiKey: env.TRANSCRIPTION_PROVIDER_API_KEY || undefined,
     model: env.TRANSCRIPTION_MODEL || 'whisper-1',
     timeoutMs: int(env, 'TRANSCRIPTION_TIMEOUT_MS', 120_000, 1000, 3_600_000),
+  };
+}
+
+/** A JSON object of non-empty strings (SPEECH_VOICES, ELEVENLABS_VOICES); unset: empty. */
+function voiceMap(env: NodeJS.ProcessEnv, name: string, example: string): VoiceMap {
+  const raw = env[name]?.trim();
+  if (!raw) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch (err) {
+    throw new Error(`Environment variable ${name} must be JSON (${(err as Error).message}), e.g. ${example}`);
+  }
+  const entries = parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? Object.entries(parsed) : undefined;
+  const bad = entries?.find(([k, v]) => !k.trim() || typeof v !== 'string' || !v.trim());
+  if (!entries || bad) {
+    throw new Error(
+      `Environment variable ${name} must be a JSON object mapping catalog voice ids (or female, male, default) to provider voices, e.g. ${example}${bad ? `; "${bad[0]}" is not mapped to a voice name` : ''}`,
+    );
+  }
+  return Object.fromEntries(entries.map(([k, v]) => [k.trim(), (v as string).trim()]));
+}
+
+function speechConfig(env: NodeJS.ProcessEnv): { speech: SpeechProviderConfig; elevenlabs: ElevenLabsConfig } {
+  const timeoutMs = int(env, 'SPEECH_TIMEOUT_MS', 120_000, 1000, 600_000);
+  const format = (env.SPEECH_RESPONSE_FORMAT || 'wav').trim().toLowerCase();
+  if (format !== 'wav' && format !== 'mp3')
+    throw new Error(`Environment variable SPEECH_RESPONSE_FORMAT must be wav or mp3, got "${format}"`);
+  return {
+    speech: {
+      url: env.SPEECH_PROVIDER_URL ? httpBase(env, 'SPEECH_PROVIDER_URL', '') : undefined,
+      apiKey: env.SPEECH_PROVIDER_API_KEY || undefined,
+      model: env.SPEECH_MODEL || 'tts-1',
+      responseFormat: format,
+      timeoutMs,
+      voices: voiceMap(env, 'SPEECH_VOICES', '{"ava-bright":"nova","male":"onyx"}'),
+    },
+    elevenlabs: {
+      baseUrl: httpBase(env, 'ELEVENLABS_API_BASE', 'https://api.elevenlabs.io'),
+      key: env.ELEVENLABS_API_KEY || undefined,
+      model: env.ELEVENLABS_MODEL || 'eleven_multilingual_v2',
+      timeoutMs,
+      voices: voiceMap(env, 'ELEVENLABS_VOICES', '{"ava-bright":"21m00Tcm4TlvDq8ikWAM"}'),
+    },
   };
 }
 
@@ -580,6 +651,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     transcription: transcriptionConfig(env),
     writer: writerConfig(env),
+    ...speechConfig(env),
     exportConcurrency: int(env, 'EXPORT_CONCURRENCY', 1, 1, 16),
     slideshowConcurrency: int(env, 'SLIDESHOW_CONCURRENCY', 1, 1, 16),
     facelessConcurrency: int(env, 'FACELESS_CONCURRENCY', 1, 1, 16),

@@ -9,7 +9,8 @@
 //   lipsync     a lip-sync variant's video                    replicate, fal (named + keyed), local stand-in
 //   scene       a faceless video's scene still                local
 //   slide       a slideshow's slide                           local
-//   speech      narration with word timings                   espeak-ng
+//   speech      narration with word timings                   elevenlabs (ELEVENLABS_API_KEY), openai-compatible
+//                                                             (SPEECH_PROVIDER_URL), espeak-ng
 //   transcribe  words and timings of recorded speech          openai-compatible (TRANSCRIPTION_PROVIDER_URL)
 //   stock       licensed stock photos and videos by query     pexels (PEXELS_API_KEY), pixabay (PIXABAY_API_KEY)
 //   render      an editor timeline to MP4                     ffmpeg
@@ -20,7 +21,9 @@
 // and the process has a fetcher for its outputs. Every capability but transcribe and stock ends
 // with an engine that always can, so a deployment with no configuration works end to end;
 // transcribe and stock have no local engine: without TRANSCRIPTION_PROVIDER_URL, or without a
-// stock provider's key, engineFor answers undefined.
+// stock provider's key, engineFor answers undefined. Speech engines that time no words of their
+// own are completed by speech/timings.ts (transcribed when a transcribe engine is configured,
+// else estimated).
 // Engines are made once per configuration (and fetcher) and shared by every job of the process.
 // A new engine: its file under src/engines/, an entry in REGISTRY below, the configuration it reads.
 import type { Config, ProviderConfig } from '../config.ts';
@@ -37,10 +40,12 @@ import { localScenes } from './local/scene.ts';
 import { localSlides } from './local/slide.ts';
 import { ffmpegRenderer } from './render/ffmpeg.ts';
 import type { RenderEngine } from './render/types.ts';
+import { createElevenLabsSpeech } from './speech/elevenlabs.ts';
 import { espeakNg } from './speech/espeak.ts';
 import { createPexels, type StockEngineOptions } from './stock/pexels.ts';
 import { createPixabay } from './stock/pixabay.ts';
 import type { StockEngine } from './stock/types.ts';
+import { createOpenAICompatibleSpeech } from './speech/openai-compatible.ts';
 import type { SpeechEngine } from './speech/types.ts';
 import { createOpenAICompatibleTranscriber } from './transcribe/openai-compatible.ts';
 import type { TranscribeEngine } from './transcribe/types.ts';
@@ -70,7 +75,10 @@ export type GenerationCapability = 'image' | 'video' | 'lipsync';
 
 /** What engines are made from: the configuration and, for hosted outputs, the guarded fetcher (an AppContext fits). */
 export interface EngineSetup {
-  config: Pick<Config, 'provider' | 'writer' | 'transcription' | 'stock' | 'mediaMaxPixels' | 'mediaMaxDimension'>;
+  config: Pick<
+    Config,
+    'provider' | 'writer' | 'transcription' | 'stock' | 'speech' | 'elevenlabs' | 'mediaMaxPixels' | 'mediaMaxDimension'
+  >;
   /** Downloads hosted outputs; without one, generations are made locally. */
   fetcher?: GuardedFetcher;
 }
@@ -137,7 +145,17 @@ const REGISTRY: { [C in Capability]: readonly Entry<NonNullable<Capabilities[C]>
   lipsync: [HOSTED.replicate, HOSTED.fal, localRenderer],
   scene: [{ make: () => localScenes }],
   slide: [{ make: () => localSlides }],
-  speech: [{ make: () => espeakNg }],
+  speech: [
+    {
+      when: (s) => Boolean(s.config.elevenlabs.key),
+      make: (s) => createElevenLabsSpeech({ ...s.config.elevenlabs, key: s.config.elevenlabs.key! }),
+    },
+    {
+      when: (s) => Boolean(s.config.speech.url),
+      make: (s) => createOpenAICompatibleSpeech({ ...s.config.speech, url: s.config.speech.url! }),
+    },
+    { make: () => espeakNg },
+  ],
   transcribe: [
     {
       when: (s) => Boolean(s.config.transcription.url),

@@ -93,6 +93,20 @@ export interface ApiShape {
   urlSecret?: string;
 }
 
+/** What an HTTP error status of a provider means: the ProviderError code, and whether trying again may succeed. */
+export function statusFailure(status: number): { code: string; retryable: boolean } {
+  const retryable = status === 429 || status >= 500 || status === 408;
+  const code =
+    status === 429
+      ? 'provider_rate_limited'
+      : status >= 500
+        ? 'provider_unavailable'
+        : status === 401 || status === 403
+          ? 'provider_unauthorized'
+          : 'provider_rejected';
+  return { code, retryable };
+}
+
 export interface CallInit {
   method: string;
   json?: unknown;
@@ -216,15 +230,7 @@ export class HostedApi {
         status,
       });
     }
-    const retryable = status === 429 || status >= 500 || status === 408;
-    const code =
-      status === 429
-        ? 'provider_rate_limited'
-        : status >= 500
-          ? 'provider_unavailable'
-          : status === 401 || status === 403
-            ? 'provider_unauthorized'
-            : 'provider_rejected';
+    const { retryable, code } = statusFailure(status);
     return new ProviderError(`${this.label} answered ${status} to ${what}${message ? `: ${message}` : ''}`, {
       retryable,
       code,

@@ -7,6 +7,7 @@
 // Reply:    {"ok": true, "sampleRate", "samples", "events": [{type, audio_position (ms), text_position (1-based), word_length}]}
 //        or {"ok": false, "error"}
 import { writeFileSync } from 'node:fs';
+import { SPEECH_SAMPLE_RATE, wav } from './wav.ts';
 
 interface Request {
   text: string;
@@ -21,25 +22,6 @@ interface EspeakEvent {
   audio_position: number;
   text_position: number;
   word_length: number;
-}
-
-function wav(samples: Int16Array, sampleRate: number): Buffer {
-  const data = Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);
-  const header = Buffer.alloc(44);
-  header.write('RIFF', 0);
-  header.writeUInt32LE(36 + data.length, 4);
-  header.write('WAVE', 8);
-  header.write('fmt ', 12);
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20); // PCM
-  header.writeUInt16LE(1, 22); // mono
-  header.writeUInt32LE(sampleRate, 24);
-  header.writeUInt32LE(sampleRate * 2, 28);
-  header.writeUInt16LE(2, 32);
-  header.writeUInt16LE(16, 34);
-  header.write('data', 36);
-  header.writeUInt32LE(data.length, 40);
-  return Buffer.concat([header, data]);
 }
 
 async function main(): Promise<void> {
@@ -73,7 +55,7 @@ async function main(): Promise<void> {
     all.set(p, o);
     o += p.length;
   }
-  const sampleRate = 22050;
+  const sampleRate = SPEECH_SAMPLE_RATE;
   writeFileSync(req.out, wav(all, sampleRate));
   process.stdout.write(JSON.stringify({ ok: true, sampleRate, samples: total, events }));
 }

@@ -47,7 +47,7 @@ export async function synthesizeSpeech(text: string, outFile: string, opts: Spee
     child.stdin!.end(JSON.stringify({ text, voice: opts.voice, rate, pitch, out: outFile }));
   });
   const durationMs = Math.round((reply.samples / reply.sampleRate) * 1000);
-  return { file: outFile, durationMs, words: wordTimings(text, reply.events, durationMs) };
+  return { file: outFile, durationMs, words: wordTimings(text, reply.events, durationMs), timings: 'engine' };
 }
 
 /**

@@ -1,6 +1,7 @@
 // The pure parts of the faceless pipeline: a narration in parts (hook, beats, call to action),
 // speech rate fitting, caption cues from word timings, scene times and the editor timeline the
 // video is rendered from (and that the editor opens afterwards). No I/O here.
+import { speechTokens } from '../../engines/speech/timings.ts';
 import type { SpokenWord } from '../../engines/speech/types.ts';
 import {
   addTrack,
@@ -37,7 +38,7 @@ export function sentences(text: string): string[] {
 }
 
 /** Words as the synthesizer's timings count them (whitespace tokens with a letter or digit). */
-export const spokenTokens = (text: string) => (text.match(/\S+/g) ?? []).filter((w) => /[\p{L}\p{N}]/u.test(w));
+export const spokenTokens = speechTokens;
 
 /**
  * A given script as parts: its sentences, merged into at most `maxParts` parts of similar

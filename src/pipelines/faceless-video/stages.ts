@@ -17,7 +17,8 @@ import { fetchCheckedMedia } from '../../media/fetch-media.ts';
 import { renderMusicBed } from '../../media/music-bed.ts';
 import { engineFor } from '../../engines/index.ts';
 import type { RenderMedia } from '../../engines/render/types.ts';
-import { SpeechFailed, type SpokenWord } from '../../engines/speech/types.ts';
+import { timedSpeech } from '../../engines/speech/timings.ts';
+import { SpeechFailed, type SpokenWord, type TimingSource } from '../../engines/speech/types.ts';
 import { jobFolder } from '../../media/work-folder.ts';
 import { WriterFailed } from '../../engines/write/types.ts';
 import { facelessMusicKey, facelessSceneKey, facelessVideoKey, facelessVoiceoverKey } from '../../storage/keys.ts';
@@ -28,6 +29,7 @@ import { WORDS_PER_SECOND } from './plan.ts';
 import type { FacelessSpec } from './request.ts';
 import { findStockPhoto, type SceneSource } from './stock-scenes.ts';
 import type { StockEngine } from '../../engines/stock/types.ts';
+import { findVoice } from '../../services/catalog/catalog-data.ts';
 import { runStages, type StageContext, type Stages } from '../../kernel/stages.ts';
 import { JobFailure, type FailureDetail, type JobTools, type RunningJob } from '../../jobs/define-job.ts';
 
@@ -40,7 +42,19 @@ export interface FacelessOutputs {
   script: { parts: NarrationPart[]; writer: string };
   /** sources: where each scene's picture came from, with a stock photo's attribution (a stock FACELESS_SCENE_SOURCE only). */
   scenes: { mediaIds: string[]; sources?: SceneSource[] };
-  voiceover: { mediaId: string; durationMs: number; speed: number; words: SpokenWord[] };
+  /**
+   * `engine` spoke it (its `model`, null for the local one), and `timings` says where the word
+   * timings came from (engine, transcribed or estimated); absent on videos voiced before they were recorded.
+   */
+  voiceover: {
+    mediaId: string;
+    durationMs: number;
+    speed: number;
+    words: SpokenWord[];
+    engine?: string;
+    model?: string | null;
+    timings?: TimingSource;
+  };
   captions: { cues: CaptionEntry[]; sceneStartsMs: number[]; music?: { mediaId: string; durationMs: number } };
   /** The stored MP4 the video completes with. */
   render: { storageKey: string; bytes: number; durationSeconds: number };
@@ -310,6 +324,30 @@ async function sceneImage(
   return { jpeg, source: found?.source };
 }
 
+/** The narration spoken by the speech engine, its words timed (timedSpeech); a SpeechFailed becomes the job's failure with its code and retryability. */
+async function narrate(ctx: AppContext, spec: FacelessSpec, text: string, raw: string, speed: number, signal: AbortSignal) {
+  const engine = engineFor('speech', ctx);
+  // The catalog voice, for engines with voices of their own (a clone is known by its eSpeak voice's variant).
+  const catalogVoice = { id: spec.voice.id, gender: findVoice(spec.voice.id)?.gender, language: spec.language };
+  const speech = await timedSpeech(engine, engineFor('transcribe', ctx), text, raw, {
+    voice: spec.voice.espeak,
+    catalogVoice,
+    speed,
+    timeoutMs: 120_000,
+    signal,
+  }).catch((err: unknown) => {
+    if (err instanceof SpeechFailed) {
+      const context = { ...(err.status ? { status: err.status } : {}), ...(err.retryAfterMs ? { retry_after_ms: err.retryAfterMs } : {}) };
+      throw new JobFailure(
+        { code: err.code, message: `Speech synthesis failed: ${err.message}`, retryable: err.retryable, context },
+        err.retryable,
+      );
+    }
+    throw err;
+  });
+  return { engine, speech };
+}
+
 /**
  * The narration: the speaking rate from the word count, then one correction from the measured
  * length as a tempo change (atempo keeps the pitch; the word timings scale exactly): one synthesis.
@@ -325,16 +363,7 @@ async function speak(
   const raw = path.join(workDir, 'voice-raw.wav');
   const words = text.split(/\s+/).length;
   const speed = fitSpeed((words / WORDS_PER_SECOND) * 1000, 1, targetMs);
-  const speech = await engineFor('speech', ctx)
-    .synthesize(text, raw, { voice: spec.voice.espeak, speed, timeoutMs: 120_000 })
-    .catch((err: unknown) => {
-      if (err instanceof SpeechFailed)
-        throw new JobFailure(
-          { code: 'render_failed', message: `Speech synthesis failed: ${err.message}`, retryable: true, context: {} },
-          true,
-        );
-      throw err;
-    });
+  const { engine, speech } = await narrate(ctx, spec, text, raw, speed, s.signal);
   s.report(0.6);
   const tempo = Math.max(0.75, Math.min(1.5, fitSpeed(speech.durationMs, speed, targetMs) / speed));
   const scaled = Math.abs(tempo - 1) > 0.02 ? tempo : 1;
@@ -386,7 +415,15 @@ async function speak(
       .values({ mediaId: id, orgId: f.orgId, source: 'synthesis', language: spec.language, text, words: timed })
       .onConflictDoNothing();
   });
-  return { mediaId: id, durationMs, speed: Math.round(speed * scaled * 1000) / 1000, words: timed };
+  return {
+    mediaId: id,
+    durationMs,
+    speed: Math.round(speed * scaled * 1000) / 1000,
+    words: timed,
+    engine: engine.name,
+    model: speech.model ?? null,
+    timings: speech.timings,
+  };
 }
 
 /** The caption cues and scene starts from the word timings, and the music bed, ducked under the words, timed here too. */

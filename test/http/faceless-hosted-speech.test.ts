@@ -1,0 +1,108 @@
+// A faceless video narrated by a hosted speech engine, over HTTP: with SPEECH_PROVIDER_URL (and a
+// transcription provider) pointing at the OpenAI audio fake, the narration of the delivered MP4 is
+// the fake's audio (its 1000 Hz tone heard while the words are spoken), the fake received the
+// catalog voice mapped by SPEECH_VOICES, the script and the model, and the video's record says
+// which engine spoke and that the word timings were transcribed.
+import { spawn } from 'node:child_process';
+import { eq } from 'drizzle-orm';
+import t from 'tap';
+import { facelessVideos } from '../../src/db/schema/index.ts';
+import { FFMPEG_PATH } from '../../src/media/ffmpeg.ts';
+import { OPENAI_TONE_HZ, startOpenAiSpeechFake } from '../engines/fakes/openai-speech.ts';
+import { toneShare } from '../engines/fakes/tone.ts';
+import { startTestApp } from '../helpers/app.ts';
+
+const fake = await startOpenAiSpeechFake('sk-e2e-speech');
+t.teardown(() => fake.close());
+const app = await startTestApp(
+  t,
+  {
+    RATE_LIMIT_GENERATIONS: '1000',
+    SPEECH_PROVIDER_URL: `${fake.url}/v1`,
+    SPEECH_PROVIDER_API_KEY: 'sk-e2e-speech',
+    SPEECH_VOICES: '{"ava-bright":"shimmer","marcus-narrator":"echo"}',
+    TRANSCRIPTION_PROVIDER_URL: `${fake.url}/v1`,
+    TRANSCRIPTION_PROVIDER_API_KEY: 'sk-e2e-speech',
+  },
+  { workers: true },
+);
+
+/** The MP4's sound as 16 kHz mono samples. */
+async function soundOf(url: string): Promise<Int16Array> {
+  const mp4 = Buffer.from(await (await fetch(url)).arrayBuffer());
+  return new Promise((resolve, reject) => {
+    const child = spawn(FFMPEG_PATH, [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-f',
+      'mp4',
+      '-i',
+      'pipe:0',
+      '-vn',
+      '-ac',
+      '1',
+      '-ar',
+      '16000',
+      '-f',
+      's16le',
+      'pipe:1',
+    ]);
+    const out: Buffer[] = [];
+    child.stdout.on('data', (c: Buffer) => out.push(c));
+    child.stdin.on('error', () => {});
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`ffmpeg exited ${code}`));
+      const all = Buffer.concat(out);
+      resolve(new Int16Array(all.buffer.slice(all.byteOffset, all.byteOffset + (all.length & ~1))));
+    });
+    child.stdin.end(mp4);
+  });
+}
+
+t.test(
+  'the narration is the hosted engine’s audio, in the mapped voice, and the record says who spoke and how words were timed',
+  async (t) => {
+    const ws = await app.workspace({ credits: 1000 });
+    const script = 'Sparkling water beats soda. It has zero sugar. Try it today.';
+    const created = await app.request('POST', '/api/v1/faceless-videos', {
+      key: ws.key,
+      body: { script, duration: '6', voice_id: 'ava-bright' },
+    });
+    t.equal(created.status, 200, created.text);
+    const id = created.body.video_id as number;
+    let video: any;
+    for (const end = Date.now() + 180_000; ; ) {
+      video = (await app.request('GET', `/api/v1/videos/${id}`, { key: ws.key })).body;
+      if (video.status === 'completed' || video.status === 'error' || Date.now() > end) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    t.equal(video.status, 'completed', JSON.stringify(video.error));
+
+    const spoken = fake.seen.filter((r) => r.path === '/v1/audio/speech');
+    t.equal(spoken.length, 1, 'one speech request');
+    t.match(spoken[0].body, { model: 'tts-1', voice: 'shimmer', input: script, response_format: 'wav' }, 'the mapped voice, the script');
+    t.equal(spoken[0].headers.authorization, 'Bearer sk-e2e-speech');
+    t.equal(fake.seen.filter((r) => r.path === '/v1/audio/transcriptions').length, 1, 'its audio transcribed once');
+
+    const [row] = await app.service.ctx.db.select().from(facelessVideos).where(eq(facelessVideos.videoId, id));
+    const voiceover = (row.artifacts as any).voiceover;
+    t.match(
+      voiceover,
+      { engine: 'openai-compatible', model: 'tts-1', timings: 'transcribed' },
+      'the record says who spoke and where the timings came from',
+    );
+    t.equal(voiceover.words.length, 11, 'every word timed');
+
+    const sound = await soundOf(video.url);
+    const ms = (v: number) => Math.round((v / 1000) * 16000);
+    const words = voiceover.words as { startMs: number; endMs: number }[];
+    const during = sound.subarray(ms(words[0].startMs), ms(words.at(-1)!.endMs));
+    const share = toneShare(during, 16000, OPENAI_TONE_HZ);
+    t.ok(share > 0.3, `the fake's ${OPENAI_TONE_HZ} Hz tone carries the narration (${(share * 100).toFixed(0)}% of its power)`);
+    t.ok(toneShare(during, 16000, 700) < 0.02, 'not a tone the fake did not send');
+    const first = sound.subarray(ms(words[0].startMs + 100), ms(words[0].endMs - 100));
+    t.ok(toneShare(first, 16000, OPENAI_TONE_HZ) > 0.5, 'the first word, timed from the transcription, is the tone');
+  },
+);
