@@ -38,8 +38,8 @@ import { checkMediaBytes, fetchMediaBytes } from '../../media/fetch-media.ts';
 export interface HostedOptions {
   /** REPLICATE_API_BASE, FAL_QUEUE_BASE or OPENAI_API_BASE (no trailing slash). */
   baseUrl: string;
-  /** REPLICATE_API_TOKEN, FAL_KEY or OPENAI_API_KEY. */
-  key: string;
+  /** REPLICATE_API_TOKEN, FAL_KEY or OPENAI_API_KEY (none for a self-hosted server without authentication). */
+  key?: string;
   /** Downloads of output URLs. */
   fetcher: GuardedFetcher;
   /** PROVIDER_POLL_MS */
@@ -88,17 +88,25 @@ export interface CallInit {
   json?: unknown;
   form?: FormData;
   signal?: AbortSignal;
+  /** A 2xx answer is all that is wanted (its body may be empty): the call resolves to {}. */
+  noContent?: boolean;
 }
 
 export class HostedApi {
   readonly label: string;
   readonly base: string;
   readonly opts: Required<Omit<HostedOptions, 'baseUrl' | 'key' | 'fetcher' | 'pixelLimits'>>;
-  private readonly auth: string;
+  private readonly auth: string | undefined;
   private readonly readError: (status: number, body: unknown) => ErrorReading;
 
-  constructor(label: string, o: HostedOptions, auth: string, readError: (status: number, body: unknown) => ErrorReading) {
-    if (!o.key) throw new Error(`${label} needs an API key`);
+  /** `auth` is the Authorization header (undefined: none, for a self-hosted server on the operator's network). */
+  constructor(
+    label: string,
+    o: Omit<HostedOptions, 'fetcher' | 'pixelLimits'>,
+    auth: string | undefined,
+    readError: (status: number, body: unknown) => ErrorReading,
+  ) {
+    if (auth !== undefined && !o.key) throw new Error(`${label} needs an API key`);
     this.label = label;
     this.base = o.baseUrl.replace(/\/+$/, '');
     this.auth = auth;
@@ -121,7 +129,8 @@ export class HostedApi {
       if (init.signal?.aborted) throw abortReason(init.signal);
       const timeout = AbortSignal.timeout(this.opts.requestTimeoutMs);
       const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
-      const headers: Record<string, string> = { authorization: this.auth, accept: 'application/json' };
+      const headers: Record<string, string> = { accept: 'application/json' };
+      if (this.auth !== undefined) headers.authorization = this.auth;
       let body: string | FormData | undefined;
       if (init.json !== undefined) {
         headers['content-type'] = 'application/json';
@@ -155,6 +164,7 @@ export class HostedApi {
         parsed = undefined;
       }
       if (res.ok) {
+        if (init.noContent) return {};
         if (parsed === undefined || typeof parsed !== 'object') {
           throw new ProviderError(`${this.label} answered ${what} with no JSON object`, {
             retryable: true,
