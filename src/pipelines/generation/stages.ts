@@ -254,7 +254,9 @@ function variantOf(g: GenerationRow): RawAiVariant | undefined {
 /** The hosted job an earlier attempt stored, when it has the expected shape. */
 function storedProviderJob(g: GenerationRow): ProviderJobRef | undefined {
   const r = g.providerJob as Partial<ProviderJobRef> | null | undefined;
-  return r && (r.provider === 'replicate' || r.provider === 'fal') && typeof r.id === 'string' ? (r as ProviderJobRef) : undefined;
+  return r && (r.provider === 'replicate' || r.provider === 'fal' || r.provider === 'comfyui') && typeof r.id === 'string'
+    ? (r as ProviderJobRef)
+    : undefined;
 }
 
 /** The generation's one stage: its output is stored where the generation completes from it. */
@@ -295,6 +297,7 @@ async function render(
     config: ctx.config,
     fetcher: ctx.fetcher,
     model: providerModel,
+    modelName: variant?.model,
   });
   let hostedJob = storedProviderJob(g);
   const result = await engine
