@@ -276,8 +276,8 @@ export interface ComfyuiConfig {
   models: '*' | string[];
   /** The workflows, read at start-up (COMFYUI_TEXT_TO_IMAGE_WORKFLOW, COMFYUI_IMAGE_TO_VIDEO_WORKFLOW). */
   workflows: { image: ComfyuiGraph; video: ComfyuiGraph } | undefined;
-  /** Where each input goes ("<node_id>.<input_name>", several allowed); an input left out is not filled. */
-  inputs: Partial<Record<ComfyuiInput, string[]>>;
+  /** Per workflow, where each input goes ("<node_id>.<input_name>", several allowed); an input left out is not filled. */
+  inputs: Record<'image' | 'video', Partial<Record<ComfyuiInput, string[]>>>;
   /** Frames per second of the videos the workflow makes (COMFYUI_VIDEO_FPS): frames = duration × fps. */
   videoFps: number;
 }
@@ -323,32 +323,55 @@ function comfyuiWorkflow(env: NodeJS.ProcessEnv, name: string, bundled: string):
   return graph as ComfyuiGraph;
 }
 
-function comfyuiInputs(env: NodeJS.ProcessEnv): Partial<Record<ComfyuiInput, string[]>> {
-  const inputs: Partial<Record<ComfyuiInput, string[]>> = { ...COMFYUI_DEFAULT_INPUTS };
+type ComfyuiTargets = Partial<Record<ComfyuiInput, string[]>>;
+/** COMFYUI_INPUTS sections that apply to one workflow only. */
+const COMFYUI_SECTIONS = { text_to_image: 'image', image_to_video: 'video' } as const;
+
+/**
+ * COMFYUI_INPUTS over the defaults: top-level keys for both workflows, then a `text_to_image` or
+ * `image_to_video` object for that workflow alone.
+ */
+function comfyuiInputs(env: NodeJS.ProcessEnv): ComfyuiConfig['inputs'] {
+  const inputs = { image: { ...COMFYUI_DEFAULT_INPUTS }, video: { ...COMFYUI_DEFAULT_INPUTS } };
   if (!env.COMFYUI_INPUTS) return inputs;
   const fail = (why: string) =>
     new Error(
-      `Environment variable COMFYUI_INPUTS must be a JSON object mapping ${COMFYUI_INPUT_NAMES.join(', ')} to "<node_id>.<input_name>" (or a list of them, or null): ${why}`,
+      `Environment variable COMFYUI_INPUTS must be a JSON object mapping ${COMFYUI_INPUT_NAMES.join(', ')} to "<node_id>.<input_name>" (or a list of them, or null), for both workflows or inside "text_to_image" or "image_to_video": ${why}`,
     );
+  const isObject = (v: unknown): v is Record<string, unknown> => Boolean(v) && typeof v === 'object' && !Array.isArray(v);
   let given: unknown;
   try {
     given = JSON.parse(env.COMFYUI_INPUTS);
   } catch {
     throw fail('it is not JSON');
   }
-  if (!given || typeof given !== 'object' || Array.isArray(given)) throw fail('it is not an object');
-  for (const [key, value] of Object.entries(given)) {
-    if (!(COMFYUI_INPUT_NAMES as readonly string[]).includes(key)) throw fail(`"${key}" is not one of them`);
-    const targets = value === null ? [] : Array.isArray(value) ? value : [value];
-    if (!targets.every((v) => typeof v === 'string' && /^[^.]+\.[^.]+$/.test(v))) throw fail(`"${key}" is ${JSON.stringify(value)}`);
-    if (targets.length) inputs[key as ComfyuiInput] = targets;
-    else delete inputs[key as ComfyuiInput];
+  if (!isObject(given)) throw fail('it is not an object');
+  const apply = (into: ComfyuiTargets[], entries: [string, unknown][]) => {
+    for (const [key, value] of entries) {
+      if (!(COMFYUI_INPUT_NAMES as readonly string[]).includes(key)) throw fail(`"${key}" is not one of them`);
+      const targets = value === null ? [] : Array.isArray(value) ? value : [value];
+      if (!targets.every((v) => typeof v === 'string' && /^[^.]+\.[^.]+$/.test(v))) throw fail(`"${key}" is ${JSON.stringify(value)}`);
+      for (const map of into) {
+        if (targets.length) map[key as ComfyuiInput] = targets;
+        else delete map[key as ComfyuiInput];
+      }
+    }
+  };
+  const entries = Object.entries(given);
+  apply(
+    [inputs.image, inputs.video],
+    entries.filter(([k]) => !(k in COMFYUI_SECTIONS)),
+  );
+  for (const [section, output] of Object.entries(COMFYUI_SECTIONS)) {
+    if (given[section] === undefined) continue;
+    if (!isObject(given[section])) throw fail(`"${section}" is not an object`);
+    apply([inputs[output]], Object.entries(given[section]));
   }
   return inputs;
 }
 
 /** Every mapped input the workflow of `output` uses names a node input it has; the ones it needs are mapped. */
-function checkComfyuiTargets(graph: ComfyuiGraph, output: 'image' | 'video', inputs: ComfyuiConfig['inputs'], name: string): void {
+function checkComfyuiTargets(graph: ComfyuiGraph, output: 'image' | 'video', inputs: ComfyuiTargets, name: string): void {
   for (const key of COMFYUI_REQUIRED[output])
     if (!inputs[key])
       throw new Error(`Environment variable COMFYUI_INPUTS maps no node input for "${key}", which the ${output} workflow (${name}) needs`);
@@ -374,13 +397,13 @@ function comfyuiConfig(env: NodeJS.ProcessEnv): ComfyuiConfig {
           .split(',')
           .map((m) => m.trim())
           .filter(Boolean);
-  if (!env.COMFYUI_URL) return { url: undefined, models, workflows: undefined, inputs: {}, videoFps };
+  if (!env.COMFYUI_URL) return { url: undefined, models, workflows: undefined, inputs: { image: {}, video: {} }, videoFps };
   const url = httpBase(env, 'COMFYUI_URL', '');
   const inputs = comfyuiInputs(env);
   const image = comfyuiWorkflow(env, 'COMFYUI_TEXT_TO_IMAGE_WORKFLOW', 'text-to-image.json');
   const video = comfyuiWorkflow(env, 'COMFYUI_IMAGE_TO_VIDEO_WORKFLOW', 'image-to-video.json');
-  checkComfyuiTargets(image, 'image', inputs, env.COMFYUI_TEXT_TO_IMAGE_WORKFLOW || 'the bundled text-to-image.json');
-  checkComfyuiTargets(video, 'video', inputs, env.COMFYUI_IMAGE_TO_VIDEO_WORKFLOW || 'the bundled image-to-video.json');
+  checkComfyuiTargets(image, 'image', inputs.image, env.COMFYUI_TEXT_TO_IMAGE_WORKFLOW || 'the bundled text-to-image.json');
+  checkComfyuiTargets(video, 'video', inputs.video, env.COMFYUI_IMAGE_TO_VIDEO_WORKFLOW || 'the bundled image-to-video.json');
   return { url, models, workflows: { image, video }, inputs, videoFps };
 }
 

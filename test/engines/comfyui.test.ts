@@ -92,18 +92,30 @@ t.test('text to image: the prompt, seed and size at the configured node inputs; 
   t.equal(progress.at(-1), 1);
 });
 
-t.test('COMFYUI_INPUTS moves our inputs to other node inputs', async (t) => {
-  const file = path.join(work, 'two-prompts.json');
+t.test('COMFYUI_INPUTS moves our inputs to other node inputs, for both workflows or one', async (t) => {
+  // An operator's text-to-image workflow whose prompt node is 60, not 6.
+  const file = path.join(work, 'renumbered.json');
   const graph = bundled('text-to-image');
+  graph['60'] = graph['6'];
+  delete graph['6'];
+  graph['3'].inputs.positive = ['60', 0];
   graph['7'].inputs.text = 'placeholder';
   writeFileSync(file, JSON.stringify(graph));
-  const inputs = JSON.stringify({ prompt: ['6.text', '7.text'], seed: null });
+  const inputs = JSON.stringify({ seed: null, text_to_image: { prompt: ['60.text', '7.text'] } });
+  const config = loadConfig(env({ COMFYUI_TEXT_TO_IMAGE_WORKFLOW: file, COMFYUI_INPUTS: inputs }));
+  t.same(config.comfyui.inputs.video.prompt, ['6.text'], 'the video workflow keeps its prompt node');
+  t.equal(config.comfyui.inputs.video.seed, undefined, 'a top-level key applies to both');
   const j = job({ imageFormat: 'jpeg' });
   const r = await provider({ COMFYUI_TEXT_TO_IMAGE_WORKFLOW: file, COMFYUI_INPUTS: inputs }).generate(j, { workDir: work });
   const p = last();
-  t.same([p.graph['6'].inputs!.text, p.graph['7'].inputs!.text], [j.prompt, j.prompt], 'the prompt at both targets');
+  t.same([p.graph['60'].inputs!.text, p.graph['7'].inputs!.text], [j.prompt, j.prompt], 'the prompt at both targets');
   t.equal(p.graph['3'].inputs!.seed, 0, 'an input mapped to null is left as the workflow has it');
   t.same([r.contentType, (await sharp(r.path).metadata()).format], ['image/jpeg', 'jpeg'], 'the job’s image format');
+  t.throws(
+    () => loadConfig(env({ COMFYUI_TEXT_TO_IMAGE_WORKFLOW: file, COMFYUI_INPUTS: '{"prompt": "60.text"}' })),
+    /maps "prompt" to 60.text, but the video workflow \(the bundled image-to-video.json\) has no node 60/,
+    'a top-level key must fit both workflows',
+  );
 });
 
 t.test('image to video: the start image uploaded and named in LoadImage; an H.264 MP4 at the job size', async (t) => {
@@ -296,6 +308,11 @@ t.test('configuration: which models ComfyUI makes, the registry, startup errors'
     [{ COMFYUI_URL: 'ftp://gpu' }, /COMFYUI_URL must be an http\(s\) URL/],
     [{ COMFYUI_INPUTS: '{"prompt": "6"}' }, /COMFYUI_INPUTS must be a JSON object .*"prompt" is "6"/],
     [{ COMFYUI_INPUTS: '{"style": "6.text"}' }, /"style" is not one of them/],
+    [{ COMFYUI_INPUTS: '{"image_to_video": "10.image"}' }, /"image_to_video" is not an object/],
+    [
+      { COMFYUI_INPUTS: '{"image_to_video": {"image": "7.image"}}' },
+      /maps "image" to 7.image, but the video workflow .* has no input "image" on node 7 \(CLIPTextEncode\)/,
+    ],
     [{ COMFYUI_INPUTS: '{"seed": "30.seed"}' }, /maps "seed" to 30.seed, but the image workflow .* has no node 30/],
     [{ COMFYUI_INPUTS: '{"width": "5.wide"}' }, /no input "wide" on node 5 \(EmptyLatentImage\)/],
     [{ COMFYUI_INPUTS: '{"image": null}' }, /maps no node input for "image", which the video workflow/],

@@ -221,7 +221,7 @@ export class ComfyuiProvider implements Provider {
       values.image = await this.upload(job, images[0], signal);
     }
     for (const [key, value] of Object.entries(values) as [ComfyuiInput, unknown][]) {
-      for (const target of this.config.inputs[key] ?? []) {
+      for (const target of this.config.inputs[job.output][key] ?? []) {
         const [node, input] = target.split('.');
         graph[node].inputs[input] = value;
       }
