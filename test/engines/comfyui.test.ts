@@ -232,11 +232,27 @@ t.test('cancel: a running prompt is interrupted, a pending one deleted from the 
   const seen = fake.seen
     .filter((s) => s.path === '/interrupt' || (s.path === '/queue' && s.method === 'POST'))
     .map((s) => [s.path, s.body]);
-  t.same(seen, [
-    ['/interrupt', { prompt_id: running.id }],
-    ['/queue', { delete: [pending.id] }],
-  ]);
+  t.same(
+    seen,
+    [
+      ['/queue', { delete: [running.id] }],
+      ['/interrupt', { prompt_id: running.id }],
+      ['/queue', { delete: [pending.id] }],
+    ],
+    'a running prompt: delete (a no-op), then interrupt that prompt alone; a pending one: delete',
+  );
   await cancelHostedJob(setup, other);
+});
+
+t.test('past PROVIDER_JOB_TIMEOUT_MS the prompt is interrupted and the job fails, not retried', async (t) => {
+  const config = loadConfig(env());
+  const slow = new ComfyuiProvider({ config: config.comfyui, pollMs: 20, requestTimeoutMs: 5000, jobTimeoutMs: 300 });
+  const stored: (ProviderJobRef | null)[] = [];
+  const e = await failure(
+    slow.generate(job({ prompt: 'runs forever, slowly' }), { workDir: work, onSubmitted: async (r) => void stored.push(r) }),
+  );
+  t.same([e.retryable, e.code], [false, 'timeout']);
+  t.equal(fake.prompts.get(stored[0]!.id)!.state, 'interrupted', 'the prompt was stopped on the server');
 });
 
 t.test('an invalid workflow: a non-retryable rejection in ComfyUI’s words; a failed run is not retried', async (t) => {

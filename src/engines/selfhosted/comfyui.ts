@@ -115,14 +115,15 @@ export class ComfyuiProvider implements Provider {
     this.api = new HostedApi('ComfyUI', { baseUrl: o.config.url, pollMs, requestTimeoutMs, jobTimeoutMs }, undefined, readError);
   }
 
-  /** Stops the prompt: interrupted when it is running, deleted from the queue when it is waiting. */
+  /**
+   * Stops the prompt: deleted from the queue (nothing happens when it is not waiting), then
+   * interrupted if it is running, in that order so a prompt that starts in between is caught too.
+   */
   async cancel(ref: ProviderJobRef): Promise<void> {
-    const queue = (await this.api.call('/queue', { method: 'GET' }).catch(() => undefined)) as
-      | { queue_running?: QueueItem[]; queue_pending?: QueueItem[] }
-      | undefined;
+    await this.api.call('/queue', { method: 'POST', json: { delete: [ref.id] }, noContent: true }).catch(() => {});
+    const queue = (await this.api.call('/queue', { method: 'GET' }).catch(() => undefined)) as { queue_running?: QueueItem[] } | undefined;
     if (queue?.queue_running?.some((q) => q[1] === ref.id))
       await this.api.call('/interrupt', { method: 'POST', json: { prompt_id: ref.id }, noContent: true }).catch(() => {});
-    else await this.api.call('/queue', { method: 'POST', json: { delete: [ref.id] }, noContent: true }).catch(() => {});
   }
 
   async generate(job: GenerationJob, opts: GenerateOptions): Promise<ProviderResult> {
