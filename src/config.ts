@@ -1,5 +1,6 @@
 // All configuration comes from environment variables, read here and only here.
 // Every variable is documented in the README's configuration table.
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { SocialPlatformValues } from '../generated/enums.ts';
@@ -78,6 +79,8 @@ export interface Config {
    */
   jobSuperviseSeconds: number;
   provider: ProviderConfig;
+  /** A self-hosted ComfyUI server making image and video models (unset URL: none). */
+  comfyui: ComfyuiConfig;
   /**
    * IP addresses the guarded outbound client may reach although they are private or
    * loopback. Empty in production; tests use it for local fixture servers.
@@ -335,6 +338,150 @@ function facelessSceneSource(env: NodeJS.ProcessEnv, stock: StockConfig): Facele
     throw new Error('FACELESS_SCENE_SOURCE=stock_photo needs a stock media provider: set PEXELS_API_KEY or PIXABAY_API_KEY');
   }
   return raw;
+}
+
+/** What a generation fills in a ComfyUI workflow (COMFYUI_INPUTS maps each to "<node_id>.<input_name>" targets). */
+export const COMFYUI_INPUT_NAMES = ['prompt', 'width', 'height', 'seed', 'frames', 'fps', 'image'] as const;
+export type ComfyuiInput = (typeof COMFYUI_INPUT_NAMES)[number];
+/** A workflow in ComfyUI's API format: node id → {class_type, inputs}. */
+export type ComfyuiGraph = Record<string, { class_type: string; inputs: Record<string, unknown>; _meta?: unknown }>;
+
+export interface ComfyuiConfig {
+  /** Base URL of the ComfyUI server (COMFYUI_URL); unset: no self-hosted engine. */
+  url: string | undefined;
+  /** Catalog model names (a variant's `model`) ComfyUI makes, or '*' for every image and video model. */
+  models: '*' | string[];
+  /** The workflows, read at start-up (COMFYUI_TEXT_TO_IMAGE_WORKFLOW, COMFYUI_IMAGE_TO_VIDEO_WORKFLOW). */
+  workflows: { image: ComfyuiGraph; video: ComfyuiGraph } | undefined;
+  /** Per workflow, where each input goes ("<node_id>.<input_name>", several allowed); an input left out is not filled. */
+  inputs: Record<'image' | 'video', Partial<Record<ComfyuiInput, string[]>>>;
+  /** Frames per second of the videos the workflow makes (COMFYUI_VIDEO_FPS): frames = duration × fps. */
+  videoFps: number;
+}
+
+/** The node inputs the bundled workflows (src/engines/selfhosted/workflows/) take our inputs at. */
+const COMFYUI_DEFAULT_INPUTS: Record<ComfyuiInput, string[]> = {
+  prompt: ['6.text'],
+  width: ['5.width'],
+  height: ['5.height'],
+  seed: ['3.seed'],
+  frames: ['5.length'],
+  fps: ['12.fps'],
+  image: ['10.image'],
+};
+/** Inputs a workflow cannot do without: the prompt, and a video's start image. */
+const COMFYUI_REQUIRED: Record<'image' | 'video', ComfyuiInput[]> = { image: ['prompt'], video: ['prompt', 'image'] };
+const COMFYUI_USED: Record<'image' | 'video', ComfyuiInput[]> = {
+  image: ['prompt', 'width', 'height', 'seed'],
+  video: [...COMFYUI_INPUT_NAMES],
+};
+
+function comfyuiWorkflow(env: NodeJS.ProcessEnv, name: string, bundled: string): ComfyuiGraph {
+  const file = env[name] || path.join(import.meta.dirname, 'engines', 'selfhosted', 'workflows', bundled);
+  let graph: unknown;
+  try {
+    graph = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new Error(`Environment variable ${name}: cannot read the workflow ${file} as JSON: ${(err as Error).message}`);
+  }
+  const nodes = graph && typeof graph === 'object' && !Array.isArray(graph) ? Object.entries(graph) : [];
+  const bad = nodes.find(
+    ([, n]) =>
+      !n ||
+      typeof n !== 'object' ||
+      typeof (n as { class_type?: unknown }).class_type !== 'string' ||
+      typeof (n as { inputs?: unknown }).inputs !== 'object',
+  );
+  if (!nodes.length || bad) {
+    throw new Error(
+      `Environment variable ${name}: ${file} is not a ComfyUI workflow in API format (an object of nodes, each with class_type and inputs${bad ? `; node ${bad[0]} is not` : ''}); export it with "Save (API)"`,
+    );
+  }
+  return graph as ComfyuiGraph;
+}
+
+type ComfyuiTargets = Partial<Record<ComfyuiInput, string[]>>;
+/** COMFYUI_INPUTS sections that apply to one workflow only. */
+const COMFYUI_SECTIONS = { text_to_image: 'image', image_to_video: 'video' } as const;
+
+/**
+ * COMFYUI_INPUTS over the defaults: top-level keys for both workflows, then a `text_to_image` or
+ * `image_to_video` object for that workflow alone.
+ */
+function comfyuiInputs(env: NodeJS.ProcessEnv): ComfyuiConfig['inputs'] {
+  const inputs = { image: { ...COMFYUI_DEFAULT_INPUTS }, video: { ...COMFYUI_DEFAULT_INPUTS } };
+  if (!env.COMFYUI_INPUTS) return inputs;
+  const fail = (why: string) =>
+    new Error(
+      `Environment variable COMFYUI_INPUTS must be a JSON object mapping ${COMFYUI_INPUT_NAMES.join(', ')} to "<node_id>.<input_name>" (or a list of them, or null), for both workflows or inside "text_to_image" or "image_to_video": ${why}`,
+    );
+  const isObject = (v: unknown): v is Record<string, unknown> => Boolean(v) && typeof v === 'object' && !Array.isArray(v);
+  let given: unknown;
+  try {
+    given = JSON.parse(env.COMFYUI_INPUTS);
+  } catch {
+    throw fail('it is not JSON');
+  }
+  if (!isObject(given)) throw fail('it is not an object');
+  const apply = (into: ComfyuiTargets[], entries: [string, unknown][]) => {
+    for (const [key, value] of entries) {
+      if (!(COMFYUI_INPUT_NAMES as readonly string[]).includes(key)) throw fail(`"${key}" is not one of them`);
+      const targets = value === null ? [] : Array.isArray(value) ? value : [value];
+      if (!targets.every((v) => typeof v === 'string' && /^[^.]+\.[^.]+$/.test(v))) throw fail(`"${key}" is ${JSON.stringify(value)}`);
+      for (const map of into) {
+        if (targets.length) map[key as ComfyuiInput] = targets;
+        else delete map[key as ComfyuiInput];
+      }
+    }
+  };
+  const entries = Object.entries(given);
+  apply(
+    [inputs.image, inputs.video],
+    entries.filter(([k]) => !(k in COMFYUI_SECTIONS)),
+  );
+  for (const [section, output] of Object.entries(COMFYUI_SECTIONS)) {
+    if (given[section] === undefined) continue;
+    if (!isObject(given[section])) throw fail(`"${section}" is not an object`);
+    apply([inputs[output]], Object.entries(given[section]));
+  }
+  return inputs;
+}
+
+/** Every mapped input the workflow of `output` uses names a node input it has; the ones it needs are mapped. */
+function checkComfyuiTargets(graph: ComfyuiGraph, output: 'image' | 'video', inputs: ComfyuiTargets, name: string): void {
+  for (const key of COMFYUI_REQUIRED[output])
+    if (!inputs[key])
+      throw new Error(`Environment variable COMFYUI_INPUTS maps no node input for "${key}", which the ${output} workflow (${name}) needs`);
+  for (const key of COMFYUI_USED[output]) {
+    for (const target of inputs[key] ?? []) {
+      const [node, input] = target.split('.');
+      if (!graph[node] || !(input in graph[node].inputs)) {
+        throw new Error(
+          `Environment variable COMFYUI_INPUTS maps "${key}" to ${target}, but the ${output} workflow (${name}) has ${graph[node] ? `no input "${input}" on node ${node} (${graph[node].class_type})` : `no node ${node}`}`,
+        );
+      }
+    }
+  }
+}
+
+function comfyuiConfig(env: NodeJS.ProcessEnv): ComfyuiConfig {
+  const videoFps = int(env, 'COMFYUI_VIDEO_FPS', 16, 1, 120);
+  const rawModels = (env.COMFYUI_MODELS ?? '*').trim() || '*';
+  const models =
+    rawModels === '*'
+      ? '*'
+      : rawModels
+          .split(',')
+          .map((m) => m.trim())
+          .filter(Boolean);
+  if (!env.COMFYUI_URL) return { url: undefined, models, workflows: undefined, inputs: { image: {}, video: {} }, videoFps };
+  const url = httpBase(env, 'COMFYUI_URL', '');
+  const inputs = comfyuiInputs(env);
+  const image = comfyuiWorkflow(env, 'COMFYUI_TEXT_TO_IMAGE_WORKFLOW', 'text-to-image.json');
+  const video = comfyuiWorkflow(env, 'COMFYUI_IMAGE_TO_VIDEO_WORKFLOW', 'image-to-video.json');
+  checkComfyuiTargets(image, 'image', inputs.image, env.COMFYUI_TEXT_TO_IMAGE_WORKFLOW || 'the bundled text-to-image.json');
+  checkComfyuiTargets(video, 'video', inputs.video, env.COMFYUI_IMAGE_TO_VIDEO_WORKFLOW || 'the bundled image-to-video.json');
+  return { url, models, workflows: { image, video }, inputs, videoFps };
 }
 
 function transcriptionConfig(env: NodeJS.ProcessEnv): TranscriptionConfig {
@@ -630,6 +777,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jobPollSeconds: int(env, 'JOB_POLL_SECONDS', 5, 1, 600),
     jobSuperviseSeconds: int(env, 'JOB_SUPERVISE_SECONDS', 10, 1, 600),
     provider: providerConfig(env),
+    comfyui: comfyuiConfig(env),
     outboundAllowIps: (env.OUTBOUND_ALLOW_IPS ?? '')
       .split(',')
       .map((h) => h.trim())

@@ -16,7 +16,8 @@ export type ProviderModel = CatalogSchema['schemas']['ProviderModel'];
  * worker that crashed resumes polling it instead of submitting (and paying) again.
  */
 export interface ProviderJobRef {
-  provider: 'replicate' | 'fal';
+  /** comfyui: a prompt queued on the self-hosted ComfyUI server (../selfhosted/comfyui.ts). */
+  provider: 'replicate' | 'fal' | 'comfyui';
   id: string;
   /** fal: the app the request belongs to ("owner/alias"), whose /requests/{id} paths it is read under. */
   app?: string;

@@ -4,8 +4,8 @@
 //
 //   capability  what is made                                  engines, in the order they are tried
 //   write       a faceless script, a slideshow's copy         openai-compatible (SCRIPT_PROVIDER_URL), local
-//   image       a generation's picture                        replicate, fal, openai (named + keyed), local
-//   video       a generation's video                          replicate, fal (named + keyed), local
+//   image       a generation's picture                        comfyui (COMFYUI_MODELS), replicate, fal, openai (named + keyed), local
+//   video       a generation's video                          comfyui (COMFYUI_MODELS), replicate, fal (named + keyed), local
 //   lipsync     a lip-sync variant's video                    replicate, fal (named + keyed), local stand-in
 //   scene       a faceless video's scene still                local
 //   slide       a slideshow's slide                           local
@@ -18,18 +18,20 @@
 // The first engine whose condition holds is used. A hosted engine makes a generation when its
 // catalog variant names that provider (hostedProviderOf) and the provider's key is configured
 // (REPLICATE_API_TOKEN, FAL_KEY, OPENAI_API_KEY; ProviderConfig in src/config.ts and the README),
-// and the process has a fetcher for its outputs. Every capability but transcribe and stock ends
-// with an engine that always can, so a deployment with no configuration works end to end;
-// transcribe and stock have no local engine: without TRANSCRIPTION_PROVIDER_URL, or without a
-// stock provider's key, engineFor answers undefined. Speech engines that time no words of their
-// own are completed by speech/timings.ts (transcribed when a transcribe engine is configured,
-// else estimated).
+// and the process has a fetcher for its outputs. A self-hosted ComfyUI server (COMFYUI_URL) makes
+// the catalog models COMFYUI_MODELS names (the variant's `model`, passed as `modelName`), before
+// any hosted engine: the operator chose it. Every capability but transcribe and stock ends with an
+// engine that always can, so a deployment with no configuration works end to end; transcribe and
+// stock have no local engine: without TRANSCRIPTION_PROVIDER_URL, or without a stock provider's
+// key, engineFor answers undefined. Speech engines that time no words of their own are completed
+// by speech/timings.ts (transcribed when a transcribe engine is configured, else estimated).
 // Engines are made once per configuration (and fetcher) and shared by every job of the process.
 // A new engine: its file under src/engines/, an entry in REGISTRY below, the configuration it reads.
 import type { Config, ProviderConfig } from '../config.ts';
 import type { GuardedFetcher } from '../net/guarded-fetch.ts';
 import type { Provider, ProviderJobRef, ProviderModel } from './generation.ts';
 import { FalProvider } from './hosted/fal.ts';
+import { ComfyuiProvider, comfyuiMakes } from './selfhosted/comfyui.ts';
 import type { HostedOptions } from './hosted/hosted.ts';
 import { OpenAiImagesProvider } from './hosted/openai-images.ts';
 import { ReplicateProvider } from './hosted/replicate.ts';
@@ -77,10 +79,12 @@ export type GenerationCapability = 'image' | 'video' | 'lipsync';
 export interface EngineSetup {
   config: Pick<
     Config,
-    'provider' | 'writer' | 'transcription' | 'stock' | 'speech' | 'elevenlabs' | 'mediaMaxPixels' | 'mediaMaxDimension'
+    'provider' | 'comfyui' | 'writer' | 'transcription' | 'stock' | 'speech' | 'elevenlabs' | 'mediaMaxPixels' | 'mediaMaxDimension'
   >;
   /** Downloads hosted outputs; without one, generations are made locally. */
   fetcher?: GuardedFetcher;
+  /** A generation's catalog model name (its AI model variant's `model`), which COMFYUI_MODELS lists. */
+  modelName?: string;
 }
 
 /** One engine of a capability: when it makes the request (always, when absent) and how it is made. */
@@ -132,6 +136,24 @@ function stock(name: keyof Config['stock'], make: (o: StockEngineOptions) => Sto
   };
 }
 
+/** The ComfyUI engine (one instance serves images, videos and cancels). */
+const COMFYUI: Entry<Provider> = {
+  make: ({ config }) =>
+    new ComfyuiProvider({
+      config: config.comfyui,
+      pollMs: config.provider.pollMs,
+      requestTimeoutMs: config.provider.requestTimeoutMs,
+      jobTimeoutMs: config.provider.jobTimeoutMs,
+      pixelLimits: { maxPixels: config.mediaMaxPixels, maxDimension: config.mediaMaxDimension },
+    }),
+};
+function comfyui(output: 'image' | 'video'): Entry<Provider> {
+  return {
+    when: (s) => s.modelName !== undefined && comfyuiMakes(s.config, s.modelName, output),
+    make: (s) => instance(s, COMFYUI),
+  };
+}
+
 const REGISTRY: { [C in Capability]: readonly Entry<NonNullable<Capabilities[C]>>[] } = {
   write: [
     {
@@ -140,8 +162,8 @@ const REGISTRY: { [C in Capability]: readonly Entry<NonNullable<Capabilities[C]>
     },
     { make: () => createLocalWriter() },
   ],
-  image: [HOSTED.replicate, HOSTED.fal, HOSTED.openai, localRenderer],
-  video: [HOSTED.replicate, HOSTED.fal, localRenderer],
+  image: [comfyui('image'), HOSTED.replicate, HOSTED.fal, HOSTED.openai, localRenderer],
+  video: [comfyui('video'), HOSTED.replicate, HOSTED.fal, localRenderer],
   lipsync: [HOSTED.replicate, HOSTED.fal, localRenderer],
   scene: [{ make: () => localScenes }],
   slide: [{ make: () => localSlides }],
@@ -197,6 +219,10 @@ export function generationCapability(output: 'image' | 'video', inputMode?: read
 
 /** Best effort: stops a hosted job at the provider that runs it, when that provider is configured here. */
 export async function cancelHostedJob(setup: EngineSetup, ref: ProviderJobRef): Promise<void> {
+  if (ref.provider === 'comfyui') {
+    if (setup.config.comfyui.url) await instance(setup, COMFYUI).cancel?.(ref);
+    return;
+  }
   if (!setup.fetcher || !setup.config.provider[ref.provider].key) return;
   await instance(setup, HOSTED[ref.provider]).cancel?.(ref);
 }

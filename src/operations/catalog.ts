@@ -5,7 +5,7 @@ import { defineHandlers, Reply } from '../handlers.ts';
 export const handlers = defineHandlers({
   listModels: ({ ctx }) =>
     new Reply({
-      body: catalogJson(ctx.config.publicBaseUrl, ctx.config.provider),
+      body: catalogJson(ctx.config.publicBaseUrl, ctx.config),
       raw: true,
       headers: { 'cache-control': 'public, max-age=60' },
     }),

@@ -40,8 +40,8 @@ import { checkMediaBytes, fetchMediaBytes } from '../../media/fetch-media.ts';
 export interface HostedOptions {
   /** REPLICATE_API_BASE, FAL_QUEUE_BASE or OPENAI_API_BASE (no trailing slash). */
   baseUrl: string;
-  /** REPLICATE_API_TOKEN, FAL_KEY or OPENAI_API_KEY. */
-  key: string;
+  /** REPLICATE_API_TOKEN, FAL_KEY or OPENAI_API_KEY (none for a self-hosted server without authentication). */
+  key?: string;
   /** Downloads of output URLs. */
   fetcher: GuardedFetcher;
   /** PROVIDER_POLL_MS */
@@ -112,25 +112,27 @@ export interface CallInit {
   json?: unknown;
   form?: FormData;
   signal?: AbortSignal;
+  /** A 2xx answer is all that is wanted (its body may be empty): the call resolves to {}. */
+  noContent?: boolean;
 }
 
 export class HostedApi {
   readonly label: string;
   readonly base: string;
   readonly opts: Required<Omit<HostedOptions, 'baseUrl' | 'key' | 'fetcher' | 'pixelLimits'>>;
-  /** The Authorization header; none when empty (a key sent in the URL). */
-  private readonly auth: string;
+  /** The Authorization header; none when empty or undefined (a key sent in the URL; a self-hosted server on the operator's network). */
+  private readonly auth: string | undefined;
   private readonly readError: (status: number, body: unknown) => ErrorReading;
   private readonly shape: ApiShape;
 
   constructor(
     label: string,
     o: Omit<HostedOptions, 'fetcher' | 'pixelLimits'>,
-    auth: string,
+    auth: string | undefined,
     readError: (status: number, body: unknown) => ErrorReading,
     shape: ApiShape = {},
   ) {
-    if (!o.key) throw new Error(`${label} needs an API key`);
+    if (auth !== undefined && !o.key) throw new Error(`${label} needs an API key`);
     this.label = label;
     this.base = o.baseUrl.replace(/\/+$/, '');
     this.auth = auth;
@@ -201,6 +203,7 @@ export class HostedApi {
         parsed = undefined;
       }
       if (res.ok) {
+        if (init.noContent) return {};
         if (parsed === undefined || typeof parsed !== 'object') {
           throw new ProviderError(`${this.label} answered ${what} with no JSON object`, {
             retryable: true,

@@ -26,9 +26,11 @@ import {
   type RawAiVariant,
   type RawQualityTier,
 } from '../../services/catalog/catalog-data.ts';
-import { engineOfModel, priceFor, type CatalogModel, type EngineLabel } from '../../engines/catalog-engine.ts';
+import { engineOfModel, priceFor, type CatalogModel, type EngineChoice, type EngineLabel } from '../../engines/catalog-engine.ts';
+
+/** The engines' configuration POST /generations reads (an AppContext's config fits). */
+type Engines = EngineChoice & { provider: ProviderConfig };
 import type { ProviderConfig } from '../../config.ts';
-import { hostedProviderOf } from '../../engines/index.ts';
 import { resolveDimensions } from '../../engines/generation.ts';
 import { useAsset } from '../../services/assets/asset-use.ts';
 import { brandColorRoles, brandColors, brandFonts, brandLogoUrl } from '../../services/assets/brand-colors.ts';
@@ -126,16 +128,16 @@ export function priceOf(
 const given = (body: CreateGenerationBody, k: keyof CreateGenerationBody) => body[k] !== undefined && body[k] !== null;
 
 /**
- * When a hosted model makes the variant (its provider keyed: hostedProviderOf, as the worker
- * decides), the request fields that model has no input for are refused, before anything is
+ * When a hosted model makes the variant (its engine label, src/engines/catalog-engine.ts, as the
+ * worker follows it), the request fields that model has no input for are refused, before anything is
  * charged: the prompt and the brand kit (its guidance goes into the prompt) for a model without a
  * prompt; an explicit aspect ratio, resolution or duration it does not take (Kling image-to-video
  * follows its image; Lipsync follows its video and audio; image models make their own size);
  * more reference images than a one-image model takes; a motion video beside a source video.
  */
-function refuseUnusedByHostedModel(cfg: ProviderConfig, body: CreateGenerationBody, slug: string, v: RawAiVariant, p: Problems): void {
+function refuseUnusedByHostedModel(body: CreateGenerationBody, slug: string, v: RawAiVariant, p: Problems): void {
   const model = v.provider;
-  if (!model || !hostedProviderOf(cfg, model)) return;
+  if (!model) return;
   const names = model.name === 'openai' ? {} : (model.input_names ?? {});
   const by = `variant ${v.id} of ${slug} is made by ${model.model}`;
   if (names.prompt === null) {
@@ -173,8 +175,8 @@ export interface ResolveDeps {
   /** The charged command's transaction: the assets read are locked in it (useAsset). */
   db: Tx;
   fetcher: GuardedFetcher;
-  /** The hosted providers' configuration: which AI model variants a hosted model makes (hostedProviderOf). */
-  providers: ProviderConfig;
+  /** The engines' configuration: who makes each catalog entry here (src/engines/catalog-engine.ts). */
+  engines: Engines;
 }
 
 /** Each of `fields` the request gives is refused with `why`. */
@@ -198,7 +200,7 @@ interface CatalogChoice {
 }
 
 /** ai_model: the model and variant of the catalog, the inputs the variant takes and requires, its duration and price. */
-function chooseAiVariant(providers: ProviderConfig, body: CreateGenerationBody, p: Problems): CatalogChoice {
+function chooseAiVariant(engines: Engines, body: CreateGenerationBody, p: Problems): CatalogChoice {
   refuseGiven(p, body, ['template_slug'], 'is for static_ad, video_ad and ugc_ad; ai_model takes model_slug');
   refuseGiven(p, body, ['preset_id'], 'is a template preset; ai_model takes variant_id');
   refuseGiven(p, body, ['custom_reference_inspiration_id'], 'is for template workflows (static_ad, video_ad, ugc_ad)');
@@ -219,20 +221,20 @@ function chooseAiVariant(providers: ProviderConfig, body: CreateGenerationBody, 
     p.throwIfAny();
   }
   checkVariantInputs(body, m!.slug, v!, p);
-  refuseUnusedByHostedModel(providers, body, m!.slug, v!, p);
   if (v!.output === 'image') refuseGiven(p, body, ['duration'], `does not apply: variant ${v!.id} makes images`);
   else if (given(body, 'duration') && v!.duration_options && !v!.duration_options.includes(body.duration!)) {
     p.add('duration', `must be one of ${v!.duration_options.join(', ')} for variant ${v!.id}`);
   }
   const duration = v!.output === 'video' ? (body.duration ?? v!.default_duration) : 1;
   const offer = offered(
-    providers,
+    engines,
     v!,
     priceOf(v!, v!.output === 'video' ? body.duration : undefined),
     duration,
     given(body, 'variant_id') ? 'variant_id' : 'model_slug',
     p,
   );
+  if (offer.engine.kind === 'hosted') refuseUnusedByHostedModel(body, m!.slug, v!, p);
   return {
     output: v!.output,
     title: m!.title,
@@ -254,14 +256,14 @@ function chooseAiVariant(providers: ProviderConfig, body: CreateGenerationBody, 
  * chose it and the configuration that would make it, before anything is charged.
  */
 function offered(
-  providers: ProviderConfig,
+  engines: Engines,
   entry: CatalogModel,
   catalogCredits: number,
   durationSeconds: number,
   chosenBy: string,
   p: Problems,
 ): { engine: EngineLabel; unitCredits: number } {
-  const engine = engineOfModel(providers, entry);
+  const engine = engineOfModel(engines, entry);
   if (engine.kind === 'unavailable') {
     p.throwIfAny();
     const field = `body.${chosenBy}`;
@@ -309,7 +311,7 @@ function checkVariantInputs(body: CreateGenerationBody, slug: string, v: RawAiVa
 
 /** static_ad, video_ad, ugc_ad: the template of the type's catalog section, its preset, and (video) its quality tier. */
 function chooseTemplate(
-  providers: ProviderConfig,
+  engines: Engines,
   body: CreateGenerationBody,
   type: Exclude<GenerationType, 'ai_model'>,
   p: Problems,
@@ -340,7 +342,7 @@ function chooseTemplate(
     refuseGiven(p, body, ['duration'], 'does not apply to static_ad (images)');
     const defaults = { aspect: t!.default_aspect_ratio, resolution: t!.default_resolution };
     const made = staticTemplateModel(t!, referenceCount(body) > 0);
-    const offer = offered(providers, made, t!.credits, 1, 'template_slug', p);
+    const offer = offered(engines, made, t!.credits, 1, 'template_slug', p);
     if (offer.engine.kind !== 'local') madeByModel(body, made, spec, p);
     return { output: 'image', title: t!.title, model: 'template-image', defaults, ...offer, spec };
   }
@@ -358,7 +360,7 @@ function chooseTemplate(
   const duration = body.duration ?? tier!.default_duration;
   const made = tierModel(tier!);
   const offer = offered(
-    providers,
+    engines,
     made,
     priceOf(tier!, body.duration),
     duration,
@@ -589,7 +591,7 @@ function buildSpec(
  */
 export async function resolveGeneration(deps: ResolveDeps, orgId: string, body: CreateGenerationBody): Promise<ResolvedGeneration> {
   const p = new Problems();
-  const choice = body.type === 'ai_model' ? chooseAiVariant(deps.providers, body, p) : chooseTemplate(deps.providers, body, body.type, p);
+  const choice = body.type === 'ai_model' ? chooseAiVariant(deps.engines, body, p) : chooseTemplate(deps.engines, body, body.type, p);
   checkMediaInputs(deps.fetcher, body, p);
   const shape = outputShape(body, choice, p);
   p.throwIfAny();
@@ -613,7 +615,7 @@ export function createGenerationBatch(
     operation: 'createGeneration',
     ...keyedRequest(body, headerKey),
     ledger: { reason: 'generation_charge', reference: (batchId) => `batch:${batchId}` },
-    prepare: (tx) => resolveGeneration({ db: tx, fetcher: ctx.fetcher, providers: ctx.config.provider }, orgId, body),
+    prepare: (tx) => resolveGeneration({ db: tx, fetcher: ctx.fetcher, engines: ctx.config }, orgId, body),
     enqueue: async (sp, r, { groupId: batchId }) => {
       const id = randomUUID();
       const jobId = randomUUID();

@@ -16,6 +16,7 @@ import { checkMediaBytes, fetchCheckedMedia, fetchMediaBytes, type MediaRefusal 
 import { DEFAULT_PIXEL_LIMITS } from '../../media/limits.ts';
 import { jobFolder } from '../../media/work-folder.ts';
 import { cancelHostedJob, engineFor, generationCapability } from '../../engines/index.ts';
+import { comfyuiMakes } from '../../engines/selfhosted/comfyui.ts';
 import {
   ProviderError,
   type GenerateOptions,
@@ -265,23 +266,38 @@ function variantOf(g: GenerationRow): RawAiVariant | undefined {
  * locally at the hosted price. Generations queued before engines were recorded go by the
  * catalog as before.
  */
-function engineModel(ctx: AppContext, g: GenerationRow, variant: RawAiVariant | undefined): RawAiVariant['provider'] {
+function engineModel(
+  ctx: AppContext,
+  g: GenerationRow,
+  variant: RawAiVariant | undefined,
+): { providerModel?: RawAiVariant['provider']; modelName?: string } {
   const label = g.spec.engine;
-  if (!label) return variant?.provider;
-  if (label.kind === 'local') return undefined;
+  if (!label) return { providerModel: variant?.provider, modelName: variant?.model };
+  if (label.kind === 'local') return {};
   const model = variant?.provider;
-  if (!model || model.name !== label.provider || !ctx.config.provider[model.name]?.key)
-    throw new ProviderError(
-      `${label.provider} (${label.model}), which this generation was priced for, is not configured on this worker; it was not made and its credits are refunded`,
-      { retryable: false, code: 'engine_unavailable' },
-    );
-  return model;
+  const configured =
+    label.kind === 'self_hosted'
+      ? variant && comfyuiMakes(ctx.config, variant.model, g.spec.output)
+      : model && model.name === label.provider && ctx.config.provider[model.name]?.key;
+  if (!configured) throw engineGone(label);
+  // A hosted label keeps ComfyUI out (modelName unset); a self-hosted one names the model for it.
+  return label.kind === 'self_hosted' ? { modelName: variant!.model } : { providerModel: model };
+}
+
+/** The engine a generation was priced for is not configured on this worker: it fails, refunded. */
+export function engineGone(label: { provider: string | null; model: string | null }): ProviderError {
+  return new ProviderError(
+    `${label.provider} (${label.model}), which this generation was priced for, is not configured on this worker; it was not made and its credits are refunded`,
+    { retryable: false, code: 'engine_unavailable' },
+  );
 }
 
 /** The hosted job an earlier attempt stored, when it has the expected shape. */
 function storedProviderJob(g: GenerationRow): ProviderJobRef | undefined {
   const r = g.providerJob as Partial<ProviderJobRef> | null | undefined;
-  return r && (r.provider === 'replicate' || r.provider === 'fal') && typeof r.id === 'string' ? (r as ProviderJobRef) : undefined;
+  return r && (r.provider === 'replicate' || r.provider === 'fal' || r.provider === 'comfyui') && typeof r.id === 'string'
+    ? (r as ProviderJobRef)
+    : undefined;
 }
 
 /** The engine's request for a generation's spec and gathered inputs (no hosted model: the caller adds it). */
@@ -364,12 +380,13 @@ export async function render(
 ): Promise<StoredOutput> {
   const spec = g.spec;
   const variant = variantOf(g);
-  const providerModel = engineModel(ctx, g, variant);
+  const { providerModel, modelName } = engineModel(ctx, g, variant);
   const inputs = await gatherInputs(ctx, g, workDir, signal);
   const engine = engineFor(generationCapability(spec.output, variant?.input_mode), {
     config: ctx.config,
     fetcher: ctx.fetcher,
     model: providerModel,
+    modelName,
   });
   const result = await generateResumably(
     ctx,

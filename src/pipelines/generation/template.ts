@@ -15,7 +15,6 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { AppContext } from '../../context.ts';
 import type { GenerationJob, ProviderModel } from '../../engines/generation.ts';
-import { ProviderError } from '../../engines/generation.ts';
 import { engineFor, generationCapability } from '../../engines/index.ts';
 import { probe } from '../../media/ffmpeg.ts';
 import type { RunningJob } from '../../jobs/define-job.ts';
@@ -23,7 +22,8 @@ import type { StageContext, Stages } from '../../kernel/stages.ts';
 import { findAiModel, findTemplate, type RawAiVariant } from '../../services/catalog/catalog-data.ts';
 import { generationModelOutputKey, generationOutputKey } from '../../storage/keys.ts';
 import type { GenerationRow, StoredOutput } from './rows.ts';
-import { type GenerationJobData, gatherInputs, generateResumably, jobOf } from './stages.ts';
+import { engineGone, type GenerationJobData, gatherInputs, generateResumably, jobOf } from './stages.ts';
+import { comfyuiMakes } from '../../engines/selfhosted/comfyui.ts';
 
 /** What the model made, stored, and the record of the call (for reconciling provider bills). */
 export interface ModelOutput {
@@ -43,16 +43,19 @@ export interface TemplateOutputs {
 
 const EXT: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'video/mp4': 'mp4' };
 
-/** The variant made_by names and its hosted model, configured on this worker (else the generation fails, refunded). */
-function madeByModel(ctx: AppContext, g: GenerationRow): { variant: RawAiVariant; model: ProviderModel } {
+/**
+ * The variant made_by names and what makes it on this worker, as the generation was priced: its
+ * hosted model (keyed here), or ComfyUI (configured for it here); else the generation fails,
+ * refunded.
+ */
+function madeByModel(ctx: AppContext, g: GenerationRow): { variant: RawAiVariant; model?: ProviderModel; modelName?: string } {
   const by = g.spec.madeBy!;
+  const label = g.spec.engine!;
   const variant = findAiModel(by.modelSlug)?.variants.find((v) => v.id === by.variantId);
+  if (variant && label.kind === 'self_hosted' && comfyuiMakes(ctx.config, variant.model, g.spec.output))
+    return { variant, modelName: variant.model };
   const model = variant?.provider;
-  if (!variant || !model || !ctx.config.provider[model.name]?.key)
-    throw new ProviderError(
-      `${g.spec.engine?.provider ?? 'the model'} (${g.spec.engine?.model ?? by.modelSlug}), which this generation was priced for, is not configured on this worker; it was not made and its credits are refunded`,
-      { retryable: false, code: 'engine_unavailable' },
-    );
+  if (!variant || !model || label.kind !== 'hosted' || !ctx.config.provider[model.name]?.key) throw engineGone(label);
   return { variant, model };
 }
 
@@ -95,7 +98,7 @@ async function generating(
   s: StageContext<GenerationRow>,
   inputs: () => Promise<Partial<GenerationJob>>,
 ): Promise<ModelOutput> {
-  const { variant, model } = madeByModel(ctx, g);
+  const { variant, model, modelName } = madeByModel(ctx, g);
   const base = jobOf(ctx, g, await inputs());
   const request: GenerationJob = {
     ...base,
@@ -108,7 +111,12 @@ async function generating(
     logo: undefined,
     providerModel: model,
   };
-  const engine = engineFor(generationCapability(g.spec.output, variant.input_mode), { config: ctx.config, fetcher: ctx.fetcher, model });
+  const engine = engineFor(generationCapability(g.spec.output, variant.input_mode), {
+    config: ctx.config,
+    fetcher: ctx.fetcher,
+    model,
+    modelName,
+  });
   const t0 = performance.now();
   const modelDir = path.join(workDir, 'model');
   await fs.mkdir(modelDir, { recursive: true });
@@ -124,8 +132,8 @@ async function generating(
     storageKey: key,
     contentType: made.contentType,
     hasAudio: Boolean(made.hasAudio),
-    provider: model.name,
-    model: model.model,
+    provider: model?.name ?? 'comfyui',
+    model: model?.model ?? variant.model,
     providerJobId: row?.job?.id ?? null,
     seconds: Math.round(performance.now() - t0) / 1000,
   };

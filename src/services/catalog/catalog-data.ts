@@ -24,8 +24,7 @@ import type { components } from '../../../generated/openapi.d.ts';
 import validators from '../../../generated/catalog-validators.cjs';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type { ProviderConfig } from '../../config.ts';
-import { engineOfModel, priceFor, type EngineLabel } from '../../engines/catalog-engine.ts';
+import { engineOfModel, priceFor, type EngineChoice, type EngineLabel } from '../../engines/catalog-engine.ts';
 import { CATALOG_FILES, CatalogDataError, crossCheckProblems, pointer, schemaProblems } from './catalog-checks.ts';
 
 export { CatalogDataError } from './catalog-checks.ts';
@@ -375,7 +374,7 @@ function presetRefs(base: string, presets: readonly RawPreset[]): PresetReferenc
 }
 
 /** What engines make here and what a preview costs (the configuration GET /models describes). */
-type EngineConfig = Pick<ProviderConfig, 'localFallback'> & Partial<ProviderConfig>;
+type EngineConfig = EngineChoice;
 
 /**
  * Who makes a catalog entry here and its price for one output at its default duration (see
@@ -383,7 +382,14 @@ type EngineConfig = Pick<ProviderConfig, 'localFallback'> & Partial<ProviderConf
  */
 export function offerOf(
   cfg: EngineConfig,
-  entry: { output: 'image' | 'video'; model: string; provider?: RawAiVariant['provider']; credits: number; default_duration: number },
+  entry: {
+    output: 'image' | 'video';
+    model: string;
+    provider?: RawAiVariant['provider'];
+    input_mode?: readonly string[];
+    credits: number;
+    default_duration: number;
+  },
 ): { engine: EngineLabel; credits: number } {
   const engine = engineOfModel(cfg, entry);
   return { engine, credits: priceFor(engine, entry.output, entry.credits, entry.default_duration, localPreviewPricing()) };
@@ -412,6 +418,8 @@ export interface TemplateModel {
   output: 'image' | 'video';
   model: string;
   provider?: RawAiVariant['provider'];
+  /** The made_by variant's inputs. */
+  input_mode?: readonly string[];
   credits: number;
   default_duration: number;
   madeBy?: MadeByVariant;
@@ -428,6 +436,7 @@ export function staticTemplateModel(t: RawStaticTemplate, withImage = false): Te
     output: 'image',
     model: madeBy?.variant.model ?? 'template-image',
     provider: madeBy?.variant.provider,
+    input_mode: madeBy?.variant.input_mode,
     credits: t.credits,
     default_duration: 1,
     madeBy,
@@ -441,6 +450,7 @@ export function tierModel(q: RawQualityTier): TemplateModel {
     output: 'video',
     model: q.model,
     provider: madeBy?.variant.provider,
+    input_mode: madeBy?.variant.input_mode,
     credits: q.credits,
     default_duration: q.default_duration,
     madeBy,
@@ -481,7 +491,7 @@ function buildCatalogOnce(previewBase: string, cfg: EngineConfig): CatalogRespon
   const { catalog } = data().sources;
   return {
     object: 'catalog',
-    local_fallback: cfg.localFallback,
+    local_fallback: cfg.provider.localFallback,
     static_ads: catalog.static_ads.map((t) => ({
       slug: t.slug,
       title: t.title,
