@@ -51,8 +51,10 @@ async function pixel(url: string): Promise<string> {
 
 t.test('flux-1.1-pro text to image is made by ComfyUI: the fake saw the prompt, the PNG is its picture', async (t) => {
   const prompt = 'A red sneaker on a beach';
-  const { id, g } = await generate({ model_slug: 'flux-image', variant_id: 'text-to-image', prompt, aspect_ratio: '9:16' });
+  const { id, g, charged } = await generate({ model_slug: 'flux-image', variant_id: 'text-to-image', prompt, aspect_ratio: '9:16' });
   t.equal(g.status, 'completed', JSON.stringify(g.error));
+  t.same(g.engine, { kind: 'self_hosted', provider: 'comfyui', model: 'flux-1.1-pro', preview: false, requires: null }, 'labelled');
+  t.equal(charged, 8, 'the catalog price: a real model, on the operator’s server');
   t.match(g.output, { content_type: 'image/png', width: 576, height: 1024 });
   const queued = [...comfy.prompts.values()].filter((p) => p.graph['6'].inputs?.text === prompt);
   t.equal(queued.length, 1, 'one prompt queued, the caller’s prompt at the CLIPTextEncode node');
@@ -77,4 +79,38 @@ t.test('an attempt failing after the prompt was queued is retried by polling the
   const views = comfy.seen.filter((s) => s.path === '/view');
   t.ok(views.length >= 2, 'the output was fetched again by the retry');
   t.equal(await pixel(g.url), colourOf(prompt, seedOf(id)));
+});
+
+t.test('the catalog says which entries ComfyUI makes: the text-to-image work of the models it is configured for', async (t) => {
+  const models = (await app.request('GET', '/api/v1/models')).body;
+  const flux = models.ai_models.find((m: { slug: string }) => m.slug === 'flux-image');
+  const label = (id: string) => flux.variants.find((v: { id: string }) => v.id === id).engine;
+  t.match(label('text-to-image'), { kind: 'self_hosted', provider: 'comfyui', model: 'flux-1.1-pro' });
+  t.match(label('kontext-edit'), { kind: 'hosted', provider: 'replicate' }, 'an edit is not what its text-to-image workflow does');
+  t.match(label('ultra'), { kind: 'hosted', provider: 'replicate' }, 'a model it is not configured for');
+  const banner = models.static_ads.find((s: { slug: string }) => s.slug === 'bold-sale-banner');
+  t.match(banner.engine, { kind: 'self_hosted', provider: 'comfyui', model: 'flux-1.1-pro' }, 'a template whose model it makes');
+});
+
+t.test('a static ad whose hero model ComfyUI makes: its picture from the workflow, the template composited over it', async (t) => {
+  const ws = await app.workspace({ credits: 1000 });
+  const res = await app.request('POST', '/api/v1/generations', {
+    key: ws.key,
+    body: { type: 'static_ad', template_slug: 'bold-sale-banner', prompt: 'Night market sale' },
+  });
+  t.equal(res.status, 200, res.text);
+  const id = res.body.generations[0].id as string;
+  let g: any;
+  for (const end = Date.now() + 60_000; Date.now() < end; await new Promise((r) => setTimeout(r, 100))) {
+    g = (await app.request('GET', `/api/v1/generations/${id}`, { key: ws.key })).body;
+    if (g.status !== 'generating') break;
+  }
+  t.equal(g.status, 'completed', JSON.stringify(g.error));
+  t.match(g.engine, { kind: 'self_hosted', provider: 'comfyui' });
+  const queued = [...comfy.prompts.values()].filter((p) =>
+    /^Night market sale\n\nStyle: Bold Sale Banner/.test(String(p.graph['6'].inputs?.text)),
+  );
+  t.equal(queued.length, 1, 'one prompt, with the template style');
+  const [row] = await sql`select state from generations where id = ${id}`;
+  t.match(row.state.generating, { provider: 'comfyui', model: 'flux-1.1-pro', providerJobId: queued[0].id });
 });
