@@ -7,6 +7,7 @@
 // into storage is the caller's business.
 import type { components as CatalogSchema } from '../../generated/catalog-data.d.ts';
 import type { MediaFile } from '../media/ffmpeg.ts';
+import type { SpokenWord } from './speech/types.ts';
 
 /** The hosted model behind an AI model variant (spec/catalog.yaml `provider`). */
 export type ProviderModel = CatalogSchema['schemas']['ProviderModel'];
@@ -78,6 +79,8 @@ export interface GenerationJob {
   heroImage?: string;
   /** The template's picture without its texts (local engine): a first frame for a video model. */
   textless?: boolean;
+  /** A narrated ad's words and when each is said (local engine): its captions, timed to them. */
+  spokenWords?: SpokenWord[];
 }
 
 export interface ProviderResult {

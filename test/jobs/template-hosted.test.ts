@@ -7,7 +7,7 @@
 import sharp from 'sharp';
 import t from 'tap';
 import { FFMPEG_PATH, probe } from '../../src/media/ffmpeg.ts';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -76,6 +76,9 @@ async function meanColour(img: Buffer, box: { x: number; y: number; w: number; h
   const { channels } = await sharp(part).stats();
   return channels.map((c) => Math.round(c.mean));
 }
+
+/** ffmpeg's stderr (where its filters report). */
+const spawnSyncStderr = (args: string[]) => spawnSync(FFMPEG_PATH, args, { encoding: 'utf8' }).stderr;
 
 const close = (a: number[], b: number[], tol = 12) => a.every((v, i) => Math.abs(v - b[i]) <= tol);
 
@@ -206,4 +209,70 @@ t.test('inputs the template model has no use for are 400s, nothing charged', asy
   }
   const [{ n }] = await sql`select count(*)::int as n from credit_ledger where org_id = ${ws.orgId}`;
   t.equal(n, 1, 'only the initial grant');
+});
+
+t.test('a UGC ad on a talking avatar: a script, spoken, drives OmniHuman over the avatar; the captions follow the words', async (t) => {
+  const before = fal.requests.size;
+  const { g, charged, id } = await generate({
+    type: 'ugc_ad',
+    template_slug: 'founder-story',
+    quality_tier: 'high',
+    duration: 10,
+    avatar_id: 'maya-lifestyle',
+    prompt: 'Why we started making fresh lemonade',
+  });
+  t.equal(g.status, 'completed', JSON.stringify(g.error));
+  t.equal(charged, 10 * 10, 'the tier price per second');
+  t.same(g.engine, { kind: 'hosted', provider: 'fal', model: 'fal-ai/bytedance/omnihuman/v1.5', preview: false, requires: null });
+  const calls = [...fal.requests.values()].slice(before);
+  t.equal(calls.length, 1, 'one fal request');
+  t.equal(calls[0].endpoint, 'fal-ai/bytedance/omnihuman/v1.5');
+  t.same(Object.keys(calls[0].input).sort(), ['audio_url', 'image_url', 'resolution'], 'the portrait, the voice and the resolution only');
+  t.match(calls[0].input.audio_url, /^data:audio\/wav;base64,/);
+  const record = (await stageRecord(id)).state;
+  t.ok(record.script.text.split(' ').length >= 10, `a script was written: "${record.script.text}"`);
+  t.match(record.script.text, /lemonade/i, 'about the prompt');
+  t.match(record.voice, { engine: 'espeak-ng', timings: 'engine', durationMs: 10_000 });
+  t.ok(record.voice.words.length >= 10, 'its words are timed');
+  // The voice sent is the stored narration: 10 s of 48 kHz stereo.
+  const sent = path.join(dir, 'sent.wav');
+  fs.writeFileSync(sent, Buffer.from(calls[0].input.audio_url.split(',')[1], 'base64'));
+  const voice = await probe(sent);
+  t.ok(Math.abs((voice.duration_seconds ?? 0) - 10) < 0.1, `the voice lasts the duration (${voice.duration_seconds})`);
+  // The portrait sent is the avatar's.
+  const portrait = await sharp(Buffer.from(calls[0].input.image_url.split(',')[1], 'base64')).metadata();
+  t.ok((portrait.width ?? 0) > 100, 'the avatar portrait');
+  const file = path.join(dir, 'ugc.mp4');
+  fs.writeFileSync(file, await bytesOf(g.url));
+  const info = await probe(file);
+  t.same([info.width, info.height], [1080, 1920]);
+  t.ok(Math.abs((info.duration_seconds ?? 0) - 10) < 0.3, `10 seconds (${info.duration_seconds})`);
+  t.equal(info.has_audio, true, 'the narration is its sound');
+  // The narration is audible through the video: the mean volume is well above silence.
+  const detect = spawnSyncStderr(['-hide_banner', '-i', file, '-af', 'volumedetect', '-vn', '-f', 'null', '-']);
+  const mean = Number(/mean_volume: (-?[\d.]+) dB/.exec(detect)?.[1]);
+  t.ok(mean > -40, `the narration is heard (mean ${mean} dB)`);
+  t.notOk(await app.service.ctx.storage.stat(record.voice.storageKey), 'the stored voice is removed once composited');
+});
+
+t.test('a talking-avatar tier needs an avatar and takes no product image', async (t) => {
+  const ws = await app.workspace({ credits: 1000 });
+  const none = await app.request('POST', '/api/v1/generations', {
+    key: ws.key,
+    body: { type: 'ugc_ad', template_slug: 'founder-story', quality_tier: 'high', prompt: 'x' },
+  });
+  t.equal(none.status, 400);
+  t.match(none.body.error.context.errors, [{ field: 'body.avatar_id' }]);
+  const product = await app.request('POST', '/api/v1/generations', {
+    key: ws.key,
+    body: {
+      type: 'ugc_ad',
+      template_slug: 'founder-story',
+      quality_tier: 'high',
+      avatar_id: 'maya-lifestyle',
+      reference_image_urls: [productUrl],
+    },
+  });
+  t.equal(product.status, 400);
+  t.match(product.body.error.context.errors, [{ field: 'body.reference_image_urls' }]);
 });

@@ -12,6 +12,7 @@ import { escapeFilterValue as esc, inputArgs, probe, type MediaFile } from '../.
 import { ProviderError, type GenerationJob } from '../generation.ts';
 import { composeAd, encodeRaw, facesFor } from './ad-image.ts';
 import { hash32, LEADING_INSTRUCTION, rng, type AdLayout } from './layout.ts';
+import type { SpokenWord } from '../speech/types.ts';
 
 export interface VideoSettings {
   /** x264 preset. */
@@ -72,6 +73,43 @@ export function captionChunks(prompt: string, maxChars: number, maxChunks: numbe
   return chunks;
 }
 
+/**
+ * Spoken words as caption chunks of at most two lines, each shown from its first word's start to
+ * its last word's end (a short gap is bridged, so captions do not flicker between phrases).
+ */
+export function spokenChunks(words: readonly SpokenWord[], maxChars: number): { lines: string[]; a: number; b: number }[] {
+  const out: { lines: string[]; a: number; b: number }[] = [];
+  let lines: string[] = [];
+  let cur = '';
+  let first: SpokenWord | undefined;
+  let last: SpokenWord | undefined;
+  const flush = () => {
+    if (cur) lines.push(cur);
+    if (lines.length && first && last) out.push({ lines, a: first.startMs / 1000, b: last.endMs / 1000 });
+    lines = [];
+    cur = '';
+    first = undefined;
+  };
+  for (const word of words) {
+    const w = word.text.length > maxChars ? `${word.text.slice(0, Math.max(1, maxChars - 1))}…` : word.text;
+    if (cur && cur.length + 1 + w.length > maxChars) {
+      if (lines.length === 1) flush();
+      else {
+        lines.push(cur);
+        cur = '';
+      }
+    }
+    first ??= word;
+    cur = cur ? `${cur} ${w}` : w;
+    last = word;
+    // A sentence ends a chunk.
+    if (/[.!?]$/.test(word.text)) flush();
+  }
+  flush();
+  for (let i = 0; i + 1 < out.length; i++) if (out[i + 1].a - out[i].b < 0.4) out[i].b = out[i + 1].a - 0.02;
+  return out;
+}
+
 /** The prompt as caption text: without a leading "create a …" instruction, first letter capitalised. */
 export function captionText(prompt: string): string {
   const t = (prompt || '').replace(/\s+/g, ' ').trim().replace(LEADING_INSTRUCTION, '');
@@ -85,17 +123,23 @@ async function captionFilters(job: GenerationJob, layout: AdLayout, duration: nu
   const start = Math.min(0.5, duration * 0.1);
   const end = Math.max(start + 0.5, duration - 0.15);
   const maxChunks = Math.max(1, Math.floor((end - start) / 1.4));
-  const chunks = captionChunks(captionText(job.prompt), maxChars, maxChunks);
-  if (chunks.length === 0) return [];
-  const slot = (end - start) / chunks.length;
+  // Spoken words (a narrated ad): each chunk while it is said; else the prompt, spread evenly.
+  const timed = job.spokenWords?.length
+    ? spokenChunks(job.spokenWords, maxChars).filter((c) => c.a < duration)
+    : captionChunks(captionText(job.prompt), maxChars, maxChunks).map((lines, i, all) => {
+        const slot = (end - start) / all.length;
+        return { lines, a: start + i * slot, b: start + i * slot + slot - 0.05 };
+      });
+  if (timed.length === 0) return [];
+  const chunks = timed.map((c) => c.lines);
   const border = Math.max(2, Math.round(fs * 0.28));
   const lineStep = Math.round(fs * 1.22) + 2 * border;
   const out: string[] = [];
   // Captions in the brand kit's text font (its second, else its first).
   const fontfile = facesFor(job).bodyFace.file;
   for (let i = 0; i < chunks.length; i++) {
-    const a = start + i * slot;
-    const b = a + slot - 0.05;
+    const { a } = timed[i];
+    const b = Math.min(timed[i].b, duration);
     const block = chunks[i].length * lineStep;
     const y0 = layout.kind === 'ugc' ? layout.caption.y : layout.caption.y + layout.caption.h - block;
     for (let j = 0; j < chunks[i].length; j++) {

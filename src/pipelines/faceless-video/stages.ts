@@ -17,6 +17,7 @@ import { fetchCheckedMedia } from '../../media/fetch-media.ts';
 import { renderMusicBed } from '../../media/music-bed.ts';
 import { engineFor } from '../../engines/index.ts';
 import type { RenderMedia } from '../../engines/render/types.ts';
+import { retimeSpeech } from '../../engines/speech/retime.ts';
 import { timedSpeech } from '../../engines/speech/timings.ts';
 import { SpeechFailed, type SpokenWord, type TimingSource } from '../../engines/speech/types.ts';
 import { jobFolder } from '../../media/work-folder.ts';
@@ -365,29 +366,16 @@ async function speak(
   const speed = fitSpeed((words / WORDS_PER_SECOND) * 1000, 1, targetMs);
   const { engine, speech } = await narrate(ctx, spec, text, raw, speed, s.signal);
   s.report(0.6);
-  const tempo = Math.max(0.75, Math.min(1.5, fitSpeed(speech.durationMs, speed, targetMs) / speed));
-  const scaled = Math.abs(tempo - 1) > 0.02 ? tempo : 1;
   // 48 kHz stereo, the mixer's format.
   const out = path.join(workDir, 'voice.wav');
-  await runFfmpeg(
-    [
-      ...inputArgs({ path: raw, type: 'audio/wav' }),
-      ...(scaled !== 1 ? ['-af', `atempo=${scaled.toFixed(4)}`] : []),
-      '-ar',
-      '48000',
-      '-ac',
-      '2',
-      '-c:a',
-      'pcm_s16le',
-      out,
-    ],
-    {
-      cwd: workDir,
-      signal: s.signal,
-    },
-  );
-  const timed = speech.words.map((w) => ({ text: w.text, startMs: Math.round(w.startMs / scaled), endMs: Math.round(w.endMs / scaled) }));
-  const durationMs = Math.round(speech.durationMs / scaled);
+  const {
+    words: timed,
+    durationMs,
+    tempo: scaled,
+  } = await retimeSpeech(speech, fitSpeed(speech.durationMs, speed, targetMs) / speed, out, {
+    cwd: workDir,
+    signal: s.signal,
+  });
   const id = stableUuid(`faceless:${f.videoId}:voiceover`);
   const key = facelessVoiceoverKey(f.orgId, f.videoId);
   const stored = await ctx.storage.put(key, { file: out }, 'audio/wav');

@@ -387,6 +387,12 @@ function madeByModel(body: CreateGenerationBody, made: TemplateModel, spec: Part
   const refs = referenceCount(body);
   const field = given(body, 'reference_media_ids') ? 'reference_media_ids' : 'reference_image_urls';
   const what = `${by.variant.model} (${by.variant.provider!.name}), which makes this template here,`;
+  if (by.variant.input_mode.includes('audio')) {
+    // A talking avatar: the presenter's portrait and the narration drive it.
+    if (!given(body, 'avatar_id')) p.add('avatar_id', `is required: ${what} animates the presenter's portrait (an avatar of GET /assets)`);
+    if (refs) p.add(field, `does not apply: ${what} animates the avatar's portrait, not a product image`);
+    return;
+  }
   if (!by.variant.input_mode.includes('image')) {
     if (refs) p.add(field, `does not apply: ${what} starts from text only`);
     if (given(body, 'avatar_id')) p.add('avatar_id', `does not apply: ${what} starts from text only`);

@@ -25,7 +25,7 @@ export async function runGeneration(ctx: AppContext, job: RunningJob<GenerationJ
       // A template made by its catalog model: the model's part, then the finishing render (template.ts).
       const { outputs } = await runStages(ctx, generationResource, g, templateStages(ctx, g, job, workDir), tools);
       await completeGeneration(ctx, g, outputs.compositing);
-      await ctx.storage.delete(outputs.generating.storageKey).catch(() => {});
+      for (const key of [outputs.generating.storageKey, outputs.voice?.storageKey]) if (key) await ctx.storage.delete(key).catch(() => {});
       return;
     }
     // One stage: its resume point is the hosted provider's job (saveProviderJob), not its output.

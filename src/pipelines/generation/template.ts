@@ -9,6 +9,9 @@
 //   compositing  the local engines finish it: the template's headline, brand line, logo and CTA
 //                composited over the hero picture; over the footage the same overlay, captions,
 //                and the model's own sound (or the music bed when it made none and audio is on).
+// A narrated template (its model driven by a voice: a talking avatar, OmniHuman) first writes its
+// script and speaks it (narration.ts): the voice drives the model, is the ad's sound, and its
+// word timings time the captions.
 // The stored model output is removed once the generation completes (the orphan sweep takes
 // what a crash leaves).
 import fs from 'node:fs/promises';
@@ -23,6 +26,7 @@ import { findAiModel, findTemplate, type RawAiVariant } from '../../services/cat
 import { generationModelOutputKey, generationOutputKey } from '../../storage/keys.ts';
 import type { GenerationRow, StoredOutput } from './rows.ts';
 import { engineGone, type GenerationJobData, gatherInputs, generateResumably, jobOf } from './stages.ts';
+import { speakScript, writeScript, type ScriptOutput, type VoiceOutput } from './narration.ts';
 import { comfyuiMakes } from '../../engines/selfhosted/comfyui.ts';
 
 /** What the model made, stored, and the record of the call (for reconciling provider bills). */
@@ -37,8 +41,30 @@ export interface ModelOutput {
 }
 
 export interface TemplateOutputs {
+  /** A narrated template (a model driven by a voice) only: what is said, and the voice saying it (narration.ts). */
+  script?: ScriptOutput;
+  voice?: VoiceOutput;
   generating: ModelOutput;
   compositing: StoredOutput;
+}
+
+/** Whether the template's model is driven by a voice (a talking avatar): it is narrated first. */
+const narrated = (g: GenerationRow) => {
+  const by = g.spec.madeBy;
+  return Boolean(
+    by &&
+      findAiModel(by.modelSlug)
+        ?.variants.find((v) => v.id === by.variantId)
+        ?.input_mode.includes('audio'),
+  );
+};
+
+/** A stored file copied into `dir` (the folder of the engine that reads it). */
+async function fetchStored(ctx: AppContext, key: string, dir: string, name: string): Promise<string> {
+  await fs.mkdir(dir, { recursive: true });
+  const file = path.join(dir, name);
+  await ctx.storage.copyToFile(key, file);
+  return file;
 }
 
 const EXT: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'video/mp4': 'mp4' };
@@ -97,6 +123,7 @@ async function generating(
   workDir: string,
   s: StageContext<GenerationRow>,
   inputs: () => Promise<Partial<GenerationJob>>,
+  voice: VoiceOutput | undefined,
 ): Promise<ModelOutput> {
   const { variant, model, modelName } = madeByModel(ctx, g);
   const base = jobOf(ctx, g, await inputs());
@@ -120,6 +147,8 @@ async function generating(
   const t0 = performance.now();
   const modelDir = path.join(workDir, 'model');
   await fs.mkdir(modelDir, { recursive: true });
+  // A talking avatar is driven by the voice.
+  if (voice) request.audio = { path: await fetchStored(ctx, voice.storageKey, modelDir, 'voice.wav'), type: 'audio/wav' };
   const made = await generateResumably(ctx, g, job, engine, request, {
     workDir: modelDir,
     signal: s.signal,
@@ -146,6 +175,7 @@ async function compositing(
   s: StageContext<GenerationRow>,
   made: ModelOutput,
   inputs: () => Promise<Partial<GenerationJob>>,
+  voice: VoiceOutput | undefined,
 ): Promise<StoredOutput> {
   // Inside the folder the finishing render reads from (its inputs must be files of its folder).
   const finishDir = path.join(workDir, 'finish');
@@ -155,14 +185,17 @@ async function compositing(
   const base = jobOf(ctx, g, await inputs());
   const video = g.spec.output === 'video';
   const hasAudio = video && (await probe(file, { signal: s.signal })).has_audio;
+  // The narration is the sound of a narrated ad, and its words time the captions.
+  const narration = voice && { path: await fetchStored(ctx, voice.storageKey, finishDir, 'voice.wav'), type: 'audio/wav' };
   const finish: GenerationJob = video
     ? {
         ...base,
         sourceVideo: { path: file, type: made.contentType },
         motionVideo: undefined,
         // The model's own sound; the music bed only when it made none and audio is on.
-        audio: hasAudio ? { path: file, type: made.contentType } : undefined,
-        generateAudio: g.spec.generateAudio && !hasAudio,
+        audio: narration ?? (hasAudio ? { path: file, type: made.contentType } : undefined),
+        generateAudio: g.spec.generateAudio && !hasAudio && !narration,
+        spokenWords: voice?.words,
       }
     : { ...base, heroImage: file };
   const result = await engineFor(g.spec.output, ctx).generate(finish, {
@@ -179,7 +212,7 @@ async function compositing(
     width: result.width,
     height: result.height,
     durationSeconds: result.durationSeconds,
-    hasAudio: video ? hasAudio || g.spec.generateAudio : undefined,
+    hasAudio: video ? Boolean(narration) || hasAudio || g.spec.generateAudio : undefined,
   };
 }
 
@@ -192,8 +225,14 @@ export function templateStages(
 ): Stages<GenerationRow, TemplateOutputs> {
   let gathered: Promise<Partial<GenerationJob>> | undefined;
   const inputs = () => (gathered ??= gatherInputs(ctx, g, workDir, undefined));
+  const model: Stages<GenerationRow, TemplateOutputs> = [
+    { name: 'generating', weight: 65, run: (s, done) => generating(ctx, g, job, workDir, s, inputs, done.voice) },
+    { name: 'compositing', weight: 25, run: (s, done) => compositing(ctx, g, workDir, s, done.generating, inputs, done.voice) },
+  ];
+  if (!narrated(g)) return model;
   return [
-    { name: 'generating', weight: 75, run: (s) => generating(ctx, g, job, workDir, s, inputs) },
-    { name: 'compositing', weight: 25, run: (s, done) => compositing(ctx, g, workDir, s, done.generating, inputs) },
+    { name: 'script', weight: 3, run: (s) => writeScript(ctx, g, s) },
+    { name: 'voice', weight: 7, run: (s, done) => speakScript(ctx, g, s, workDir, done.script!) },
+    ...model,
   ];
 }

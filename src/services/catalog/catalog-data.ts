@@ -602,6 +602,13 @@ export function findVoice(id: string): RawVoice | undefined {
   return data().voices.get(id);
 }
 
+/** The first built-in English voice of a gender (a presenter's voice), else the first built-in voice. */
+export function voiceForGender(gender: string | undefined): RawVoice {
+  const voices = data().sources.voices;
+  const english = voices.filter((v) => v.locale.some((l) => l.startsWith('en')));
+  return english.find((v) => v.gender === gender) ?? english[0] ?? voices[0];
+}
+
 /** The slideshow price rule (spec/catalog.yaml slideshow_pricing): credits_per_slide × slide_count. */
 export function slideshowCredits(slideCount: number): number {
   return data().sources.catalog.slideshow_pricing.credits_per_slide * slideCount;

@@ -11,14 +11,16 @@
 // Behaviour by words in the prompt: "throttle" (first submit 429), "forbidden" (the result is the
 // content checker's 422 content_policy_violation), "slow" (never completes).
 import { randomUUID } from 'node:crypto';
-import { readFile, rm } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { runFfmpeg } from '../../../src/media/ffmpeg.ts';
+import { inputArgs, runFfmpeg } from '../../../src/media/ffmpeg.ts';
 import { startFake, type Fake } from './common.ts';
 
 const KLING_I2V = ['fal-ai/kling-video/v2.1/standard/image-to-video', 'fal-ai/kling-video/v2.1/pro/image-to-video'];
-const ENDPOINTS = new Set(['fal-ai/veo3/fast', 'fal-ai/veo3', 'fal-ai/veo3/fast/image-to-video', ...KLING_I2V]);
+/** OmniHuman 1.5 (https://fal.ai/models/fal-ai/bytedance/omnihuman/v1.5/api): image_url and audio_url required, prompt and resolution optional. */
+const OMNIHUMAN = 'fal-ai/bytedance/omnihuman/v1.5';
+const ENDPOINTS = new Set(['fal-ai/veo3/fast', 'fal-ai/veo3', 'fal-ai/veo3/fast/image-to-video', ...KLING_I2V, OMNIHUMAN]);
 /** The app root an endpoint's /requests/{id} paths live under: its first two segments. */
 const rootOf = (endpoint: string) => endpoint.split('/').slice(0, 2).join('/');
 
@@ -54,6 +56,30 @@ async function video(aspect: string, sound: boolean): Promise<Buffer> {
   }
 }
 
+/** The portrait (a data URI) shown for as long as the audio (a data URI) plays, with that audio: 10 fps H.264/AAC. */
+async function talkingHead(imageUri: string, audioUri: string): Promise<Buffer> {
+  const dir = path.join(os.tmpdir(), `fal-fake-${randomUUID()}`);
+  await mkdir(dir, { recursive: true });
+  try {
+    const image = path.join(dir, 'portrait');
+    const audio = path.join(dir, 'audio');
+    await writeFile(image, Buffer.from(imageUri.split(',')[1], 'base64'));
+    await writeFile(audio, Buffer.from(audioUri.split(',')[1], 'base64'));
+    const out = path.join(dir, 'out.mp4');
+    const typeOf = (uri: string) => /^data:([^;,]+)/.exec(uri)?.[1] ?? '';
+    // biome-ignore format: ffmpeg's arguments read best as option-value pairs
+    await runFfmpeg([
+      ...inputArgs({ path: image, type: typeOf(imageUri) }, ['-loop', '1', '-framerate', '10']),
+      ...inputArgs({ path: audio, type: typeOf(audioUri) }),
+      '-vf', 'scale=trunc(iw/2)*2:trunc(ih/2)*2,format=yuv420p',
+      '-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac', '-shortest', '-movflags', '+faststart', out,
+    ], { cwd: dir });
+    return await readFile(out);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 export async function startFalFake(key: string): Promise<FalFake> {
   const requests: FalFake['requests'] = new Map();
   const throttled = new Set<string>();
@@ -66,7 +92,20 @@ export async function startFalFake(key: string): Promise<FalFake> {
       if (!input || typeof input !== 'object' || Buffer.isBuffer(input))
         return json(422, { detail: [{ loc: ['body'], msg: 'field required', type: 'value_error.missing' }] });
       const problems: Array<{ loc: string[]; msg: string; type: string }> = [];
-      if (typeof input.prompt !== 'string') problems.push({ loc: ['body', 'prompt'], msg: 'field required', type: 'value_error.missing' });
+      const omni = endpoint === OMNIHUMAN;
+      if (omni ? input.prompt !== undefined && typeof input.prompt !== 'string' : typeof input.prompt !== 'string')
+        problems.push({ loc: ['body', 'prompt'], msg: 'field required', type: 'value_error.missing' });
+      if (omni) {
+        for (const [field, kind] of [
+          ['image_url', 'image'],
+          ['audio_url', 'audio'],
+        ] as const)
+          if (typeof input[field] !== 'string' || !new RegExp(`^(https?:|data:${kind}/)`).test(input[field]))
+            problems.push({ loc: ['body', field], msg: 'field required', type: 'value_error.missing' });
+        for (const k of Object.keys(input))
+          if (!['image_url', 'audio_url', 'prompt', 'resolution', 'turbo_mode'].includes(k))
+            problems.push({ loc: ['body', k], msg: 'extra fields not permitted', type: 'value_error.extra' });
+      }
       const kling = KLING_I2V.includes(endpoint);
       // Image-to-video endpoints require image_url (a URL or a data URI), as their input schemas say.
       if (
@@ -158,8 +197,12 @@ export async function startFalFake(key: string): Promise<FalFake> {
         { 'x-fal-retryable': 'false' },
       );
     }
-    // Veo makes its sound unless generate_audio is false (its default is true); Kling makes none.
-    const bytes = await video(r.input.aspect_ratio ?? '16:9', !KLING_I2V.includes(r.endpoint) && r.input.generate_audio !== false);
+    // Veo makes its sound unless generate_audio is false (its default is true); Kling makes none;
+    // OmniHuman animates the portrait for as long as the audio, which it keeps.
+    const bytes =
+      r.endpoint === OMNIHUMAN
+        ? await talkingHead(r.input.image_url, r.input.audio_url)
+        : await video(r.input.aspect_ratio ?? '16:9', !KLING_I2V.includes(r.endpoint) && r.input.generate_audio !== false);
     fake.files.set(`${r.id}.mp4`, { type: 'video/mp4', bytes });
     return json(200, {
       video: { url: `${fake.url}/files/${r.id}.mp4`, content_type: 'video/mp4', file_name: 'output.mp4', file_size: bytes.length },
