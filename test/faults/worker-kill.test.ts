@@ -1,8 +1,13 @@
 // A worker killed mid-job (kill -9 of its whole process group, as a lost machine) leaves a job that
 // another worker finishes after the heartbeat expires: one charge, no refund, nothing made twice.
-// Six jobs, each on a database of its own with its own worker processes, run side by side so that
+// Nine jobs, each on a database of its own with its own worker processes, run side by side so that
 // they share the wait for the heartbeat instead of taking it in turn:
 // - a video generation killed while generating;
+// - a video ad made by a hosted model (Veo on the fal fake) killed while its provider job polls, and
+//   a static ad (Flux on the Replicate fake) killed while its prediction polls: the next worker
+//   resumes the stored job, one paid submission;
+// - a video ad killed while compositing the hosted model's footage: the footage is not asked of
+//   the provider again, only the compositing runs again;
 // - a faceless video killed while rendering, its last stage: the stages before it are not run again;
 // - a faceless video killed while drawing its scenes, its second stage, after a scene was stored:
 //   its script is not written again, the stored scenes are not drawn again and the stage finishes once;
@@ -27,12 +32,16 @@ import type { StageRun } from '../../src/kernel/stages.ts';
 import { FFMPEG_PATH } from '../../src/media/ffmpeg.ts';
 import { connectAccount } from '../../src/services/social/accounts.ts';
 import { loadTokenKey, tokenCipher } from '../../src/services/social/token-crypto.ts';
+import type { ModelOutput } from '../../src/pipelines/generation/template.ts';
+import { png, type Seen, startFake } from '../engines/fakes/common.ts';
+import { type FalFake, startFalFake } from '../engines/fakes/fal.ts';
+import { type ReplicateFake, startReplicateFake } from '../engines/fakes/replicate.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { connect } from '../mcp/helpers.ts';
 import { fakeX } from '../social/fakes.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
-t.jobs = 6;
+t.jobs = 9;
 
 /** An API app (no workers) on a fresh database, and a way to start worker processes for it. */
 async function setup(t: Test, env: Record<string, string> = {}): Promise<{ api: TestApp; worker: () => ChildProcess }> {
@@ -577,4 +586,232 @@ t.test('a reference analysis killed while analysing is finished without fetching
     'one charge, no refund',
   );
   void second;
+});
+
+// ---------------------------------------------------------------------------------------------
+// Templates made by a hosted model (made_by): the generating stage's provider job is stored before
+// it is polled, so a worker killed while it polls leaves a job the next worker resumes instead of
+// paying for a second submission; a worker killed while compositing leaves the stored model output,
+// which the next worker composites again without asking the provider for it.
+
+const FAL_KEY = 'fal-key-id:fal-key-secret';
+const REPLICATE_TOKEN = 'r8_test_token';
+
+/**
+ * The fal and Replicate fakes (test/engines/fakes/), a host for a product photo, all in this
+ * process, and the variables that point the API app and its worker processes at them.
+ */
+async function hostedFakes(t: Test) {
+  const fal = await startFalFake(FAL_KEY);
+  const replicate = await startReplicateFake(REPLICATE_TOKEN);
+  const refs = await startFake((_req, _res, json) => json(404, {}));
+  refs.files.set('product.png', { type: 'image/png', bytes: await png(400, 400, '#e01010') });
+  t.teardown(() => Promise.all([fal.close(), replicate.close(), refs.close()]));
+  const env = {
+    FAL_QUEUE_BASE: fal.url,
+    FAL_KEY,
+    REPLICATE_API_BASE: replicate.url,
+    REPLICATE_API_TOKEN: REPLICATE_TOKEN,
+    PROVIDER_POLL_MS: '50',
+    OUTBOUND_ALLOW_IPS: '127.0.0.1',
+  };
+  return { fal, replicate, productUrl: `${refs.url}/files/product.png`, env };
+}
+
+/** What a provider fake saw: every paid submission, and one job's status polls and output fetches. */
+interface Traffic {
+  submissions: Seen[];
+  polls: Seen[];
+  /** The job's result and its output file (fal), or its output file (Replicate: the output URL comes with the poll). */
+  fetches: Seen[];
+}
+
+function falTraffic(fal: FalFake, id: string): Traffic {
+  return {
+    submissions: fal.seen.filter((s) => s.method === 'POST'),
+    polls: fal.seen.filter((s) => s.path.endsWith(`/requests/${id}/status`)),
+    fetches: fal.seen.filter((s) => s.path.endsWith(`/requests/${id}`) || s.path === `/files/${id}.mp4`),
+  };
+}
+
+function replicateTraffic(replicate: ReplicateFake, id: string): Traffic {
+  return {
+    submissions: replicate.seen.filter((s) => s.method === 'POST' && s.path.endsWith('/predictions')),
+    polls: replicate.seen.filter((s) => s.method === 'GET' && s.path === `/v1/predictions/${id}`),
+    fetches: replicate.seen.filter((s) => s.path === `/files/${id}.png`),
+  };
+}
+
+/** A template generation's row: its stage state (outputs, runs) and the provider job it stored. */
+async function templateRow(api: TestApp, id: string) {
+  const [row] = await api.service.ctx.sql`select status, attempts, state, provider_job from generations where id = ${id}`;
+  return row as { status: string; attempts: number; state: any; provider_job: { provider: string; id: string } | null };
+}
+
+/** POST /generations for a fresh workspace: the generation's id and the credits charged. */
+async function createGeneration(t: Test, api: TestApp, body: Record<string, unknown>) {
+  const ws = await api.workspace({ credits: 1000 });
+  const res = await api.request('POST', '/api/v1/generations', { key: ws.key, body });
+  t.equal(res.status, 200, res.text);
+  return { ws, id: res.body.generations[0].id as string, charged: res.body.credits_deducted as number };
+}
+
+/** The completed generation's output is the finishing render of the model's picture or footage, stored once. */
+async function checkComposited(t: Test, api: TestApp, key: string, id: string, expect: Record<string, unknown>) {
+  const done = await api.request('GET', `/api/v1/generations/${id}`, { key });
+  t.match(done.body, { status: 'completed', output: expect }, 'completed with the composited output');
+  t.equal((await fetch(done.body.url)).status, 200);
+  const { state } = await templateRow(api, id);
+  const [out] = await api.service.ctx
+    .sql`select m.storage_key as key from generations g join media m on m.id = g.output_media_id where g.id = ${id}`;
+  t.equal(out.key, state.compositing.storageKey, "the output is the compositing stage's");
+  t.notOk(await api.service.ctx.storage.stat(state.generating.storageKey), "the model's output is removed once composited");
+}
+
+const veoAd = (productUrl: string) => ({
+  type: 'video_ad',
+  template_slug: 'product-demo-showcase',
+  quality_tier: 'high',
+  duration: 4,
+  prompt: 'A red cube spins on a white table',
+  reference_image_urls: [productUrl],
+});
+const veoOutput = { content_type: 'video/mp4', width: 1080, height: 1920 };
+
+/**
+ * A template generation whose model `provider` holds its job in progress: the first worker is
+ * killed while it polls the job it stored, the job is released, and a second worker resumes it.
+ */
+async function killedWhileGenerating(
+  t: Test,
+  opts: { provider: 'fal' | 'replicate'; body: (productUrl: string) => Record<string, unknown>; output: Record<string, unknown> },
+) {
+  const fakes = await hostedFakes(t);
+  const fake = opts.provider === 'fal' ? fakes.fal : fakes.replicate;
+  const traffic = (jobId: string) => (opts.provider === 'fal' ? falTraffic(fakes.fal, jobId) : replicateTraffic(fakes.replicate, jobId));
+  const { api, worker } = await setup(t, fakes.env);
+  const { ws, id, charged } = await createGeneration(t, api, opts.body(fakes.productUrl));
+
+  const release = fake.hold();
+  const first = worker();
+  await until(
+    'the first worker polls the provider job it stored',
+    async () => {
+      const job = (await templateRow(api, id)).provider_job;
+      return Boolean(job && traffic(job.id).polls.length >= 1);
+    },
+    90_000,
+    20,
+  );
+  kill(first);
+  const atKill = await templateRow(api, id);
+  t.equal(atKill.status, 'generating', 'killed while still generating');
+  t.match(atKill.provider_job, { provider: opts.provider, id: String }, 'the provider job was stored before polling');
+  const jobId = atKill.provider_job!.id;
+  t.equal(traffic(jobId).fetches.length, 0, 'nothing fetched before the kill: the job was still in progress');
+
+  release();
+  const secondStarted = Date.now();
+  const second = worker();
+  await until('another worker completes it', async () => (await templateRow(api, id)).status !== 'generating', 150_000);
+  const final = await templateRow(api, id);
+  t.equal(final.status, 'completed');
+  t.ok(final.attempts >= 2, `attempted ${final.attempts} times`);
+  const seen = traffic(jobId);
+  t.equal(seen.submissions.length, 1, 'one paid submission at the fake');
+  t.ok(
+    seen.polls.some((p) => p.at >= secondStarted),
+    'the second worker polled the request id the first one stored',
+  );
+  const polledAfter = (opts.provider === 'fal' ? fakes.fal : fakes.replicate).seen.filter(
+    (s) => s.at >= secondStarted && s.method === 'GET' && !s.path.startsWith('/files/'),
+  );
+  t.same(
+    polledAfter.filter((s) => !s.path.includes(jobId)).map((s) => s.path),
+    [],
+    'and no other job',
+  );
+  t.equal(final.state.generating.providerJobId, jobId, "the stage's record names the resumed job");
+  checkRuns(t, atKill.state.runs, final.state.runs, {
+    finished: [],
+    interrupted: 'generating',
+    after: ['compositing'],
+    attempts: final.attempts,
+  });
+  await checkComposited(t, api, ws.key, id, opts.output);
+  t.same(
+    await ledger(api, ws.orgId),
+    [
+      ['initial_grant', 1000],
+      ['generation_charge', -charged],
+    ],
+    'one charge, no refund',
+  );
+  process.kill(-second.pid!, 'SIGTERM');
+}
+
+t.test('a video ad made by Veo on fal, killed while its provider job polls, resumes that job: one submission', (t) =>
+  killedWhileGenerating(t, { provider: 'fal', body: veoAd, output: veoOutput }),
+);
+
+t.test('a static ad made by Flux on Replicate, killed while its prediction polls, resumes that prediction: one submission', (t) =>
+  killedWhileGenerating(t, {
+    provider: 'replicate',
+    body: () => ({ type: 'static_ad', template_slug: 'bold-sale-banner', prompt: 'Lemonade summer sale' }),
+    output: { content_type: 'image/png', width: 1024, height: 1024 },
+  }),
+);
+
+t.test('a video ad killed while compositing its Veo footage composites the stored footage again, not asking fal', async (t) => {
+  const fakes = await hostedFakes(t);
+  const { api, worker } = await setup(t, fakes.env);
+  const { ws, id, charged } = await createGeneration(t, api, veoAd(fakes.productUrl));
+
+  const first = worker();
+  await until(
+    'the first worker composites',
+    async () => {
+      const runs = (await templateRow(api, id)).state?.runs;
+      return Boolean(runs?.compositing && !runs.compositing.finishedAt);
+    },
+    90_000,
+    20,
+  );
+  kill(first);
+  const atKill = await templateRow(api, id);
+  t.equal(atKill.status, 'generating', 'killed while still generating');
+  const made: ModelOutput = atKill.state.generating;
+  t.match(made, { provider: 'fal', model: 'fal-ai/veo3/fast/image-to-video', contentType: 'video/mp4' }, "the model's footage was stored");
+  t.ok(await api.service.ctx.storage.stat(made.storageKey), 'its object is stored');
+  const jobId = made.providerJobId!;
+  const seenAtKill = falTraffic(fakes.fal, jobId);
+  t.equal(seenAtKill.submissions.length, 1, 'one submission before the kill');
+  t.equal(seenAtKill.fetches.length, 2, 'its result and its footage fetched once before the kill');
+
+  const second = worker();
+  await until('another worker completes it', async () => (await templateRow(api, id)).status !== 'generating', 150_000);
+  const final = await templateRow(api, id);
+  t.equal(final.status, 'completed');
+  t.ok(final.attempts >= 2, `attempted ${final.attempts} times`);
+  t.same(final.state.generating, made, 'generating: its stored output is unchanged');
+  const seen = falTraffic(fakes.fal, jobId);
+  t.equal(seen.submissions.length, 1, 'no new submission');
+  t.equal(seen.polls.length, seenAtKill.polls.length, 'the job was not polled again');
+  t.equal(seen.fetches.length, seenAtKill.fetches.length, 'neither its result nor its footage was fetched again');
+  checkRuns(t, atKill.state.runs, final.state.runs, {
+    finished: ['generating'],
+    interrupted: 'compositing',
+    after: [],
+    attempts: final.attempts,
+  });
+  await checkComposited(t, api, ws.key, id, veoOutput);
+  t.same(
+    await ledger(api, ws.orgId),
+    [
+      ['initial_grant', 1000],
+      ['generation_charge', -charged],
+    ],
+    'one charge, no refund',
+  );
+  process.kill(-second.pid!, 'SIGTERM');
 });

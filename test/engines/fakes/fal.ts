@@ -10,6 +10,9 @@
 // PUT …/cancel 202 {"status": "CANCELLATION_REQUESTED"}; 429 {"detail"} with Retry-After.
 // Behaviour by words in the prompt: "throttle" (first submit 429), "forbidden" (the result is the
 // content checker's 422 content_policy_violation), "slow" (never completes).
+// Controls: hold() keeps every request in progress (as "slow" does) until its release() is called
+// (a worker killed while it polls); `instant` completes a request at its first status poll and
+// reuses the footage made for an aspect ratio (benchmarks: the provider's own time near zero).
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -26,6 +29,13 @@ const rootOf = (endpoint: string) => endpoint.split('/').slice(0, 2).join('/');
 
 export interface FalFake extends Fake {
   requests: Map<string, { id: string; endpoint: string; input: any; polls: number; canceled: boolean }>;
+  /** Keeps every request in progress until the returned release() is called. */
+  hold(): () => void;
+}
+
+export interface FalFakeOptions {
+  /** COMPLETED at the first status poll, the footage made once per aspect ratio and sound. */
+  instant?: boolean;
 }
 
 /** A small H.264 MP4 (2 s, 10 fps) the size Veo would answer for the aspect ratio, scaled down; with an AAC tone when `sound`. */
@@ -80,9 +90,19 @@ async function talkingHead(imageUri: string, audioUri: string): Promise<Buffer> 
   }
 }
 
-export async function startFalFake(key: string): Promise<FalFake> {
+export async function startFalFake(key: string, options: FalFakeOptions = {}): Promise<FalFake> {
   const requests: FalFake['requests'] = new Map();
   const throttled = new Set<string>();
+  const made = new Map<string, Promise<Buffer>>();
+  const footage = (aspect: string, sound: boolean) => {
+    if (!options.instant) return video(aspect, sound);
+    const key = `${aspect} ${sound}`;
+    if (!made.has(key)) made.set(key, video(aspect, sound));
+    return made.get(key)!;
+  };
+  /** Polls a request needs before it completes. */
+  const pollsNeeded = options.instant ? 1 : 2;
+  let held = false;
   let fake: Fake;
   fake = await startFake(async (req, res, json) => {
     if (req.headers.authorization !== `Key ${key}`) return json(401, { detail: 'Authentication is required to access this application.' });
@@ -152,7 +172,7 @@ export async function startFalFake(key: string): Promise<FalFake> {
     if (!m || !r || rootOf(r.endpoint) !== m[1]) return json(404, { detail: 'Request not found' });
     const root = `${fake.url}/${m[1]}/requests/${r.id}`;
     const sub = m[3];
-    const slow = /slow/.test(r.input.prompt) && !r.canceled;
+    const slow = (held || /slow/.test(r.input.prompt)) && !r.canceled;
     if (sub === '/cancel') {
       if (req.method !== 'PUT') return json(405, { detail: 'Method Not Allowed' });
       if (!slow) return json(400, { status: 'ALREADY_COMPLETED' });
@@ -162,9 +182,9 @@ export async function startFalFake(key: string): Promise<FalFake> {
     if (req.method !== 'GET') return json(405, { detail: 'Method Not Allowed' });
     if (sub === '/status') {
       r.polls++;
-      if (slow || r.polls < 2)
+      if (slow || r.polls < pollsNeeded)
         return json(200, {
-          status: r.polls < 2 ? 'IN_QUEUE' : 'IN_PROGRESS',
+          status: r.polls < pollsNeeded ? 'IN_QUEUE' : 'IN_PROGRESS',
           queue_position: 0,
           response_url: root,
           status_url: `${root}/status`,
@@ -180,7 +200,7 @@ export async function startFalFake(key: string): Promise<FalFake> {
         metrics: { inference_time: 1.2 },
       });
     }
-    if (slow || r.polls < 2) return json(400, { detail: 'Request is still in progress' });
+    if (slow || r.polls < pollsNeeded) return json(400, { detail: 'Request is still in progress' });
     if (/forbidden/.test(r.input.prompt)) {
       return json(
         422,
@@ -202,11 +222,17 @@ export async function startFalFake(key: string): Promise<FalFake> {
     const bytes =
       r.endpoint === OMNIHUMAN
         ? await talkingHead(r.input.image_url, r.input.audio_url)
-        : await video(r.input.aspect_ratio ?? '16:9', !KLING_I2V.includes(r.endpoint) && r.input.generate_audio !== false);
+        : await footage(r.input.aspect_ratio ?? '16:9', !KLING_I2V.includes(r.endpoint) && r.input.generate_audio !== false);
     fake.files.set(`${r.id}.mp4`, { type: 'video/mp4', bytes });
     return json(200, {
       video: { url: `${fake.url}/files/${r.id}.mp4`, content_type: 'video/mp4', file_name: 'output.mp4', file_size: bytes.length },
     });
   });
-  return Object.assign(fake, { requests });
+  const hold = () => {
+    held = true;
+    return () => {
+      held = false;
+    };
+  };
+  return Object.assign(fake, { requests, hold });
 }

@@ -6,6 +6,9 @@
 // URL on its own /files/), 429 {"title","detail","status"} with Retry-After, and POST …/cancel.
 // Behaviour by words in the prompt: "throttle" (first create answers 429), "nsfw" (the prediction
 // fails with the safety checker's message), "slow" (never finishes), "garbage" (the output is not an image).
+// Controls: hold() keeps every prediction processing (as "slow" does) until its release() is called
+// (a worker killed while it polls); `instant` makes a prediction succeed at its first poll
+// (benchmarks: the provider's own time near zero).
 import { randomBytes } from 'node:crypto';
 import { png, sizeFor, startFake, type Fake } from './common.ts';
 
@@ -14,11 +17,21 @@ const ASPECTS = ['1:1', '16:9', '3:2', '2:3', '4:5', '5:4', '9:16', '3:4', '4:3'
 
 export interface ReplicateFake extends Fake {
   predictions: Map<string, { id: string; model: string; input: any; polls: number; status: string }>;
+  /** Keeps every prediction processing until the returned release() is called. */
+  hold(): () => void;
 }
 
-export async function startReplicateFake(token: string): Promise<ReplicateFake> {
+export interface ReplicateFakeOptions {
+  /** A prediction succeeds at its first poll. */
+  instant?: boolean;
+}
+
+export async function startReplicateFake(token: string, options: ReplicateFakeOptions = {}): Promise<ReplicateFake> {
   const predictions: ReplicateFake['predictions'] = new Map();
   const throttled = new Set<string>();
+  /** Polls a prediction needs before it succeeds. */
+  const pollsNeeded = options.instant ? 1 : 2;
+  let held = false;
   let fake: Fake;
   const view = (p: { id: string; model: string; input: any; status: string }, output: unknown = null, error: unknown = null) => ({
     id: p.id,
@@ -92,7 +105,7 @@ export async function startReplicateFake(token: string): Promise<ReplicateFake> 
     if (p.status !== 'starting' && p.status !== 'processing')
       return json(200, view(p, p.status === 'succeeded' ? `${fake.url}/files/${p.id}.png` : null));
     p.polls++;
-    if (/slow/.test(p.input.prompt) || p.polls < 2) {
+    if (held || /slow/.test(p.input.prompt) || p.polls < pollsNeeded) {
       p.status = 'processing';
       return json(200, view(p));
     }
@@ -108,5 +121,11 @@ export async function startReplicateFake(token: string): Promise<ReplicateFake> 
     p.status = 'succeeded';
     return json(200, view(p, `${fake.url}/files/${p.id}.png`));
   });
-  return Object.assign(fake, { predictions });
+  const hold = () => {
+    held = true;
+    return () => {
+      held = false;
+    };
+  };
+  return Object.assign(fake, { predictions, hold });
 }
