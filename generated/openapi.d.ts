@@ -1047,6 +1047,133 @@ export interface components {
             /** @description The configuration variable that would have the catalog's model make it (e.g. FAL_KEY), when it is not set here; null when nothing here can (or when it is made as sold). */
             requires: string | null;
         };
+        /**
+         * @description An engine that made part of a record (a slideshow, a faceless video), as it was when the stage that called it ran: the shape of EngineLabel without the catalog's `preview` and `requires`. `hosted`: a provider's cloud service (ElevenLabs, Pexels, OpenAI, ...). `self_hosted`: a server of the operator's own, i.e. an OpenAI-compatible server whose base URL is a loopback or private-network address or a local name (localhost, a name without a dot, .local, .internal, .lan, .home.arpa). `local`: the service's own engines (provider `local`, the engine's name as `model`).
+         * @example {
+         *       "kind": "local",
+         *       "provider": "local",
+         *       "model": "local-writer"
+         *     }
+         */
+        EngineUse: {
+            /** @enum {string} */
+            kind: "hosted" | "self_hosted" | "local";
+            /** @description Who runs it: local, elevenlabs, openai (api.openai.com), openai-compatible (any other server of the OpenAI API), pexels, pixabay, comfyui, fal, replicate. */
+            provider: string;
+            /** @description The provider's model (e.g. tts-1, eleven_multilingual_v2, gpt-4o-mini), or the local engine's name (local-writer, local-scene-renderer, local-slide-renderer, espeak-ng, ffmpeg); null for a provider without models (stock libraries). */
+            model: string | null;
+        };
+        /**
+         * @description The engine that spoke a narration (an EngineUse), and where its word timings, which place the captions and the scene changes, came from.
+         * @example {
+         *       "kind": "hosted",
+         *       "provider": "elevenlabs",
+         *       "model": "eleven_multilingual_v2",
+         *       "timings": "engine"
+         *     }
+         */
+        SpeechEngineUse: {
+            /** @enum {string} */
+            kind: "hosted" | "self_hosted" | "local";
+            /** @description local (eSpeak NG), elevenlabs, openai or openai-compatible (see EngineUse). */
+            provider: string;
+            /** @description The provider's speech model (e.g. tts-1, eleven_multilingual_v2), or espeak-ng. */
+            model: string | null;
+            /**
+             * @description engine: the speech engine timed its own words (eSpeak NG's word events, ElevenLabs' alignment). transcribed: the audio was transcribed (TRANSCRIPTION_PROVIDER_URL, see `transcribe`) and the script aligned to the words heard. estimated: the words were spread over the audio's voiced stretches by their length. Null when not recorded.
+             * @enum {string|null}
+             */
+            timings: "engine" | "transcribed" | "estimated" | null;
+        };
+        /**
+         * @description Which engines made a slideshow or a faceless video, by capability: write (the script or the slides' copy), scene (a faceless scene's picture), stock (the stock library its scenes were searched in), slide (a slide's picture), speech (the narration), transcribe (the narration's word timings, when transcribed), render (the MP4). A capability is listed once the stage that used it has finished, as it was configured then. Absent: not used (a given script needs no writer; no stock library without FACELESS_SCENE_SOURCE=stock_photo), not run yet, or not recorded (records made before engines were recorded have no entries).
+         * @example {
+         *       "write": {
+         *         "kind": "local",
+         *         "provider": "local",
+         *         "model": "local-writer"
+         *       },
+         *       "scene": {
+         *         "kind": "local",
+         *         "provider": "local",
+         *         "model": "local-scene-renderer"
+         *       },
+         *       "stock": {
+         *         "kind": "hosted",
+         *         "provider": "pexels",
+         *         "model": null
+         *       },
+         *       "speech": {
+         *         "kind": "self_hosted",
+         *         "provider": "openai-compatible",
+         *         "model": "kokoro",
+         *         "timings": "estimated"
+         *       },
+         *       "render": {
+         *         "kind": "local",
+         *         "provider": "local",
+         *         "model": "ffmpeg"
+         *       }
+         *     }
+         */
+        RecordEngines: {
+            write?: components["schemas"]["EngineUse"];
+            scene?: components["schemas"]["EngineUse"];
+            stock?: components["schemas"]["EngineUse"];
+            slide?: components["schemas"]["EngineUse"];
+            speech?: components["schemas"]["SpeechEngineUse"];
+            transcribe?: components["schemas"]["EngineUse"];
+            render?: components["schemas"]["EngineUse"];
+        };
+        /** @description One scene of a faceless video, in order, and where its picture came from. */
+        FacelessScene: {
+            /**
+             * Format: uuid
+             * @description The scene's image (an editor media item of the workspace, on the video's image track).
+             */
+            media_id: string;
+            /**
+             * @description stock: a stock photo (FACELESS_SCENE_SOURCE=stock_photo) cropped to the frame, credited in `attribution`; drawn: drawn by the local scene renderer (also a stock scene for which no photo was found).
+             * @enum {string}
+             */
+            source: "drawn" | "stock";
+            /** @description Whom to credit for a stock photo, as its provider asks; null for a drawn scene. */
+            attribution: components["schemas"]["StockAttribution"] | null;
+        };
+        /**
+         * @description The credit a stock photo's provider asks for (its photographer, the photo's page and the licence).
+         * @example {
+         *       "provider": "Pexels",
+         *       "author_name": "Rosa Red",
+         *       "author_url": "https://www.pexels.com/@rosa-red",
+         *       "page_url": "https://www.pexels.com/photo/sparkling-water-glass-2/",
+         *       "license": "Free to use under the Pexels License.",
+         *       "license_url": "https://www.pexels.com/license/"
+         *     }
+         */
+        StockAttribution: {
+            /** @description The stock library (Pexels, Pixabay). */
+            provider: string;
+            /** @description The photographer's name as the provider gives it. */
+            author_name: string;
+            /**
+             * Format: uri
+             * @description The photographer's page at the provider; null when the provider gave no http(s) URL for it.
+             */
+            author_url: string | null;
+            /**
+             * Format: uri
+             * @description The photo's page at the provider; null when the provider gave no http(s) URL for it.
+             */
+            page_url: string | null;
+            /** @description The provider's licence, in a sentence. */
+            license: string;
+            /**
+             * Format: uri
+             * @description Where the licence is; null when the provider gave no http(s) URL for it.
+             */
+            license_url: string | null;
+        };
         /** @description The workspace assets (GET /assets). */
         WorkspaceAssets: {
             /** @constant */
@@ -1533,6 +1660,8 @@ export interface components {
              * @description Signed URL of the carousel MP4 (every slide in turn, with the overlays); set when completed, else null.
              */
             video_url?: string | null;
+            /** @description Which engines made it (write, slide, render; see RecordEngines), each listed once its stage has finished. */
+            engines?: components["schemas"]["RecordEngines"];
             /**
              * Format: int64
              * @description Credits charged for this slideshow (refunded when status is error).
@@ -1656,6 +1785,10 @@ export interface components {
              * @description Size of the MP4 in bytes (faceless videos, when completed).
              */
             size_bytes?: number | null;
+            /** @description Faceless videos: which engines made it (see RecordEngines; a capability is listed once its stage has finished). Null for editor videos. */
+            engines?: components["schemas"]["RecordEngines"] | null;
+            /** @description Faceless videos: each scene, in order, with where its picture came from (a stock photo's attribution), once the scenes stage has finished; null before then and for editor videos. */
+            scenes?: components["schemas"]["FacelessScene"][] | null;
             /**
              * Format: int32
              * @description Percent done, 0 to 100 (100 when completed or ready).

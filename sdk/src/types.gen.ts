@@ -372,6 +372,101 @@ export type EngineLabel = {
 };
 
 /**
+ * An engine that made part of a record (a slideshow, a faceless video), as it was when the stage that called it ran: the shape of EngineLabel without the catalog's `preview` and `requires`. `hosted`: a provider's cloud service (ElevenLabs, Pexels, OpenAI, ...). `self_hosted`: a server of the operator's own, i.e. an OpenAI-compatible server whose base URL is a loopback or private-network address or a local name (localhost, a name without a dot, .local, .internal, .lan, .home.arpa). `local`: the service's own engines (provider `local`, the engine's name as `model`).
+ */
+export type EngineUse = {
+    kind: 'hosted' | 'self_hosted' | 'local';
+    /**
+     * Who runs it: local, elevenlabs, openai (api.openai.com), openai-compatible (any other server of the OpenAI API), pexels, pixabay, comfyui, fal, replicate.
+     */
+    provider: string;
+    /**
+     * The provider's model (e.g. tts-1, eleven_multilingual_v2, gpt-4o-mini), or the local engine's name (local-writer, local-scene-renderer, local-slide-renderer, espeak-ng, ffmpeg); null for a provider without models (stock libraries).
+     */
+    model: string | null;
+};
+
+/**
+ * The engine that spoke a narration (an EngineUse), and where its word timings, which place the captions and the scene changes, came from.
+ */
+export type SpeechEngineUse = {
+    kind: 'hosted' | 'self_hosted' | 'local';
+    /**
+     * local (eSpeak NG), elevenlabs, openai or openai-compatible (see EngineUse).
+     */
+    provider: string;
+    /**
+     * The provider's speech model (e.g. tts-1, eleven_multilingual_v2), or espeak-ng.
+     */
+    model: string | null;
+    /**
+     * engine: the speech engine timed its own words (eSpeak NG's word events, ElevenLabs' alignment). transcribed: the audio was transcribed (TRANSCRIPTION_PROVIDER_URL, see `transcribe`) and the script aligned to the words heard. estimated: the words were spread over the audio's voiced stretches by their length. Null when not recorded.
+     */
+    timings: 'engine' | 'transcribed' | 'estimated' | null;
+};
+
+/**
+ * Which engines made a slideshow or a faceless video, by capability: write (the script or the slides' copy), scene (a faceless scene's picture), stock (the stock library its scenes were searched in), slide (a slide's picture), speech (the narration), transcribe (the narration's word timings, when transcribed), render (the MP4). A capability is listed once the stage that used it has finished, as it was configured then. Absent: not used (a given script needs no writer; no stock library without FACELESS_SCENE_SOURCE=stock_photo), not run yet, or not recorded (records made before engines were recorded have no entries).
+ */
+export type RecordEngines = {
+    write?: EngineUse;
+    scene?: EngineUse;
+    stock?: EngineUse;
+    slide?: EngineUse;
+    speech?: SpeechEngineUse;
+    transcribe?: EngineUse;
+    render?: EngineUse;
+};
+
+/**
+ * One scene of a faceless video, in order, and where its picture came from.
+ */
+export type FacelessScene = {
+    /**
+     * The scene's image (an editor media item of the workspace, on the video's image track).
+     */
+    media_id: string;
+    /**
+     * stock: a stock photo (FACELESS_SCENE_SOURCE=stock_photo) cropped to the frame, credited in `attribution`; drawn: drawn by the local scene renderer (also a stock scene for which no photo was found).
+     */
+    source: 'drawn' | 'stock';
+    /**
+     * Whom to credit for a stock photo, as its provider asks; null for a drawn scene.
+     */
+    attribution: StockAttribution | null;
+};
+
+/**
+ * The credit a stock photo's provider asks for (its photographer, the photo's page and the licence).
+ */
+export type StockAttribution = {
+    /**
+     * The stock library (Pexels, Pixabay).
+     */
+    provider: string;
+    /**
+     * The photographer's name as the provider gives it.
+     */
+    author_name: string;
+    /**
+     * The photographer's page at the provider; null when the provider gave no http(s) URL for it.
+     */
+    author_url: string | null;
+    /**
+     * The photo's page at the provider; null when the provider gave no http(s) URL for it.
+     */
+    page_url: string | null;
+    /**
+     * The provider's licence, in a sentence.
+     */
+    license: string;
+    /**
+     * Where the licence is; null when the provider gave no http(s) URL for it.
+     */
+    license_url: string | null;
+};
+
+/**
  * The workspace assets (GET /assets).
  */
 export type WorkspaceAssets = {
@@ -952,6 +1047,10 @@ export type Slideshow = {
      */
     video_url?: string | null;
     /**
+     * Which engines made it (write, slide, render; see RecordEngines), each listed once its stage has finished.
+     */
+    engines?: RecordEngines;
+    /**
      * Credits charged for this slideshow (refunded when status is error).
      */
     credits_deducted?: number;
@@ -1094,6 +1193,14 @@ export type Video = {
      * Size of the MP4 in bytes (faceless videos, when completed).
      */
     size_bytes?: number | null;
+    /**
+     * Faceless videos: which engines made it (see RecordEngines; a capability is listed once its stage has finished). Null for editor videos.
+     */
+    engines?: RecordEngines | null;
+    /**
+     * Faceless videos: each scene, in order, with where its picture came from (a stock photo's attribution), once the scenes stage has finished; null before then and for editor videos.
+     */
+    scenes?: Array<FacelessScene> | null;
     /**
      * Percent done, 0 to 100 (100 when completed or ready).
      */

@@ -26,9 +26,13 @@
 // key, engineFor answers undefined. Speech engines that time no words of their own are completed
 // by speech/timings.ts (transcribed when a transcribe engine is configured, else estimated).
 // Engines are made once per configuration (and fetcher) and shared by every job of the process.
+// Each entry of a capability other than image, video and lipsync also says what records call it
+// (`label`: kind, provider, model; engine-use.ts): a stage records it (StageContext.madeBy) and
+// slideshow and faceless video records show it. A generation's record shows its catalog label.
 // A new engine: its file under src/engines/, an entry in REGISTRY below, the configuration it reads.
 import type { Config, ProviderConfig } from '../config.ts';
 import type { GuardedFetcher } from '../net/guarded-fetch.ts';
+import { hostedEngine, localEngine, openAiCompatible, type EngineUse } from './engine-use.ts';
 import type { Provider, ProviderJobRef, ProviderModel } from './generation.ts';
 import { FalProvider } from './hosted/fal.ts';
 import { ComfyuiProvider, comfyuiMakes } from './selfhosted/comfyui.ts';
@@ -92,6 +96,12 @@ interface Entry<E> {
   when?: (setup: EngineSetup, model: ProviderModel | undefined) => boolean;
   make: (setup: EngineSetup) => E;
 }
+/** The capabilities whose records name their engine by the registry's label (a generation's is its catalog EngineLabel). */
+export type RecordCapability = Exclude<Capability, GenerationCapability>;
+/** An entry of a record capability says what records call it (engine-use.ts). */
+interface Labelled<E> extends Entry<E> {
+  label: (setup: EngineSetup) => EngineUse;
+}
 
 /**
  * The hosted provider that makes a variant whose catalog entry names `model`, under this
@@ -128,9 +138,10 @@ const HOSTED: Record<ProviderModel['name'], Entry<Provider>> = {
 const localRenderer: Entry<Provider> = { make: () => new LocalProvider() };
 
 /** A stock provider, when its key is configured. */
-function stock(name: keyof Config['stock'], make: (o: StockEngineOptions) => StockEngine): Entry<StockEngine> {
+function stock(name: keyof Config['stock'], make: (o: StockEngineOptions) => StockEngine): Labelled<StockEngine> {
   return {
     when: (s) => Boolean(s.config.stock[name].key),
+    label: () => hostedEngine(name),
     make: ({ config }) =>
       make({ baseUrl: config.stock[name].baseUrl, key: config.stock[name].key!, requestTimeoutMs: config.provider.requestTimeoutMs }),
   };
@@ -154,38 +165,44 @@ function comfyui(output: 'image' | 'video'): Entry<Provider> {
   };
 }
 
-const REGISTRY: { [C in Capability]: readonly Entry<NonNullable<Capabilities[C]>>[] } = {
+const REGISTRY: {
+  [C in Capability]: readonly (C extends RecordCapability ? Labelled<NonNullable<Capabilities[C]>> : Entry<NonNullable<Capabilities[C]>>)[];
+} = {
   write: [
     {
       when: (s) => Boolean(s.config.writer.url),
       make: (s) => createOpenAICompatibleWriter({ ...s.config.writer, url: s.config.writer.url! }),
+      label: (s) => openAiCompatible(s.config.writer.url!, s.config.writer.model),
     },
-    { make: () => createLocalWriter() },
+    { make: () => createLocalWriter(), label: () => localEngine('local-writer') },
   ],
   image: [comfyui('image'), HOSTED.replicate, HOSTED.fal, HOSTED.openai, localRenderer],
   video: [comfyui('video'), HOSTED.replicate, HOSTED.fal, localRenderer],
   lipsync: [HOSTED.replicate, HOSTED.fal, localRenderer],
-  scene: [{ make: () => localScenes }],
-  slide: [{ make: () => localSlides }],
+  scene: [{ make: () => localScenes, label: () => localEngine('local-scene-renderer') }],
+  slide: [{ make: () => localSlides, label: () => localEngine('local-slide-renderer') }],
   speech: [
     {
       when: (s) => Boolean(s.config.elevenlabs.key),
       make: (s) => createElevenLabsSpeech({ ...s.config.elevenlabs, key: s.config.elevenlabs.key! }),
+      label: (s) => hostedEngine('elevenlabs', s.config.elevenlabs.model),
     },
     {
       when: (s) => Boolean(s.config.speech.url),
       make: (s) => createOpenAICompatibleSpeech({ ...s.config.speech, url: s.config.speech.url! }),
+      label: (s) => openAiCompatible(s.config.speech.url!, s.config.speech.model),
     },
-    { make: () => espeakNg },
+    { make: () => espeakNg, label: () => localEngine('espeak-ng') },
   ],
   transcribe: [
     {
       when: (s) => Boolean(s.config.transcription.url),
       make: (s) => createOpenAICompatibleTranscriber({ ...s.config.transcription, url: s.config.transcription.url! }),
+      label: (s) => openAiCompatible(s.config.transcription.url!, s.config.transcription.model),
     },
   ],
   stock: [stock('pexels', createPexels), stock('pixabay', createPixabay)],
-  render: [{ make: () => ffmpegRenderer }],
+  render: [{ make: () => ffmpegRenderer, label: () => localEngine('ffmpeg') }],
 };
 
 /** Engines made so far, by configuration, then fetcher (or NO_FETCHER), then registry entry. */
@@ -201,11 +218,21 @@ function instance<E>(setup: EngineSetup, entry: Entry<E>): E {
   return engines.get(entry) as E;
 }
 
+/** The registry entry that makes `capability` under this configuration (the first whose condition holds). */
+function entryFor<C extends Capability>(capability: C, setup: EngineSetup & { model?: ProviderModel }) {
+  const entries: readonly Entry<Capabilities[C]>[] = REGISTRY[capability];
+  return entries.find((e) => !e.when || e.when(setup, setup.model));
+}
+
 /** The engine that makes `capability` under this configuration, for a generation the catalog model its variant names. */
 export function engineFor<C extends Capability>(capability: C, setup: EngineSetup & { model?: ProviderModel }): Capabilities[C] {
-  const entries: readonly Entry<Capabilities[C]>[] = REGISTRY[capability];
-  const entry = entries.find((e) => !e.when || e.when(setup, setup.model));
+  const entry = entryFor(capability, setup);
   return entry ? instance(setup, entry) : (undefined as Capabilities[C]);
+}
+
+/** What a record calls the engine engineFor gives for `capability` here (engine-use.ts); undefined when there is none. */
+export function engineUseFor(capability: RecordCapability, setup: EngineSetup): EngineUse | undefined {
+  return (entryFor(capability, setup) as Labelled<unknown> | undefined)?.label(setup);
 }
 
 /**

@@ -9,7 +9,12 @@
 // there, under `runs` (stage name → StageRun): the attempts that started each stage and when it
 // last started and finished. It is written when a stage starts and when it finishes, so after a
 // crash it tells which stage was interrupted, in which attempt, and that the finished ones ran once.
+// A stage that calls an engine says so (`madeBy(capability)`): the record of its finished run
+// names each engine (`engines`: capability → kind, provider, model; src/engines/engine-use.ts),
+// beside the seconds it took (`timings`), so a record can say which engines made it.
 import type { AppContext } from '../context.ts';
+import type { EngineUse } from '../engines/engine-use.ts';
+import { engineUseFor, type RecordCapability } from '../engines/index.ts';
 import type { JobTools } from '../jobs/define-job.ts';
 import type { Resource } from './resource.ts';
 
@@ -20,6 +25,8 @@ export interface StageContext<Row> {
   signal: AbortSignal;
   /** Reports `fraction` (0–1) of this stage as progress of the whole (at most once a second: JobTools). */
   report(fraction: number): void;
+  /** Records that the stage's work is made by the engine the registry gives for `capability` here (none: nothing recorded). */
+  madeBy(capability: RecordCapability): void;
 }
 
 export interface Stage<Row, Outputs, K extends keyof Outputs & string = keyof Outputs & string> {
@@ -49,6 +56,11 @@ export interface StageRun {
   startedAt: string;
   /** When it finished, in the last of `attempts`; absent while it has not. */
   finishedAt?: string;
+  /**
+   * The engines the finished run was made by (StageContext.madeBy), by capability; absent when it
+   * called none (or ran before engines were recorded). The seconds it took are `timings[stage]`.
+   */
+  engines?: Partial<Record<RecordCapability, EngineUse>>;
 }
 
 export interface StagesRun<Outputs> {
@@ -97,13 +109,22 @@ export async function runStages<Row extends object, Outputs>(
     if (state) await resource.saveState(ctx, id, { runs });
     await mark(at(stage.startAt ?? 0));
     const t0 = performance.now();
+    const engines: StageRun['engines'] = {};
+    const madeBy = (capability: RecordCapability) => {
+      const use = engineUseFor(capability, ctx);
+      if (use) engines[capability] = use;
+    };
     const out = await stage.run(
-      { app: ctx, row, signal: tools.signal, report: (fraction) => tools.progress(stage.name, at(fraction)) },
+      { app: ctx, row, signal: tools.signal, report: (fraction) => tools.progress(stage.name, at(fraction)), madeBy },
       outputs as Outputs,
     );
     await mark(at(1));
     timings[stage.name] = Math.round(performance.now() - t0) / 1000;
-    runs[stage.name] = { ...runs[stage.name], finishedAt: new Date().toISOString() };
+    runs[stage.name] = {
+      ...runs[stage.name],
+      finishedAt: new Date().toISOString(),
+      ...(Object.keys(engines).length ? { engines } : {}),
+    };
     if (state) await resource.saveState(ctx, id, { ...(stage.stored ? {} : { [stage.name]: out }), timings, runs });
     outputs[stage.name] = out;
   }

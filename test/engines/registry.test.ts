@@ -2,10 +2,11 @@
 // its local engine (transcribe and stock have none; stock is Pexels, else Pixabay, by key); a configured key makes a hosted model variant that
 // provider's; a configured writer or transcription URL is used; engines are made once per
 // configuration; a generation's capability follows its output, lipsync for the catalog's
-// video-and-audio variants.
+// video-and-audio variants. What records call each engine (engineUseFor): local engines by name,
+// hosted providers by theirs, an OpenAI-compatible server hosted or self-hosted by its address.
 import t from 'tap';
 import { loadConfig } from '../../src/config.ts';
-import { engineFor, generationCapability, type Capability } from '../../src/engines/index.ts';
+import { engineFor, engineUseFor, generationCapability, type Capability } from '../../src/engines/index.ts';
 import type { ProviderModel } from '../../src/engines/generation.ts';
 import { createGuardedFetcher } from '../../src/net/guarded-fetch.ts';
 import { loadCatalogData } from '../../src/services/catalog/catalog-data.ts';
@@ -107,4 +108,45 @@ t.test('a generation asks for image, video or lipsync', async (t) => {
     .catalog.ai_models.flatMap((m) => m.variants.map((v) => ({ slug: m.slug, v })))
     .filter(({ v }) => generationCapability(v.output, v.input_mode) === 'lipsync');
   t.same([...new Set(lipsync.map((x) => x.slug))], ['lip-sync'], 'in the catalog: the Lip Sync variants');
+});
+
+t.test('what records call the engines: local by name, hosted providers, OpenAI-compatible servers by their address', async (t) => {
+  const none = { config: loadConfig({}) };
+  const local = (model: string) => ({ kind: 'local', provider: 'local', model });
+  t.same(engineUseFor('write', none), local('local-writer'));
+  t.same(engineUseFor('scene', none), local('local-scene-renderer'));
+  t.same(engineUseFor('slide', none), local('local-slide-renderer'));
+  t.same(engineUseFor('speech', none), local('espeak-ng'));
+  t.same(engineUseFor('render', none), local('ffmpeg'));
+  t.equal(engineUseFor('transcribe', none), undefined, 'no transcribe engine, no label');
+  t.equal(engineUseFor('stock', none), undefined, 'no stock engine, no label');
+
+  const keyed = { config: loadConfig({ ELEVENLABS_API_KEY: 'xi', ELEVENLABS_MODEL: 'eleven_turbo_v2_5', PIXABAY_API_KEY: 'x' }) };
+  t.same(engineUseFor('speech', keyed), { kind: 'hosted', provider: 'elevenlabs', model: 'eleven_turbo_v2_5' });
+  t.same(engineUseFor('stock', keyed), { kind: 'hosted', provider: 'pixabay', model: null });
+
+  const servers: [string, string, string][] = [
+    ['https://api.openai.com/v1', 'hosted', 'openai'],
+    ['https://api.groq.com/openai/v1', 'hosted', 'openai-compatible'],
+    ['http://localhost:11434/v1', 'self_hosted', 'openai-compatible'],
+    ['http://127.0.0.1:8880/v1', 'self_hosted', 'openai-compatible'],
+    ['http://10.1.2.3:8000/v1', 'self_hosted', 'openai-compatible'],
+    ['http://[::1]:8000/v1', 'self_hosted', 'openai-compatible'],
+    ['http://kokoro:8880/v1', 'self_hosted', 'openai-compatible'],
+    ['http://gpu.lan:8000/v1', 'self_hosted', 'openai-compatible'],
+    ['https://8.8.8.8/v1', 'hosted', 'openai-compatible'],
+  ];
+  for (const [url, kind, provider] of servers) {
+    const config = loadConfig({
+      SCRIPT_PROVIDER_URL: url,
+      SCRIPT_MODEL: 'llama3.1:8b',
+      SPEECH_PROVIDER_URL: url,
+      SPEECH_MODEL: 'kokoro',
+      TRANSCRIPTION_PROVIDER_URL: url,
+      TRANSCRIPTION_MODEL: 'whisper-1',
+    });
+    t.same(engineUseFor('write', { config }), { kind, provider, model: 'llama3.1:8b' }, `writer at ${url}: ${kind} ${provider}`);
+    t.same(engineUseFor('speech', { config }), { kind, provider, model: 'kokoro' }, `speech at ${url}`);
+    t.same(engineUseFor('transcribe', { config }), { kind, provider, model: 'whisper-1' }, `transcription at ${url}`);
+  }
 });

@@ -2,7 +2,7 @@
 // transcription provider) pointing at the OpenAI audio fake, the narration of the delivered MP4 is
 // the fake's audio (its 1000 Hz tone heard while the words are spoken), the fake received the
 // catalog voice mapped by SPEECH_VOICES, the script and the model, and the video's record says
-// which engine spoke and that the word timings were transcribed.
+// which engine spoke and that the word timings were transcribed (stored, and in GET /videos/{id}).
 import { spawn } from 'node:child_process';
 import { eq } from 'drizzle-orm';
 import t from 'tap';
@@ -94,6 +94,13 @@ t.test(
       'the record says who spoke and where the timings came from',
     );
     t.equal(voiceover.words.length, 11, 'every word timed');
+    // GET /videos/{id}: the fake on a loopback address is a server of the operator's own.
+    t.same(
+      video.engines.speech,
+      { kind: 'self_hosted', provider: 'openai-compatible', model: 'tts-1', timings: 'transcribed' },
+      'the record says which engine spoke and that its words were timed by transcription',
+    );
+    t.same(video.engines.transcribe, { kind: 'self_hosted', provider: 'openai-compatible', model: 'whisper-1' }, 'and by which');
 
     const sound = await soundOf(video.url);
     const ms = (v: number) => Math.round((v / 1000) * 16000);

@@ -200,6 +200,8 @@ t.test('a faceless video end to end: charge, replay, states, the MP4, captions, 
     'progress never goes back',
   );
   t.match(video, { kind: 'faceless', progress: 100, stage: null, title: 'Swap your soda' });
+  t.notOk('write' in video.engines, 'a given script: no writer made it');
+  t.same(Object.keys(video.engines).sort(), ['render', 'scene', 'speech'], 'no stock library, no transcription');
   t.ok(Math.abs(video.duration_seconds - 5) <= 0.5, `duration ${video.duration_seconds} within 10 % of 5`);
   t.ok(video.size_bytes > 10_000);
 
@@ -282,6 +284,31 @@ t.test('from a prompt in Spanish, 16:9, another style: the written script, full 
   const { video } = await poll(app, ws.key, res.body.video_id);
   const project = await app.request('GET', `/api/v1/editor/videos/${res.body.video_id}`, { key: ws.key });
   const scenes = (project.body.items as any[]).filter((i) => i.type === 'image');
+  // No provider configured: the record names the local engines that made it.
+  const local = (model: string) => ({ kind: 'local', provider: 'local', model });
+  t.same(
+    video.engines,
+    {
+      write: local('local-writer'),
+      scene: local('local-scene-renderer'),
+      speech: { ...local('espeak-ng'), timings: 'engine' },
+      render: local('ffmpeg'),
+    },
+    'the local writer, scene renderer, eSpeak NG (its own word timings) and ffmpeg',
+  );
+  t.same(
+    video.scenes,
+    scenes.map((s) => ({ media_id: s.media_id, source: 'drawn', attribution: null })),
+    'every scene drawn here, in the order of the image track',
+  );
+  // A video made before engines and scene sources were recorded reads cleanly: no engines, every scene drawn.
+  const [row] = await db.select().from(facelessVideos).where(eq(facelessVideos.videoId, res.body.video_id));
+  const { runs: _runs, ...older } = row.artifacts as Record<string, unknown>;
+  await db.update(facelessVideos).set({ artifacts: older }).where(eq(facelessVideos.videoId, res.body.video_id));
+  const old = await app.request('GET', `/api/v1/videos/${res.body.video_id}`, { key: ws.key });
+  t.equal(old.status, 200);
+  t.same(old.body.engines, {}, 'no engines recorded, none shown');
+  t.same(old.body.scenes, video.scenes);
   t.ok(scenes.length >= 5 && scenes.length <= 7, `${scenes.length} scenes: a hook, three to five beats, a call to action`);
   const cues = (project.body.items as any[]).find((i) => i.type === 'captions').captions as { text: string }[];
   t.ok(cues.length >= 3, 'captions of the written narration');

@@ -3,7 +3,8 @@
 // workers — slide PNGs read back (count, size per aspect ratio, brand colours, product, avatar and
 // logo pixels, reference palette and layout), the editor project's items (text items only with
 // overlays), the language of the text, the carousel MP4 (size, duration), states and progress,
-// a refund on a terminal failure, and a job delivered twice doing nothing twice.
+// a refund on a terminal failure, a job delivered twice doing nothing twice, and the engines that
+// made it (the local ones: no provider is configured).
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,6 +23,12 @@ import { connect } from '../mcp/helpers.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 
 const PER_SLIDE = 10;
+/** A slideshow's engines with no provider configured. */
+const LOCAL_ENGINES = {
+  write: { kind: 'local', provider: 'local', model: 'local-writer' },
+  slide: { kind: 'local', provider: 'local', model: 'local-slide-renderer' },
+  render: { kind: 'local', provider: 'local', model: 'ffmpeg' },
+};
 
 // Fixture images on loopback (the guarded client is told to allow 127.0.0.1 in tests only).
 const solid = (background: string, width = 240, height = 240) =>
@@ -369,6 +376,7 @@ t.test('a 4:5 carousel with a brand kit, product, avatar image and overlays', as
     'progress never goes back',
   );
   t.match(body, { progress: 100, stage: null, slide_count: 3, aspect_ratio: '4:5', error: null });
+  t.same(body.engines, LOCAL_ENGINES, 'no provider configured: the local writer, slide renderer and ffmpeg made it');
   t.equal(body.slides.length, 3);
   t.same(
     body.slides.map((s: { index: number }) => s.index),
@@ -445,6 +453,7 @@ t.test('a 4:5 carousel with a brand kit, product, avatar image and overlays', as
   );
   t.match(events[0].body.data, { object: 'slideshow', id: q.slideshow_id, status: 'completed', video_id: body.video_id, progress: 100 });
   t.equal(events[0].body.data.slides.length, 3);
+  t.same(events[0].body.data.engines, LOCAL_ENGINES, 'the event names the engines too');
 
   // Charged once, for three slides.
   const [row] = await rdb.select().from(slideshows).where(eq(slideshows.id, q.slideshow_id));
@@ -510,6 +519,7 @@ t.test('1:1 in Spanish with a photo-dump reference: full-bleed product, a catalo
   const { body } = await finish(app, ws.key, q.slideshow_id);
   t.equal(body.status, 'completed', JSON.stringify(body.error));
   t.ok(body.video_url, 'with its video');
+  t.same(body.engines, LOCAL_ENGINES, 'the engines of the stages the first attempt finished are kept with the retry’s');
   await attempt(3, new AbortController().signal);
   t.same(await countsOf(), stored, 'a completed slideshow: a repeated delivery does nothing');
   t.same(
@@ -609,6 +619,7 @@ t.test(
       await sleep(200);
     }
     t.match(got, { object: 'slideshow', id: sc.slideshow_id, video_id: sc.video_id, status: 'completed', progress: 100 });
+    t.same(got.engines, LOCAL_ENGINES, 'get_slideshow names the local engines that made it');
     t.equal(got.slides.length, 3);
     const g = slideGeometry(1080, 1920);
     for (const slide of got.slides) {

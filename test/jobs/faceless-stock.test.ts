@@ -2,7 +2,8 @@
 // (test/engines/fakes/pexels.ts), end to end over the HTTP API: the fake is asked keyword queries
 // built from the scene texts (fewer words when one finds nothing), the photos it serves (flat
 // colours) are what the MP4 shows in their scenes, a scene nothing is found for is drawn here,
-// and each scene's source and attribution are recorded in the scenes stage's output. Then an
+// and each scene's source and attribution are recorded in the scenes stage's output and shown
+// by GET /videos/{id} (scenes, engines.stock). Then an
 // attempt cut off in the scenes stage: the next one downloads only the scenes not stored yet, and
 // the record of the stored ones survives.
 import fs from 'node:fs';
@@ -120,6 +121,38 @@ t.test('stock photo scenes over HTTP: queries from the scene texts, the photos i
     { source: 'drawn', queries: ['try today', 'today'], fallback: 'no_results' },
   ]);
   t.equal(scenes.mediaIds.length, 3);
+  // GET /videos/{id}: each scene's source and the photo's credit, and the stock library among the engines.
+  t.same(
+    video.scenes.map((sc: any) => sc.media_id),
+    scenes.mediaIds,
+  );
+  const pexelsLicense = {
+    license: 'Pexels License: free to use; crediting the creator and Pexels is appreciated',
+    license_url: 'https://www.pexels.com/license/',
+  };
+  t.same(video.scenes[0], {
+    media_id: scenes.mediaIds[0],
+    source: 'stock',
+    attribution: {
+      provider: 'Pexels',
+      author_name: 'Rosa Red',
+      author_url: 'https://www.pexels.com/@rosa-red',
+      page_url: 'https://www.pexels.com/photo/sparkling-water-glass-2/',
+      ...pexelsLicense,
+    },
+  });
+  t.match(video.scenes[1], {
+    source: 'stock',
+    attribution: {
+      provider: 'Pexels',
+      author_name: 'Gus Green',
+      page_url: /^https:\/\/www\.pexels\.com\/photo\/.+-3\/$/,
+      ...pexelsLicense,
+    },
+  });
+  t.same(video.scenes[2], { media_id: scenes.mediaIds[2], source: 'drawn', attribution: null }, 'the scene no photo was found for: drawn');
+  t.same(video.engines.stock, { kind: 'hosted', provider: 'pexels', model: null });
+  t.same(video.engines.scene, { kind: 'local', provider: 'local', model: 'local-scene-renderer' }, 'the scene renderer crops and composes');
 
   // The MP4: each scene shows its photo (or not) above the caption band.
   const res = await fetch(video.url);
@@ -194,6 +227,17 @@ t.test('an attempt cut off in the scenes stage: the next one skips the stored sc
       `scene ${i + 1} was downloaded by the first attempt`,
     );
   }
+  const view = (await app.request('GET', `/api/v1/videos/${videoId}`, { key: ws.key })).body;
+  t.same(
+    view.scenes.map((sc: any) => [sc.source, sc.attribution?.author_name ?? null]),
+    [
+      ['stock', 'Rosa Red'],
+      ['stock', 'Gus Green'],
+      ['drawn', null],
+    ],
+    'the resumed video shows every scene’s source, the ones the first attempt stored too',
+  );
+  t.match(view.engines, { scene: { model: 'local-scene-renderer' }, stock: { kind: 'hosted', provider: 'pexels' } });
   t.match(scenes.sources, [
     { source: 'stock', stock: { id: '2', attribution: { authorName: 'Rosa Red' } } },
     { source: 'stock', stock: { id: '3', attribution: { authorName: 'Gus Green' } } },

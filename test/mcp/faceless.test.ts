@@ -1,7 +1,7 @@
 // Faceless videos over MCP: create_faceless_video and get_video through the one executor (the
 // same checks, price and idempotency as REST), polled to a finished MP4 that is downloaded and
-// probed; bad input is an error result naming the field and charges nothing; another
-// workspace's id is not found.
+// probed, its record naming the local engines that made it; bad input is an error result naming
+// the field and charges nothing; another workspace's id is not found.
 import { eq } from 'drizzle-orm';
 import t from 'tap';
 import { organizations } from '../../src/db/schema/index.ts';
@@ -78,6 +78,18 @@ t.test('create, poll, download: a finished MP4', async (t) => {
   }
   t.equal(video.status, 'completed', JSON.stringify(video.error));
   t.ok(stages.size >= 1, `stages seen: ${[...stages].join(', ')}`);
+  // No provider configured: get_video names the local engines (a given script needs no writer) and the drawn scenes.
+  const local = (model: string) => ({ kind: 'local', provider: 'local', model });
+  t.same(video.engines, {
+    scene: local('local-scene-renderer'),
+    speech: { ...local('espeak-ng'), timings: 'engine' },
+    render: local('ffmpeg'),
+  });
+  t.equal(video.scenes.length, 2, 'one scene per sentence');
+  t.ok(
+    video.scenes.every((s: any) => s.source === 'drawn' && s.attribution === null && typeof s.media_id === 'string'),
+    'every scene drawn here',
+  );
   const res = await fetch(video.url);
   t.equal(res.status, 200);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'faceless-mcp-'));

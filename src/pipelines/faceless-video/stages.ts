@@ -168,6 +168,7 @@ export async function runFaceless(ctx: AppContext, job: RunningJob<FacelessJobDa
 async function writeScript({ ctx, spec }: Attempt, s: Stage): Promise<FacelessOutputs['script']> {
   if (spec.script) return { parts: partsFromScript(spec.script), writer: 'given' };
   const writer = engineFor('write', ctx);
+  s.madeBy('write');
   const written = await writer
     .writeScript(
       {
@@ -237,6 +238,8 @@ async function drawScenes(a: Attempt, s: Stage, script: FacelessOutputs['script'
     return refs.get(k);
   };
   const stock = ctx.config.facelessSceneSource === 'stock_photo' ? engineFor('stock', ctx) : undefined;
+  s.madeBy('scene');
+  if (stock) s.madeBy('stock');
   const sources: Record<number, SceneSource> = { ...((f.artifacts.sceneSources as Record<number, SceneSource> | undefined) ?? {}) };
   const output = (mediaIds: string[]): FacelessOutputs['scenes'] =>
     stock ? { mediaIds, sources: mediaIds.map((_id, i) => sources[i] ?? { source: 'drawn' }) } : { mediaIds };
@@ -365,6 +368,8 @@ async function speak(
   const words = text.split(/\s+/).length;
   const speed = fitSpeed((words / WORDS_PER_SECOND) * 1000, 1, targetMs);
   const { engine, speech } = await narrate(ctx, spec, text, raw, speed, s.signal);
+  s.madeBy('speech');
+  if (speech.timings === 'transcribed') s.madeBy('transcribe');
   s.report(0.6);
   // 48 kHz stereo, the mixer's format.
   const out = path.join(workDir, 'voice.wav');
@@ -508,6 +513,7 @@ async function render({ ctx, f, spec, workDir }: Attempt, s: Stage, done: Facele
     });
   }
   const out = path.join(workDir, 'video.mp4');
+  s.madeBy('render');
   await engineFor('render', ctx).render(
     { width: spec.width, height: spec.height, fps: FPS, tracks: timeline.tracks, items: timeline.items, media: files },
     workDir,

@@ -9,6 +9,7 @@ import type { components } from '../../../generated/openapi.d.ts';
 import type { AppContext } from '../../context.ts';
 import { editorVideos, media, slideshows, slideshowSlides } from '../../db/schema/index.ts';
 import { notFound } from '../../errors.ts';
+import { recordedEngines } from '../../engines/engine-use.ts';
 import type { SlideCopy } from '../../engines/write/types.ts';
 import { keyFilename } from '../../storage/keys.ts';
 import { defineResource } from '../../kernel/resource.ts';
@@ -55,6 +56,7 @@ export async function getSlideshow(ctx: AppContext, orgId: string, id: string, d
     slides: slides.map((sl) => ({ index: sl.index, image_url: ctx.storage.signedUrl(sl.key), text: sl.text })),
     video_url: completed && row.videoKey ? ctx.storage.signedUrl(row.videoKey) : null,
     credits_deducted: s.credits,
+    engines: recordedEngines(s.state as Record<string, unknown> | null),
     error: (s.error as FailureDetail | null) ?? null,
     created_at: s.createdAt.toISOString(),
     updated_at: s.updatedAt.toISOString(),

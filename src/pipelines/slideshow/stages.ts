@@ -304,6 +304,7 @@ export async function runSlideshow(ctx: AppContext, job: RunningJob<SlideshowJob
 /** The writer turns prompt + product_context into the slides' copy; the first copy stored wins (a retry reuses its words). */
 async function writeCopy({ ctx, s }: Attempt, st: Stage): Promise<SlideCopy> {
   const { spec } = s;
+  st.madeBy('write');
   const written = await engineFor('write', ctx).writeSlides(
     { prompt: spec.prompt, title: spec.title, productContext: spec.productContext, language: spec.language, slideCount: spec.slideCount },
     st.signal,
@@ -320,6 +321,7 @@ async function renderSlides(a: Attempt, st: Stage, copy: SlideCopy): Promise<str
   const palette = await a.palette(st.signal);
   const inputs = await gatherInputs(ctx, s, st.signal);
   const texts = textsOf(spec, copy);
+  st.madeBy('slide');
   for (let i = 0; i < count; i++) {
     if (recorded.has(i)) continue;
     st.report(recorded.size / count);
@@ -395,6 +397,7 @@ async function renderCarousel({ ctx, s, workDir }: Attempt, st: Stage): Promise<
     });
   }
   const out = path.join(workDir, 'carousel.mp4');
+  st.madeBy('render');
   await engineFor('render', ctx).render(
     { width: project.width, height: project.height, fps: project.fps, tracks: tl.tracks, items: tl.items, media: files },
     workDir,

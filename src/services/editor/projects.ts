@@ -222,6 +222,8 @@ export async function getVideoStatus(ctx: AppContext, orgId: string, id: number)
     url: null,
     error: null,
     progress: 100,
+    engines: null,
+    scenes: null,
     created_at: v.createdAt.toISOString(),
     updated_at: (v.updatedAt ?? v.createdAt).toISOString(),
   };
