@@ -185,7 +185,7 @@ async function finishingAlone(g: GenerationRow, made: ModelOutput, fake: Fake, o
   const stage = templateStages(ctx, copy, job, workDir).find((s) => s.name === 'compositing')!;
   const t0 = performance.now();
   const out = await stage.run(
-    { app: ctx, row: copy, signal: AbortSignal.timeout(120_000), report: () => {} },
+    { app: ctx, row: copy, signal: AbortSignal.timeout(120_000), report: () => {}, madeBy: () => {} },
     // The outputs of the stages before it: the model's, stored under this run's key.
     { generating: { ...made, storageKey: modelKey } } as TemplateOutputs,
   );
