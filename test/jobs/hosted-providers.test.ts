@@ -96,8 +96,15 @@ t.test('Replicate: a prediction becomes the generation’s output', async (t) =>
   const create = replicate.seen.find((s) => s.method === 'POST' && s.body?.input?.prompt === 'A red sneaker on a beach');
   t.equal(create?.path, '/v1/models/black-forest-labs/flux-1.1-pro/predictions');
   t.match(create?.body, { input: { prompt: 'A red sneaker on a beach', aspect_ratio: '9:16', seed: Number, output_format: 'png' } });
-  const [row] = await sql`select provider_job from generations where id = ${id}`;
+  const [row] = await sql`select provider_job, state from generations where id = ${id}`;
   t.match(row.provider_job, { provider: 'replicate', id: String }, 'the prediction id is stored on the generation');
+  // The stage's record of the call, for reconciling the provider's bill.
+  t.match(row.state.rendering.call, {
+    engine: 'replicate',
+    model: 'black-forest-labs/flux-1.1-pro',
+    providerJobId: row.provider_job.id,
+    seconds: Number,
+  });
 });
 
 t.test('Replicate: 429 is waited out (Retry-After) and the generation completes', async (t) => {

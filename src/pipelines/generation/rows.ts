@@ -109,7 +109,26 @@ export async function saveProviderJob(ctx: AppContext, id: string, ref: object |
   await generationResource.record(ctx, id, { providerJob: ref });
 }
 
+/** One engine call of a stage, for reconciling provider bills: who made it, the provider's job id, how long it took. */
+export interface EngineCall {
+  /** The engine (local, replicate, fal, openai, comfyui). */
+  engine: string;
+  /** The provider's model id, the catalog model for ComfyUI; null for the local renderer. */
+  model: string | null;
+  /** The provider's job (prediction, request, prompt) id; null for a synchronous call. */
+  providerJobId: string | null;
+  seconds: number;
+}
+
+/** The provider job id stored on the generation (saveProviderJob), if any. */
+export async function providerJobIdOf(ctx: AppContext, id: string): Promise<string | null> {
+  const [row] = await ctx.db.select({ job: generations.providerJob }).from(generations).where(eq(generations.id, id));
+  return (row?.job as { id?: string } | null)?.id ?? null;
+}
+
 export interface StoredOutput {
+  /** The engine call that made it (absent on outputs stored before calls were recorded, and on composited templates: see their generating stage). */
+  call?: EngineCall;
   storageKey: string;
   contentType: string;
   bytes: number;

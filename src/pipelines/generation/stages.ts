@@ -31,7 +31,15 @@ import { generationOutputKey } from '../../storage/keys.ts';
 import type { GenerationSpec, MediaInput } from './request.ts';
 import { referenceStyle } from '../../services/references/analysis.ts';
 import { referenceColors } from '../../services/references/reference-colors.ts';
-import { completeGeneration, generationResource, saveProviderJob, startAttempt, type GenerationRow, type StoredOutput } from './rows.ts';
+import {
+  completeGeneration,
+  generationResource,
+  providerJobIdOf,
+  saveProviderJob,
+  startAttempt,
+  type GenerationRow,
+  type StoredOutput,
+} from './rows.ts';
 import { runStages, type StageContext, type Stages } from '../../kernel/stages.ts';
 import { JobFailure, type FailureDetail, type JobTools, type RunningJob } from '../../jobs/define-job.ts';
 
@@ -388,6 +396,7 @@ export async function render(
     model: providerModel,
     modelName,
   });
+  const t0 = performance.now();
   const result = await generateResumably(
     ctx,
     g,
@@ -396,9 +405,16 @@ export async function render(
     { ...jobOf(ctx, g, inputs), providerModel },
     { workDir, signal, onProgress: report },
   );
+  const call = {
+    engine: engine.name,
+    model: providerModel?.model ?? modelName ?? null,
+    providerJobId: engine.name === 'local' ? null : await providerJobIdOf(ctx, g.id),
+    seconds: Math.round(performance.now() - t0) / 1000,
+  };
   const ext = EXT[result.contentType] ?? 'bin';
   const stored = await ctx.storage.put(generationOutputKey(g.orgId, g.id, ext), { file: result.path }, result.contentType);
   return {
+    call,
     storageKey: stored.key,
     contentType: result.contentType,
     bytes: stored.bytes,

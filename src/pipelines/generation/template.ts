@@ -24,7 +24,7 @@ import type { RunningJob } from '../../jobs/define-job.ts';
 import type { StageContext, Stages } from '../../kernel/stages.ts';
 import { findAiModel, findTemplate, type RawAiVariant } from '../../services/catalog/catalog-data.ts';
 import { generationModelOutputKey, generationOutputKey } from '../../storage/keys.ts';
-import type { GenerationRow, StoredOutput } from './rows.ts';
+import { providerJobIdOf, type GenerationRow, type StoredOutput } from './rows.ts';
 import { engineGone, type GenerationJobData, gatherInputs, generateResumably, jobOf } from './stages.ts';
 import { speakScript, writeScript, type ScriptOutput, type VoiceOutput } from './narration.ts';
 import { comfyuiMakes } from '../../engines/selfhosted/comfyui.ts';
@@ -156,14 +156,13 @@ async function generating(
   });
   const key = generationModelOutputKey(g.orgId, g.id, EXT[made.contentType] ?? 'bin');
   await ctx.storage.put(key, { file: made.path }, made.contentType);
-  const [row] = await ctx.sql<{ job: { id?: string } | null }[]>`select provider_job as job from generations where id = ${g.id}`;
   return {
     storageKey: key,
     contentType: made.contentType,
     hasAudio: Boolean(made.hasAudio),
     provider: model?.name ?? 'comfyui',
     model: model?.model ?? variant.model,
-    providerJobId: row?.job?.id ?? null,
+    providerJobId: await providerJobIdOf(ctx, g.id),
     seconds: Math.round(performance.now() - t0) / 1000,
   };
 }
