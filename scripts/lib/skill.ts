@@ -307,6 +307,19 @@ function scopeText(scopes: string[]): string {
 /** The path as a client writes it: under the document's server, or from the root for operations with their own. */
 const shownPath = (op: OperationIndexEntry) => (op.server === undefined ? op.path : `${op.server.replace(/\/$/, '')}${op.path}`);
 
+/**
+ * What a generation costs in this deployment: the catalog prices below are the models'; an entry
+ * whose model no engine here makes is a labelled local preview at the preview price, or refused.
+ */
+function previewRule(c: JsonObject | undefined): string[] {
+  const p = c?.local_preview_pricing as JsonObject | undefined;
+  if (!p) return [];
+  return [
+    `The generation prices below are the models' own. In a deployment that does not run an entry's model, \`GET /models\` labels it \`engine: {kind: "local", preview: true}\` and prices it as a local preview: ${p.image} credits per image, ${p.video_per_second} per second of video; with \`local_fallback: "off"\` it is \`unavailable\` and a request is 400 \`engine_unavailable\`. Read each entry's \`engine\` and \`credits\` there before choosing; a generation's record carries the same \`engine\`.`,
+    '',
+  ];
+}
+
 function pricesSection(catalog: SkillCatalog | undefined): string[] {
   const c = catalog?.catalog;
   if (!c && !catalog?.voices) return [];
@@ -315,6 +328,7 @@ function pricesSection(catalog: SkillCatalog | undefined): string[] {
     '',
     'Deducted before work is queued; `GET /models` (list_generation_catalog) always has the current prices.',
     '',
+    ...previewRule(c),
   ];
   const list = (k: string) => (Array.isArray(c?.[k]) ? (c[k] as JsonObject[]) : []);
   const statics = list('static_ads').filter((t) => typeof t.credits === 'number');
