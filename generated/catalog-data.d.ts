@@ -155,10 +155,12 @@ export interface components {
             /** @description Send the reference images as a list (e.g. image_urls) rather than the first one alone. */
             image_list?: boolean;
             /**
-             * @description How duration is sent: integer 8 (default), string "8", or seconds "8s".
+             * @description How duration is sent: integer 8 (default), string "8", seconds "8s", or frames: the frame count seconds × frame_rate + 1 (a first frame, then frame_rate frames per second, as Wan counts them; e.g. 81 for 5 s at 16 fps).
              * @enum {string}
              */
-            duration_format?: "integer" | "string" | "seconds";
+            duration_format?: "integer" | "string" | "seconds" | "frames";
+            /** @description duration_format frames only (required there, checked at load): the frames per second the model renders; pin it in `input` too when the model takes a frame rate. */
+            frame_rate?: number;
             /** @description Fixed extra input sent as is (e.g. {output_format: png}). */
             input?: Record<string, never>;
         };

@@ -1817,7 +1817,7 @@ return errors === 0;
 }
 validate47.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema72 = {"description":"Internal: the hosted model that makes this variant when its provider has a key configured (REPLICATE_API_TOKEN, FAL_KEY, OPENAI_API_KEY); without a key, or without this block, the local renderer makes it. Our request maps onto the model's input by `input_names` (defaults below; null leaves a field out). See the README, \"Generation providers\".","type":"object","additionalProperties":false,"required":["name","model"],"properties":{"name":{"description":"replicate (predictions API), fal (queue API) or openai (Images API).","type":"string","enum":["replicate","fal","openai"]},"model":{"description":"replicate: \"owner/name\" (POST /v1/models/{owner}/{name}/predictions); fal: the endpoint id, e.g. \"fal-ai/veo3/fast\"; openai: the image model, e.g. \"gpt-image-1\".","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$","maxLength":200},"version":{"description":"replicate only: a version id; then POST /v1/predictions with {version, input}.","type":"string","pattern":"^[a-f0-9]{64}$"},"input_names":{"description":"Input field per request field. Defaults: prompt \"prompt\", aspect_ratio \"aspect_ratio\", seed \"seed\" (replicate, fal; derived from the generation id), image (\"image\" on replicate, \"image_url\" on fal; reference images as data URIs), and for videos duration \"duration\" and resolution \"resolution\". video and audio (source/motion video, audio track) and generate_audio (the request's boolean, videos) are sent only when named.","type":"object","additionalProperties":false,"properties":{"prompt":{"$ref":"#/$defs/ProviderInputName"},"aspect_ratio":{"$ref":"#/$defs/ProviderInputName"},"resolution":{"$ref":"#/$defs/ProviderInputName"},"duration":{"$ref":"#/$defs/ProviderInputName"},"seed":{"$ref":"#/$defs/ProviderInputName"},"image":{"$ref":"#/$defs/ProviderInputName"},"video":{"$ref":"#/$defs/ProviderInputName"},"audio":{"$ref":"#/$defs/ProviderInputName"},"generate_audio":{"$ref":"#/$defs/ProviderInputName"}}},"image_list":{"description":"Send the reference images as a list (e.g. image_urls) rather than the first one alone.","type":"boolean"},"duration_format":{"description":"How duration is sent: integer 8 (default), string \"8\", or seconds \"8s\".","type":"string","enum":["integer","string","seconds"]},"input":{"description":"Fixed extra input sent as is (e.g. {output_format: png}).","type":"object","maxProperties":20}}};
+const schema72 = {"description":"Internal: the hosted model that makes this variant when its provider has a key configured (REPLICATE_API_TOKEN, FAL_KEY, OPENAI_API_KEY); without a key, or without this block, the local renderer makes it. Our request maps onto the model's input by `input_names` (defaults below; null leaves a field out). See the README, \"Generation providers\".","type":"object","additionalProperties":false,"required":["name","model"],"properties":{"name":{"description":"replicate (predictions API), fal (queue API) or openai (Images API).","type":"string","enum":["replicate","fal","openai"]},"model":{"description":"replicate: \"owner/name\" (POST /v1/models/{owner}/{name}/predictions); fal: the endpoint id, e.g. \"fal-ai/veo3/fast\"; openai: the image model, e.g. \"gpt-image-1\".","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$","maxLength":200},"version":{"description":"replicate only: a version id; then POST /v1/predictions with {version, input}.","type":"string","pattern":"^[a-f0-9]{64}$"},"input_names":{"description":"Input field per request field. Defaults: prompt \"prompt\", aspect_ratio \"aspect_ratio\", seed \"seed\" (replicate, fal; derived from the generation id), image (\"image\" on replicate, \"image_url\" on fal; reference images as data URIs), and for videos duration \"duration\" and resolution \"resolution\". video and audio (source/motion video, audio track) and generate_audio (the request's boolean, videos) are sent only when named.","type":"object","additionalProperties":false,"properties":{"prompt":{"$ref":"#/$defs/ProviderInputName"},"aspect_ratio":{"$ref":"#/$defs/ProviderInputName"},"resolution":{"$ref":"#/$defs/ProviderInputName"},"duration":{"$ref":"#/$defs/ProviderInputName"},"seed":{"$ref":"#/$defs/ProviderInputName"},"image":{"$ref":"#/$defs/ProviderInputName"},"video":{"$ref":"#/$defs/ProviderInputName"},"audio":{"$ref":"#/$defs/ProviderInputName"},"generate_audio":{"$ref":"#/$defs/ProviderInputName"}}},"image_list":{"description":"Send the reference images as a list (e.g. image_urls) rather than the first one alone.","type":"boolean"},"duration_format":{"description":"How duration is sent: integer 8 (default), string \"8\", seconds \"8s\", or frames: the frame count seconds × frame_rate + 1 (a first frame, then frame_rate frames per second, as Wan counts them; e.g. 81 for 5 s at 16 fps).","type":"string","enum":["integer","string","seconds","frames"]},"frame_rate":{"description":"duration_format frames only (required there, checked at load): the frames per second the model renders; pin it in `input` too when the model takes a frame rate.","type":"integer","minimum":1,"maximum":60},"input":{"description":"Fixed extra input sent as is (e.g. {output_format: png}).","type":"object","maxProperties":20}}};
 const schema73 = {"oneOf":[{"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"},{"type":"null"}]};
 const pattern24 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$", "u");
 const pattern25 = new RegExp("^[a-f0-9]{64}$", "u");
@@ -1855,7 +1855,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!(((((((key0 === "name") || (key0 === "model")) || (key0 === "version")) || (key0 === "input_names")) || (key0 === "image_list")) || (key0 === "duration_format")) || (key0 === "input"))){
+if(!((((((((key0 === "name") || (key0 === "model")) || (key0 === "version")) || (key0 === "input_names")) || (key0 === "image_list")) || (key0 === "duration_format")) || (key0 === "frame_rate")) || (key0 === "input"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -2693,7 +2693,7 @@ vErrors.push(err49);
 }
 errors++;
 }
-if(!(((data14 === "integer") || (data14 === "string")) || (data14 === "seconds"))){
+if(!((((data14 === "integer") || (data14 === "string")) || (data14 === "seconds")) || (data14 === "frames"))){
 const err50 = {instancePath:instancePath+"/duration_format",schemaPath:"#/properties/duration_format/enum",keyword:"enum",params:{allowedValues: schema72.properties.duration_format.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err50];
@@ -2704,11 +2704,10 @@ vErrors.push(err50);
 errors++;
 }
 }
-if(data.input !== undefined){
-let data15 = data.input;
-if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
-if(Object.keys(data15).length > 20){
-const err51 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
+if(data.frame_rate !== undefined){
+let data15 = data.frame_rate;
+if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+const err51 = {instancePath:instancePath+"/frame_rate",schemaPath:"#/properties/frame_rate/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -2717,9 +2716,9 @@ vErrors.push(err51);
 }
 errors++;
 }
-}
-else {
-const err52 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if((typeof data15 == "number") && (isFinite(data15))){
+if(data15 > 60 || isNaN(data15)){
+const err52 = {instancePath:instancePath+"/frame_rate",schemaPath:"#/properties/frame_rate/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60},message:"must be <= 60"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -2728,15 +2727,51 @@ vErrors.push(err52);
 }
 errors++;
 }
-}
-}
-else {
-const err53 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data15 < 1 || isNaN(data15)){
+const err53 = {instancePath:instancePath+"/frame_rate",schemaPath:"#/properties/frame_rate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err53];
 }
 else {
 vErrors.push(err53);
+}
+errors++;
+}
+}
+}
+if(data.input !== undefined){
+let data16 = data.input;
+if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
+if(Object.keys(data16).length > 20){
+const err54 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+else {
+const err55 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+}
+else {
+const err56 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
 }
 errors++;
 }

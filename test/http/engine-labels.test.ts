@@ -235,8 +235,8 @@ t.test('off: a model no engine here makes is a 400 engine_unavailable naming the
       'body.model_slug',
       'REPLICATE_API_TOKEN',
     ],
-    // Seedance has no hosted model in the catalog: nothing here can make it.
-    ['a quality tier', { type: 'video_ad', template_slug: 'flash-sale-countdown', quality_tier: 'high' }, 'body.quality_tier', null],
+    // Hedra Character-3 has no hosted model in the catalog (fal does not serve it): nothing here can make it.
+    ['a quality tier', { type: 'ugc_ad', template_slug: 'founder-story', quality_tier: 'low' }, 'body.quality_tier', null],
     ['a static template', { type: 'static_ad', template_slug: 'bold-sale-banner' }, 'body.template_slug', 'REPLICATE_API_TOKEN'],
   ];
   for (const [what, body, field, requires] of cases) {

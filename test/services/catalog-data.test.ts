@@ -227,6 +227,7 @@ t.test('cross-checks: duplicate ids and slugs', async (t) => {
 });
 
 t.test('cross-checks: references, durations and prices', async (t) => {
+  const video = fresh().catalog.ai_models.findIndex((m: Doc) => m.variants[0].output === 'video' && m.variants[0].provider);
   refuses(
     t,
     (d) => (d.catalog.ai_models[0].default_variant_id = 'nope'),
@@ -248,6 +249,22 @@ t.test('cross-checks: references, durations and prices', async (t) => {
     CAT,
     '/ai_models/0/variants/0/provider/model',
     /replicate models are "owner\/name"/,
+  );
+  // A duration sent as frames needs the model's frame rate, and a frame rate means frames.
+  const wan = fresh().catalog.ai_models.findIndex((m: Doc) => m.slug === 'wan');
+  refuses(
+    t,
+    (d) => delete d.catalog.ai_models[wan].variants[0].provider.frame_rate,
+    CAT,
+    `/ai_models/${wan}/variants/0/provider/frame_rate`,
+    /is given with duration_format frames, and only then/,
+  );
+  refuses(
+    t,
+    (d) => (d.catalog.ai_models[video].variants[0].provider.frame_rate = 24),
+    CAT,
+    `/ai_models/${video}/variants/0/provider/frame_rate`,
+    /is given with duration_format frames, and only then/,
   );
   refuses(
     t,
@@ -277,7 +294,6 @@ t.test('cross-checks: references, durations and prices', async (t) => {
     '/video_ads/0/quality_tiers/0/credits',
     /must equal credits_per_second × default_duration/,
   );
-  const video = fresh().catalog.ai_models.findIndex((m: Doc) => m.variants[0].output === 'video');
   refuses(
     t,
     (d) => (d.catalog.ai_models[video].variants[0].credits_per_second += 1),

@@ -328,6 +328,21 @@ export function hostedRequest(job: GenerationJob, opts: { multipleImages: boolea
   return { prompt, images };
 }
 
+/** A duration as the model takes it (`provider.duration_format`): 8, "8", "8s", or a frame count. */
+function durationInput(seconds: number, model: ProviderModel): number | string {
+  switch (model.duration_format ?? 'integer') {
+    case 'string':
+      return String(seconds);
+    case 'seconds':
+      return `${seconds}s`;
+    case 'frames':
+      // A first frame, then frame_rate frames per second (checked at load to be given).
+      return seconds * (model.frame_rate as number) + 1;
+    default:
+      return seconds;
+  }
+}
+
 /**
  * The model input for a Replicate or fal model: our request fields under the names the catalog
  * gives (`provider.input_names`, defaults in spec/catalog-data.schema.yaml), then the fixed
@@ -347,8 +362,7 @@ export async function inputsFor(job: GenerationJob, model: ProviderModel, defaul
   set(name('aspect_ratio', 'aspect_ratio'), job.aspectRatio);
   if (video) {
     const d = job.durationSeconds;
-    const fmt = model.duration_format ?? 'integer';
-    set(name('duration', 'duration'), d === undefined ? undefined : fmt === 'string' ? String(d) : fmt === 'seconds' ? `${d}s` : d);
+    set(name('duration', 'duration'), d === undefined ? undefined : durationInput(d, model));
     set(name('resolution', 'resolution'), `${Math.min(job.width, job.height)}p`);
     set(name('generate_audio', null), job.generateAudio);
   }

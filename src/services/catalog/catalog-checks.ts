@@ -288,6 +288,8 @@ export function crossCheckProblems(sources: CatalogSources): string[] {
         cat(pointer('ai_models', i, 'variants', j, 'provider'), 'openai makes images only (Images API)');
       if (p?.version && p.name !== 'replicate')
         cat(pointer('ai_models', i, 'variants', j, 'provider', 'version'), 'a version applies to replicate only');
+      if ((p?.duration_format === 'frames') !== (p?.frame_rate !== undefined))
+        cat(pointer('ai_models', i, 'variants', j, 'provider', 'frame_rate'), 'is given with duration_format frames, and only then');
       if (p?.name === 'replicate' && !p.version && p.model.split('/').length !== 2) {
         cat(pointer('ai_models', i, 'variants', j, 'provider', 'model'), `replicate models are "owner/name", got "${p.model}"`);
       }

@@ -13,17 +13,165 @@
 // Controls: hold() keeps every request in progress (as "slow" does) until its release() is called
 // (a worker killed while it polls); `instant` completes a request at its first status poll and
 // reuses the footage made for an aspect ratio (benchmarks: the provider's own time near zero).
+//
+// Also the image-to-video endpoints of these fal model pages, each input checked against the page's
+// schema (SCHEMAS below: image_url and prompt required, every value in its documented range, a
+// field the page does not list refused as `value_error.extra`, which is stricter than fal, whose
+// models may ignore unknown fields: it proves we send only what the model takes); each answers
+// silent footage ({video: {url, …}}, as the pages' output schema says) lasting what was asked, in
+// the frame asked for, or the first frame's when the aspect ratio is "auto" or not sent:
+//   fal-ai/bytedance/seedance/v1/pro/image-to-video   https://fal.ai/models/fal-ai/bytedance/seedance/v1/pro/image-to-video/api
+//   fal-ai/bytedance/seedance/v1/lite/image-to-video  https://fal.ai/models/fal-ai/bytedance/seedance/v1/lite/image-to-video/api
+//     duration "2".."12" (strings; default "5"), resolution 480p|720p|1080p, aspect_ratio
+//     21:9|16:9|4:3|1:1|3:4|9:16|auto (default auto), seed, camera_fixed, enable_safety_checker,
+//     end_image_url; Lite also num_frames 29..289. Output {video: File, seed}.
+//   fal-ai/minimax/hailuo-02/pro/image-to-video       https://fal.ai/models/fal-ai/minimax/hailuo-02/pro/image-to-video/api
+//     prompt, image_url, prompt_optimizer, end_image_url only: 6 s at 1080p, no duration, resolution or seed.
+//   fal-ai/minimax/hailuo-02/standard/image-to-video  https://fal.ai/models/fal-ai/minimax/hailuo-02/standard/image-to-video/api
+//     also duration "6"|"10" (default "6") and resolution "512P"|"768P" (default "768P"; upper-case P).
+//   fal-ai/wan/v2.2-a14b/image-to-video               https://fal.ai/models/fal-ai/wan/v2.2-a14b/image-to-video/api
+//     num_frames 17..161 (default 81), frames_per_second 4..60 (default 16), resolution
+//     480p|580p|720p (default 720p), aspect_ratio auto|16:9|9:16|1:1 (default auto), seed,
+//     negative_prompt, num_inference_steps 2..40, enable_safety_checker, enable_prompt_expansion,
+//     end_image_url (the fields the page lists that we could read; its interpolation settings are
+//     not modelled). The clip lasts num_frames / frames_per_second.
+// Hedra Character-3 is not served by fal (no model page for it), so it has no endpoint here.
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import sharp from 'sharp';
 import { inputArgs, runFfmpeg } from '../../../src/media/ffmpeg.ts';
 import { startFake, type Fake } from './common.ts';
 
 const KLING_I2V = ['fal-ai/kling-video/v2.1/standard/image-to-video', 'fal-ai/kling-video/v2.1/pro/image-to-video'];
 /** OmniHuman 1.5 (https://fal.ai/models/fal-ai/bytedance/omnihuman/v1.5/api): image_url and audio_url required, prompt and resolution optional. */
 const OMNIHUMAN = 'fal-ai/bytedance/omnihuman/v1.5';
-const ENDPOINTS = new Set(['fal-ai/veo3/fast', 'fal-ai/veo3', 'fal-ai/veo3/fast/image-to-video', ...KLING_I2V, OMNIHUMAN]);
+/** A field's check: the problem with a value, or undefined when it is fine. */
+type Check = (v: unknown) => { msg: string; type: string } | undefined;
+const oneOf =
+  (...allowed: string[]): Check =>
+  (v) =>
+    typeof v === 'string' && allowed.includes(v)
+      ? undefined
+      : { msg: `unexpected value; permitted: ${allowed.map((a) => `'${a}'`).join(', ')}`, type: 'value_error.const' };
+const int =
+  (min = -(2 ** 31), max = 2 ** 31): Check =>
+  (v) =>
+    !Number.isInteger(v)
+      ? { msg: 'value is not a valid integer', type: 'type_error.integer' }
+      : (v as number) < min || (v as number) > max
+        ? { msg: `ensure this value is between ${min} and ${max}`, type: 'value_error.number.not_in_range' }
+        : undefined;
+const bool: Check = (v) =>
+  typeof v === 'boolean' ? undefined : { msg: 'value could not be parsed to a boolean', type: 'type_error.bool' };
+const str: Check = (v) => (typeof v === 'string' ? undefined : { msg: 'str type expected', type: 'type_error.str' });
+const imageUrl: Check = (v) =>
+  typeof v === 'string' && /^(https?:|data:image\/)/.test(v) ? undefined : { msg: 'field required', type: 'value_error.missing' };
+const seedanceDurations = Array.from({ length: 11 }, (_, k) => String(k + 2));
+const SEEDANCE: Record<string, Check> = {
+  prompt: str,
+  image_url: imageUrl,
+  aspect_ratio: oneOf('21:9', '16:9', '4:3', '1:1', '3:4', '9:16', 'auto'),
+  resolution: oneOf('480p', '720p', '1080p'),
+  duration: oneOf(...seedanceDurations),
+  camera_fixed: bool,
+  seed: int(-1),
+  enable_safety_checker: bool,
+  end_image_url: imageUrl,
+};
+const HAILUO_PRO: Record<string, Check> = { prompt: str, image_url: imageUrl, prompt_optimizer: bool, end_image_url: imageUrl };
+/** The documented input of the endpoints checked field by field (required: image_url and prompt). */
+const SCHEMAS: Record<string, Record<string, Check>> = {
+  'fal-ai/bytedance/seedance/v1/pro/image-to-video': SEEDANCE,
+  'fal-ai/bytedance/seedance/v1/lite/image-to-video': { ...SEEDANCE, num_frames: int(29, 289) },
+  'fal-ai/minimax/hailuo-02/pro/image-to-video': HAILUO_PRO,
+  'fal-ai/minimax/hailuo-02/standard/image-to-video': { ...HAILUO_PRO, duration: oneOf('6', '10'), resolution: oneOf('512P', '768P') },
+  'fal-ai/wan/v2.2-a14b/image-to-video': {
+    prompt: str,
+    image_url: imageUrl,
+    num_frames: int(17, 161),
+    frames_per_second: int(4, 60),
+    resolution: oneOf('480p', '580p', '720p'),
+    aspect_ratio: oneOf('auto', '16:9', '9:16', '1:1'),
+    seed: int(),
+    negative_prompt: str,
+    num_inference_steps: int(2, 40),
+    enable_safety_checker: bool,
+    enable_prompt_expansion: bool,
+    end_image_url: imageUrl,
+  },
+};
+
+/** What is wrong with `input` for a SCHEMAS endpoint, as fal's 422 detail lists it. */
+function schemaProblems(schema: Record<string, Check>, input: Record<string, unknown>) {
+  const problems: Array<{ loc: string[]; msg: string; type: string }> = [];
+  for (const field of ['prompt', 'image_url'])
+    if (input[field] === undefined) problems.push({ loc: ['body', field], msg: 'field required', type: 'value_error.missing' });
+  for (const [field, value] of Object.entries(input)) {
+    const check = schema[field];
+    const problem = check ? check(value) : { msg: 'extra fields not permitted', type: 'value_error.extra' };
+    if (problem && value !== undefined) problems.push({ loc: ['body', field], ...problem });
+  }
+  return problems;
+}
+
+/** What is wrong with `input` for the Veo 3, Kling 2.1 and OmniHuman endpoints, as fal's 422 detail lists it. */
+function veoKlingOmniProblems(endpoint: string, input: Record<string, any>) {
+  const problems: Array<{ loc: string[]; msg: string; type: string }> = [];
+  const omni = endpoint === OMNIHUMAN;
+  if (omni ? input.prompt !== undefined && typeof input.prompt !== 'string' : typeof input.prompt !== 'string')
+    problems.push({ loc: ['body', 'prompt'], msg: 'field required', type: 'value_error.missing' });
+  if (omni) {
+    for (const [field, kind] of [
+      ['image_url', 'image'],
+      ['audio_url', 'audio'],
+    ] as const)
+      if (typeof input[field] !== 'string' || !new RegExp(`^(https?:|data:${kind}/)`).test(input[field]))
+        problems.push({ loc: ['body', field], msg: 'field required', type: 'value_error.missing' });
+    for (const k of Object.keys(input))
+      if (!['image_url', 'audio_url', 'prompt', 'resolution', 'turbo_mode'].includes(k))
+        problems.push({ loc: ['body', k], msg: 'extra fields not permitted', type: 'value_error.extra' });
+  }
+  const kling = KLING_I2V.includes(endpoint);
+  // Image-to-video endpoints require image_url (a URL or a data URI), as their input schemas say.
+  if (endpoint.endsWith('/image-to-video') && (typeof input.image_url !== 'string' || !/^(https?:|data:image\/)/.test(input.image_url))) {
+    problems.push({ loc: ['body', 'image_url'], msg: 'field required', type: 'value_error.missing' });
+  }
+  if (kling && input.duration !== undefined && !['5', '10'].includes(input.duration))
+    problems.push({ loc: ['body', 'duration'], msg: "unexpected value; permitted: '5', '10'", type: 'value_error.const' });
+  if (input.aspect_ratio !== undefined && !['16:9', '9:16', '1:1'].includes(input.aspect_ratio))
+    problems.push({
+      loc: ['body', 'aspect_ratio'],
+      msg: "unexpected value; permitted: '16:9', '9:16', '1:1'",
+      type: 'value_error.const',
+    });
+  if (!kling && input.duration !== undefined && !['4s', '6s', '8s'].includes(input.duration))
+    problems.push({ loc: ['body', 'duration'], msg: "unexpected value; permitted: '4s', '6s', '8s'", type: 'value_error.const' });
+  if (input.resolution !== undefined && !['720p', '1080p'].includes(input.resolution))
+    problems.push({ loc: ['body', 'resolution'], msg: "unexpected value; permitted: '720p', '1080p'", type: 'value_error.const' });
+  if (!kling && input.generate_audio !== undefined && typeof input.generate_audio !== 'boolean')
+    problems.push({ loc: ['body', 'generate_audio'], msg: 'value could not be parsed to a boolean', type: 'type_error.bool' });
+  if (input.seed !== undefined && !Number.isInteger(input.seed))
+    problems.push({ loc: ['body', 'seed'], msg: 'value is not a valid integer', type: 'type_error.integer' });
+  return problems;
+}
+
+/** How long a SCHEMAS endpoint's clip lasts for this input, in seconds. */
+function clipSeconds(endpoint: string, input: Record<string, any>): number {
+  if (endpoint.startsWith('fal-ai/wan/')) return (input.num_frames ?? 81) / (input.frames_per_second ?? 16);
+  if (endpoint.includes('/hailuo-02/')) return Number(input.duration ?? 6);
+  return Number(input.duration ?? 5);
+}
+
+const ENDPOINTS = new Set([
+  'fal-ai/veo3/fast',
+  'fal-ai/veo3',
+  'fal-ai/veo3/fast/image-to-video',
+  ...KLING_I2V,
+  OMNIHUMAN,
+  ...Object.keys(SCHEMAS),
+]);
 /** The app root an endpoint's /requests/{id} paths live under: its first two segments. */
 const rootOf = (endpoint: string) => endpoint.split('/').slice(0, 2).join('/');
 
@@ -38,16 +186,33 @@ export interface FalFakeOptions {
   instant?: boolean;
 }
 
-/** A small H.264 MP4 (2 s, 10 fps) the size Veo would answer for the aspect ratio, scaled down; with an AAC tone when `sound`. */
-async function video(aspect: string, sound: boolean): Promise<Buffer> {
-  const size = aspect === '9:16' ? '180x320' : aspect === '1:1' ? '240x240' : '320x180';
+/** The frame of footage for an aspect ratio, scaled down (longest side 320). */
+const SIZES: Record<string, string> = {
+  '9:16': '180x320',
+  '1:1': '240x240',
+  '16:9': '320x180',
+  '4:3': '320x240',
+  '3:4': '240x320',
+  '21:9': '320x136',
+};
+
+/** The frame of a first frame (a data URI) scaled down to a longest side of 320, even sides: what "auto" answers. */
+async function sizeOfImage(uri: string): Promise<string> {
+  const meta = await sharp(Buffer.from(uri.split(',')[1] ?? '', 'base64')).metadata();
+  const scale = 320 / Math.max(meta.width ?? 1, meta.height ?? 1);
+  const even = (n: number) => Math.max(2, 2 * Math.round((n * scale) / 2));
+  return `${even(meta.width ?? 1)}x${even(meta.height ?? 1)}`;
+}
+
+/** A small H.264 MP4 (`seconds` long, 2 by default; 10 fps) the size Veo would answer for the aspect ratio, scaled down (or `size`); with an AAC tone when `sound`. */
+async function video(aspect: string, sound: boolean, seconds = 2, size = SIZES[aspect] ?? SIZES['16:9']): Promise<Buffer> {
   const file = path.join(os.tmpdir(), `fal-fake-${randomUUID()}.mp4`);
-  const audio = sound ? ['-f', 'lavfi', '-i', 'sine=frequency=440:duration=2', '-c:a', 'aac', '-shortest'] : [];
+  const audio = sound ? ['-f', 'lavfi', '-i', `sine=frequency=440:duration=${seconds}`, '-c:a', 'aac', '-shortest'] : [];
   await runFfmpeg([
     '-f',
     'lavfi',
     '-i',
-    `testsrc=size=${size}:rate=10:duration=2`,
+    `testsrc=size=${size}:rate=10:duration=${seconds}`,
     ...audio,
     '-c:v',
     'libx264',
@@ -94,11 +259,17 @@ export async function startFalFake(key: string, options: FalFakeOptions = {}): P
   const requests: FalFake['requests'] = new Map();
   const throttled = new Set<string>();
   const made = new Map<string, Promise<Buffer>>();
-  const footage = (aspect: string, sound: boolean) => {
-    if (!options.instant) return video(aspect, sound);
-    const key = `${aspect} ${sound}`;
-    if (!made.has(key)) made.set(key, video(aspect, sound));
+  const footage = (aspect: string, sound: boolean, seconds?: number, size?: string) => {
+    if (!options.instant) return video(aspect, sound, seconds, size);
+    const key = `${aspect} ${sound} ${seconds} ${size}`;
+    if (!made.has(key)) made.set(key, video(aspect, sound, seconds, size));
     return made.get(key)!;
+  };
+  /** A SCHEMAS endpoint's silent clip: as long as asked, in the frame asked for or the first frame's. */
+  const clip = async (endpoint: string, input: Record<string, any>) => {
+    const aspect = input.aspect_ratio ?? 'auto';
+    const size = SIZES[aspect] ?? (await sizeOfImage(input.image_url));
+    return footage(aspect, false, clipSeconds(endpoint, input), size);
   };
   /** Polls a request needs before it completes. */
   const pollsNeeded = options.instant ? 1 : 2;
@@ -111,45 +282,8 @@ export async function startFalFake(key: string, options: FalFakeOptions = {}): P
       const input = req.body;
       if (!input || typeof input !== 'object' || Buffer.isBuffer(input))
         return json(422, { detail: [{ loc: ['body'], msg: 'field required', type: 'value_error.missing' }] });
-      const problems: Array<{ loc: string[]; msg: string; type: string }> = [];
-      const omni = endpoint === OMNIHUMAN;
-      if (omni ? input.prompt !== undefined && typeof input.prompt !== 'string' : typeof input.prompt !== 'string')
-        problems.push({ loc: ['body', 'prompt'], msg: 'field required', type: 'value_error.missing' });
-      if (omni) {
-        for (const [field, kind] of [
-          ['image_url', 'image'],
-          ['audio_url', 'audio'],
-        ] as const)
-          if (typeof input[field] !== 'string' || !new RegExp(`^(https?:|data:${kind}/)`).test(input[field]))
-            problems.push({ loc: ['body', field], msg: 'field required', type: 'value_error.missing' });
-        for (const k of Object.keys(input))
-          if (!['image_url', 'audio_url', 'prompt', 'resolution', 'turbo_mode'].includes(k))
-            problems.push({ loc: ['body', k], msg: 'extra fields not permitted', type: 'value_error.extra' });
-      }
-      const kling = KLING_I2V.includes(endpoint);
-      // Image-to-video endpoints require image_url (a URL or a data URI), as their input schemas say.
-      if (
-        endpoint.endsWith('/image-to-video') &&
-        (typeof input.image_url !== 'string' || !/^(https?:|data:image\/)/.test(input.image_url))
-      ) {
-        problems.push({ loc: ['body', 'image_url'], msg: 'field required', type: 'value_error.missing' });
-      }
-      if (kling && input.duration !== undefined && !['5', '10'].includes(input.duration))
-        problems.push({ loc: ['body', 'duration'], msg: "unexpected value; permitted: '5', '10'", type: 'value_error.const' });
-      if (input.aspect_ratio !== undefined && !['16:9', '9:16', '1:1'].includes(input.aspect_ratio))
-        problems.push({
-          loc: ['body', 'aspect_ratio'],
-          msg: "unexpected value; permitted: '16:9', '9:16', '1:1'",
-          type: 'value_error.const',
-        });
-      if (!kling && input.duration !== undefined && !['4s', '6s', '8s'].includes(input.duration))
-        problems.push({ loc: ['body', 'duration'], msg: "unexpected value; permitted: '4s', '6s', '8s'", type: 'value_error.const' });
-      if (input.resolution !== undefined && !['720p', '1080p'].includes(input.resolution))
-        problems.push({ loc: ['body', 'resolution'], msg: "unexpected value; permitted: '720p', '1080p'", type: 'value_error.const' });
-      if (!kling && input.generate_audio !== undefined && typeof input.generate_audio !== 'boolean')
-        problems.push({ loc: ['body', 'generate_audio'], msg: 'value could not be parsed to a boolean', type: 'type_error.bool' });
-      if (input.seed !== undefined && !Number.isInteger(input.seed))
-        problems.push({ loc: ['body', 'seed'], msg: 'value is not a valid integer', type: 'type_error.integer' });
+      const schema = SCHEMAS[endpoint];
+      const problems = schema ? schemaProblems(schema, input) : veoKlingOmniProblems(endpoint, input);
       if (problems.length) return json(422, { detail: problems });
       if (/throttle/.test(input.prompt) && !throttled.has(input.prompt)) {
         throttled.add(input.prompt);
@@ -222,7 +356,9 @@ export async function startFalFake(key: string, options: FalFakeOptions = {}): P
     const bytes =
       r.endpoint === OMNIHUMAN
         ? await talkingHead(r.input.image_url, r.input.audio_url)
-        : await footage(r.input.aspect_ratio ?? '16:9', !KLING_I2V.includes(r.endpoint) && r.input.generate_audio !== false);
+        : SCHEMAS[r.endpoint]
+          ? await clip(r.endpoint, r.input)
+          : await footage(r.input.aspect_ratio ?? '16:9', !KLING_I2V.includes(r.endpoint) && r.input.generate_audio !== false);
     fake.files.set(`${r.id}.mp4`, { type: 'video/mp4', bytes });
     return json(200, {
       video: { url: `${fake.url}/files/${r.id}.mp4`, content_type: 'video/mp4', file_name: 'output.mp4', file_size: bytes.length },
