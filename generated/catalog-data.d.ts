@@ -154,6 +154,8 @@ export interface components {
             };
             /** @description Send the reference images as a list (e.g. image_urls) rather than the first one alone. */
             image_list?: boolean;
+            /** @description The frames the model makes (W:H), when it makes only some; absent: whatever it is asked. A template made by it asks for the nearest and is cropped to its own frame when composited; an AI model request for another is a 400 naming aspect_ratio. */
+            aspect_ratios?: string[];
             /**
              * @description How duration is sent: integer 8 (default), string "8", seconds "8s", or frames: the frame count seconds × frame_rate + 1 (a first frame, then frame_rate frames per second, as Wan counts them; e.g. 81 for 5 s at 16 fps).
              * @enum {string}

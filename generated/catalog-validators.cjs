@@ -1817,11 +1817,12 @@ return errors === 0;
 }
 validate47.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema72 = {"description":"Internal: the hosted model that makes this variant when its provider has a key configured (REPLICATE_API_TOKEN, FAL_KEY, OPENAI_API_KEY); without a key, or without this block, the local renderer makes it. Our request maps onto the model's input by `input_names` (defaults below; null leaves a field out). See the README, \"Generation providers\".","type":"object","additionalProperties":false,"required":["name","model"],"properties":{"name":{"description":"replicate (predictions API), fal (queue API) or openai (Images API).","type":"string","enum":["replicate","fal","openai"]},"model":{"description":"replicate: \"owner/name\" (POST /v1/models/{owner}/{name}/predictions); fal: the endpoint id, e.g. \"fal-ai/veo3/fast\"; openai: the image model, e.g. \"gpt-image-1\".","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$","maxLength":200},"version":{"description":"replicate only: a version id; then POST /v1/predictions with {version, input}.","type":"string","pattern":"^[a-f0-9]{64}$"},"input_names":{"description":"Input field per request field. Defaults: prompt \"prompt\", aspect_ratio \"aspect_ratio\", seed \"seed\" (replicate, fal; derived from the generation id), image (\"image\" on replicate, \"image_url\" on fal; reference images as data URIs), and for videos duration \"duration\" and resolution \"resolution\". video and audio (source/motion video, audio track) and generate_audio (the request's boolean, videos) are sent only when named.","type":"object","additionalProperties":false,"properties":{"prompt":{"$ref":"#/$defs/ProviderInputName"},"aspect_ratio":{"$ref":"#/$defs/ProviderInputName"},"resolution":{"$ref":"#/$defs/ProviderInputName"},"duration":{"$ref":"#/$defs/ProviderInputName"},"seed":{"$ref":"#/$defs/ProviderInputName"},"image":{"$ref":"#/$defs/ProviderInputName"},"video":{"$ref":"#/$defs/ProviderInputName"},"audio":{"$ref":"#/$defs/ProviderInputName"},"generate_audio":{"$ref":"#/$defs/ProviderInputName"}}},"image_list":{"description":"Send the reference images as a list (e.g. image_urls) rather than the first one alone.","type":"boolean"},"duration_format":{"description":"How duration is sent: integer 8 (default), string \"8\", seconds \"8s\", or frames: the frame count seconds × frame_rate + 1 (a first frame, then frame_rate frames per second, as Wan counts them; e.g. 81 for 5 s at 16 fps).","type":"string","enum":["integer","string","seconds","frames"]},"frame_rate":{"description":"duration_format frames only (required there, checked at load): the frames per second the model renders; pin it in `input` too when the model takes a frame rate.","type":"integer","minimum":1,"maximum":60},"input":{"description":"Fixed extra input sent as is (e.g. {output_format: png}).","type":"object","maxProperties":20}}};
+const schema72 = {"description":"Internal: the hosted model that makes this variant when its provider has a key configured (REPLICATE_API_TOKEN, FAL_KEY, OPENAI_API_KEY); without a key, or without this block, the local renderer makes it. Our request maps onto the model's input by `input_names` (defaults below; null leaves a field out). See the README, \"Generation providers\".","type":"object","additionalProperties":false,"required":["name","model"],"properties":{"name":{"description":"replicate (predictions API), fal (queue API) or openai (Images API).","type":"string","enum":["replicate","fal","openai"]},"model":{"description":"replicate: \"owner/name\" (POST /v1/models/{owner}/{name}/predictions); fal: the endpoint id, e.g. \"fal-ai/veo3/fast\"; openai: the image model, e.g. \"gpt-image-1\".","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$","maxLength":200},"version":{"description":"replicate only: a version id; then POST /v1/predictions with {version, input}.","type":"string","pattern":"^[a-f0-9]{64}$"},"input_names":{"description":"Input field per request field. Defaults: prompt \"prompt\", aspect_ratio \"aspect_ratio\", seed \"seed\" (replicate, fal; derived from the generation id), image (\"image\" on replicate, \"image_url\" on fal; reference images as data URIs), and for videos duration \"duration\" and resolution \"resolution\". video and audio (source/motion video, audio track) and generate_audio (the request's boolean, videos) are sent only when named.","type":"object","additionalProperties":false,"properties":{"prompt":{"$ref":"#/$defs/ProviderInputName"},"aspect_ratio":{"$ref":"#/$defs/ProviderInputName"},"resolution":{"$ref":"#/$defs/ProviderInputName"},"duration":{"$ref":"#/$defs/ProviderInputName"},"seed":{"$ref":"#/$defs/ProviderInputName"},"image":{"$ref":"#/$defs/ProviderInputName"},"video":{"$ref":"#/$defs/ProviderInputName"},"audio":{"$ref":"#/$defs/ProviderInputName"},"generate_audio":{"$ref":"#/$defs/ProviderInputName"}}},"image_list":{"description":"Send the reference images as a list (e.g. image_urls) rather than the first one alone.","type":"boolean"},"aspect_ratios":{"description":"The frames the model makes (W:H), when it makes only some; absent: whatever it is asked. A template made by it asks for the nearest and is cropped to its own frame when composited; an AI model request for another is a 400 naming aspect_ratio.","type":"array","minItems":1,"maxItems":20,"items":{"type":"string","pattern":"^[1-9][0-9]{0,2}:[1-9][0-9]{0,2}$"}},"duration_format":{"description":"How duration is sent: integer 8 (default), string \"8\", seconds \"8s\", or frames: the frame count seconds × frame_rate + 1 (a first frame, then frame_rate frames per second, as Wan counts them; e.g. 81 for 5 s at 16 fps).","type":"string","enum":["integer","string","seconds","frames"]},"frame_rate":{"description":"duration_format frames only (required there, checked at load): the frames per second the model renders; pin it in `input` too when the model takes a frame rate.","type":"integer","minimum":1,"maximum":60},"input":{"description":"Fixed extra input sent as is (e.g. {output_format: png}).","type":"object","maxProperties":20}}};
 const schema73 = {"oneOf":[{"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"},{"type":"null"}]};
 const pattern24 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$", "u");
 const pattern25 = new RegExp("^[a-f0-9]{64}$", "u");
 const pattern26 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
+const pattern35 = new RegExp("^[1-9][0-9]{0,2}:[1-9][0-9]{0,2}$", "u");
 
 function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -1855,7 +1856,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!((((((((key0 === "name") || (key0 === "model")) || (key0 === "version")) || (key0 === "input_names")) || (key0 === "image_list")) || (key0 === "duration_format")) || (key0 === "frame_rate")) || (key0 === "input"))){
+if(!(func1.call(schema72.properties, key0))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -2681,10 +2682,11 @@ vErrors.push(err48);
 errors++;
 }
 }
-if(data.duration_format !== undefined){
-let data14 = data.duration_format;
-if(typeof data14 !== "string"){
-const err49 = {instancePath:instancePath+"/duration_format",schemaPath:"#/properties/duration_format/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.aspect_ratios !== undefined){
+let data14 = data.aspect_ratios;
+if(Array.isArray(data14)){
+if(data14.length > 20){
+const err49 = {instancePath:instancePath+"/aspect_ratios",schemaPath:"#/properties/aspect_ratios/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -2693,8 +2695,8 @@ vErrors.push(err49);
 }
 errors++;
 }
-if(!((((data14 === "integer") || (data14 === "string")) || (data14 === "seconds")) || (data14 === "frames"))){
-const err50 = {instancePath:instancePath+"/duration_format",schemaPath:"#/properties/duration_format/enum",keyword:"enum",params:{allowedValues: schema72.properties.duration_format.enum},message:"must be equal to one of the allowed values"};
+if(data14.length < 1){
+const err50 = {instancePath:instancePath+"/aspect_ratios",schemaPath:"#/properties/aspect_ratios/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -2703,11 +2705,12 @@ vErrors.push(err50);
 }
 errors++;
 }
-}
-if(data.frame_rate !== undefined){
-let data15 = data.frame_rate;
-if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-const err51 = {instancePath:instancePath+"/frame_rate",schemaPath:"#/properties/frame_rate/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const len0 = data14.length;
+for(let i0=0; i0<len0; i0++){
+let data15 = data14[i0];
+if(typeof data15 === "string"){
+if(!pattern35.test(data15)){
+const err51 = {instancePath:instancePath+"/aspect_ratios/" + i0,schemaPath:"#/properties/aspect_ratios/items/pattern",keyword:"pattern",params:{pattern: "^[1-9][0-9]{0,2}:[1-9][0-9]{0,2}$"},message:"must match pattern \""+"^[1-9][0-9]{0,2}:[1-9][0-9]{0,2}$"+"\""};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -2716,9 +2719,9 @@ vErrors.push(err51);
 }
 errors++;
 }
-if((typeof data15 == "number") && (isFinite(data15))){
-if(data15 > 60 || isNaN(data15)){
-const err52 = {instancePath:instancePath+"/frame_rate",schemaPath:"#/properties/frame_rate/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60},message:"must be <= 60"};
+}
+else {
+const err52 = {instancePath:instancePath+"/aspect_ratios/" + i0,schemaPath:"#/properties/aspect_ratios/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -2727,8 +2730,10 @@ vErrors.push(err52);
 }
 errors++;
 }
-if(data15 < 1 || isNaN(data15)){
-const err53 = {instancePath:instancePath+"/frame_rate",schemaPath:"#/properties/frame_rate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+else {
+const err53 = {instancePath:instancePath+"/aspect_ratios",schemaPath:"#/properties/aspect_ratios/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -2738,12 +2743,10 @@ vErrors.push(err53);
 errors++;
 }
 }
-}
-if(data.input !== undefined){
-let data16 = data.input;
-if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
-if(Object.keys(data16).length > 20){
-const err54 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
+if(data.duration_format !== undefined){
+let data16 = data.duration_format;
+if(typeof data16 !== "string"){
+const err54 = {instancePath:instancePath+"/duration_format",schemaPath:"#/properties/duration_format/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -2752,9 +2755,8 @@ vErrors.push(err54);
 }
 errors++;
 }
-}
-else {
-const err55 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!((((data16 === "integer") || (data16 === "string")) || (data16 === "seconds")) || (data16 === "frames"))){
+const err55 = {instancePath:instancePath+"/duration_format",schemaPath:"#/properties/duration_format/enum",keyword:"enum",params:{allowedValues: schema72.properties.duration_format.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -2764,14 +2766,74 @@ vErrors.push(err55);
 errors++;
 }
 }
-}
-else {
-const err56 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.frame_rate !== undefined){
+let data17 = data.frame_rate;
+if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
+const err56 = {instancePath:instancePath+"/frame_rate",schemaPath:"#/properties/frame_rate/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err56];
 }
 else {
 vErrors.push(err56);
+}
+errors++;
+}
+if((typeof data17 == "number") && (isFinite(data17))){
+if(data17 > 60 || isNaN(data17)){
+const err57 = {instancePath:instancePath+"/frame_rate",schemaPath:"#/properties/frame_rate/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60},message:"must be <= 60"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+if(data17 < 1 || isNaN(data17)){
+const err58 = {instancePath:instancePath+"/frame_rate",schemaPath:"#/properties/frame_rate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+}
+if(data.input !== undefined){
+let data18 = data.input;
+if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+if(Object.keys(data18).length > 20){
+const err59 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+else {
+const err60 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+}
+}
+else {
+const err61 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
 }
 errors++;
 }
@@ -5081,9 +5143,9 @@ const schema103 = {"type":"string","enum":["female","male","neutral"]};
 const schema104 = {"type":"string","enum":["young","middle_aged","old"]};
 const schema105 = {"type":"array","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"type":"string","maxLength":160,"pattern":"^[a-z0-9]+(?:-[a-z0-9]+)*$"}};
 const schema106 = {"type":"string","minLength":1,"maxLength":500,"pattern":"\\S"};
-const pattern43 = new RegExp("\\.(?:wav|mp3|ogg)$", "u");
-const pattern44 = new RegExp("^[a-z]{2,3}(?:-(?:[A-Z]{2}|[0-9]{3}))?$", "u");
-const pattern47 = new RegExp("^[a-z]{2,3}(?:-[a-z0-9]+)*(?:\\+[A-Za-z0-9_-]+)?$", "u");
+const pattern44 = new RegExp("\\.(?:wav|mp3|ogg)$", "u");
+const pattern45 = new RegExp("^[a-z]{2,3}(?:-(?:[A-Z]{2}|[0-9]{3}))?$", "u");
+const pattern48 = new RegExp("^[a-z]{2,3}(?:-[a-z0-9]+)*(?:\\+[A-Za-z0-9_-]+)?$", "u");
 
 function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5343,7 +5405,7 @@ vErrors.push(err22);
 errors++;
 }
 if(typeof data2 === "string"){
-if(!pattern43.test(data2)){
+if(!pattern44.test(data2)){
 const err23 = {instancePath:instancePath+"/preview",schemaPath:"#/properties/preview/pattern",keyword:"pattern",params:{pattern: "\\.(?:wav|mp3|ogg)$"},message:"must match pattern \""+"\\.(?:wav|mp3|ogg)$"+"\""};
 if(vErrors === null){
 vErrors = [err23];
@@ -5415,7 +5477,7 @@ const len0 = data4.length;
 for(let i0=0; i0<len0; i0++){
 let data5 = data4[i0];
 if(typeof data5 === "string"){
-if(!pattern44.test(data5)){
+if(!pattern45.test(data5)){
 const err29 = {instancePath:instancePath+"/locale/" + i0,schemaPath:"#/properties/locale/items/pattern",keyword:"pattern",params:{pattern: "^[a-z]{2,3}(?:-(?:[A-Z]{2}|[0-9]{3}))?$"},message:"must match pattern \""+"^[a-z]{2,3}(?:-(?:[A-Z]{2}|[0-9]{3}))?$"+"\""};
 if(vErrors === null){
 vErrors = [err29];
@@ -5742,7 +5804,7 @@ vErrors.push(err54);
 }
 errors++;
 }
-if(!pattern47.test(data13)){
+if(!pattern48.test(data13)){
 const err55 = {instancePath:instancePath+"/espeak_voice",schemaPath:"#/properties/espeak_voice/pattern",keyword:"pattern",params:{pattern: "^[a-z]{2,3}(?:-[a-z0-9]+)*(?:\\+[A-Za-z0-9_-]+)?$"},message:"must match pattern \""+"^[a-z]{2,3}(?:-[a-z0-9]+)*(?:\\+[A-Za-z0-9_-]+)?$"+"\""};
 if(vErrors === null){
 vErrors = [err55];
@@ -5875,7 +5937,7 @@ validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 exports.AvatarsDocument = validate65;
 const schema107 = {"description":"spec/avatars.yaml. Avatar ids are unique (checked at load).","type":"object","additionalProperties":false,"required":["avatars"],"properties":{"avatars":{"type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/$defs/Avatar"}}}};
 const schema108 = {"type":"object","additionalProperties":false,"required":["id","name","image","video","description","gender","style_tags"],"properties":{"id":{"$ref":"#/$defs/Slug"},"name":{"$ref":"#/$defs/Text160"},"image":{"$ref":"#/$defs/SvgPath"},"video":{"description":"A presenter clip (avatars/<id>.mp4), made on first request (src/media/catalog-samples.ts).","$ref":"#/$defs/RelPath","type":"string","pattern":"\\.(?:mp4|webm)$"},"description":{"$ref":"#/$defs/Text500"},"gender":{"$ref":"#/$defs/Gender"},"style_tags":{"$ref":"#/$defs/StyleTags"}}};
-const pattern51 = new RegExp("\\.(?:mp4|webm)$", "u");
+const pattern52 = new RegExp("\\.(?:mp4|webm)$", "u");
 
 function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -6091,7 +6153,7 @@ vErrors.push(err17);
 errors++;
 }
 if(typeof data3 === "string"){
-if(!pattern51.test(data3)){
+if(!pattern52.test(data3)){
 const err18 = {instancePath:instancePath+"/video",schemaPath:"#/properties/video/pattern",keyword:"pattern",params:{pattern: "\\.(?:mp4|webm)$"},message:"must match pattern \""+"\\.(?:mp4|webm)$"+"\""};
 if(vErrors === null){
 vErrors = [err18];

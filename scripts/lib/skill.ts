@@ -315,7 +315,7 @@ function previewRule(c: JsonObject | undefined): string[] {
   const p = c?.local_preview_pricing as JsonObject | undefined;
   if (!p) return [];
   return [
-    `The generation prices below are the models' own. In a deployment that does not run an entry's model, \`GET /models\` labels it \`engine: {kind: "local", preview: true}\` and prices it as a local preview: ${p.image} credits per image, ${p.video_per_second} per second of video; with \`local_fallback: "off"\` it is \`unavailable\` and a request is 400 \`engine_unavailable\`. Read each entry's \`engine\` and \`credits\` there before choosing; a generation's record carries the same \`engine\`.`,
+    `Prices below are the models'. Where a model does not run here, \`GET /models\` shows a local preview (\`engine.preview\`) at ${p.image} per image and ${p.video_per_second} per video second, or \`unavailable\` (400 \`engine_unavailable\`).`,
     '',
   ];
 }

@@ -276,3 +276,34 @@ t.test('a talking-avatar tier needs an avatar and takes no product image', async
   t.equal(product.status, 400);
   t.match(product.body.error.context.errors, [{ field: 'body.reference_image_urls' }]);
 });
+
+t.test(
+  'a frame the model does not make: a template asks for the nearest and is cropped to its own; an AI model request is a 400',
+  async (t) => {
+    const before = fal.requests.size;
+    const { g } = await generate({
+      type: 'video_ad',
+      template_slug: 'product-demo-showcase',
+      quality_tier: 'high',
+      duration: 4,
+      aspect_ratio: '4:5',
+      prompt: 'A red cube',
+      reference_image_urls: [productUrl],
+    });
+    t.equal(g.status, 'completed', JSON.stringify(g.error));
+    const [call] = [...fal.requests.values()].slice(before);
+    t.equal(call.input.aspect_ratio, '1:1', 'Veo makes 16:9, 9:16 and 1:1: the nearest to 4:5 is asked for');
+    const file = path.join(dir, 'veo-45.mp4');
+    fs.writeFileSync(file, await bytesOf(g.url));
+    const info = await probe(file);
+    t.same([info.width, info.height], [1080, 1350], 'the ad is the 4:5 frame asked for');
+
+    const ws = await app.workspace({ credits: 1000 });
+    const res = await app.request('POST', '/api/v1/generations', {
+      key: ws.key,
+      body: { type: 'ai_model', model_slug: 'veo-3', variant_id: 'fast', prompt: 'x', aspect_ratio: '4:5' },
+    });
+    t.equal(res.status, 400);
+    t.match(res.body.error.context.errors, [{ field: 'body.aspect_ratio', message: /16:9, 9:16, 1:1/ }]);
+  },
+);

@@ -348,6 +348,16 @@ function durationInput(seconds: number, model: ProviderModel): number | string {
  * gives (`provider.input_names`, defaults in spec/catalog-data.schema.yaml), then the fixed
  * `provider.input`.
  */
+/** `aspect` when the model makes it (or makes any), else the nearest frame it makes (by the log of the ratios). */
+export function nearestAspect(aspect: string, makes: readonly string[] | undefined): string {
+  if (!makes?.length || makes.includes(aspect)) return aspect;
+  const ratio = (a: string) => {
+    const [w, h] = a.split(':').map(Number);
+    return Math.log(w / h);
+  };
+  return makes.reduce((best, a) => (Math.abs(ratio(a) - ratio(aspect)) < Math.abs(ratio(best) - ratio(aspect)) ? a : best));
+}
+
 export async function inputsFor(job: GenerationJob, model: ProviderModel, defaultImageName: string): Promise<Record<string, unknown>> {
   const names = model.input_names ?? {};
   const video = job.output === 'video';
@@ -359,7 +369,7 @@ export async function inputsFor(job: GenerationJob, model: ProviderModel, defaul
   };
   const { prompt, images } = hostedRequest(job, { multipleImages: Boolean(model.image_list) });
   set(name('prompt', 'prompt'), prompt);
-  set(name('aspect_ratio', 'aspect_ratio'), job.aspectRatio);
+  set(name('aspect_ratio', 'aspect_ratio'), nearestAspect(job.aspectRatio, model.aspect_ratios));
   if (video) {
     const d = job.durationSeconds;
     set(name('duration', 'duration'), d === undefined ? undefined : durationInput(d, model));

@@ -147,6 +147,13 @@ function refuseUnusedByHostedModel(body: CreateGenerationBody, slug: string, v: 
   }
   if (given(body, 'aspect_ratio') && body.aspect_ratio !== 'auto' && names.aspect_ratio === null) {
     p.add('aspect_ratio', `does not apply: ${by}, which takes its frame from its input; omit it or give auto`);
+  } else if (
+    given(body, 'aspect_ratio') &&
+    body.aspect_ratio !== 'auto' &&
+    model.aspect_ratios &&
+    !model.aspect_ratios.includes(body.aspect_ratio!)
+  ) {
+    p.add('aspect_ratio', `must be one of ${model.aspect_ratios.join(', ')} (or auto): ${by}, which makes only those frames`);
   }
   const sizeless = names.resolution === null || v.output === 'image';
   if (given(body, 'resolution') && sizeless && body.resolution !== v.default_resolution) {
