@@ -13,6 +13,7 @@
 import type { components } from '../../generated/openapi.d.ts';
 import type { Config, ProviderConfig } from '../config.ts';
 import type { ProviderModel } from './generation.ts';
+import { hostedProviderOf } from './index.ts';
 import { comfyuiMakes } from './selfhosted/comfyui.ts';
 
 /** The contract's EngineLabel: who makes an entry here (kind unavailable only in the catalog). */
@@ -61,7 +62,7 @@ export function engineOfModel(cfg: EngineChoice, entry: CatalogModel): EngineLab
   if (selfHosted(cfg, entry)) return { kind: 'self_hosted', provider: 'comfyui', model: entry.model, preview: false, requires: null };
   const p = entry.provider;
   const requires = p ? PROVIDER_KEY_VARIABLE[p.name] : null;
-  if (p && cfg.provider[p.name]?.key) return { kind: 'hosted', provider: p.name, model: p.model, preview: false, requires: null };
+  if (p && hostedProviderOf(cfg.provider, p)) return { kind: 'hosted', provider: p.name, model: p.model, preview: false, requires: null };
   if (cfg.provider.localFallback === 'preview')
     return { kind: 'local', provider: 'local', model: LOCAL_MODEL[entry.output], preview: true, requires };
   return { kind: 'unavailable', provider: null, model: null, preview: false, requires };

@@ -105,11 +105,11 @@ interface Labelled<E> extends Entry<E> {
 
 /**
  * The hosted provider that makes a variant whose catalog entry names `model`, under this
- * configuration: its provider when that provider's key is set, else none (the local renderer).
- * The one rule both the worker (engineFor) and request validation (POST /generations, which
- * refuses inputs a hosted model cannot use before charging) apply.
+ * configuration: its provider when that provider's key is set, else none. The registry's hosted
+ * entries select by it, and so does the engine rule of the catalog, POST /generations and the
+ * worker (./catalog-engine.ts).
  */
-export function hostedProviderOf(cfg: ProviderConfig, model: ProviderModel | undefined): ProviderModel['name'] | undefined {
+export function hostedProviderOf(cfg: Partial<Pick<ProviderConfig, ProviderModel['name']>>, model: ProviderModel | undefined): ProviderModel['name'] | undefined {
   return model && cfg[model.name]?.key ? model.name : undefined;
 }
 
