@@ -109,7 +109,10 @@ interface Labelled<E> extends Entry<E> {
  * entries select by it, and so does the engine rule of the catalog, POST /generations and the
  * worker (./catalog-engine.ts).
  */
-export function hostedProviderOf(cfg: Partial<Pick<ProviderConfig, ProviderModel['name']>>, model: ProviderModel | undefined): ProviderModel['name'] | undefined {
+export function hostedProviderOf(
+  cfg: Partial<Pick<ProviderConfig, ProviderModel['name']>>,
+  model: ProviderModel | undefined,
+): ProviderModel['name'] | undefined {
   return model && cfg[model.name]?.key ? model.name : undefined;
 }
 

@@ -299,3 +299,18 @@ t.test('GET /models: without FAL_KEY they are local previews at the preview pric
     );
   }
 });
+
+t.test('Hailuo-02 Pro always makes 6 s: an AI model request may state 6 and no other duration', async (t) => {
+  const ws = await app.workspace({ credits: 1000 });
+  const body = { type: 'ai_model', model_slug: 'hailuo', variant_id: 'pro', prompt: 'A lemon', reference_image_urls: [productUrl] };
+  const six = await app.request('POST', '/api/v1/generations', { key: ws.key, body: { ...body, duration: 6 } });
+  t.equal(six.status, 200, six.text);
+  const ten = await app.request('POST', '/api/v1/generations', { key: ws.key, body: { ...body, duration: 10 } });
+  t.equal(ten.status, 400);
+  t.same(
+    ten.body.error.context.errors.map((e: { field: string }) => e.field),
+    ['body.duration'],
+    'one problem, naming duration',
+  );
+  t.match(ten.body.error.context.errors[0].message, /must be one of 6/);
+});
