@@ -11,6 +11,7 @@ import { FFMPEG_PATH } from '../../src/media/ffmpeg.ts';
 import { OPENAI_TONE_HZ, startOpenAiSpeechFake } from '../engines/fakes/openai-speech.ts';
 import { toneShare } from '../engines/fakes/tone.ts';
 import { startTestApp } from '../helpers/app.ts';
+import { createProject, edit } from '../editor/helpers.ts';
 
 const fake = await startOpenAiSpeechFake('sk-e2e-speech');
 t.teardown(() => fake.close());
@@ -113,3 +114,18 @@ t.test(
     t.ok(toneShare(first, 16000, OPENAI_TONE_HZ) > 0.5, 'the first word, timed from the transcription, is the tone');
   },
 );
+
+t.test("the editor's add_voiceover speaks through the configured engine too, in the catalog voice's mapping", async (t) => {
+  const ws = await app.workspace({ credits: 100 });
+  const project = await createProject(app, ws.key);
+  const before = fake.seen.filter((r) => r.path === '/v1/audio/speech').length;
+  const res = await edit(app, ws.key, project.id, [
+    { type: 'add_voiceover', text: 'Fresh lemons every morning', voice_id: 'marcus-narrator' },
+  ]);
+  t.equal(res.status, 200, res.text);
+  const spoken = fake.seen.filter((r) => r.path === '/v1/audio/speech').slice(before);
+  t.equal(spoken.length, 1, 'one speech request');
+  t.match(spoken[0].body, { voice: 'echo', input: 'Fresh lemons every morning' }, 'the voice SPEECH_VOICES maps marcus-narrator to');
+  const voice = (await app.request('GET', '/api/v1/editor/media?media_type=voice&limit=1', { key: ws.key })).body.data[0];
+  t.ok(voice.duration_seconds > 0.5, `the fake's audio was stored (${voice.duration_seconds} s)`);
+});

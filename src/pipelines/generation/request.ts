@@ -161,12 +161,10 @@ function refuseUnusedByHostedModel(body: CreateGenerationBody, slug: string, v: 
   }
   if (v.output === 'video' && given(body, 'duration') && names.duration === null) {
     // A model driven by a video or an audio track lasts as long as it; one that takes no duration
-    // makes its own length, which a request may state but not change.
-    const driven = v.input_mode.includes('video') || v.input_mode.includes('audio');
-    if (driven) p.add('duration', `does not apply: ${by}, whose output lasts as long as its input; omit it`);
-    else if (body.duration !== v.default_duration && !v.duration_options)
-      // (duration_options say it otherwise)
-      p.add('duration', `must be ${v.default_duration}: ${by}, which always makes ${v.default_duration} s; omit it`);
+    // makes its own length, which its duration_options state (a request may give it; others are
+    // refused there).
+    if (v.input_mode.includes('video') || v.input_mode.includes('audio'))
+      p.add('duration', `does not apply: ${by}, whose output lasts as long as its input; omit it`);
   }
   const refs = (body.reference_image_urls?.length ?? 0) + (body.reference_media_ids?.length ?? 0);
   if (refs > 1 && model.name !== 'openai' && !model.image_list) {

@@ -48,7 +48,11 @@ export interface SampleFile {
 
 /** What speaks a voice's sample: the process's speech engine (src/engines/speech/), handed in by the caller. */
 export interface Speaker {
-  synthesize(text: string, outFile: string, opts: { voice: string; timeoutMs?: number }): Promise<unknown>;
+  synthesize(
+    text: string,
+    outFile: string,
+    opts: { voice: string; catalogVoice?: { id: string; gender?: string; language?: string }; timeoutMs?: number },
+  ): Promise<unknown>;
 }
 
 /** Writes a sample into `out`. */
@@ -76,7 +80,12 @@ export function sampleFor(relPath: string): (SampleFile & { make: MakeSample }) 
 }
 
 async function makeVoiceSample(speech: Speaker, voice: RawVoice, out: string): Promise<void> {
-  await speech.synthesize(sampleText(voice), out, { voice: voice.espeak_voice, timeoutMs: 60_000 });
+  // The voice a customer gets from this deployment's speech engine (a hosted one maps the catalog voice).
+  await speech.synthesize(sampleText(voice), out, {
+    voice: voice.espeak_voice,
+    catalogVoice: { id: voice.id, gender: voice.gender, language: voice.locale[0]?.split('-')[0] },
+    timeoutMs: 60_000,
+  });
 }
 
 async function makeAvatarVideo(avatar: RawAvatar, out: string): Promise<void> {

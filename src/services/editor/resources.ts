@@ -14,6 +14,7 @@ import { customVoices, media, mediaTranscripts } from '../../db/schema/index.ts'
 import { ApiError, badRequest } from '../../errors.ts';
 import { inputArgs, runFfmpeg } from '../../media/ffmpeg.ts';
 import { ensureSoundEffect, SOUND_EFFECTS_BY_ID } from '../../media/sound-effects.ts';
+import { timedSpeech } from '../../engines/speech/timings.ts';
 import { engineFor } from '../../engines/index.ts';
 import { SpeechFailed, type SpokenWord } from '../../engines/speech/types.ts';
 import { TranscriptionFailed } from '../../engines/transcribe/types.ts';
@@ -149,17 +150,24 @@ export class EditResources {
   ): Promise<MediaInfo> {
     const key = `voiceover:${opIndex}:${JSON.stringify([text, voiceId, settings])}`;
     const row = await this.once(key, async () => {
-      const voice = await this.espeakVoice(voiceId, field);
+      const { espeak: voice, catalogVoice } = await this.voiceOf(voiceId, field);
       const id = randomUUID();
       const raw = await tempPath(this.ctx, 'voiceover');
       const out = `${raw}.wav`;
       try {
-        const speech = await engineFor('speech', this.ctx)
-          .synthesize(text, `${raw}-raw.wav`, { voice, speed: settings?.speed, pitch: settings?.pitch })
-          .catch((err: unknown) => {
-            if (err instanceof SpeechFailed) throw new ApiError('server_error', `Speech synthesis failed: ${err.message}`);
-            throw err;
-          });
+        // The configured speech engine in the catalog voice; its word timings from the engine, a
+        // transcription or an estimate (timedSpeech).
+        const speech = await timedSpeech(engineFor('speech', this.ctx), engineFor('transcribe', this.ctx), text, `${raw}-raw.wav`, {
+          voice,
+          catalogVoice,
+          speed: settings?.speed,
+          pitch: settings?.pitch,
+        }).catch((err: unknown) => {
+          if (err instanceof SpeechFailed)
+            // A provider's outage or rate limit is worth a retry (503); anything else is ours (500).
+            throw new ApiError(err.retryable ? 'service_unavailable' : 'server_error', `Speech synthesis failed: ${err.message}`);
+          throw err;
+        });
         const gain = settings?.volume_db ?? 0;
         // Resampled to 48 kHz stereo (the mixer's format), with the voice's gain applied.
         await runFfmpeg(
@@ -209,10 +217,18 @@ export class EditResources {
     return this.adopt(row);
   }
 
-  private async espeakVoice(voiceId: string | undefined, field: string): Promise<string> {
-    if (!voiceId) return loadCatalogData().voices[0].espeak_voice;
+  /** The voice: its eSpeak voice, and the catalog voice a hosted engine maps to one of its own. */
+  private async voiceOf(
+    voiceId: string | undefined,
+    field: string,
+  ): Promise<{ espeak: string; catalogVoice: { id: string; gender?: string; language?: string } }> {
+    const of = (v: { id: string; espeak_voice: string; gender: string; locale: string[] }) => ({
+      espeak: v.espeak_voice,
+      catalogVoice: { id: v.id, gender: v.gender, language: v.locale[0]?.split('-')[0] },
+    });
+    if (!voiceId) return of(loadCatalogData().voices[0]);
     const builtIn = findVoice(voiceId);
-    if (builtIn) return builtIn.espeak_voice;
+    if (builtIn) return of(builtIn);
     if (/^[0-9a-f-]{36}$/i.test(voiceId)) {
       const [clone] = await this.db
         .select()
@@ -222,7 +238,10 @@ export class EditResources {
         // A custom clone is approximated by the built-in voice of its language and gender.
         const lang = (clone.locale[0] ?? 'en-US').toLowerCase();
         const match = loadCatalogData().voices.find((v) => v.locale.some((l) => l.toLowerCase() === lang) && v.gender === clone.gender);
-        return match?.espeak_voice ?? `${lang.split('-')[0]}${clone.gender === 'male' ? '+m3' : '+f3'}`;
+        return {
+          espeak: match?.espeak_voice ?? `${lang.split('-')[0]}${clone.gender === 'male' ? '+m3' : '+f3'}`,
+          catalogVoice: { id: clone.id, gender: clone.gender ?? undefined, language: lang.split('-')[0] },
+        };
       }
     }
     throw new ApiError('not_found', `Voice ${voiceId} is not a voice of this workspace (see GET /assets voices)`, {
