@@ -35,6 +35,7 @@ interface FalOutput {
   has_nsfw_concepts?: boolean[];
 }
 
+/** fal's error bodies: {"detail": "…"} or {"detail": [{loc, msg, type}]}; type content_policy_violation is a content-policy refusal. */
 function readError(_status: number, body: unknown): ErrorReading {
   const detail = (body as { detail?: unknown } | undefined)?.detail;
   if (typeof detail === 'string') return { message: detail, contentPolicy: /content[_ ]policy/i.test(detail) };
@@ -53,6 +54,50 @@ export function falApp(endpointId: string): string {
   return endpointId.split('/').slice(0, 2).join('/');
 }
 
+/** The queue API at FAL_QUEUE_BASE with the `Authorization: Key …` header and fal's error bodies read (the speech engine's too). */
+export function falQueueApi(o: Omit<HostedOptions, 'fetcher' | 'pixelLimits'>): HostedApi {
+  return new HostedApi('fal', o, `Key ${o.key}`, readError);
+}
+
+const requestRoot = (ref: ProviderJobRef) => `/${ref.app}/requests/${encodeURIComponent(ref.id)}`;
+
+/** Submits `input` to the endpoint's queue: the request's reference (its id under the endpoint's app). */
+export async function falSubmit(api: HostedApi, endpointId: string, input: unknown, signal?: AbortSignal): Promise<ProviderJobRef> {
+  const submitted = (await api.call(`/${endpointId}`, { method: 'POST', json: input, signal })) as QueueStatus;
+  if (typeof submitted.request_id !== 'string' || !submitted.request_id)
+    throw new ProviderError('fal queued the request without a request_id', { retryable: true, code: 'provider_error' });
+  return { provider: 'fal', id: submitted.request_id, app: falApp(endpointId) };
+}
+
+/** Best effort: PUT …/cancel. */
+export async function falCancel(api: HostedApi, ref: ProviderJobRef): Promise<void> {
+  if (!ref.app) return;
+  await api.call(`${requestRoot(ref)}/cancel`, { method: 'PUT' }).catch(() => {});
+}
+
+/** Polls the request's status until COMPLETED (each other status to `onStatus`); past the job deadline it is canceled and a `timeout` thrown. */
+export async function falCompleted(
+  api: HostedApi,
+  ref: ProviderJobRef,
+  opts: { signal?: AbortSignal; onStatus?: (status: QueueStatus['status']) => void },
+): Promise<void> {
+  const { signal } = opts;
+  await api.pollUntil(
+    async () => {
+      const s = (await api.call(`${requestRoot(ref)}/status`, { method: 'GET', signal })) as QueueStatus;
+      if (s.status === 'COMPLETED') return true;
+      opts.onStatus?.(s.status);
+      return undefined;
+    },
+    { signal, startedAt: Date.now(), id: ref.id, onTimeout: () => falCancel(api, ref) },
+  );
+}
+
+/** A completed request's result: the model's output, or the model's error as a ProviderError. */
+export async function falOutput(api: HostedApi, ref: ProviderJobRef, signal?: AbortSignal): Promise<unknown> {
+  return api.call(requestRoot(ref), { method: 'GET', signal });
+}
+
 export class FalProvider implements Provider {
   readonly name = 'fal';
   private readonly api: HostedApi;
@@ -60,12 +105,11 @@ export class FalProvider implements Provider {
 
   constructor(o: HostedOptions) {
     this.o = o;
-    this.api = new HostedApi('fal', o, `Key ${o.key}`, readError);
+    this.api = falQueueApi(o);
   }
 
   async cancel(ref: ProviderJobRef): Promise<void> {
-    if (!ref.app) return;
-    await this.api.call(`/${ref.app}/requests/${encodeURIComponent(ref.id)}/cancel`, { method: 'PUT' }).catch(() => {});
+    await falCancel(this.api, ref);
   }
 
   async generate(job: GenerationJob, opts: GenerateOptions): Promise<ProviderResult> {
@@ -76,31 +120,18 @@ export class FalProvider implements Provider {
     progress(0);
     let ref = opts.resume?.provider === 'fal' && opts.resume.app ? opts.resume : undefined;
     if (!ref) {
-      const submitted = (await this.api.call(`/${model.model}`, {
-        method: 'POST',
-        json: await inputsFor(job, model, 'image_url'),
-        signal,
-      })) as QueueStatus;
-      if (typeof submitted.request_id !== 'string' || !submitted.request_id)
-        throw new ProviderError('fal queued the request without a request_id', { retryable: true, code: 'provider_error' });
-      ref = { provider: 'fal', id: submitted.request_id, app: falApp(model.model) };
+      ref = await falSubmit(this.api, model.model, await inputsFor(job, model, 'image_url'), signal);
       await opts.onSubmitted?.(ref);
     }
     progress(0.05);
-    const root = `/${ref.app}/requests/${encodeURIComponent(ref.id)}`;
     let polls = 0;
-    await this.api.pollUntil(
-      async () => {
-        const s = (await this.api.call(`${root}/status`, { method: 'GET', signal })) as QueueStatus;
-        if (s.status === 'COMPLETED') return true;
-        progress(Math.min(0.85, (s.status === 'IN_PROGRESS' ? 0.3 : 0.1) + 0.03 * ++polls));
-        return undefined;
-      },
-      { signal, startedAt: Date.now(), id: ref.id, onTimeout: () => this.cancel(ref) },
-    );
+    await falCompleted(this.api, ref, {
+      signal,
+      onStatus: (status) => progress(Math.min(0.85, (status === 'IN_PROGRESS' ? 0.3 : 0.1) + 0.03 * ++polls)),
+    });
     let out: FalOutput;
     try {
-      out = (await this.api.call(root, { method: 'GET', signal })) as FalOutput;
+      out = (await falOutput(this.api, ref, signal)) as FalOutput;
     } catch (err) {
       // The model failed the request: a new attempt must submit again, not read the same error.
       if (err instanceof ProviderError && !err.retryable) await opts.onSubmitted?.(null);
