@@ -104,6 +104,8 @@ export interface Config {
   speech: SpeechProviderConfig;
   /** Text-to-speech by ElevenLabs (unset key: not used). */
   elevenlabs: ElevenLabsConfig;
+  /** Text-to-speech on fal's queue (FAL_KEY, FAL_QUEUE_BASE; unset model: not used). */
+  falSpeech: FalSpeechConfig;
   /** Editor exports (timeline renders) a worker process runs at once. */
   exportConcurrency: number;
   /** Slideshows (slide renders and the carousel MP4) a worker process makes at once. */
@@ -201,6 +203,17 @@ export interface ElevenLabsConfig {
   baseUrl: string;
   key: string | undefined;
   model: string;
+  timeoutMs: number;
+  voices: VoiceMap;
+}
+
+/** The fal TTS endpoints the speech engine speaks the input of (src/engines/speech/fal.ts). */
+export const FAL_SPEECH_MODEL = /^fal-ai\/(kokoro\/[a-z-]+|elevenlabs\/tts\/[a-z0-9.-]+)$/;
+
+export interface FalSpeechConfig {
+  /** FAL_SPEECH_MODEL: a fal-ai/kokoro/… or fal-ai/elevenlabs/tts/… endpoint id; unset: fal does not speak. */
+  model: string | undefined;
+  /** Deadline of one narration chunk on fal's queue, submit to result (SPEECH_TIMEOUT_MS). */
   timeoutMs: number;
   voices: VoiceMap;
 }
@@ -521,7 +534,7 @@ function voiceMap(env: NodeJS.ProcessEnv, name: string, example: string): VoiceM
   return Object.fromEntries(entries.map(([k, v]) => [k.trim(), (v as string).trim()]));
 }
 
-function speechConfig(env: NodeJS.ProcessEnv): { speech: SpeechProviderConfig; elevenlabs: ElevenLabsConfig } {
+function speechConfig(env: NodeJS.ProcessEnv): { speech: SpeechProviderConfig; elevenlabs: ElevenLabsConfig; falSpeech: FalSpeechConfig } {
   const timeoutMs = int(env, 'SPEECH_TIMEOUT_MS', 120_000, 1000, 600_000);
   const format = (env.SPEECH_RESPONSE_FORMAT || 'wav').trim().toLowerCase();
   if (format !== 'wav' && format !== 'mp3')
@@ -542,7 +555,22 @@ function speechConfig(env: NodeJS.ProcessEnv): { speech: SpeechProviderConfig; e
       timeoutMs,
       voices: voiceMap(env, 'ELEVENLABS_VOICES', '{"ava-bright":"21m00Tcm4TlvDq8ikWAM"}'),
     },
+    falSpeech: {
+      model: falSpeechModel(env),
+      timeoutMs,
+      voices: voiceMap(env, 'FAL_SPEECH_VOICES', '{"ava-bright":"af_bella","male":"am_adam"}'),
+    },
   };
+}
+
+function falSpeechModel(env: NodeJS.ProcessEnv): string | undefined {
+  const model = env.FAL_SPEECH_MODEL?.trim();
+  if (!model) return undefined;
+  if (!FAL_SPEECH_MODEL.test(model))
+    throw new Error(
+      `Environment variable FAL_SPEECH_MODEL must be a fal Kokoro or ElevenLabs TTS endpoint id (fal-ai/kokoro/<language>, fal-ai/elevenlabs/tts/<model>), e.g. fal-ai/kokoro/american-english, got "${model}"`,
+    );
+  return model;
 }
 
 function writerConfig(env: NodeJS.ProcessEnv): WriterConfig {

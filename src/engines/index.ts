@@ -9,13 +9,16 @@
 //   lipsync     a lip-sync variant's video                    replicate, fal (named + keyed), local stand-in
 //   scene       a faceless video's scene still                local
 //   slide       a slideshow's slide                           local
-//   speech      narration with word timings                   elevenlabs (ELEVENLABS_API_KEY), openai-compatible
+//   speech      narration with word timings                   elevenlabs (ELEVENLABS_API_KEY), fal (FAL_KEY and
+//                                                             FAL_SPEECH_MODEL), openai-compatible
 //                                                             (SPEECH_PROVIDER_URL), espeak-ng
 //   transcribe  words and timings of recorded speech          openai-compatible (TRANSCRIPTION_PROVIDER_URL)
 //   stock       licensed stock photos and videos by query     pexels (PEXELS_API_KEY), pixabay (PIXABAY_API_KEY)
 //   render      an editor timeline to MP4                     ffmpeg
 //
-// The first engine whose condition holds is used. A hosted engine makes a generation when its
+// The first engine whose condition holds is used. Speech: a hosted voice the operator keyed
+// (ElevenLabs, then fal, whose FAL_KEY alone never speaks: FAL_SPEECH_MODEL must name its TTS
+// endpoint) before an OpenAI-compatible server, often a self-hosted one kept as the fallback. A hosted engine makes a generation when its
 // catalog variant names that provider (hostedProviderOf) and the provider's key is configured
 // (REPLICATE_API_TOKEN, FAL_KEY, OPENAI_API_KEY; ProviderConfig in src/config.ts and the README),
 // and the process has a fetcher for its outputs. A self-hosted ComfyUI server (COMFYUI_URL) makes
@@ -48,6 +51,7 @@ import { ffmpegRenderer } from './render/ffmpeg.ts';
 import type { RenderEngine } from './render/types.ts';
 import { createElevenLabsSpeech } from './speech/elevenlabs.ts';
 import { espeakNg } from './speech/espeak.ts';
+import { createFalSpeech } from './speech/fal.ts';
 import { createPexels, type StockEngineOptions } from './stock/pexels.ts';
 import { createPixabay } from './stock/pixabay.ts';
 import type { StockEngine } from './stock/types.ts';
@@ -83,7 +87,16 @@ export type GenerationCapability = 'image' | 'video' | 'lipsync';
 export interface EngineSetup {
   config: Pick<
     Config,
-    'provider' | 'comfyui' | 'writer' | 'transcription' | 'stock' | 'speech' | 'elevenlabs' | 'mediaMaxPixels' | 'mediaMaxDimension'
+    | 'provider'
+    | 'comfyui'
+    | 'writer'
+    | 'transcription'
+    | 'stock'
+    | 'speech'
+    | 'elevenlabs'
+    | 'falSpeech'
+    | 'mediaMaxPixels'
+    | 'mediaMaxDimension'
   >;
   /** Downloads hosted outputs; without one, generations are made locally. */
   fetcher?: GuardedFetcher;
@@ -189,6 +202,19 @@ const REGISTRY: {
       when: (s) => Boolean(s.config.elevenlabs.key),
       make: (s) => createElevenLabsSpeech({ ...s.config.elevenlabs, key: s.config.elevenlabs.key! }),
       label: (s) => hostedEngine('elevenlabs', s.config.elevenlabs.model),
+    },
+    {
+      when: (s) => Boolean(s.fetcher && s.config.provider.fal.key && s.config.falSpeech.model),
+      make: ({ config, fetcher }) =>
+        createFalSpeech({
+          ...config.falSpeech,
+          model: config.falSpeech.model!,
+          endpoint: { baseUrl: config.provider.fal.baseUrl, key: config.provider.fal.key! },
+          pollMs: config.provider.pollMs,
+          requestTimeoutMs: config.provider.requestTimeoutMs,
+          fetcher: fetcher!,
+        }),
+      label: (s) => hostedEngine('fal', s.config.falSpeech.model),
     },
     {
       when: (s) => Boolean(s.config.speech.url),

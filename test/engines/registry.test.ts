@@ -97,6 +97,29 @@ t.test('engines are made once per configuration', async (t) => {
   );
 });
 
+t.test(
+  'speech: ElevenLabs, then fal (FAL_KEY and FAL_SPEECH_MODEL, with a fetcher), then an OpenAI-compatible server, then eSpeak NG',
+  async (t) => {
+    const fal = { FAL_KEY: 'fal-x', FAL_SPEECH_MODEL: 'fal-ai/kokoro/american-english' };
+    const speech = { SPEECH_PROVIDER_URL: 'http://kokoro:8880/v1' };
+    const name = (env: Record<string, string>, withFetcher = true) =>
+      engineFor('speech', { config: loadConfig(env), ...(withFetcher ? { fetcher } : {}) }).name;
+    t.equal(name({ ...fal, ...speech, ELEVENLABS_API_KEY: 'xi' }), 'elevenlabs', 'ElevenLabs first');
+    t.equal(name({ ...fal, ...speech }), 'fal', 'then fal, before the OpenAI-compatible server');
+    t.equal(name({ ...fal }), 'fal');
+    t.equal(name({ FAL_KEY: 'fal-x', ...speech }), 'openai-compatible', 'FAL_KEY alone (for image and video models) does not speak');
+    t.equal(name({ FAL_SPEECH_MODEL: 'fal-ai/kokoro/american-english' }), 'espeak-ng', 'a model without FAL_KEY: not fal');
+    t.equal(name(fal, false), 'espeak-ng', 'no fetcher for the audio it answers: not fal');
+    t.same(
+      engineUseFor('speech', { config: loadConfig({ ...fal, FAL_SPEECH_MODEL: 'fal-ai/elevenlabs/tts/multilingual-v2' }), fetcher }),
+      { kind: 'hosted', provider: 'fal', model: 'fal-ai/elevenlabs/tts/multilingual-v2' },
+      'what records call it: hosted, fal, the endpoint',
+    );
+    t.throws(() => loadConfig({ FAL_SPEECH_MODEL: 'fal-ai/veo3' }), /FAL_SPEECH_MODEL must be a fal Kokoro or ElevenLabs TTS endpoint id/);
+    t.throws(() => loadConfig({ FAL_SPEECH_VOICES: '["af_heart"]' }), /FAL_SPEECH_VOICES must be a JSON object/);
+  },
+);
+
 t.test('a generation asks for image, video or lipsync', async (t) => {
   t.equal(generationCapability('image'), 'image');
   t.equal(generationCapability('image', ['text', 'image']), 'image');

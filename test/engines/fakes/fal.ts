@@ -36,6 +36,23 @@
 //     end_image_url (the fields the page lists that we could read; its interpolation settings are
 //     not modelled). The clip lasts num_frames / frames_per_second.
 // Hedra Character-3 is not served by fal (no model page for it), so it has no endpoint here.
+//
+// Text to speech (outputs {audio: File}, as the model pages and the generated endpoint types of
+// carlosdp/fal-rs fal/src/endpoints/fal_ai/{kokoro,elevenlabs/tts}/… say), answering ./tone.ts's
+// speech (a FAL_TONE_HZ burst per word: its length follows the text):
+//   fal-ai/kokoro/american-english    https://fal.ai/models/fal-ai/kokoro/american-english/llms.txt
+//     prompt (string), voice (one of its 20 voices af_heart … am_santa), speed 0.1..5,
+//     enable_safety_checker; answers a 24 kHz WAV.
+//   fal-ai/elevenlabs/tts/multilingual-v2   https://fal.ai/models/fal-ai/elevenlabs/tts/multilingual-v2/llms.txt
+//     text (required), voice (a premade voice's name: Rachel, Aria, Roger, …), stability,
+//     similarity_boost, style 0..1, speed 0.7..1.2, timestamps, previous_text, next_text,
+//     language_code; answers a 44.1 kHz MP3.
+// Lip sync: fal-ai/sync-lipsync/v2 (https://fal.ai/models/fal-ai/sync-lipsync/v2/llms.txt):
+//   video_url and audio_url required (URLs or data URIs), model lipsync-2|lipsync-2-pro, sync_mode
+//   cut_off|loop|bounce|silence|remap; answers {video: File}: the input video with the input audio
+//   as its sound, as long as the shorter of the two (cut_off, the default).
+// "throttle", "forbidden" and "slow" are read from a speech request's text as from a prompt;
+// "garbled" in it makes the file at the audio URL something that is not audio.
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -43,6 +60,10 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { inputArgs, runFfmpeg } from '../../../src/media/ffmpeg.ts';
 import { startFake, type Fake } from './common.ts';
+import { toneBytes, toneSpeech } from './tone.ts';
+
+/** The tone fal's speech is made of (./tone.ts). */
+export const FAL_TONE_HZ = 550;
 
 const KLING_I2V = ['fal-ai/kling-video/v2.1/standard/image-to-video', 'fal-ai/kling-video/v2.1/pro/image-to-video'];
 /** OmniHuman 1.5 (https://fal.ai/models/fal-ai/bytedance/omnihuman/v1.5/api): image_url and audio_url required, prompt and resolution optional. */
@@ -103,10 +124,64 @@ const SCHEMAS: Record<string, Record<string, Check>> = {
   },
 };
 
+const num =
+  (min: number, max: number): Check =>
+  (v) =>
+    typeof v !== 'number'
+      ? { msg: 'value is not a valid float', type: 'type_error.float' }
+      : v < min || v > max
+        ? { msg: `ensure this value is between ${min} and ${max}`, type: 'value_error.number.not_in_range' }
+        : undefined;
+const mediaUrl =
+  (kind: string): Check =>
+  (v) =>
+    typeof v === 'string' && new RegExp(`^(https?:|data:${kind}/)`).test(v)
+      ? undefined
+      : { msg: 'field required', type: 'value_error.missing' };
+const KOKORO_VOICES = ['heart', 'alloy', 'aoede', 'bella', 'jessica', 'kore', 'nicole', 'nova', 'river', 'sarah', 'sky']
+  .map((v) => `af_${v}`)
+  .concat(['adam', 'echo', 'eric', 'fenrir', 'liam', 'michael', 'onyx', 'puck', 'santa'].map((v) => `am_${v}`));
+/** The premade voices fal's ElevenLabs pages name. */
+const ELEVENLABS_NAMES = ['Rachel', 'Aria', 'Roger', 'Sarah', 'Laura', 'Charlie', 'George', 'Callum', 'River', 'Liam', 'Charlotte'];
+const KOKORO = 'fal-ai/kokoro/american-english';
+const ELEVENLABS_TTS = 'fal-ai/elevenlabs/tts/multilingual-v2';
+const LIPSYNC = 'fal-ai/sync-lipsync/v2';
+/** The text-to-speech endpoints: their text field, and the audio they answer. */
+const TTS: Record<string, { text: string; format: 'wav' | 'mp3'; rate: number }> = {
+  [KOKORO]: { text: 'prompt', format: 'wav', rate: 24000 },
+  [ELEVENLABS_TTS]: { text: 'text', format: 'mp3', rate: 44100 },
+};
+/** Required fields of the SCHEMAS endpoints that are not image-to-video (those require prompt and image_url). */
+const REQUIRED: Record<string, string[]> = { [KOKORO]: [], [ELEVENLABS_TTS]: ['text'], [LIPSYNC]: ['video_url', 'audio_url'] };
+const unit = num(0, 1);
+const AUDIO_SCHEMAS: Record<string, Record<string, Check>> = {
+  [KOKORO]: { prompt: str, voice: oneOf(...KOKORO_VOICES), speed: num(0.1, 5), enable_safety_checker: bool },
+  [ELEVENLABS_TTS]: {
+    text: str,
+    voice: oneOf(...ELEVENLABS_NAMES),
+    stability: unit,
+    similarity_boost: unit,
+    style: unit,
+    speed: num(0.7, 1.2),
+    timestamps: bool,
+    previous_text: str,
+    next_text: str,
+    language_code: str,
+  },
+  [LIPSYNC]: {
+    model: oneOf('lipsync-2', 'lipsync-2-pro'),
+    video_url: mediaUrl('video'),
+    audio_url: mediaUrl('audio'),
+    sync_mode: oneOf('cut_off', 'loop', 'bounce', 'silence', 'remap'),
+  },
+};
+Object.assign(SCHEMAS, AUDIO_SCHEMAS);
+
 /** What is wrong with `input` for a SCHEMAS endpoint, as fal's 422 detail lists it. */
-function schemaProblems(schema: Record<string, Check>, input: Record<string, unknown>) {
+function schemaProblems(endpoint: string, input: Record<string, unknown>) {
+  const schema = SCHEMAS[endpoint];
   const problems: Array<{ loc: string[]; msg: string; type: string }> = [];
-  for (const field of ['prompt', 'image_url'])
+  for (const field of REQUIRED[endpoint] ?? ['prompt', 'image_url'])
     if (input[field] === undefined) problems.push({ loc: ['body', field], msg: 'field required', type: 'value_error.missing' });
   for (const [field, value] of Object.entries(input)) {
     const check = schema[field];
@@ -255,6 +330,40 @@ async function talkingHead(imageUri: string, audioUri: string): Promise<Buffer> 
   }
 }
 
+/** The words a request says (its prompt, or a speech request's text), for the behaviours keyed on them. */
+function saidIn(input: Record<string, any>): string {
+  const said = input.prompt ?? input.text;
+  return typeof said === 'string' ? said : '';
+}
+
+/** The bytes of a URL the fake was sent: a data URI's, or a file fetched (as fal fetches its inputs). */
+async function bytesOf(url: string): Promise<Buffer> {
+  if (url.startsWith('data:')) return Buffer.from(url.split(',')[1] ?? '', 'base64');
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`${url}: ${res.status}`);
+  return Buffer.from(await res.arrayBuffer());
+}
+
+/** The video (a URL) with the audio (a URL) as its sound, as long as the shorter of the two (sync_mode cut_off): 10 fps H.264/AAC. */
+async function lipSynced(videoUrl: string, audioUrl: string): Promise<Buffer> {
+  const dir = path.join(os.tmpdir(), `fal-fake-${randomUUID()}`);
+  await mkdir(dir, { recursive: true });
+  try {
+    const [video, audio, out] = ['video', 'audio', 'out.mp4'].map((f) => path.join(dir, f));
+    await writeFile(video, await bytesOf(videoUrl));
+    await writeFile(audio, await bytesOf(audioUrl));
+    // biome-ignore format: ffmpeg's arguments read best as option-value pairs
+    await runFfmpeg([
+      '-i', video, '-i', audio, '-map', '0:v:0', '-map', '1:a:0',
+      '-vf', 'scale=trunc(iw/2)*2:trunc(ih/2)*2,fps=10,format=yuv420p',
+      '-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac', '-shortest', '-movflags', '+faststart', out,
+    ], { cwd: dir });
+    return await readFile(out);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 export async function startFalFake(key: string, options: FalFakeOptions = {}): Promise<FalFake> {
   const requests: FalFake['requests'] = new Map();
   const throttled = new Set<string>();
@@ -282,11 +391,11 @@ export async function startFalFake(key: string, options: FalFakeOptions = {}): P
       const input = req.body;
       if (!input || typeof input !== 'object' || Buffer.isBuffer(input))
         return json(422, { detail: [{ loc: ['body'], msg: 'field required', type: 'value_error.missing' }] });
-      const schema = SCHEMAS[endpoint];
-      const problems = schema ? schemaProblems(schema, input) : veoKlingOmniProblems(endpoint, input);
+      const problems = SCHEMAS[endpoint] ? schemaProblems(endpoint, input) : veoKlingOmniProblems(endpoint, input);
       if (problems.length) return json(422, { detail: problems });
-      if (/throttle/.test(input.prompt) && !throttled.has(input.prompt)) {
-        throttled.add(input.prompt);
+      const said = saidIn(input);
+      if (/throttle/.test(said) && !throttled.has(said)) {
+        throttled.add(said);
         return json(429, { detail: 'Rate limit exceeded. Please retry later.' }, { 'retry-after': '1' });
       }
       const id = randomUUID();
@@ -306,7 +415,7 @@ export async function startFalFake(key: string, options: FalFakeOptions = {}): P
     if (!m || !r || rootOf(r.endpoint) !== m[1]) return json(404, { detail: 'Request not found' });
     const root = `${fake.url}/${m[1]}/requests/${r.id}`;
     const sub = m[3];
-    const slow = (held || /slow/.test(r.input.prompt)) && !r.canceled;
+    const slow = (held || /slow/.test(saidIn(r.input))) && !r.canceled;
     if (sub === '/cancel') {
       if (req.method !== 'PUT') return json(405, { detail: 'Method Not Allowed' });
       if (!slow) return json(400, { status: 'ALREADY_COMPLETED' });
@@ -335,7 +444,7 @@ export async function startFalFake(key: string, options: FalFakeOptions = {}): P
       });
     }
     if (slow || r.polls < pollsNeeded) return json(400, { detail: 'Request is still in progress' });
-    if (/forbidden/.test(r.input.prompt)) {
+    if (/forbidden/.test(saidIn(r.input))) {
       return json(
         422,
         {
@@ -351,14 +460,32 @@ export async function startFalFake(key: string, options: FalFakeOptions = {}): P
         { 'x-fal-retryable': 'false' },
       );
     }
+    const tts = TTS[r.endpoint];
+    if (tts) {
+      const text: string = r.input[tts.text] ?? '';
+      // "garbled": a file that is not audio (what our checks must refuse).
+      const audio = /garbled/.test(text) ? Buffer.from(text) : await toneBytes(toneSpeech(text, tts.rate, FAL_TONE_HZ), tts.format);
+      const type = tts.format === 'wav' ? 'audio/wav' : 'audio/mpeg';
+      fake.files.set(`${r.id}.${tts.format}`, { type, bytes: audio });
+      return json(200, {
+        audio: {
+          url: `${fake.url}/files/${r.id}.${tts.format}`,
+          content_type: type,
+          file_name: `output.${tts.format}`,
+          file_size: audio.length,
+        },
+      });
+    }
     // Veo makes its sound unless generate_audio is false (its default is true); Kling makes none;
     // OmniHuman animates the portrait for as long as the audio, which it keeps.
     const bytes =
       r.endpoint === OMNIHUMAN
         ? await talkingHead(r.input.image_url, r.input.audio_url)
-        : SCHEMAS[r.endpoint]
-          ? await clip(r.endpoint, r.input)
-          : await footage(r.input.aspect_ratio ?? '16:9', !KLING_I2V.includes(r.endpoint) && r.input.generate_audio !== false);
+        : r.endpoint === LIPSYNC
+          ? await lipSynced(r.input.video_url, r.input.audio_url)
+          : SCHEMAS[r.endpoint]
+            ? await clip(r.endpoint, r.input)
+            : await footage(r.input.aspect_ratio ?? '16:9', !KLING_I2V.includes(r.endpoint) && r.input.generate_audio !== false);
     fake.files.set(`${r.id}.mp4`, { type: 'video/mp4', bytes });
     return json(200, {
       video: { url: `${fake.url}/files/${r.id}.mp4`, content_type: 'video/mp4', file_name: 'output.mp4', file_size: bytes.length },
