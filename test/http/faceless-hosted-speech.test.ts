@@ -3,15 +3,14 @@
 // the fake's audio (its 1000 Hz tone heard while the words are spoken), the fake received the
 // catalog voice mapped by SPEECH_VOICES, the script and the model, and the video's record says
 // which engine spoke and that the word timings were transcribed (stored, and in GET /videos/{id}).
-import { spawn } from 'node:child_process';
 import { eq } from 'drizzle-orm';
 import t from 'tap';
 import { facelessVideos } from '../../src/db/schema/index.ts';
-import { FFMPEG_PATH } from '../../src/media/ffmpeg.ts';
 import { OPENAI_TONE_HZ, startOpenAiSpeechFake } from '../engines/fakes/openai-speech.ts';
 import { toneShare } from '../engines/fakes/tone.ts';
 import { startTestApp } from '../helpers/app.ts';
 import { createProject, edit } from '../editor/helpers.ts';
+import { soundOf } from '../helpers/sound.ts';
 
 const fake = await startOpenAiSpeechFake('sk-e2e-speech');
 t.teardown(() => fake.close());
@@ -27,40 +26,6 @@ const app = await startTestApp(
   },
   { workers: true },
 );
-
-/** The MP4's sound as 16 kHz mono samples. */
-async function soundOf(url: string): Promise<Int16Array> {
-  const mp4 = Buffer.from(await (await fetch(url)).arrayBuffer());
-  return new Promise((resolve, reject) => {
-    const child = spawn(FFMPEG_PATH, [
-      '-hide_banner',
-      '-loglevel',
-      'error',
-      '-f',
-      'mp4',
-      '-i',
-      'pipe:0',
-      '-vn',
-      '-ac',
-      '1',
-      '-ar',
-      '16000',
-      '-f',
-      's16le',
-      'pipe:1',
-    ]);
-    const out: Buffer[] = [];
-    child.stdout.on('data', (c: Buffer) => out.push(c));
-    child.stdin.on('error', () => {});
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`ffmpeg exited ${code}`));
-      const all = Buffer.concat(out);
-      resolve(new Int16Array(all.buffer.slice(all.byteOffset, all.byteOffset + (all.length & ~1))));
-    });
-    child.stdin.end(mp4);
-  });
-}
 
 t.test(
   'the narration is the hosted engine’s audio, in the mapped voice, and the record says who spoke and how words were timed',

@@ -1,0 +1,26 @@
+// The sound of a delivered MP4, as 16 kHz mono samples (decoded by our ffmpeg), for tests that
+// listen for a fake's tone in a rendered video.
+import { spawn } from 'node:child_process';
+import { FFMPEG_PATH } from '../../src/media/ffmpeg.ts';
+
+/** The MP4 at `url`'s sound as 16 kHz mono 16-bit samples. */
+export async function soundOf(url: string): Promise<Int16Array> {
+  const mp4 = Buffer.from(await (await fetch(url)).arrayBuffer());
+  return new Promise((resolve, reject) => {
+    // biome-ignore format: ffmpeg's arguments read best as option-value pairs
+    const child = spawn(FFMPEG_PATH, [
+      '-hide_banner', '-loglevel', 'error', '-f', 'mp4', '-i', 'pipe:0',
+      '-vn', '-ac', '1', '-ar', '16000', '-f', 's16le', 'pipe:1',
+    ]);
+    const out: Buffer[] = [];
+    child.stdout.on('data', (c: Buffer) => out.push(c));
+    child.stdin.on('error', () => {});
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`ffmpeg exited ${code}`));
+      const all = Buffer.concat(out);
+      resolve(new Int16Array(all.buffer.slice(all.byteOffset, all.byteOffset + (all.length & ~1))));
+    });
+    child.stdin.end(mp4);
+  });
+}
