@@ -1,6 +1,7 @@
 // AI model variants made by hosted providers, end to end through the worker, against local fakes
 // of Replicate (predictions), fal (queue) and OpenAI (Images) that enforce each API's request
-// shape (test/engines/fakes/). One app for all three: queued → completed with the provider's
+// shape (test/engines/fakes/). Lip sync on fal: the source video and the audio track sent, the
+// fake's re-synced video (the clip with the new voice) delivered. One app for all three: queued → completed with the provider's
 // output stored as ours (real dimensions and durations), 429 → waited out (Retry-After) and
 // completed, content policy → failed and refunded once, past the job deadline → the provider's
 // job canceled, and a worker that crashed after submitting resumes polling without a new submit.
@@ -16,7 +17,9 @@ import { engineFor, hostedProviderOf } from '../../src/engines/index.ts';
 import { ReplicateProvider } from '../../src/engines/hosted/replicate.ts';
 import type { GenerationJob, ProviderJobRef } from '../../src/engines/generation.ts';
 import { startTestApp } from '../helpers/app.ts';
-import { png, startFake } from '../engines/fakes/common.ts';
+import { soundOf } from '../helpers/sound.ts';
+import { toneBytes, toneShare, toneSpeech } from '../engines/fakes/tone.ts';
+import { mp4, png, startFake } from '../engines/fakes/common.ts';
 import { startFalFake } from '../engines/fakes/fal.ts';
 import { startOpenAiFake } from '../engines/fakes/openai.ts';
 import { startReplicateFake } from '../engines/fakes/replicate.ts';
@@ -293,6 +296,52 @@ t.test('fal: Kling image-to-video with its reference image becomes the generatio
     ],
     'charged once, nothing refunded',
   );
+});
+
+t.test('fal: Lipsync 2 Pro re-syncs the source video to the audio track', async (t) => {
+  // The clip (3 s, 320×180, silent) and the new voice (a 300 Hz tone a little over 2 s long, MP3).
+  refs.files.set('lipsync-clip.mp4', { type: 'video/mp4', bytes: await mp4(320, 180, 3, '#00aa00') });
+  const voice = toneSpeech('Say it with sparkling water.', 44100, 300);
+  refs.files.set('lipsync-voice.mp3', { type: 'audio/mpeg', bytes: await toneBytes(voice, 'mp3') });
+  const { ws, g, charged } = await generate({
+    model_slug: 'lip-sync',
+    variant_id: 'lipsync-2-pro',
+    source_video_url: `${refs.url}/files/lipsync-clip.mp4`,
+    audio_url: `${refs.url}/files/lipsync-voice.mp3`,
+  });
+  t.equal(g.status, 'completed', JSON.stringify(g.error));
+  t.same(g.engine, { kind: 'hosted', provider: 'fal', model: 'fal-ai/sync-lipsync/v2', preview: false, requires: null }, 'made by fal');
+  const req = [...fal.requests.values()].find((r) => r.endpoint === 'fal-ai/sync-lipsync/v2')!;
+  t.ok(req, 'submitted to Sync Lipsync 2.0 on fal');
+  t.same(Object.keys(req.input).sort(), ['audio_url', 'model', 'video_url'], 'the video, the audio and the model: nothing else');
+  t.match(req.input, { model: 'lipsync-2-pro', video_url: /^data:video\/mp4;base64,/, audio_url: /^data:audio\/mpeg;base64,/ });
+  t.ok(
+    fal.seen.some((s) => s.path === `/fal-ai/sync-lipsync/requests/${req.id}/status`),
+    'status polled under the app root',
+  );
+  // The delivered video is the fake's: the source clip with the new voice as its sound, cut to the shorter.
+  const file = `${app.service.ctx.config.dataDir}/check-${g.id}.mp4`;
+  await (await import('node:fs/promises')).writeFile(file, await stored(g.url));
+  const info = await probe(file);
+  t.same([info.video_codec, info.width, info.height], ['h264', 320, 180], 'the source clip’s frame');
+  const voiceSeconds = voice.pcm.length / 44100;
+  t.ok(
+    Math.abs((info.duration_seconds ?? 0) - voiceSeconds) < 0.3,
+    `as long as the voice (${info.duration_seconds} s vs ${voiceSeconds} s)`,
+  );
+  t.equal(await hasAudio(g.id), true, 'with sound');
+  const sound = await soundOf(g.url);
+  t.ok(toneShare(sound, 16000, 300) > 0.3, 'the new voice is its sound');
+  const ledger = await sql`select reason, delta from credit_ledger where org_id = ${ws.orgId} order by id`;
+  t.same(
+    ledger.map((l) => [l.reason, l.delta]),
+    [
+      ['initial_grant', 1000],
+      ['generation_charge', -charged],
+    ],
+    'charged once, at the catalog price',
+  );
+  t.ok(charged >= 100, `the model's price (${charged} credits), not a preview's`);
 });
 
 t.test('OpenAI: generations, and edits with the reference images as image[]', async (t) => {

@@ -336,12 +336,13 @@ function saidIn(input: Record<string, any>): string {
   return typeof said === 'string' ? said : '';
 }
 
-/** The bytes of a URL the fake was sent: a data URI's, or a file fetched (as fal fetches its inputs). */
-async function bytesOf(url: string): Promise<Buffer> {
-  if (url.startsWith('data:')) return Buffer.from(url.split(',')[1] ?? '', 'base64');
+/** The bytes and type of a URL the fake was sent: a data URI's, or a file fetched (as fal fetches its inputs). */
+async function mediaOf(url: string): Promise<{ bytes: Buffer; type: string }> {
+  if (url.startsWith('data:'))
+    return { bytes: Buffer.from(url.split(',')[1] ?? '', 'base64'), type: /^data:([^;,]+)/.exec(url)?.[1] ?? '' };
   const res = await fetch(url);
   if (!res.ok) throw new Error(`${url}: ${res.status}`);
-  return Buffer.from(await res.arrayBuffer());
+  return { bytes: Buffer.from(await res.arrayBuffer()), type: res.headers.get('content-type') ?? '' };
 }
 
 /** The video (a URL) with the audio (a URL) as its sound, as long as the shorter of the two (sync_mode cut_off): 10 fps H.264/AAC. */
@@ -349,14 +350,19 @@ async function lipSynced(videoUrl: string, audioUrl: string): Promise<Buffer> {
   const dir = path.join(os.tmpdir(), `fal-fake-${randomUUID()}`);
   await mkdir(dir, { recursive: true });
   try {
-    const [video, audio, out] = ['video', 'audio', 'out.mp4'].map((f) => path.join(dir, f));
-    await writeFile(video, await bytesOf(videoUrl));
-    await writeFile(audio, await bytesOf(audioUrl));
+    const [video, audio] = await Promise.all([mediaOf(videoUrl), mediaOf(audioUrl)]);
+    const [videoFile, audioFile, out] = ['video', 'audio', 'out.mp4'].map((f) => path.join(dir, f));
+    await writeFile(videoFile, video.bytes);
+    await writeFile(audioFile, audio.bytes);
     // biome-ignore format: ffmpeg's arguments read best as option-value pairs
     await runFfmpeg([
-      '-i', video, '-i', audio, '-map', '0:v:0', '-map', '1:a:0',
+      ...inputArgs({ path: videoFile, type: video.type }),
+      ...inputArgs({ path: audioFile, type: audio.type }),
+      '-map', '0:v:0', '-map', '1:a:0',
       '-vf', 'scale=trunc(iw/2)*2:trunc(ih/2)*2,fps=10,format=yuv420p',
-      '-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac', '-shortest', '-movflags', '+faststart', out,
+      // -shortest alone overshoots by the frames the filters buffer; these keep it to a frame or so.
+      '-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac', '-shortest', '-fflags', '+shortest', '-max_interleave_delta', '100M',
+      '-movflags', '+faststart', out,
     ], { cwd: dir });
     return await readFile(out);
   } finally {
