@@ -2,7 +2,7 @@
 // slideshow's or faceless video's `engines`): kind, provider and model, decided by the registry
 // entry that made it (src/engines/index.ts `label`) when the stage that called it ran, and kept
 // in the stage runner's record of that stage (src/kernel/stages.ts, `runs[stage].engines`).
-//   hosted       a provider's cloud service (ElevenLabs, Pexels, Pixabay, api.openai.com, and an
+//   hosted       a provider's cloud service (ElevenLabs, fal, Pexels, Pixabay, api.openai.com, and an
 //                OpenAI-compatible server at a public address or name);
 //   self_hosted  an OpenAI-compatible server of the operator's own: its base URL is a loopback,
 //                private-network or otherwise non-public address, localhost, a name without a
@@ -47,7 +47,7 @@ export function openAiCompatible(url: string, model: string | undefined): Engine
   return { kind: openai ? 'hosted' : serverKind(url), provider: openai ? 'openai' : 'openai-compatible', model: modelName(model) };
 }
 
-/** A hosted provider's engine (elevenlabs, pexels, pixabay). */
+/** A hosted provider's engine (elevenlabs, fal, pexels, pixabay). */
 export const hostedEngine = (provider: string, model?: string): EngineUse => ({ kind: 'hosted', provider, model: modelName(model) });
 
 /** One of the service's own engines, by name (local-writer, espeak-ng, ffmpeg, ...). */

@@ -1,4 +1,5 @@
-// What the hosted speech engines (./openai-compatible.ts, ./elevenlabs.ts) share:
+// What the hosted speech engines (./openai-compatible.ts, ./elevenlabs.ts; ./fal.ts, whose
+// requests go through fal's queue, uses decodeSpeech and speakInChunks) share:
 //   - postSpeech: one POST to the provider at its configured base URL (operator configuration,
 //     so plain fetch) with a deadline (SPEECH_TIMEOUT_MS) and a capped answer; a 429 waited out in
 //     place as Retry-After says (a few times, each at most 30 s), then a retryable SpeechFailed

@@ -1,7 +1,7 @@
 // The speech capability: text → a WAV file, with its duration and each word's timing. Engines,
 // chosen by the registry (../index.ts): ElevenLabs (./elevenlabs.ts) and eSpeak NG (./espeak.ts)
-// time words themselves; an OpenAI-compatible server (./openai-compatible.ts) does not, so its
-// words are estimated from the audio, and ./timings.ts replaces them by a transcription of the
+// time words themselves; fal's TTS endpoints (./fal.ts) and an OpenAI-compatible server
+// (./openai-compatible.ts) do not, so their words are estimated from the audio, and ./timings.ts replaces them by a transcription of the
 // audio when a transcribe engine is configured. `timings` says which.
 import type { components } from '../../../generated/openapi.d.ts';
 import { ProviderError } from '../generation.ts';
