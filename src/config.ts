@@ -184,7 +184,7 @@ export interface TranscriptionConfig {
   timeoutMs: number;
 }
 
-/** Catalog voice ids (or `female`, `male`, `default`) → a provider's voice (SPEECH_VOICES, ELEVENLABS_VOICES). */
+/** Catalog voice ids (or `female`, `male`, `default`) → a provider's voice (SPEECH_VOICES, ELEVENLABS_VOICES, FAL_SPEECH_VOICES). */
 export type VoiceMap = Record<string, string>;
 
 export interface SpeechProviderConfig {
@@ -514,7 +514,7 @@ function transcriptionConfig(env: NodeJS.ProcessEnv): TranscriptionConfig {
   };
 }
 
-/** A JSON object of non-empty strings (SPEECH_VOICES, ELEVENLABS_VOICES); unset: empty. */
+/** A JSON object of non-empty strings (SPEECH_VOICES, ELEVENLABS_VOICES, FAL_SPEECH_VOICES); unset: empty. */
 function voiceMap(env: NodeJS.ProcessEnv, name: string, example: string): VoiceMap {
   const raw = env[name]?.trim();
   if (!raw) return {};

@@ -34,7 +34,7 @@ export interface CatalogVoice {
 export interface SpeechOptions {
   /** eSpeak NG voice: language[+variant], e.g. en-us+f3. */
   voice: string;
-  /** The catalog voice: hosted engines map its id (SPEECH_VOICES, ELEVENLABS_VOICES), else its gender, to a voice of theirs. */
+  /** The catalog voice: hosted engines map its id (SPEECH_VOICES, ELEVENLABS_VOICES, FAL_SPEECH_VOICES), else its gender, to a voice of theirs. */
   catalogVoice?: CatalogVoice;
   /** Speaking rate multiplier, 1 = 175 words per minute. */
   speed?: number;

@@ -1,5 +1,5 @@
 // Which voice of a hosted speech engine speaks a catalog voice: the operator's map (SPEECH_VOICES,
-// ELEVENLABS_VOICES: `{"<catalog voice id>": "<provider voice>"}`, with optional `female`, `male`,
+// ELEVENLABS_VOICES, FAL_SPEECH_VOICES: `{"<catalog voice id>": "<provider voice>"}`, with optional `female`, `male`,
 // `neutral` and `default` entries), else the engine's default for the voice's gender. A caller
 // that names no catalog voice (a voice sample, the editor's add_voiceover) is mapped by the
 // gender of its eSpeak voice's variant (+f3 female, +m3 male).
