@@ -70,7 +70,15 @@ export async function startFake(handler: Handler): Promise<Fake> {
       entry.body = Symbol.for('unparseable');
     }
     seen.push(entry);
-    await handler(entry, res, json);
+    try {
+      await handler(entry, res, json);
+    } catch (err) {
+      // A fake that breaks answers as a failing server would (and says why), instead of taking the
+      // test process down with it.
+      process.stderr.write(`fake ${entry.method} ${entry.path} failed: ${(err as Error)?.stack ?? err}\n`);
+      if (!res.headersSent) json(500, { detail: `the fake failed: ${(err as Error)?.message ?? err}` });
+      else res.destroy();
+    }
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
