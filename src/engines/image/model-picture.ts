@@ -176,6 +176,7 @@ export async function makePicture(
     providerModel: engine.use.kind === 'hosted' ? variant.provider : undefined,
   };
   const t0 = performance.now();
+  await fs.mkdir(opts.workDir, { recursive: true });
   let submitted: ProviderJobRef | undefined = jobs.stored;
   const made = await runProviderJob(engine.setup, engineFor('image', { ...engine.setup, model: job.providerModel }), job, {
     ...opts,
@@ -189,7 +190,7 @@ export async function makePicture(
     },
   });
   const bytes = await fs.readFile(made.path);
-  await fs.rm(made.path, { force: true });
+  await fs.rm(opts.workDir, { recursive: true, force: true });
   return {
     bytes,
     contentType: made.contentType,
