@@ -16,6 +16,7 @@ import type { components as CatalogSchema } from '../../../generated/catalog-dat
 import type { EngineUse } from '../engine-use.ts';
 import { engineOfModel, type EngineChoice } from '../catalog-engine.ts';
 import type { GenerateOptions, GenerationJob, ProviderJobRef } from '../generation.ts';
+import { nearestAspect } from '../hosted/hosted.ts';
 import { engineFor, type EngineSetup } from '../index.ts';
 import { runProviderJob, type JobStore } from '../resumable.ts';
 
@@ -209,13 +210,8 @@ export async function makePicture(
   };
 }
 
-/** The W:H among those image models commonly take that is nearest to width × height. */
-export function nearestAspect(width: number, height: number): string {
-  const ratios = ['1:1', '16:9', '9:16', '4:3', '3:4', '3:2', '2:3', '5:4', '4:5'];
-  const target = Math.log(width / height);
-  const of = (r: string) => {
-    const [w, h] = r.split(':').map(Number);
-    return Math.abs(Math.log(w / h) - target);
-  };
-  return ratios.reduce((best, r) => (of(r) < of(best) ? r : best));
-}
+/** Frames image models commonly make (Flux, Gemini, GPT Image's nearest sizes). */
+const COMMON_FRAMES = ['1:1', '16:9', '9:16', '4:3', '3:4', '3:2', '2:3', '5:4', '4:5'];
+
+/** The W:H among the frames image models commonly make that is nearest to width × height (a slide's picture slot). */
+export const frameFor = (width: number, height: number): string => nearestAspect(`${width}:${height}`, COMMON_FRAMES);

@@ -27,7 +27,7 @@ import { SlideInputError, type SlideLayout, type SlidePalette } from '../../engi
 import { engineFor } from '../../engines/index.ts';
 import type { ProviderJobRef } from '../../engines/generation.ts';
 import { ProviderError } from '../../engines/generation.ts';
-import { choosePicture, makePicture, nearestAspect, type PictureFallback, type PictureRecord } from '../../engines/image/model-picture.ts';
+import { choosePicture, frameFor, makePicture, type PictureFallback, type PictureRecord } from '../../engines/image/model-picture.ts';
 import { itemJob, itemState, type ItemState } from '../../kernel/item-state.ts';
 import { findAiModel, PREVIEWS_DIR_URL } from '../../services/catalog/catalog-data.ts';
 import { overlayTextColours, slideGeometry, slidePalette } from '../../engines/local/slide.ts';
@@ -367,7 +367,7 @@ async function slidePicture(
       variant: chosen.variant,
       key: `slideshow:${s.id}:slide:${i}`,
       prompt: slidePrompt(spec, copy, i, Boolean(product)),
-      aspectRatio: fullBleed ? spec.aspectRatio : nearestAspect(slot.w, slot.h),
+      aspectRatio: fullBleed ? spec.aspectRatio : frameFor(slot.w, slot.h),
       width: slot.w,
       height: slot.h,
       image: product,
