@@ -23,7 +23,6 @@ import {
   type GenerateOptions,
   type GenerationJob,
   type Provider,
-  type ProviderJobRef,
   type ProviderResult,
 } from '../../engines/generation.ts';
 import { isNotFound } from '../../storage/index.ts';
