@@ -1086,7 +1086,7 @@ export interface components {
             timings: "engine" | "transcribed" | "estimated" | null;
         };
         /**
-         * @description Which engines made a slideshow or a faceless video, by capability: write (the script or the slides' copy), scene (a faceless scene's picture), stock (the stock library its scenes were searched in), slide (a slide's picture), speech (the narration), transcribe (the narration's word timings, when transcribed), render (the MP4). A capability is listed once the stage that used it has finished, as it was configured then. Absent: not used (a given script needs no writer; no stock library without FACELESS_SCENE_SOURCE=stock_photo), not run yet, or not recorded (records made before engines were recorded have no entries).
+         * @description Which engines made a slideshow or a faceless video, by capability: write (the script or the slides' copy), image (the AI image model that made the slides' or scenes' pictures: SLIDESHOW_IMAGE_MODEL, FACELESS_IMAGE_MODEL; its model as the provider names it), scene (a faceless scene's picture), stock (the stock library its scenes were searched in), slide (a slide's picture), speech (the narration), transcribe (the narration's word timings, when transcribed), render (the MP4). A capability is listed once the stage that used it has finished, as it was configured then. Absent: not used (a given script needs no writer; no stock library without FACELESS_SCENE_SOURCE=stock_photo; no image model when none is configured or no engine of this deployment makes it), not run yet, or not recorded (records made before engines were recorded have no entries).
          * @example {
          *       "write": {
          *         "kind": "local",
@@ -1118,6 +1118,7 @@ export interface components {
          */
         RecordEngines: {
             write?: components["schemas"]["EngineUse"];
+            image?: components["schemas"]["EngineUse"];
             scene?: components["schemas"]["EngineUse"];
             stock?: components["schemas"]["EngineUse"];
             slide?: components["schemas"]["EngineUse"];
@@ -1133,11 +1134,11 @@ export interface components {
              */
             media_id: string;
             /**
-             * @description stock: a stock photo (FACELESS_SCENE_SOURCE=stock_photo) cropped to the frame, credited in `attribution`; drawn: drawn by the local scene renderer (also a stock scene for which no photo was found).
+             * @description stock: a stock photo (FACELESS_SCENE_SOURCE=stock_photo) cropped to the frame, credited in `attribution`; model: a picture made by the AI image model (FACELESS_SCENE_SOURCE=image_model; `engines.image` names it); drawn: drawn by the local scene renderer (also a stock scene for which no photo was found, and a model scene when no engine of this deployment makes the model).
              * @enum {string}
              */
-            source: "drawn" | "stock";
-            /** @description Whom to credit for a stock photo, as its provider asks; null for a drawn scene. */
+            source: "drawn" | "stock" | "model";
+            /** @description Whom to credit for a stock photo, as its provider asks; null for a drawn or model scene. */
             attribution: components["schemas"]["StockAttribution"] | null;
         };
         /**

@@ -112,8 +112,15 @@ export interface Config {
   slideshowConcurrency: number;
   /** Faceless videos a worker process makes at once. */
   facelessConcurrency: number;
-  /** What a faceless video's scenes are made from (FACELESS_SCENE_SOURCE): drawn here, or stock photos found for each scene's text. */
+  /**
+   * What a faceless video's scenes are made from (FACELESS_SCENE_SOURCE): drawn here, stock photos
+   * found for each scene's text, or pictures of the image model FACELESS_IMAGE_MODEL.
+   */
   facelessSceneSource: FacelessSceneSource;
+  /** The AI image model (catalog slug) that makes a slideshow's slide pictures (SLIDESHOW_IMAGE_MODEL; unset: drawn here). */
+  slideshowImageModel: string | undefined;
+  /** The AI image model (catalog slug) that makes faceless scenes with FACELESS_SCENE_SOURCE=image_model (FACELESS_IMAGE_MODEL). */
+  facelessImageModel: string | undefined;
   /** Stock media providers (the stock capability, src/engines/stock/); a key unset: that provider is not used. */
   stock: StockConfig;
   /** Largest editor upload (multipart; JSON uploads are also capped at 25 MB decoded). */
@@ -250,7 +257,7 @@ export interface ProviderEndpoint {
   key: string | undefined;
 }
 
-export type FacelessSceneSource = 'image' | 'stock_photo';
+export type FacelessSceneSource = 'image' | 'stock_photo' | 'image_model';
 
 /** Stock media providers, tried in this order; the timeout of one search is PROVIDER_TIMEOUT_MS. */
 export interface StockConfig {
@@ -336,20 +343,40 @@ function stockConfig(env: NodeJS.ProcessEnv): StockConfig {
   };
 }
 
-/** FACELESS_SCENE_SOURCE; a stock source needs a stock provider's key. */
-function facelessSceneSource(env: NodeJS.ProcessEnv, stock: StockConfig): FacelessSceneSource {
+/** FACELESS_SCENE_SOURCE; a stock source needs a stock provider's key, an image-model source FACELESS_IMAGE_MODEL. */
+function facelessSceneSource(env: NodeJS.ProcessEnv, stock: StockConfig, imageModel: string | undefined): FacelessSceneSource {
   const raw = (env.FACELESS_SCENE_SOURCE || 'image').trim().toLowerCase();
   if (raw === 'stock_video') {
     throw new Error(
-      "FACELESS_SCENE_SOURCE=stock_video is not available yet (a faceless video's timeline holds still scenes only); use stock_photo or image",
+      "FACELESS_SCENE_SOURCE=stock_video is not available yet (a faceless video's timeline holds still scenes only); use stock_photo, image_model or image",
     );
   }
-  if (raw !== 'image' && raw !== 'stock_photo') {
-    throw new Error(`Environment variable FACELESS_SCENE_SOURCE must be "image" or "stock_photo", got "${env.FACELESS_SCENE_SOURCE}"`);
+  if (raw !== 'image' && raw !== 'stock_photo' && raw !== 'image_model') {
+    throw new Error(
+      `Environment variable FACELESS_SCENE_SOURCE must be "image", "stock_photo" or "image_model", got "${env.FACELESS_SCENE_SOURCE}"`,
+    );
   }
   if (raw === 'stock_photo' && !stock.pexels.key && !stock.pixabay.key) {
     throw new Error('FACELESS_SCENE_SOURCE=stock_photo needs a stock media provider: set PEXELS_API_KEY or PIXABAY_API_KEY');
   }
+  if (raw === 'image_model' && !imageModel) {
+    throw new Error(
+      'FACELESS_SCENE_SOURCE=image_model needs FACELESS_IMAGE_MODEL: the slug of an AI image model of the catalog (e.g. flux-image)',
+    );
+  }
+  return raw;
+}
+
+/**
+ * SLIDESHOW_IMAGE_MODEL, FACELESS_IMAGE_MODEL: the slug of an AI model of the catalog (unset:
+ * none). Whether the catalog has it and it makes images is checked at start-up against the
+ * catalog (src/boot/image-models.ts), which this module cannot read.
+ */
+function imageModelSlug(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const raw = env[name]?.trim();
+  if (!raw) return undefined;
+  if (!/^[a-z0-9][a-z0-9._-]{0,159}$/.test(raw))
+    throw new Error(`Environment variable ${name} must be the slug of an AI model of the catalog (e.g. flux-image), got "${env[name]}"`);
   return raw;
 }
 
@@ -832,7 +859,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     slideshowConcurrency: int(env, 'SLIDESHOW_CONCURRENCY', 1, 1, 16),
     facelessConcurrency: int(env, 'FACELESS_CONCURRENCY', 1, 1, 16),
     stock,
-    facelessSceneSource: facelessSceneSource(env, stock),
+    slideshowImageModel: imageModelSlug(env, 'SLIDESHOW_IMAGE_MODEL'),
+    facelessImageModel: imageModelSlug(env, 'FACELESS_IMAGE_MODEL'),
+    facelessSceneSource: facelessSceneSource(env, stock, imageModelSlug(env, 'FACELESS_IMAGE_MODEL')),
     editorUploadMaxBytes: int(env, 'EDITOR_UPLOAD_MAX_BYTES', 500 * 1024 * 1024, 1024),
     ffmpegMaxMemoryMb: int(env, 'FFMPEG_MAX_MEMORY_MB', 4096, 0),
     mediaMaxPixels: int(env, 'MEDIA_MAX_PIXELS', 40_000_000, 1),

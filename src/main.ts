@@ -11,6 +11,7 @@ const life = handleSignals('media-api');
 const { loadConfig } = await import('./config.ts');
 const { createLogger } = await import('./logger.ts');
 const { BindError } = await import('./operations/registry.ts');
+const { ImageModelConfigError } = await import('./boot/image-models.ts');
 const { startService } = await import('./server.ts');
 const { StorageUnavailable } = await import('./storage/index.ts');
 const { ensureDemoWorkspace } = await import('./services/workspaces/demo.ts');
@@ -29,7 +30,7 @@ let service: Awaited<ReturnType<typeof startService>> | undefined;
 try {
   service = await startService({ config, log, signal: life.signal });
 } catch (err) {
-  if (err instanceof BindError || err instanceof StorageUnavailable) {
+  if (err instanceof BindError || err instanceof StorageUnavailable || err instanceof ImageModelConfigError) {
     process.stderr.write(`${err.message}\n`);
     process.exit(78);
   }

@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { PgBoss } from 'pg-boss';
+import { checkImageModels } from './boot/image-models.ts';
 import { loadConfig, type Config } from './config.ts';
 import type { AppContext } from './context.ts';
 import { ShutdownRequested } from './lifecycle.ts';
@@ -86,6 +87,8 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
   configureMediaLimits({ maxMemoryMb: config.ffmpegMaxMemoryMb, maxPixels: config.mediaMaxPixels });
   const api = opts.api ?? true;
   const workers = opts.workers ?? !config.apiOnly;
+  // The image models the pipelines are configured with are the catalog's, or boot is refused.
+  checkImageModels(config);
   // Bind first: a contract/handler mismatch refuses boot before anything is started.
   const handlers = api ? bindHandlers() : undefined;
   checkSignal();

@@ -12,6 +12,7 @@ const { loadConfig } = await import('./config.ts');
 const { createLogger } = await import('./logger.ts');
 const { startService } = await import('./server.ts');
 const { StorageUnavailable } = await import('./storage/index.ts');
+const { ImageModelConfigError } = await import('./boot/image-models.ts');
 
 const config = loadConfig();
 const log = createLogger(config.logLevel);
@@ -25,7 +26,7 @@ try {
   life.onShutdown(() => service.stop());
   process.stdout.write(`media-api worker: running queues against ${config.databaseUrl ? 'DATABASE_URL' : config.dataDir}\n`);
 } catch (err) {
-  if (err instanceof StorageUnavailable) {
+  if (err instanceof StorageUnavailable || err instanceof ImageModelConfigError) {
     process.stderr.write(`${err.message}\n`);
     process.exit(78);
   }

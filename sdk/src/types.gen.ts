@@ -406,10 +406,11 @@ export type SpeechEngineUse = {
 };
 
 /**
- * Which engines made a slideshow or a faceless video, by capability: write (the script or the slides' copy), scene (a faceless scene's picture), stock (the stock library its scenes were searched in), slide (a slide's picture), speech (the narration), transcribe (the narration's word timings, when transcribed), render (the MP4). A capability is listed once the stage that used it has finished, as it was configured then. Absent: not used (a given script needs no writer; no stock library without FACELESS_SCENE_SOURCE=stock_photo), not run yet, or not recorded (records made before engines were recorded have no entries).
+ * Which engines made a slideshow or a faceless video, by capability: write (the script or the slides' copy), image (the AI image model that made the slides' or scenes' pictures: SLIDESHOW_IMAGE_MODEL, FACELESS_IMAGE_MODEL; its model as the provider names it), scene (a faceless scene's picture), stock (the stock library its scenes were searched in), slide (a slide's picture), speech (the narration), transcribe (the narration's word timings, when transcribed), render (the MP4). A capability is listed once the stage that used it has finished, as it was configured then. Absent: not used (a given script needs no writer; no stock library without FACELESS_SCENE_SOURCE=stock_photo; no image model when none is configured or no engine of this deployment makes it), not run yet, or not recorded (records made before engines were recorded have no entries).
  */
 export type RecordEngines = {
     write?: EngineUse;
+    image?: EngineUse;
     scene?: EngineUse;
     stock?: EngineUse;
     slide?: EngineUse;
@@ -427,11 +428,11 @@ export type FacelessScene = {
      */
     media_id: string;
     /**
-     * stock: a stock photo (FACELESS_SCENE_SOURCE=stock_photo) cropped to the frame, credited in `attribution`; drawn: drawn by the local scene renderer (also a stock scene for which no photo was found).
+     * stock: a stock photo (FACELESS_SCENE_SOURCE=stock_photo) cropped to the frame, credited in `attribution`; model: a picture made by the AI image model (FACELESS_SCENE_SOURCE=image_model; `engines.image` names it); drawn: drawn by the local scene renderer (also a stock scene for which no photo was found, and a model scene when no engine of this deployment makes the model).
      */
-    source: 'drawn' | 'stock';
+    source: 'drawn' | 'stock' | 'model';
     /**
-     * Whom to credit for a stock photo, as its provider asks; null for a drawn scene.
+     * Whom to credit for a stock photo, as its provider asks; null for a drawn or model scene.
      */
     attribution: StockAttribution | null;
 };

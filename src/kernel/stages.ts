@@ -9,8 +9,9 @@
 // there, under `runs` (stage name → StageRun): the attempts that started each stage and when it
 // last started and finished. It is written when a stage starts and when it finishes, so after a
 // crash it tells which stage was interrupted, in which attempt, and that the finished ones ran once.
-// A stage that calls an engine says so (`madeBy(capability)`): the record of its finished run
-// names each engine (`engines`: capability → kind, provider, model; src/engines/engine-use.ts),
+// A stage that calls an engine says so (`madeBy(capability)`, or for an image model the stage
+// chose, `madeBy('image', use)`): the record of its finished run names each engine
+// (`engines`: capability → kind, provider, model; src/engines/engine-use.ts),
 // beside the seconds it took (`timings`), so a record can say which engines made it.
 import type { AppContext } from '../context.ts';
 import type { EngineUse } from '../engines/engine-use.ts';
@@ -27,6 +28,8 @@ export interface StageContext<Row> {
   report(fraction: number): void;
   /** Records that the stage's work is made by the engine the registry gives for `capability` here (none: nothing recorded). */
   madeBy(capability: RecordCapability): void;
+  /** Records the image model the stage had make its pictures (the catalog's engine for it: src/engines/image/model-picture.ts). */
+  madeBy(capability: 'image', use: EngineUse): void;
 }
 
 export interface Stage<Row, Outputs, K extends keyof Outputs & string = keyof Outputs & string> {
@@ -60,7 +63,7 @@ export interface StageRun {
    * The engines the finished run was made by (StageContext.madeBy), by capability; absent when it
    * called none (or ran before engines were recorded). The seconds it took are `timings[stage]`.
    */
-  engines?: Partial<Record<RecordCapability, EngineUse>>;
+  engines?: Partial<Record<RecordCapability | 'image', EngineUse>>;
 }
 
 export interface StagesRun<Outputs> {
@@ -110,8 +113,8 @@ export async function runStages<Row extends object, Outputs>(
     await mark(at(stage.startAt ?? 0));
     const t0 = performance.now();
     const engines: StageRun['engines'] = {};
-    const madeBy = (capability: RecordCapability) => {
-      const use = engineUseFor(capability, ctx);
+    const madeBy = (capability: RecordCapability | 'image', given?: EngineUse) => {
+      const use = capability === 'image' ? given : engineUseFor(capability, ctx);
       if (use) engines[capability] = use;
     };
     const out = await stage.run(

@@ -49,7 +49,7 @@ t.test('stock: Pexels when its key is set, else Pixabay when its key is set', as
   t.equal(loadConfig({ FACELESS_SCENE_SOURCE: 'stock_photo', PIXABAY_API_KEY: 'x' }).facelessSceneSource, 'stock_photo');
   t.equal(loadConfig({}).facelessSceneSource, 'image', 'default: scenes drawn here');
   t.throws(() => loadConfig({ FACELESS_SCENE_SOURCE: 'stock_video', PEXELS_API_KEY: 'p' }), /stock_video is not available yet/);
-  t.throws(() => loadConfig({ FACELESS_SCENE_SOURCE: 'photos' }), /must be "image" or "stock_photo"/);
+  t.throws(() => loadConfig({ FACELESS_SCENE_SOURCE: 'photos' }), /must be "image", "stock_photo" or "image_model"/);
   t.throws(() => loadConfig({ PEXELS_API_BASE: 'ftp://x' }), /PEXELS_API_BASE must be an http\(s\) URL/);
 });
 

@@ -7,7 +7,9 @@
 //   scene  a faceless video's scene still, JPEG at the video's size: the local scene renderer
 //          (../local/scene.ts), which draws it or lays its decoration over a given (stock) photo;
 //   slide  a slideshow's slide, PNG at the frame's size and without text (the words are editor
-//          text items): the local slide renderer (../local/slide.ts).
+//          text items): the local slide renderer (../local/slide.ts), which draws it around a
+//          given product photo or image model's picture.
+// A slide's or scene's picture from an AI image model of the catalog is ./model-picture.ts.
 import type { components } from '../../../generated/openapi.d.ts';
 import type { Provider } from '../generation.ts';
 
@@ -78,6 +80,12 @@ export interface SlideInput {
   palette: SlidePalette;
   /** Encoded image bytes (PNG, JPEG, WebP or SVG for built-in portraits). */
   product?: Buffer;
+  /**
+   * The slide's picture made by an image model (SLIDESHOW_IMAGE_MODEL; PNG, JPEG or WebP bytes):
+   * shown where the product would be (the card's slot, or the whole slide in the full-bleed
+   * layout), in its place.
+   */
+  picture?: Buffer;
   avatar?: Buffer;
   logo?: Buffer;
   /** Pixel cap of decoded inputs (MEDIA_MAX_PIXELS). */
@@ -88,7 +96,7 @@ export interface SlideInput {
 
 /** An input the renderer could not use: which one and why (a job failure that is not retried). */
 export class SlideInputError extends Error {
-  readonly input: 'product' | 'avatar' | 'logo';
+  readonly input: 'product' | 'picture' | 'avatar' | 'logo';
   constructor(input: SlideInputError['input'], message: string) {
     super(message);
     this.name = 'SlideInputError';

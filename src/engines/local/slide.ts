@@ -7,6 +7,7 @@
 //   - `card` layout: a white card in the lower part holding the slide's product image
 //     (cover-fitted), or a drawn stand-in; `full-bleed` layout (photo-dump and storytime
 //     references): the product image covers the whole slide under a dark scrim at the top;
+//     an image model's picture for the slide (`picture`) takes the product image's place;
 //   - the avatar as a round portrait with a white ring, bottom left;
 //   - the brand logo contained in a box at the top right;
 //   - progress dots at the bottom (the current slide filled in the accent colour).
@@ -134,8 +135,14 @@ export async function renderSlide(s: SlideInput): Promise<Buffer> {
   const maxPixels = s.maxInputPixels ?? DEFAULT_PIXEL_LIMITS.maxPixels;
   const base = await slideBackground(s, g);
   const layers: OverlayOptions[] = [];
-  if (s.layout === 'full-bleed' && s.product) layers.push(...(await fullBleedLayers(s, s.product, maxPixels)));
-  else layers.push(...(await cardLayers(s, g, maxPixels)));
+  // An image model's picture takes the product's place.
+  const shown = s.picture
+    ? { bytes: s.picture, input: 'picture' as const }
+    : s.product
+      ? { bytes: s.product, input: 'product' as const }
+      : undefined;
+  if (s.layout === 'full-bleed' && shown) layers.push(...(await fullBleedLayers(s, shown, maxPixels)));
+  else layers.push(...(await cardLayers(s, g, shown, maxPixels)));
   if (s.avatar) layers.push(...(await avatarLayers(s, s.avatar, g, maxPixels)));
   if (s.logo) {
     const box = g.logo;
@@ -163,12 +170,17 @@ function slideBackground(s: SlideInput, g: SlideGeometry): Promise<Buffer> {
     .toBuffer();
 }
 
-/** Full bleed: the product over the whole slide, a dark gradient at the top for the text. */
-async function fullBleedLayers(s: SlideInput, product: Buffer, maxPixels: number): Promise<OverlayOptions[]> {
+/** The picture a slide shows (the product, or an image model's picture) and which input it is. */
+type Shown = { bytes: Buffer; input: 'product' | 'picture' };
+
+/** Full bleed: the picture over the whole slide, a dark gradient at the top for the text. */
+async function fullBleedLayers(s: SlideInput, shown: Shown, maxPixels: number): Promise<OverlayOptions[]> {
   const { width: W, height: H } = s;
   return [
     {
-      input: await decode(product, 'product', maxPixels, (img) => img.resize(W, H, { fit: 'cover', position: sharp.strategy.attention })),
+      input: await decode(shown.bytes, shown.input, maxPixels, (img) =>
+        img.resize(W, H, { fit: 'cover', position: sharp.strategy.attention }),
+      ),
       left: 0,
       top: 0,
     },
@@ -184,16 +196,16 @@ async function fullBleedLayers(s: SlideInput, product: Buffer, maxPixels: number
   ];
 }
 
-/** Card: a white card with the product (rounded) in its slot, or a drawn stand-in without one. */
-async function cardLayers(s: SlideInput, g: SlideGeometry, maxPixels: number): Promise<OverlayOptions[]> {
+/** Card: a white card with the picture (rounded) in its slot, or a drawn stand-in without one. */
+async function cardLayers(s: SlideInput, g: SlideGeometry, shown: Shown | undefined, maxPixels: number): Promise<OverlayOptions[]> {
   const p = s.palette;
   const { card, productSlot: slot } = g;
   const rx = r(g.unit * 0.03);
   const layers: OverlayOptions[] = [
     { input: svg(card.w, card.h, `<rect width="${card.w}" height="${card.h}" rx="${rx}" fill="#ffffff"/>`), left: card.x, top: card.y },
   ];
-  if (s.product) {
-    const pic = await decode(s.product, 'product', maxPixels, (img) =>
+  if (shown) {
+    const pic = await decode(shown.bytes, shown.input, maxPixels, (img) =>
       img.resize(slot.w, slot.h, { fit: 'cover', position: sharp.strategy.attention }),
     );
     const mask = svg(slot.w, slot.h, `<rect width="${slot.w}" height="${slot.h}" rx="${r(rx * 0.6)}" fill="#fff"/>`);

@@ -1,4 +1,5 @@
-// The faceless video job: script → scenes → voiceover → captions → render, run by the kernel's
+// The faceless video job: script → scenes (drawn, stock photos or an image model's pictures:
+// FACELESS_SCENE_SOURCE) → voiceover → captions → render, run by the kernel's
 // stage runner (src/kernel/stages.ts): each stage reported as stage + percent of the whole, and
 // each stage's output stored on the row (artifacts) before the next starts, so a re-run after a
 // crash resumes at the first unfinished stage. Stored
@@ -16,6 +17,9 @@ import { FfmpegError, inputArgs, probe, runFfmpeg } from '../../media/ffmpeg.ts'
 import { fetchCheckedMedia } from '../../media/fetch-media.ts';
 import { renderMusicBed } from '../../media/music-bed.ts';
 import { engineFor } from '../../engines/index.ts';
+import { ProviderError, type ProviderJobRef } from '../../engines/generation.ts';
+import { choosePicture, makePicture } from '../../engines/image/model-picture.ts';
+import { itemJob, itemState, type ItemState } from '../../kernel/item-state.ts';
 import type { RenderMedia } from '../../engines/render/types.ts';
 import { retimeSpeech } from '../../engines/speech/retime.ts';
 import { timedSpeech } from '../../engines/speech/timings.ts';
@@ -30,7 +34,7 @@ import { WORDS_PER_SECOND } from './plan.ts';
 import type { FacelessSpec } from './request.ts';
 import { findStockPhoto, type SceneSource } from './stock-scenes.ts';
 import type { StockEngine } from '../../engines/stock/types.ts';
-import { findVoice } from '../../services/catalog/catalog-data.ts';
+import { findAiModel, findVoice } from '../../services/catalog/catalog-data.ts';
 import { runStages, type StageContext, type Stages } from '../../kernel/stages.ts';
 import { JobFailure, type FailureDetail, type JobTools, type RunningJob } from '../../jobs/define-job.ts';
 
@@ -41,7 +45,10 @@ export interface FacelessJobData {
 /** What each stage stores (faceless_videos.artifacts), under its name. */
 export interface FacelessOutputs {
   script: { parts: NarrationPart[]; writer: string };
-  /** sources: where each scene's picture came from, with a stock photo's attribution (a stock FACELESS_SCENE_SOURCE only). */
+  /**
+   * sources: where each scene's picture came from, with a stock photo's attribution or the image
+   * model's record (FACELESS_SCENE_SOURCE stock_photo or image_model only).
+   */
   scenes: { mediaIds: string[]; sources?: SceneSource[] };
   /**
    * `engine` spoke it (its `model`, null for the local one), and `timings` says where the word
@@ -121,6 +128,8 @@ interface Attempt {
   f: FacelessRow;
   spec: FacelessSpec;
   workDir: string;
+  /** No attempt follows this one (a provider job it leaves unfinished is canceled). */
+  lastAttempt: boolean;
 }
 
 type Stage = StageContext<FacelessRow>;
@@ -147,7 +156,7 @@ export async function runFaceless(ctx: AppContext, job: RunningJob<FacelessJobDa
   const spec = f.spec;
   const workDir = await jobFolder(ctx.config.dataDir, `faceless-${f.videoId}`);
   try {
-    const stages = facelessStages({ ctx, f, spec, workDir });
+    const stages = facelessStages({ ctx, f, spec, workDir, lastAttempt: job.lastAttempt });
     const { outputs } = await runStages(ctx, facelessResource, f, stages, tools);
     await completeFaceless(ctx, f, {
       storageKey: outputs.render.storageKey,
@@ -224,9 +233,11 @@ async function brandLogo({ ctx, f, spec }: Attempt, signal: AbortSignal): Promis
 /**
  * One scene per narration part, two at a time, each stored as a media row with an id derived from
  * the video's. With FACELESS_SCENE_SOURCE=stock_photo each scene is a stock photo found for its
- * text when there is one (stock-scenes.ts), else drawn; where each came from is recorded per scene
- * in the state (`sceneSources`) before its row is written, so a resumed attempt has the record of
- * the scenes it skips.
+ * text when there is one (stock-scenes.ts), else drawn; with image_model each is a picture of
+ * FACELESS_IMAGE_MODEL made from its description (drawn when no engine here makes the model).
+ * Where each came from is recorded per scene in the state (`sceneSources`) before its row is
+ * written, so a resumed attempt has the record of the scenes it skips; a model scene's provider
+ * job is kept in `sceneJobs` before polling, so a resumed attempt polls it instead of paying again.
  */
 async function drawScenes(a: Attempt, s: Stage, script: FacelessOutputs['script']): Promise<FacelessOutputs['scenes']> {
   const { ctx, f, spec } = a;
@@ -238,11 +249,13 @@ async function drawScenes(a: Attempt, s: Stage, script: FacelessOutputs['script'
     return refs.get(k);
   };
   const stock = ctx.config.facelessSceneSource === 'stock_photo' ? engineFor('stock', ctx) : undefined;
+  const recorded = Boolean(stock) || ctx.config.facelessSceneSource === 'image_model';
   s.madeBy('scene');
   if (stock) s.madeBy('stock');
-  const sources: Record<number, SceneSource> = { ...((f.artifacts.sceneSources as Record<number, SceneSource> | undefined) ?? {}) };
+  const sources = itemState<SceneSource>(ctx, facelessResource, f, 'sceneSources');
+  const jobs = itemState<ProviderJobRef>(ctx, facelessResource, f, 'sceneJobs');
   const output = (mediaIds: string[]): FacelessOutputs['scenes'] =>
-    stock ? { mediaIds, sources: mediaIds.map((_id, i) => sources[i] ?? { source: 'drawn' }) } : { mediaIds };
+    recorded ? { mediaIds, sources: mediaIds.map((_id, i) => sources.get(i) ?? { source: 'drawn' }) } : { mediaIds };
   const ids = script.parts.map((_part, i) => stableUuid(`faceless:${f.videoId}:scene:${i}`));
   // A scene's row is written after its object is stored, so a scene with a row is finished: an
   // attempt resumed after a crash draws only the scenes the earlier one did not.
@@ -260,20 +273,19 @@ async function drawScenes(a: Attempt, s: Stage, script: FacelessOutputs['script'
   for (let k = 0; k < Math.min(spec.referenceUrls.length, script.parts.length); k++) await refFor(k);
   let drawn = stored.size;
   s.report(drawn / ids.length);
-  // The record is rewritten whole after each stock scene, one write at a time.
-  let saving = Promise.resolve();
-  const record = (i: number, source: SceneSource) => {
-    sources[i] = source;
-    const all = { ...sources };
-    return (saving = saving.then(() => facelessResource.saveState(ctx, f.videoId, { sceneSources: all })));
-  };
   const mediaIds = await mapLimit(script.parts, 2, async (part, i) => {
     const id = ids[i];
     if (stored.has(id)) return id;
-    const { jpeg, source } = await sceneImage(a, s, i, script.parts.length, { text: part.scene, logo, reference: await refFor(i), stock });
+    const { jpeg, source } = await sceneImage(a, s, i, script.parts.length, {
+      text: part.scene,
+      logo,
+      reference: await refFor(i),
+      stock,
+      jobs,
+    });
     const key = facelessSceneKey(f.orgId, f.videoId, i);
     const object = await ctx.storage.put(key, jpeg, 'image/jpeg');
-    if (source) await record(i, source);
+    if (source) await sources.set(i, source);
     await ctx.db
       .insert(media)
       .values({
@@ -298,18 +310,69 @@ async function drawScenes(a: Attempt, s: Stage, script: FacelessOutputs['script'
   return output(mediaIds);
 }
 
-/** Scene `i`'s JPEG: over a stock photo found for its text when a stock engine is given and finds one, else drawn; and, with a stock engine, where it came from. */
+/** What a scene's picture is made from: a stock photo, the image model's picture, or nothing (drawn); and its record. */
+async function scenePhoto(
+  a: Attempt,
+  s: Stage,
+  i: number,
+  opts: { text: string; stock?: StockEngine; jobs: ItemState<ProviderJobRef> },
+): Promise<{ photo?: Buffer; source?: SceneSource }> {
+  const { ctx, f, spec } = a;
+  if (opts.stock) {
+    const found = await findStockPhoto(ctx, opts.stock, { text: opts.text, width: spec.width, height: spec.height, signal: s.signal });
+    if (found.source.fallback) ctx.log.info({ video: f.videoId, scene: i, ...found.source }, 'no stock photo for the scene; it is drawn');
+    return found;
+  }
+  const slug = ctx.config.facelessSceneSource === 'image_model' ? ctx.config.facelessImageModel : undefined;
+  const model = slug ? findAiModel(slug) : undefined;
+  if (!slug || !model) return {};
+  const chosen = choosePicture(ctx, slug, model, false);
+  if ('fallback' in chosen) {
+    const { reason, requires } = chosen.fallback;
+    ctx.log.info({ video: f.videoId, scene: i, model: slug, reason, requires }, 'no engine makes the image model here; the scene is drawn');
+    return { source: { source: 'drawn', fallback: reason, requires } };
+  }
+  s.madeBy('image', chosen.engine.use);
+  const made = await makePicture(
+    chosen.engine,
+    slug,
+    {
+      variant: chosen.variant,
+      key: `faceless:${f.videoId}:scene:${i}`,
+      prompt: scenePrompt(spec, opts.text),
+      aspectRatio: spec.aspectRatio,
+      width: spec.width,
+      height: spec.height,
+      brand: spec.brandKit ? { name: spec.brandKit.name, colors: spec.brandKit.colors } : undefined,
+      maxInputPixels: ctx.config.mediaMaxPixels,
+    },
+    itemJob(opts.jobs, i, (err) => a.lastAttempt || !describeFailure(err).retry),
+    { workDir: path.join(a.workDir, `scene-model-${i}`), signal: s.signal },
+  );
+  return { photo: made.bytes, source: { source: 'model', model: made.record } };
+}
+
+/** The image model's prompt for a scene: its description in the request's styles, and no words in the picture (captions go over it). */
+function scenePrompt(spec: FacelessSpec, description: string): string {
+  const styles = [spec.imageStyle, ...spec.aiStyles, ...spec.fluxStyles].map((st) => st.replace(/[_-]+/g, ' '));
+  return [
+    description.trim(),
+    `Style: ${styles.join(', ')}.`,
+    `A ${spec.aspectRatio === '9:16' ? 'vertical' : 'horizontal'} still of a short video, with calm space at the bottom for captions.`,
+    'No text, lettering, captions, logos or watermarks in the image.',
+  ].join('\n\n');
+}
+
+/** Scene `i`'s JPEG: over a stock photo or the image model's picture when the configuration asks for one and it is found or made, else drawn; and where it came from. */
 async function sceneImage(
-  { ctx, f, spec }: Attempt,
+  a: Attempt,
   s: Stage,
   i: number,
   count: number,
-  opts: { text: string; logo?: Buffer; reference?: Buffer; stock?: StockEngine },
+  opts: { text: string; logo?: Buffer; reference?: Buffer; stock?: StockEngine; jobs: ItemState<ProviderJobRef> },
 ): Promise<{ jpeg: Buffer; source?: SceneSource }> {
-  const found = opts.stock
-    ? await findStockPhoto(ctx, opts.stock, { text: opts.text, width: spec.width, height: spec.height, signal: s.signal })
-    : undefined;
-  if (found?.source.fallback) ctx.log.info({ video: f.videoId, scene: i, ...found.source }, 'no stock photo for the scene; it is drawn');
+  const { ctx, f, spec } = a;
+  const { photo, source } = await scenePhoto(a, s, i, opts);
   const jpeg = await engineFor('scene', ctx).renderScene({
     width: spec.width,
     height: spec.height,
@@ -321,11 +384,11 @@ async function sceneImage(
     fluxStyles: spec.fluxStyles,
     brand: spec.brandKit ? { name: spec.brandKit.name, colors: spec.brandKit.colors, logo: opts.logo } : undefined,
     reference: opts.reference,
-    photo: found?.photo,
+    photo,
     maxInputPixels: ctx.config.mediaMaxPixels,
     captionTop: captionTop(spec.width, spec.height),
   });
-  return { jpeg, source: found?.source };
+  return { jpeg, source };
 }
 
 /** The narration spoken by the speech engine, its words timed (timedSpeech); a SpeechFailed becomes the job's failure with its code and retryability. */
@@ -532,6 +595,18 @@ async function render({ ctx, f, spec, workDir }: Attempt, s: Stage, done: Facele
 
 export function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean } {
   if (err instanceof JobFailure) return { detail: err.detail, retry: err.retry };
+  // The image model's failure (FACELESS_IMAGE_MODEL): its code (content_rejected, timeout, ...) and retryability.
+  if (err instanceof ProviderError) {
+    return {
+      detail: {
+        code: err.code,
+        message: `The image model failed: ${err.message}`.slice(0, 1500),
+        retryable: err.retryable,
+        context: err.status ? { status: err.status } : {},
+      },
+      retry: err.retryable,
+    };
+  }
   const message =
     err instanceof FfmpegError ? err.message.split('\n').slice(-3).join(' ') : err instanceof Error ? err.message : String(err);
   return {

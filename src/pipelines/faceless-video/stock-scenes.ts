@@ -7,6 +7,7 @@
 // scenes already stored are kept.
 import type { AppContext } from '../../context.ts';
 import { ProviderError } from '../../engines/generation.ts';
+import type { PictureFallback, PictureRecord } from '../../engines/image/model-picture.ts';
 import type { StockAttribution, StockEngine, StockItem, StockOrientation } from '../../engines/stock/types.ts';
 import { JobFailure } from '../../jobs/define-job.ts';
 import { fetchCheckedMedia } from '../../media/fetch-media.ts';
@@ -14,12 +15,18 @@ import { textWords } from '../../services/references/analysis.ts';
 
 /** Where a scene's picture came from (the scenes stage's record, one per scene). */
 export interface SceneSource {
-  /** stock: the stock photo below, cropped to the frame; drawn: the local scene renderer. */
-  source: 'stock' | 'drawn';
+  /** stock: the stock photo below, cropped to the frame; model: the image model's picture (`model`); drawn: the local scene renderer. */
+  source: 'stock' | 'drawn' | 'model';
   /** The queries asked, in order (stock scenes). */
   queries?: string[];
-  /** Why a stock scene was drawn here instead. */
-  fallback?: 'no_keywords' | 'no_results' | 'provider_refused' | 'downloads_refused';
+  /**
+   * Why a stock or model scene was drawn here instead (for a model scene: the model has no
+   * variant from text, or no engine here makes it; `requires` names the configuration that would).
+   */
+  fallback?: 'no_keywords' | 'no_results' | 'provider_refused' | 'downloads_refused' | PictureFallback['reason'];
+  requires?: string | null;
+  /** The image model's record of a model scene: model, variant, provider, provider job id, seconds. */
+  model?: PictureRecord;
   /** The provider's refusal (fallback provider_refused). */
   error?: string;
   /** The item used: its provider's id, the query that found it, the file downloaded and whom to credit. */

@@ -15,14 +15,14 @@ import type { MediaFile } from '../../media/ffmpeg.ts';
 import { checkMediaBytes, fetchCheckedMedia, fetchMediaBytes, type MediaRefusal } from '../../media/fetch-media.ts';
 import { DEFAULT_PIXEL_LIMITS } from '../../media/limits.ts';
 import { jobFolder } from '../../media/work-folder.ts';
-import { cancelHostedJob, engineFor, generationCapability } from '../../engines/index.ts';
+import { engineFor, generationCapability } from '../../engines/index.ts';
+import { readJobRef, runProviderJob } from '../../engines/resumable.ts';
 import { comfyuiMakes } from '../../engines/selfhosted/comfyui.ts';
 import {
   ProviderError,
   type GenerateOptions,
   type GenerationJob,
   type Provider,
-  type ProviderJobRef,
   type ProviderResult,
 } from '../../engines/generation.ts';
 import { isNotFound } from '../../storage/index.ts';
@@ -301,12 +301,7 @@ export function engineGone(label: { provider: string | null; model: string | nul
 }
 
 /** The hosted job an earlier attempt stored, when it has the expected shape. */
-function storedProviderJob(g: GenerationRow): ProviderJobRef | undefined {
-  const r = g.providerJob as Partial<ProviderJobRef> | null | undefined;
-  return r && (r.provider === 'replicate' || r.provider === 'fal' || r.provider === 'comfyui') && typeof r.id === 'string'
-    ? (r as ProviderJobRef)
-    : undefined;
-}
+const storedProviderJob = (g: GenerationRow) => readJobRef(g.providerJob);
 
 /** The engine's request for a generation's spec and gathered inputs (no hosted model: the caller adds it). */
 export function jobOf(ctx: AppContext, g: GenerationRow, inputs: Partial<GenerationJob>): GenerationJob {
@@ -359,23 +354,15 @@ export async function generateResumably(
   request: GenerationJob,
   opts: Omit<GenerateOptions, 'resume' | 'onSubmitted'> & { signal: AbortSignal },
 ): Promise<ProviderResult> {
-  let hostedJob = storedProviderJob(g);
-  return engine
-    .generate(request, {
-      ...opts,
-      resume: storedProviderJob(g),
-      onSubmitted: async (ref) => {
-        hostedJob = ref ?? undefined;
-        await saveProviderJob(ctx, g.id, ref);
-      },
-    })
-    .catch(async (err: unknown) => {
-      // No attempt will follow (or none can use it): stop the hosted job rather than pay for it.
-      // A stopping worker (aborted signal) leaves it for the next attempt to resume.
-      if (hostedJob && !opts.signal.aborted && (job.lastAttempt || !describeFailure(err).retry))
-        await cancelHostedJob(ctx, hostedJob).catch(() => {});
-      throw err;
-    });
+  return runProviderJob(ctx, engine, request, {
+    ...opts,
+    jobs: {
+      stored: storedProviderJob(g),
+      save: (ref) => saveProviderJob(ctx, g.id, ref),
+      // No attempt will follow (or none can use it): the hosted job is stopped rather than paid for.
+      abandon: (err) => job.lastAttempt || !describeFailure(err).retry,
+    },
+  });
 }
 
 /** Gathers the inputs, runs the provider (resuming a hosted job an earlier attempt submitted) and stores the output. */

@@ -5,7 +5,12 @@
 //   slides   product images, the avatar and the brand logo fetched through the guarded client
 //            (sniffed, size- and pixel-limited like other user media), the reference's palette
 //            read from its stored media, and every slide rendered as a PNG at the frame's full
-//            size (no text on it), stored and recorded one by one (a retry skips recorded ones);
+//            size (no text on it), stored and recorded one by one (a retry skips recorded ones).
+//            With SLIDESHOW_IMAGE_MODEL, each slide's picture is made first by that AI image
+//            model (an edit of its product image, or from its copy), through the engine the
+//            catalog rule names; its provider job is kept in `state.slideJobs` before polling
+//            (a retry resumes it, never pays twice) and where it came from in
+//            `state.slidePictures` (model, provider, job id, seconds; or why it was drawn here);
 //   project  the editor project filled once: one image item per slide on a video track and,
 //            with overlays, each slide's text as an editable text item on a text track;
 //   video    the project rendered to MP4 by the timeline renderer, stored, and the slideshow
@@ -20,10 +25,14 @@ import { jobFolder } from '../../media/work-folder.ts';
 import { isNotFound } from '../../storage/index.ts';
 import { SlideInputError, type SlideLayout, type SlidePalette } from '../../engines/image/types.ts';
 import { engineFor } from '../../engines/index.ts';
+import type { ProviderJobRef } from '../../engines/generation.ts';
+import { ProviderError } from '../../engines/generation.ts';
+import { choosePicture, frameFor, makePicture, type PictureFallback, type PictureRecord } from '../../engines/image/model-picture.ts';
+import { itemJob, itemState, type ItemState } from '../../kernel/item-state.ts';
+import { findAiModel, PREVIEWS_DIR_URL } from '../../services/catalog/catalog-data.ts';
 import { overlayTextColours, slideGeometry, slidePalette } from '../../engines/local/slide.ts';
 import { WriterFailed, type SlideCopy } from '../../engines/write/types.ts';
 import { slideshowSlideKey, slideshowVideoKey } from '../../storage/keys.ts';
-import { PREVIEWS_DIR_URL } from '../../services/catalog/catalog-data.ts';
 import { referenceColors } from '../../services/references/reference-colors.ts';
 import {
   addTrack,
@@ -240,6 +249,8 @@ interface Attempt {
   ctx: AppContext;
   s: SlideshowRow;
   workDir: string;
+  /** No attempt follows this one (a provider job it leaves unfinished is canceled). */
+  lastAttempt: boolean;
   /** The slides' palette (the brand's colours, else the reference's: read once, by the first stage that needs it). */
   palette(signal: AbortSignal): Promise<SlidePalette>;
 }
@@ -290,7 +301,13 @@ export async function runSlideshow(ctx: AppContext, job: RunningJob<SlideshowJob
     return slidePalette({ brandColors: s.spec.brandKit?.colors, referenceColors: refColors, prompt: s.spec.prompt });
   };
   try {
-    const stages = slideshowStages({ ctx, s, workDir, palette: (signal) => (palette ??= readPalette(signal)) });
+    const stages = slideshowStages({
+      ctx,
+      s,
+      workDir,
+      lastAttempt: job.lastAttempt,
+      palette: (signal) => (palette ??= readPalette(signal)),
+    });
     const { outputs, timings } = await runStages(ctx, slideshowResource, s, stages, tools);
     // Milliseconds each stage took, on the attempt that ran it.
     const took = Object.fromEntries(Object.entries(timings).map(([stage, seconds]) => [stage, Math.round(seconds * 1000)]));
@@ -312,6 +329,77 @@ async function writeCopy({ ctx, s }: Attempt, st: Stage): Promise<SlideCopy> {
   return saveCopy(ctx, s.id, checkCopy(written, spec.slideCount));
 }
 
+/** Where a slide's picture came from (state `slidePictures`, by index): the image model's record, or why it was drawn here. */
+export type SlidePicture = PictureRecord | PictureFallback;
+
+/**
+ * The slide's picture from the image model SLIDESHOW_IMAGE_MODEL, when one is configured: an edit
+ * of the slide's product image (the model's edit variant), else a picture from the slide's copy
+ * (its text variant); none, and why, when no engine here makes that variant (the slide is drawn
+ * around the product as without a model). The provider job is kept in `jobs` before polling;
+ * where the picture came from is kept in `pictures` before the slide is recorded.
+ */
+async function slidePicture(
+  a: Attempt,
+  st: Stage,
+  i: number,
+  product: Buffer | undefined,
+  copy: SlideCopy,
+  items: { jobs: ItemState<ProviderJobRef>; pictures: ItemState<SlidePicture> },
+): Promise<Buffer | undefined> {
+  const { ctx, s } = a;
+  const { spec } = s;
+  const slug = ctx.config.slideshowImageModel;
+  const model = slug ? findAiModel(slug) : undefined;
+  if (!slug || !model) return undefined;
+  const chosen = choosePicture(ctx, slug, model, Boolean(product));
+  if ('fallback' in chosen) {
+    await items.pictures.set(i, chosen.fallback);
+    return undefined;
+  }
+  st.madeBy('image', chosen.engine.use);
+  const fullBleed = layoutOf(spec) === 'full-bleed';
+  const slot = fullBleed ? { w: spec.width, h: spec.height } : slideGeometry(spec.width, spec.height).productSlot;
+  const made = await makePicture(
+    chosen.engine,
+    slug,
+    {
+      variant: chosen.variant,
+      key: `slideshow:${s.id}:slide:${i}`,
+      prompt: slidePrompt(spec, copy, i, Boolean(product)),
+      aspectRatio: fullBleed ? spec.aspectRatio : frameFor(slot.w, slot.h),
+      width: slot.w,
+      height: slot.h,
+      image: product,
+      brand: spec.brandKit ? { name: spec.brandKit.name, colors: spec.brandKit.colors } : undefined,
+      maxInputPixels: ctx.config.mediaMaxPixels,
+    },
+    itemJob(items.jobs, i, (err) => a.lastAttempt || !describeFailure(err).retry),
+    { workDir: path.join(a.workDir, `slide-${i}`), signal: st.signal },
+  );
+  await items.pictures.set(i, made.record);
+  return made.bytes;
+}
+
+/** The image model's prompt for slide `i`: its copy, the slideshow's subject, and no words in the picture (the slide's text is an editor item). */
+function slidePrompt(spec: SlideshowSpec, copy: SlideCopy, i: number, edit: boolean): string {
+  const { heading, body } = copy.slides[i];
+  return [
+    edit
+      ? 'Place the product of the input image, unchanged, in a scene that illustrates this slide of a social media carousel:'
+      : 'A picture that illustrates this slide of a social media carousel:',
+    [heading, body]
+      .map((t) => t.trim())
+      .filter(Boolean)
+      .join(' — '),
+    `The carousel: ${spec.prompt.trim()}`,
+    spec.productContext?.trim() ? `The product: ${spec.productContext.trim()}` : '',
+    'No text, lettering, captions, logos or watermarks in the image.',
+  ]
+    .filter(Boolean)
+    .join('\n\n');
+}
+
 /** Renders and records every slide an earlier attempt did not (stored, then recorded one by one). */
 async function renderSlides(a: Attempt, st: Stage, copy: SlideCopy): Promise<string[]> {
   const { ctx, s } = a;
@@ -321,11 +409,17 @@ async function renderSlides(a: Attempt, st: Stage, copy: SlideCopy): Promise<str
   const palette = await a.palette(st.signal);
   const inputs = await gatherInputs(ctx, s, st.signal);
   const texts = textsOf(spec, copy);
+  const items = {
+    jobs: itemState<ProviderJobRef>(ctx, slideshowResource, s, 'slideJobs'),
+    pictures: itemState<SlidePicture>(ctx, slideshowResource, s, 'slidePictures'),
+  };
   st.madeBy('slide');
   for (let i = 0; i < count; i++) {
     if (recorded.has(i)) continue;
     st.report(recorded.size / count);
     const productIndex = inputs.products.length ? i % inputs.products.length : -1;
+    const product = productIndex >= 0 ? inputs.products[productIndex] : undefined;
+    const picture = await slidePicture(a, st, i, product, copy, items);
     const png = await engineFor('slide', ctx)
       .renderSlide({
         width: spec.width,
@@ -334,29 +428,15 @@ async function renderSlides(a: Attempt, st: Stage, copy: SlideCopy): Promise<str
         count,
         layout: layoutOf(spec),
         palette,
-        product: productIndex >= 0 ? inputs.products[productIndex] : undefined,
+        product,
+        picture,
         avatar: inputs.avatar,
         logo: inputs.logo,
         maxInputPixels: ctx.config.mediaMaxPixels,
         seed: `${s.id}`,
       })
       .catch((err: unknown) => {
-        if (!(err instanceof SlideInputError)) throw err;
-        // Which request field the image came from.
-        const field =
-          err.input === 'product'
-            ? `product_image_urls[${productIndex}]`
-            : err.input === 'logo'
-              ? 'brand_kit_id'
-              : spec.avatar?.source === 'url'
-                ? 'avatar_image_url'
-                : 'avatar_id';
-        throw new JobFailure({
-          code: 'input_unavailable',
-          message: `${field}: the ${err.input} image ${err.message}`.slice(0, 1900),
-          retryable: false,
-          context: { field },
-        });
+        throw slideInputFailure(err, spec, productIndex);
       });
     const key = slideshowSlideKey(s.orgId, s.id, i);
     const stored = await ctx.storage.put(key, png, 'image/png');
@@ -366,6 +446,33 @@ async function renderSlides(a: Attempt, st: Stage, copy: SlideCopy): Promise<str
     );
   }
   return Array.from({ length: count }, (_, i) => recorded.get(i)!);
+}
+
+/** An input the slide renderer could not use, as the job's failure naming the request field it came from. */
+function slideInputFailure(err: unknown, spec: SlideshowSpec, productIndex: number): unknown {
+  if (!(err instanceof SlideInputError)) return err;
+  if (err.input === 'picture')
+    return new JobFailure({
+      code: 'provider_error',
+      message: `The image model's picture ${err.message}`.slice(0, 1900),
+      retryable: false,
+      context: { variable: 'SLIDESHOW_IMAGE_MODEL' },
+    });
+  // Which request field the image came from.
+  const field =
+    err.input === 'product'
+      ? `product_image_urls[${productIndex}]`
+      : err.input === 'logo'
+        ? 'brand_kit_id'
+        : spec.avatar?.source === 'url'
+          ? 'avatar_image_url'
+          : 'avatar_id';
+  return new JobFailure({
+    code: 'input_unavailable',
+    message: `${field}: the ${err.input} image ${err.message}`.slice(0, 1900),
+    retryable: false,
+    context: { field },
+  });
 }
 
 /** The editor project, filled once with the slides (and their texts). */
@@ -423,6 +530,18 @@ async function renderCarousel({ ctx, s, workDir }: Attempt, st: Stage): Promise<
 
 export function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean } {
   if (err instanceof JobFailure) return { detail: err.detail, retry: err.retry };
+  // The image model's failure (SLIDESHOW_IMAGE_MODEL): its code (content_rejected, timeout, ...) and retryability.
+  if (err instanceof ProviderError) {
+    return {
+      detail: {
+        code: err.code,
+        message: `The image model failed: ${err.message}`.slice(0, 1900),
+        retryable: err.retryable,
+        context: err.status ? { status: err.status } : {},
+      },
+      retry: err.retryable,
+    };
+  }
   if (err instanceof WriterFailed) {
     return {
       detail: {

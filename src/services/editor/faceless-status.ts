@@ -35,7 +35,8 @@ function attributionOf(a: Partial<StockAttribution>): S['StockAttribution'] {
 
 /**
  * Each scene and where its picture came from, once the scenes stage has finished (null before);
- * a scene without a source record was drawn (every scene of a video made without a stock source).
+ * a scene without a source record was drawn (every scene of a video made without a stock or
+ * image-model source).
  */
 function scenesOf(artifacts: Artifacts): S['FacelessScene'][] | null {
   const ids = artifacts.scenes?.mediaIds;
@@ -43,6 +44,7 @@ function scenesOf(artifacts: Artifacts): S['FacelessScene'][] | null {
   return ids.map((id, i) => {
     const src = artifacts.scenes?.sources?.[i];
     const stock = src?.source === 'stock' && src.stock?.attribution ? src.stock.attribution : undefined;
+    if (src?.source === 'model') return { media_id: id, source: 'model', attribution: null };
     return { media_id: id, source: stock ? 'stock' : 'drawn', attribution: stock ? attributionOf(stock) : null };
   });
 }
