@@ -18,13 +18,7 @@ import { jobFolder } from '../../media/work-folder.ts';
 import { engineFor, generationCapability } from '../../engines/index.ts';
 import { readJobRef, runProviderJob } from '../../engines/resumable.ts';
 import { comfyuiMakes } from '../../engines/selfhosted/comfyui.ts';
-import {
-  ProviderError,
-  type GenerateOptions,
-  type GenerationJob,
-  type Provider,
-  type ProviderResult,
-} from '../../engines/generation.ts';
+import { ProviderError, type GenerateOptions, type GenerationJob, type Provider, type ProviderResult } from '../../engines/generation.ts';
 import { isNotFound } from '../../storage/index.ts';
 import { findAiModel, findTemplate, PREVIEWS_DIR_URL, type RawAiVariant } from '../../services/catalog/catalog-data.ts';
 import { generationOutputKey } from '../../storage/keys.ts';
