@@ -337,7 +337,7 @@ export interface paths {
         put?: never;
         /**
          * Queue a faceless video
-         * @description Queues a faceless video from a `prompt` (or a ready `script`) and returns `video_id`: poll GET /videos/{id} every few seconds (`stage` script → scenes → voiceover → captions → render, `progress`) until `completed` (then `url`, `duration_seconds` and `size_bytes` are set) or `error` (refunded). Price: the voice's `credits_9_16` or `credits_16_9` per started 30 seconds of `duration` (26 s with ava-bright at 9:16 = 40 credits; 45 s = 80), deducted before queueing. The service writes the script (a hook, three to five beats and a call to action, sized to `duration`), renders one scene per beat (style, brand kit colours and logo, reference images, slow pan), a voiceover in the chosen voice (`voice_id` from GET /assets, voices[]; default the first voice speaking `language`), word-timed karaoke captions and a soft music bed in the style's chord, ducked under the narration, into an H.264/AAC MP4 at full resolution (1080×1920 or 1920×1080) within 10 % of `duration` (5 to 180 seconds). Give a prompt or a script (at least one). Every input is checked before anything is charged (400/404 naming the field). The finished video is also an editor project with the same id (GET /editor/videos/{id}): its scenes, voiceover, music bed and captions are items you can edit and export again. Send an `Idempotency-Key` so a retry never charges twice. Limited per organization (429).
+         * @description Queues a faceless video from a `prompt` (or a ready `script`) and returns `video_id`: poll GET /videos/{id} every few seconds (`stage` script → scenes → voiceover → captions → (clips, when the deployment makes scenes from clips) → render, `progress`) until `completed` (then `url`, `duration_seconds` and `size_bytes` are set) or `error` (refunded). Price: the voice's `credits_9_16` or `credits_16_9` per started 30 seconds of `duration` (26 s with ava-bright at 9:16 = 40 credits; 45 s = 80), deducted before queueing. The service writes the script (a hook, three to five beats and a call to action, sized to `duration`), renders one scene per beat (style, brand kit colours and logo, reference images, slow pan), a voiceover in the chosen voice (`voice_id` from GET /assets, voices[]; default the first voice speaking `language`), word-timed karaoke captions and a soft music bed in the style's chord, ducked under the narration, into an H.264/AAC MP4 at full resolution (1080×1920 or 1920×1080) within 10 % of `duration` (5 to 180 seconds). Give a prompt or a script (at least one). Every input is checked before anything is charged (400/404 naming the field). The finished video is also an editor project with the same id (GET /editor/videos/{id}): its scenes, voiceover, music bed and captions are items you can edit and export again. Send an `Idempotency-Key` so a retry never charges twice. Limited per organization (429).
          */
         post: operations["createFacelessVideo"];
         delete?: never;
@@ -1086,7 +1086,7 @@ export interface components {
             timings: "engine" | "transcribed" | "estimated" | null;
         };
         /**
-         * @description Which engines made a slideshow or a faceless video, by capability: write (the script or the slides' copy), image (the AI image model that made the slides' or scenes' pictures: SLIDESHOW_IMAGE_MODEL, FACELESS_IMAGE_MODEL; its model as the provider names it), scene (a faceless scene's picture), stock (the stock library its scenes were searched in), slide (a slide's picture), speech (the narration), transcribe (the narration's word timings, when transcribed), render (the MP4). A capability is listed once the stage that used it has finished, as it was configured then. Absent: not used (a given script needs no writer; no stock library without FACELESS_SCENE_SOURCE=stock_photo; no image model when none is configured or no engine of this deployment makes it), not run yet, or not recorded (records made before engines were recorded have no entries).
+         * @description Which engines made a slideshow or a faceless video, by capability: write (the script or the slides' copy), image (the AI image model that made the slides' or scenes' pictures: SLIDESHOW_IMAGE_MODEL, FACELESS_IMAGE_MODEL; its model as the provider names it), scene (a faceless scene's picture), stock (the stock library its scenes were searched in), slide (a slide's picture), speech (the narration), transcribe (the narration's word timings, when transcribed), render (the MP4), video (the AI video model that made a faceless video's scene clips: FACELESS_VIDEO_MODEL; its model as the provider names it). A capability is listed once the stage that used it has finished, as it was configured then. Absent: not used (a given script needs no writer; no stock library without FACELESS_SCENE_SOURCE stock_photo or stock_video; no image or video model when none is configured or no engine of this deployment makes it), not run yet, or not recorded (records made before engines were recorded have no entries).
          * @example {
          *       "write": {
          *         "kind": "local",
@@ -1125,24 +1125,30 @@ export interface components {
             speech?: components["schemas"]["SpeechEngineUse"];
             transcribe?: components["schemas"]["EngineUse"];
             render?: components["schemas"]["EngineUse"];
+            video?: components["schemas"]["EngineUse"];
         };
-        /** @description One scene of a faceless video, in order, and where its picture came from. */
+        /** @description One scene of a faceless video, in order, and where its picture or clip came from. */
         FacelessScene: {
             /**
              * Format: uuid
-             * @description The scene's image (an editor media item of the workspace, on the video's image track).
+             * @description The scene's still (an editor media item of the workspace): on the video's scene track, unless the scene is a clip (`clip_media_id`), whose first frame it is for a video model.
              */
             media_id: string;
             /**
-             * @description stock: a stock photo (FACELESS_SCENE_SOURCE=stock_photo) cropped to the frame, credited in `attribution`; model: a picture made by the AI image model (FACELESS_SCENE_SOURCE=image_model; `engines.image` names it); drawn: drawn by the local scene renderer (also a stock scene for which no photo was found, and a model scene when no engine of this deployment makes the model).
+             * @description stock: a stock photo (FACELESS_SCENE_SOURCE=stock_photo, or stock_video when no clip was found for the scene) cropped to the frame, credited in `attribution`; model: a picture made by the AI image model (FACELESS_SCENE_SOURCE=image_model; `engines.image` names it); drawn: drawn by the local scene renderer (also a stock scene for which no photo was found, and a model scene when no engine of this deployment makes the model); stock_video: a licensed stock clip (FACELESS_SCENE_SOURCE=stock_video), credited in `attribution`; model_video: a clip made by the AI video model (FACELESS_SCENE_SOURCE=video_model; `engines.video` names it). A clip covers its whole scene (looped when shorter).
              * @enum {string}
              */
-            source: "drawn" | "stock" | "model";
-            /** @description Whom to credit for a stock photo, as its provider asks; null for a drawn or model scene. */
+            source: "drawn" | "stock" | "model" | "stock_video" | "model_video";
+            /**
+             * Format: uuid
+             * @description The scene's clip (a video media item of the workspace, on the video's scene track), for a stock_video or model_video scene; absent otherwise.
+             */
+            clip_media_id?: string;
+            /** @description Whom to credit for a stock photo or clip, as its provider asks; null for a drawn or model scene. */
             attribution: components["schemas"]["StockAttribution"] | null;
         };
         /**
-         * @description The credit a stock photo's provider asks for (its photographer, the photo's page and the licence).
+         * @description The credit a stock photo's or clip's provider asks for (its author, the item's page and the licence).
          * @example {
          *       "provider": "Pexels",
          *       "author_name": "Rosa Red",
@@ -1775,10 +1781,10 @@ export interface components {
             /** @description Structured failure details when status is error, else null. */
             error: components["schemas"]["FailureDetail"] | null;
             /**
-             * @description Faceless videos only: the step running (or reached when it failed): script, scenes, voiceover, captions or render; null when queued, completed, or for editor videos.
+             * @description Faceless videos only: the step running (or reached when it failed): script, scenes, voiceover, captions, clips (a clip per scene, with FACELESS_SCENE_SOURCE stock_video or video_model; after captions) or render; null when queued, completed, or for editor videos.
              * @enum {string|null}
              */
-            stage?: "script" | "scenes" | "voiceover" | "captions" | "render" | null;
+            stage?: "script" | "scenes" | "voiceover" | "captions" | "render" | null | "clips";
             /** @description Length of the MP4 in seconds (faceless videos, when completed). */
             duration_seconds?: number | null;
             /**

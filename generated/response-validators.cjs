@@ -41631,7 +41631,7 @@ exports.getSlideshow__200 = validate614;
 const schema373 = {"$ref":"https://media-api.local/components#/$defs/Slideshow","$id":"https://media-api.local/components/response/getSlideshow__200"};
 const schema374 = {"type":"object","description":"A slideshow (GET /slideshows/{id}). Extra properties are allowed (seed 2.4): only object, id, video_id and status are guaranteed; the other documented fields are sent by this service, and clients must tolerate undocumented ones. Status goes queued → generating → completed or error (terminal; an error is refunded). While generating, `stage` says which step runs (copy: writing the text; slides: rendering slide images; project: filling the editor timeline; video: rendering the MP4) and `progress` how far it is.","additionalProperties":true,"maxProperties":50,"required":["object","id","video_id","status"],"properties":{"object":{"type":"string","const":"slideshow"},"id":{"type":"string","format":"uuid","maxLength":36},"video_id":{"$ref":"https://media-api.local/components#/$defs/IntegerId","description":"The editor video holding the slides."},"status":{"type":"string","enum":["queued","generating","completed","error"]},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"slide_count":{"type":"integer","format":"int32","minimum":3,"maximum":10},"aspect_ratio":{"type":"string","enum":["9:16","1:1","4:5"]},"stage":{"type":["string","null"],"description":"The step running while status is generating (copy, slides, project, video); null otherwise.","enum":["copy","slides","project","video",null]},"progress":{"type":"integer","format":"int32","description":"Percent done, 0–100 (100 when completed).","minimum":0,"maximum":100},"slides":{"type":"array","description":"The slides rendered so far, in order (all of them when completed).","maxItems":10,"items":{"$ref":"https://media-api.local/components#/$defs/Slide"}},"video_url":{"type":["string","null"],"format":"uri","description":"Signed URL of the carousel MP4 (every slide in turn, with the overlays); set when completed, else null.","maxLength":4096},"engines":{"$ref":"https://media-api.local/components#/$defs/RecordEngines","description":"Which engines made it (write, slide, render; see RecordEngines), each listed once its stage has finished."},"credits_deducted":{"type":"integer","format":"int64","description":"Credits charged for this slideshow (refunded when status is error).","minimum":0,"maximum":1000000000},"error":{"description":"Structured failure details when status is error, else null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40}}};
 const schema376 = {"type":"object","description":"One slide of a slideshow.","additionalProperties":false,"required":["index","image_url","text"],"properties":{"index":{"type":"integer","format":"int32","description":"0-based position.","minimum":0,"maximum":9},"image_url":{"type":["string","null"],"format":"uri","description":"Signed URL of the rendered slide (PNG at the aspect ratio's full size, without text); null until rendered.","maxLength":4096},"text":{"type":["string","null"],"description":"The slide's overlay text, an editable text item over the slide in the editor project (headline, then the body on a new line); null without generated overlays.","maxLength":2000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"}}};
-const schema377 = {"type":"object","description":"Which engines made a slideshow or a faceless video, by capability: write (the script or the slides' copy), image (the AI image model that made the slides' or scenes' pictures: SLIDESHOW_IMAGE_MODEL, FACELESS_IMAGE_MODEL; its model as the provider names it), scene (a faceless scene's picture), stock (the stock library its scenes were searched in), slide (a slide's picture), speech (the narration), transcribe (the narration's word timings, when transcribed), render (the MP4). A capability is listed once the stage that used it has finished, as it was configured then. Absent: not used (a given script needs no writer; no stock library without FACELESS_SCENE_SOURCE=stock_photo; no image model when none is configured or no engine of this deployment makes it), not run yet, or not recorded (records made before engines were recorded have no entries).","additionalProperties":false,"properties":{"write":{"$ref":"https://media-api.local/components#/$defs/EngineUse"},"image":{"$ref":"https://media-api.local/components#/$defs/EngineUse"},"scene":{"$ref":"https://media-api.local/components#/$defs/EngineUse"},"stock":{"$ref":"https://media-api.local/components#/$defs/EngineUse"},"slide":{"$ref":"https://media-api.local/components#/$defs/EngineUse"},"speech":{"$ref":"https://media-api.local/components#/$defs/SpeechEngineUse"},"transcribe":{"$ref":"https://media-api.local/components#/$defs/EngineUse"},"render":{"$ref":"https://media-api.local/components#/$defs/EngineUse"}}};
+const schema377 = {"type":"object","description":"Which engines made a slideshow or a faceless video, by capability: write (the script or the slides' copy), image (the AI image model that made the slides' or scenes' pictures: SLIDESHOW_IMAGE_MODEL, FACELESS_IMAGE_MODEL; its model as the provider names it), scene (a faceless scene's picture), stock (the stock library its scenes were searched in), slide (a slide's picture), speech (the narration), transcribe (the narration's word timings, when transcribed), render (the MP4), video (the AI video model that made a faceless video's scene clips: FACELESS_VIDEO_MODEL; its model as the provider names it). A capability is listed once the stage that used it has finished, as it was configured then. Absent: not used (a given script needs no writer; no stock library without FACELESS_SCENE_SOURCE stock_photo or stock_video; no image or video model when none is configured or no engine of this deployment makes it), not run yet, or not recorded (records made before engines were recorded have no entries).","additionalProperties":false,"properties":{"write":{"$ref":"https://media-api.local/components#/$defs/EngineUse"},"image":{"$ref":"https://media-api.local/components#/$defs/EngineUse"},"scene":{"$ref":"https://media-api.local/components#/$defs/EngineUse"},"stock":{"$ref":"https://media-api.local/components#/$defs/EngineUse"},"slide":{"$ref":"https://media-api.local/components#/$defs/EngineUse"},"speech":{"$ref":"https://media-api.local/components#/$defs/SpeechEngineUse"},"transcribe":{"$ref":"https://media-api.local/components#/$defs/EngineUse"},"render":{"$ref":"https://media-api.local/components#/$defs/EngineUse"},"video":{"$ref":"https://media-api.local/components#/$defs/EngineUse"}}};
 const schema378 = {"type":"object","description":"An engine that made part of a record (a slideshow, a faceless video), as it was when the stage that called it ran: the shape of EngineLabel without the catalog's `preview` and `requires`. `hosted`: a provider's cloud service (ElevenLabs, Pexels, OpenAI, ...). `self_hosted`: a server of the operator's own, i.e. an OpenAI-compatible server whose base URL is a loopback or private-network address or a local name (localhost, a name without a dot, .local, .internal, .lan, .home.arpa). `local`: the service's own engines (provider `local`, the engine's name as `model`).","additionalProperties":false,"required":["kind","provider","model"],"properties":{"kind":{"type":"string","enum":["hosted","self_hosted","local"]},"provider":{"type":"string","description":"Who runs it: local, elevenlabs, openai (api.openai.com), openai-compatible (any other server of the OpenAI API), pexels, pixabay, comfyui, fal, replicate.","maxLength":40,"pattern":"^[a-z0-9_-]+$"},"model":{"type":["string","null"],"description":"The provider's model (e.g. tts-1, eleven_multilingual_v2, gpt-4o-mini), or the local engine's name (local-writer, local-scene-renderer, local-slide-renderer, espeak-ng, ffmpeg); null for a provider without models (stock libraries).","maxLength":200,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:/@+-]*$"}}};
 const schema383 = {"type":"object","description":"The engine that spoke a narration (an EngineUse), and where its word timings, which place the captions and the scene changes, came from.","additionalProperties":false,"required":["kind","provider","model","timings"],"properties":{"kind":{"type":"string","enum":["hosted","self_hosted","local"]},"provider":{"type":"string","description":"local (eSpeak NG), elevenlabs, openai or openai-compatible (see EngineUse).","maxLength":40,"pattern":"^[a-z0-9_-]+$"},"model":{"type":["string","null"],"description":"The provider's speech model (e.g. tts-1, eleven_multilingual_v2), or espeak-ng.","maxLength":200,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:/@+-]*$"},"timings":{"type":["string","null"],"description":"engine: the speech engine timed its own words (eSpeak NG's word events, ElevenLabs' alignment). transcribed: the audio was transcribed (TRANSCRIPTION_PROVIDER_URL, see `transcribe`) and the script aligned to the words heard. estimated: the words were spread over the audio's voiced stretches by their length. Null when not recorded.","enum":["engine","transcribed","estimated",null]}}};
 
@@ -41647,7 +41647,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!((((((((key0 === "write") || (key0 === "image")) || (key0 === "scene")) || (key0 === "stock")) || (key0 === "slide")) || (key0 === "speech")) || (key0 === "transcribe")) || (key0 === "render"))){
+if(!(func1.call(schema377.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -42891,14 +42891,164 @@ vErrors.push(err107);
 errors++;
 }
 }
-}
-else {
-const err108 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.video !== undefined){
+let data33 = data.video;
+if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
+if(data33.kind === undefined){
+const err108 = {instancePath:instancePath+"/video",schemaPath:"https://media-api.local/components#/$defs/EngineUse/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
 if(vErrors === null){
 vErrors = [err108];
 }
 else {
 vErrors.push(err108);
+}
+errors++;
+}
+if(data33.provider === undefined){
+const err109 = {instancePath:instancePath+"/video",schemaPath:"https://media-api.local/components#/$defs/EngineUse/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'"};
+if(vErrors === null){
+vErrors = [err109];
+}
+else {
+vErrors.push(err109);
+}
+errors++;
+}
+if(data33.model === undefined){
+const err110 = {instancePath:instancePath+"/video",schemaPath:"https://media-api.local/components#/$defs/EngineUse/required",keyword:"required",params:{missingProperty: "model"},message:"must have required property '"+"model"+"'"};
+if(vErrors === null){
+vErrors = [err110];
+}
+else {
+vErrors.push(err110);
+}
+errors++;
+}
+for(const key9 in data33){
+if(!(((key9 === "kind") || (key9 === "provider")) || (key9 === "model"))){
+const err111 = {instancePath:instancePath+"/video",schemaPath:"https://media-api.local/components#/$defs/EngineUse/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err111];
+}
+else {
+vErrors.push(err111);
+}
+errors++;
+}
+}
+if(data33.kind !== undefined){
+let data34 = data33.kind;
+if(typeof data34 !== "string"){
+const err112 = {instancePath:instancePath+"/video/kind",schemaPath:"https://media-api.local/components#/$defs/EngineUse/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err112];
+}
+else {
+vErrors.push(err112);
+}
+errors++;
+}
+if(!(((data34 === "hosted") || (data34 === "self_hosted")) || (data34 === "local"))){
+const err113 = {instancePath:instancePath+"/video/kind",schemaPath:"https://media-api.local/components#/$defs/EngineUse/properties/kind/enum",keyword:"enum",params:{allowedValues: schema378.properties.kind.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err113];
+}
+else {
+vErrors.push(err113);
+}
+errors++;
+}
+}
+if(data33.provider !== undefined){
+let data35 = data33.provider;
+if(typeof data35 === "string"){
+if(func2(data35) > 40){
+const err114 = {instancePath:instancePath+"/video/provider",schemaPath:"https://media-api.local/components#/$defs/EngineUse/properties/provider/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
+if(vErrors === null){
+vErrors = [err114];
+}
+else {
+vErrors.push(err114);
+}
+errors++;
+}
+if(!pattern10.test(data35)){
+const err115 = {instancePath:instancePath+"/video/provider",schemaPath:"https://media-api.local/components#/$defs/EngineUse/properties/provider/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9_-]+$"},message:"must match pattern \""+"^[a-z0-9_-]+$"+"\""};
+if(vErrors === null){
+vErrors = [err115];
+}
+else {
+vErrors.push(err115);
+}
+errors++;
+}
+}
+else {
+const err116 = {instancePath:instancePath+"/video/provider",schemaPath:"https://media-api.local/components#/$defs/EngineUse/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err116];
+}
+else {
+vErrors.push(err116);
+}
+errors++;
+}
+}
+if(data33.model !== undefined){
+let data36 = data33.model;
+if((typeof data36 !== "string") && (data36 !== null)){
+const err117 = {instancePath:instancePath+"/video/model",schemaPath:"https://media-api.local/components#/$defs/EngineUse/properties/model/type",keyword:"type",params:{type: schema378.properties.model.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err117];
+}
+else {
+vErrors.push(err117);
+}
+errors++;
+}
+if(typeof data36 === "string"){
+if(func2(data36) > 200){
+const err118 = {instancePath:instancePath+"/video/model",schemaPath:"https://media-api.local/components#/$defs/EngineUse/properties/model/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(vErrors === null){
+vErrors = [err118];
+}
+else {
+vErrors.push(err118);
+}
+errors++;
+}
+if(!pattern11.test(data36)){
+const err119 = {instancePath:instancePath+"/video/model",schemaPath:"https://media-api.local/components#/$defs/EngineUse/properties/model/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._:/@+-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._:/@+-]*$"+"\""};
+if(vErrors === null){
+vErrors = [err119];
+}
+else {
+vErrors.push(err119);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err120 = {instancePath:instancePath+"/video",schemaPath:"https://media-api.local/components#/$defs/EngineUse/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err120];
+}
+else {
+vErrors.push(err120);
+}
+errors++;
+}
+}
+}
+else {
+const err121 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err121];
+}
+else {
+vErrors.push(err121);
 }
 errors++;
 }
@@ -43884,7 +44034,7 @@ return errors === 0;
 validate614.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getSlideshow__400 = validate619;
-const schema387 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSlideshow__400"};
+const schema388 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSlideshow__400"};
 
 function validate620(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -44100,7 +44250,7 @@ return errors === 0;
 validate619.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getSlideshow__401 = validate623;
-const schema389 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSlideshow__401"};
+const schema390 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSlideshow__401"};
 
 function validate624(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -44316,7 +44466,7 @@ return errors === 0;
 validate623.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getSlideshow__402 = validate627;
-const schema391 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSlideshow__402"};
+const schema392 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSlideshow__402"};
 
 function validate628(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -44532,7 +44682,7 @@ return errors === 0;
 validate627.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getSlideshow__403 = validate631;
-const schema393 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSlideshow__403"};
+const schema394 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSlideshow__403"};
 
 function validate632(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -44748,7 +44898,7 @@ return errors === 0;
 validate631.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getSlideshow__404 = validate635;
-const schema395 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSlideshow__404"};
+const schema396 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSlideshow__404"};
 
 function validate636(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -44964,7 +45114,7 @@ return errors === 0;
 validate635.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getSlideshow__429 = validate639;
-const schema397 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSlideshow__429"};
+const schema398 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSlideshow__429"};
 
 function validate640(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -45180,7 +45330,7 @@ return errors === 0;
 validate639.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getSlideshow__500 = validate643;
-const schema399 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSlideshow__500"};
+const schema400 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSlideshow__500"};
 
 function validate644(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -45396,7 +45546,7 @@ return errors === 0;
 validate643.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getSlideshow__503 = validate647;
-const schema401 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSlideshow__503"};
+const schema402 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSlideshow__503"};
 
 function validate648(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -45612,8 +45762,8 @@ return errors === 0;
 validate647.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo__200 = validate651;
-const schema403 = {"$ref":"https://media-api.local/components#/$defs/FacelessVideoGeneration","$id":"https://media-api.local/components/response/createFacelessVideo__200"};
-const schema404 = {"type":"object","description":"Response of POST /faceless-videos. Poll GET /videos/{video_id}.","additionalProperties":false,"required":["object","status","video_id","title","credits_deducted","remaining_credits"],"properties":{"object":{"type":"string","const":"faceless_video_generation"},"status":{"type":"string","const":"queued"},"video_id":{"$ref":"https://media-api.local/components#/$defs/IntegerId","description":"Poll GET /videos/{id}."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"credits_deducted":{"type":"integer","format":"int64","minimum":0,"maximum":1000000000},"remaining_credits":{"type":"integer","format":"int64","minimum":0,"maximum":1000000000},"idempotent_replay":{"type":"boolean","description":"Present and true when this is the replay of a completed request with the same idempotency key."}}};
+const schema404 = {"$ref":"https://media-api.local/components#/$defs/FacelessVideoGeneration","$id":"https://media-api.local/components/response/createFacelessVideo__200"};
+const schema405 = {"type":"object","description":"Response of POST /faceless-videos. Poll GET /videos/{video_id}.","additionalProperties":false,"required":["object","status","video_id","title","credits_deducted","remaining_credits"],"properties":{"object":{"type":"string","const":"faceless_video_generation"},"status":{"type":"string","const":"queued"},"video_id":{"$ref":"https://media-api.local/components#/$defs/IntegerId","description":"Poll GET /videos/{id}."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"credits_deducted":{"type":"integer","format":"int64","minimum":0,"maximum":1000000000},"remaining_credits":{"type":"integer","format":"int64","minimum":0,"maximum":1000000000},"idempotent_replay":{"type":"boolean","description":"Present and true when this is the replay of a completed request with the same idempotency key."}}};
 
 function validate652(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -45964,7 +46114,7 @@ return errors === 0;
 validate651.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo__400 = validate654;
-const schema406 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__400"};
+const schema407 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__400"};
 
 function validate655(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -46180,7 +46330,7 @@ return errors === 0;
 validate654.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo__401 = validate658;
-const schema408 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__401"};
+const schema409 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__401"};
 
 function validate659(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -46396,7 +46546,7 @@ return errors === 0;
 validate658.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo__402 = validate662;
-const schema410 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__402"};
+const schema411 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__402"};
 
 function validate663(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -46612,7 +46762,7 @@ return errors === 0;
 validate662.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo__403 = validate666;
-const schema412 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__403"};
+const schema413 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__403"};
 
 function validate667(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -46828,7 +46978,7 @@ return errors === 0;
 validate666.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo__404 = validate670;
-const schema414 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__404"};
+const schema415 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__404"};
 
 function validate671(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -47044,7 +47194,7 @@ return errors === 0;
 validate670.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo__409 = validate674;
-const schema416 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__409"};
+const schema417 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__409"};
 
 function validate675(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -47260,7 +47410,7 @@ return errors === 0;
 validate674.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo__413 = validate678;
-const schema418 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__413"};
+const schema419 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__413"};
 
 function validate679(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -47476,7 +47626,7 @@ return errors === 0;
 validate678.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo__415 = validate682;
-const schema420 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__415"};
+const schema421 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__415"};
 
 function validate683(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -47692,7 +47842,7 @@ return errors === 0;
 validate682.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo__429 = validate686;
-const schema422 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__429"};
+const schema423 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__429"};
 
 function validate687(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -47908,7 +48058,7 @@ return errors === 0;
 validate686.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo__500 = validate690;
-const schema424 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__500"};
+const schema425 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__500"};
 
 function validate691(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -48124,7 +48274,7 @@ return errors === 0;
 validate690.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo__503 = validate694;
-const schema426 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__503"};
+const schema427 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__503"};
 
 function validate695(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -48340,10 +48490,10 @@ return errors === 0;
 validate694.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getVideo__200 = validate698;
-const schema428 = {"$ref":"https://media-api.local/components#/$defs/Video","$id":"https://media-api.local/components/response/getVideo__200"};
-const schema429 = {"type":"object","description":"Status of a faceless or editor video (GET /videos/{id}). Faceless: queued → generating → completed (url, duration_seconds and size_bytes set) or error (refunded); while generating, `stage` says which step runs (script, scenes, voiceover, captions, render) and `progress` the percent of the whole. A completed faceless video is also an editor project with the same id. Editor: always ready (the project exists and opens in the editor; url is null because no export is needed).","additionalProperties":false,"required":["object","id","kind","status","title","url","error","progress","created_at","updated_at"],"properties":{"object":{"type":"string","const":"video"},"id":{"$ref":"https://media-api.local/components#/$defs/IntegerId"},"kind":{"type":"string","enum":["faceless","editor"]},"status":{"type":"string","enum":["queued","generating","completed","error","ready"]},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"url":{"type":["string","null"],"format":"uri","description":"Signed, expiring URL of the MP4; only when a faceless video is completed, else null.","maxLength":4096},"error":{"description":"Structured failure details when status is error, else null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]},"stage":{"type":["string","null"],"description":"Faceless videos only: the step running (or reached when it failed): script, scenes, voiceover, captions or render; null when queued, completed, or for editor videos.","enum":["script","scenes","voiceover","captions","render",null]},"duration_seconds":{"type":["number","null"],"description":"Length of the MP4 in seconds (faceless videos, when completed).","minimum":0,"maximum":100000},"size_bytes":{"type":["integer","null"],"format":"int64","description":"Size of the MP4 in bytes (faceless videos, when completed).","minimum":0,"maximum":9007199254740991},"engines":{"description":"Faceless videos: which engines made it (see RecordEngines; a capability is listed once its stage has finished). Null for editor videos.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/RecordEngines"},{"type":"null"}]},"scenes":{"type":["array","null"],"description":"Faceless videos: each scene, in order, with where its picture came from (a stock photo's attribution), once the scenes stage has finished; null before then and for editor videos.","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/FacelessScene"}},"progress":{"type":"integer","format":"int32","description":"Percent done, 0 to 100 (100 when completed or ready).","minimum":0,"maximum":100},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40}}};
-const schema432 = {"type":"object","description":"One scene of a faceless video, in order, and where its picture came from.","additionalProperties":false,"required":["media_id","source","attribution"],"properties":{"media_id":{"type":"string","format":"uuid","description":"The scene's image (an editor media item of the workspace, on the video's image track).","maxLength":36},"source":{"type":"string","description":"stock: a stock photo (FACELESS_SCENE_SOURCE=stock_photo) cropped to the frame, credited in `attribution`; model: a picture made by the AI image model (FACELESS_SCENE_SOURCE=image_model; `engines.image` names it); drawn: drawn by the local scene renderer (also a stock scene for which no photo was found, and a model scene when no engine of this deployment makes the model).","enum":["drawn","stock","model"]},"attribution":{"description":"Whom to credit for a stock photo, as its provider asks; null for a drawn or model scene.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/StockAttribution"},{"type":"null"}]}}};
-const schema433 = {"type":"object","description":"The credit a stock photo's provider asks for (its photographer, the photo's page and the licence).","additionalProperties":false,"required":["provider","author_name","author_url","page_url","license","license_url"],"properties":{"provider":{"type":"string","description":"The stock library (Pexels, Pixabay).","maxLength":40,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"author_name":{"type":"string","description":"The photographer's name as the provider gives it.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"author_url":{"type":["string","null"],"format":"uri","description":"The photographer's page at the provider; null when the provider gave no http(s) URL for it.","maxLength":2048},"page_url":{"type":["string","null"],"format":"uri","description":"The photo's page at the provider; null when the provider gave no http(s) URL for it.","maxLength":2048},"license":{"type":"string","description":"The provider's licence, in a sentence.","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"license_url":{"type":["string","null"],"format":"uri","description":"Where the licence is; null when the provider gave no http(s) URL for it.","maxLength":2048}}};
+const schema429 = {"$ref":"https://media-api.local/components#/$defs/Video","$id":"https://media-api.local/components/response/getVideo__200"};
+const schema430 = {"type":"object","description":"Status of a faceless or editor video (GET /videos/{id}). Faceless: queued → generating → completed (url, duration_seconds and size_bytes set) or error (refunded); while generating, `stage` says which step runs (script, scenes, voiceover, captions, render) and `progress` the percent of the whole. A completed faceless video is also an editor project with the same id. Editor: always ready (the project exists and opens in the editor; url is null because no export is needed).","additionalProperties":false,"required":["object","id","kind","status","title","url","error","progress","created_at","updated_at"],"properties":{"object":{"type":"string","const":"video"},"id":{"$ref":"https://media-api.local/components#/$defs/IntegerId"},"kind":{"type":"string","enum":["faceless","editor"]},"status":{"type":"string","enum":["queued","generating","completed","error","ready"]},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"url":{"type":["string","null"],"format":"uri","description":"Signed, expiring URL of the MP4; only when a faceless video is completed, else null.","maxLength":4096},"error":{"description":"Structured failure details when status is error, else null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]},"stage":{"type":["string","null"],"description":"Faceless videos only: the step running (or reached when it failed): script, scenes, voiceover, captions, clips (a clip per scene, with FACELESS_SCENE_SOURCE stock_video or video_model; after captions) or render; null when queued, completed, or for editor videos.","enum":["script","scenes","voiceover","captions","render",null,"clips"]},"duration_seconds":{"type":["number","null"],"description":"Length of the MP4 in seconds (faceless videos, when completed).","minimum":0,"maximum":100000},"size_bytes":{"type":["integer","null"],"format":"int64","description":"Size of the MP4 in bytes (faceless videos, when completed).","minimum":0,"maximum":9007199254740991},"engines":{"description":"Faceless videos: which engines made it (see RecordEngines; a capability is listed once its stage has finished). Null for editor videos.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/RecordEngines"},{"type":"null"}]},"scenes":{"type":["array","null"],"description":"Faceless videos: each scene, in order, with where its picture came from (a stock photo's attribution), once the scenes stage has finished; null before then and for editor videos.","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/FacelessScene"}},"progress":{"type":"integer","format":"int32","description":"Percent done, 0 to 100 (100 when completed or ready).","minimum":0,"maximum":100},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40}}};
+const schema433 = {"type":"object","description":"One scene of a faceless video, in order, and where its picture or clip came from.","additionalProperties":false,"required":["media_id","source","attribution"],"properties":{"media_id":{"type":"string","format":"uuid","description":"The scene's still (an editor media item of the workspace): on the video's scene track, unless the scene is a clip (`clip_media_id`), whose first frame it is for a video model.","maxLength":36},"source":{"type":"string","description":"stock: a stock photo (FACELESS_SCENE_SOURCE=stock_photo, or stock_video when no clip was found for the scene) cropped to the frame, credited in `attribution`; model: a picture made by the AI image model (FACELESS_SCENE_SOURCE=image_model; `engines.image` names it); drawn: drawn by the local scene renderer (also a stock scene for which no photo was found, and a model scene when no engine of this deployment makes the model); stock_video: a licensed stock clip (FACELESS_SCENE_SOURCE=stock_video), credited in `attribution`; model_video: a clip made by the AI video model (FACELESS_SCENE_SOURCE=video_model; `engines.video` names it). A clip covers its whole scene (looped when shorter).","enum":["drawn","stock","model","stock_video","model_video"]},"clip_media_id":{"type":"string","format":"uuid","description":"The scene's clip (a video media item of the workspace, on the video's scene track), for a stock_video or model_video scene; absent otherwise.","maxLength":36},"attribution":{"description":"Whom to credit for a stock photo or clip, as its provider asks; null for a drawn or model scene.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/StockAttribution"},{"type":"null"}]}}};
+const schema434 = {"type":"object","description":"The credit a stock photo's or clip's provider asks for (its author, the item's page and the licence).","additionalProperties":false,"required":["provider","author_name","author_url","page_url","license","license_url"],"properties":{"provider":{"type":"string","description":"The stock library (Pexels, Pixabay).","maxLength":40,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"author_name":{"type":"string","description":"The photographer's name as the provider gives it.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"author_url":{"type":["string","null"],"format":"uri","description":"The photographer's page at the provider; null when the provider gave no http(s) URL for it.","maxLength":2048},"page_url":{"type":["string","null"],"format":"uri","description":"The photo's page at the provider; null when the provider gave no http(s) URL for it.","maxLength":2048},"license":{"type":"string","description":"The provider's licence, in a sentence.","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"license_url":{"type":["string","null"],"format":"uri","description":"Where the licence is; null when the provider gave no http(s) URL for it.","maxLength":2048}}};
 
 function validate701(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -48387,7 +48537,7 @@ vErrors.push(err2);
 errors++;
 }
 for(const key0 in data){
-if(!(((key0 === "media_id") || (key0 === "source")) || (key0 === "attribution"))){
+if(!((((key0 === "media_id") || (key0 === "source")) || (key0 === "clip_media_id")) || (key0 === "attribution"))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err3];
@@ -48445,8 +48595,8 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!(((data1 === "drawn") || (data1 === "stock")) || (data1 === "model"))){
-const err8 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/enum",keyword:"enum",params:{allowedValues: schema432.properties.source.enum},message:"must be equal to one of the allowed values"};
+if(!(((((data1 === "drawn") || (data1 === "stock")) || (data1 === "model")) || (data1 === "stock_video")) || (data1 === "model_video"))){
+const err8 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/enum",keyword:"enum",params:{allowedValues: schema433.properties.source.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -48456,15 +48606,11 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.attribution !== undefined){
-let data2 = data.attribution;
-const _errs7 = errors;
-let valid1 = false;
-let passing0 = null;
-const _errs8 = errors;
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-if(data2.provider === undefined){
-const err9 = {instancePath:instancePath+"/attribution",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'"};
+if(data.clip_media_id !== undefined){
+let data2 = data.clip_media_id;
+if(typeof data2 === "string"){
+if(func2(data2) > 36){
+const err9 = {instancePath:instancePath+"/clip_media_id",schemaPath:"#/properties/clip_media_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -48473,8 +48619,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(data2.author_name === undefined){
-const err10 = {instancePath:instancePath+"/attribution",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/required",keyword:"required",params:{missingProperty: "author_name"},message:"must have required property '"+"author_name"+"'"};
+if(!(formats98.test(data2))){
+const err10 = {instancePath:instancePath+"/clip_media_id",schemaPath:"#/properties/clip_media_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -48483,8 +48629,9 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(data2.author_url === undefined){
-const err11 = {instancePath:instancePath+"/attribution",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/required",keyword:"required",params:{missingProperty: "author_url"},message:"must have required property '"+"author_url"+"'"};
+}
+else {
+const err11 = {instancePath:instancePath+"/clip_media_id",schemaPath:"#/properties/clip_media_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -48493,8 +48640,16 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(data2.page_url === undefined){
-const err12 = {instancePath:instancePath+"/attribution",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/required",keyword:"required",params:{missingProperty: "page_url"},message:"must have required property '"+"page_url"+"'"};
+}
+if(data.attribution !== undefined){
+let data3 = data.attribution;
+const _errs9 = errors;
+let valid1 = false;
+let passing0 = null;
+const _errs10 = errors;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(data3.provider === undefined){
+const err12 = {instancePath:instancePath+"/attribution",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -48503,8 +48658,8 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(data2.license === undefined){
-const err13 = {instancePath:instancePath+"/attribution",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/required",keyword:"required",params:{missingProperty: "license"},message:"must have required property '"+"license"+"'"};
+if(data3.author_name === undefined){
+const err13 = {instancePath:instancePath+"/attribution",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/required",keyword:"required",params:{missingProperty: "author_name"},message:"must have required property '"+"author_name"+"'"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -48513,8 +48668,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(data2.license_url === undefined){
-const err14 = {instancePath:instancePath+"/attribution",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/required",keyword:"required",params:{missingProperty: "license_url"},message:"must have required property '"+"license_url"+"'"};
+if(data3.author_url === undefined){
+const err14 = {instancePath:instancePath+"/attribution",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/required",keyword:"required",params:{missingProperty: "author_url"},message:"must have required property '"+"author_url"+"'"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -48523,9 +48678,8 @@ vErrors.push(err14);
 }
 errors++;
 }
-for(const key1 in data2){
-if(!((((((key1 === "provider") || (key1 === "author_name")) || (key1 === "author_url")) || (key1 === "page_url")) || (key1 === "license")) || (key1 === "license_url"))){
-const err15 = {instancePath:instancePath+"/attribution",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(data3.page_url === undefined){
+const err15 = {instancePath:instancePath+"/attribution",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/required",keyword:"required",params:{missingProperty: "page_url"},message:"must have required property '"+"page_url"+"'"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -48534,12 +48688,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-if(data2.provider !== undefined){
-let data3 = data2.provider;
-if(typeof data3 === "string"){
-if(func2(data3) > 40){
-const err16 = {instancePath:instancePath+"/attribution/provider",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/provider/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
+if(data3.license === undefined){
+const err16 = {instancePath:instancePath+"/attribution",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/required",keyword:"required",params:{missingProperty: "license"},message:"must have required property '"+"license"+"'"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -48548,8 +48698,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(!pattern5.test(data3)){
-const err17 = {instancePath:instancePath+"/attribution/provider",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/provider/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
+if(data3.license_url === undefined){
+const err17 = {instancePath:instancePath+"/attribution",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/required",keyword:"required",params:{missingProperty: "license_url"},message:"must have required property '"+"license_url"+"'"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -48558,9 +48708,9 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-else {
-const err18 = {instancePath:instancePath+"/attribution/provider",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key1 in data3){
+if(!((((((key1 === "provider") || (key1 === "author_name")) || (key1 === "author_url")) || (key1 === "page_url")) || (key1 === "license")) || (key1 === "license_url"))){
+const err18 = {instancePath:instancePath+"/attribution",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -48570,11 +48720,11 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data2.author_name !== undefined){
-let data4 = data2.author_name;
+if(data3.provider !== undefined){
+let data4 = data3.provider;
 if(typeof data4 === "string"){
-if(func2(data4) > 200){
-const err19 = {instancePath:instancePath+"/attribution/author_name",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/author_name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(func2(data4) > 40){
+const err19 = {instancePath:instancePath+"/attribution/provider",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/provider/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -48584,7 +48734,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!pattern5.test(data4)){
-const err20 = {instancePath:instancePath+"/attribution/author_name",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/author_name/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
+const err20 = {instancePath:instancePath+"/attribution/provider",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/provider/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -48595,7 +48745,7 @@ errors++;
 }
 }
 else {
-const err21 = {instancePath:instancePath+"/attribution/author_name",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/author_name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err21 = {instancePath:instancePath+"/attribution/provider",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -48605,10 +48755,11 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data2.author_url !== undefined){
-let data5 = data2.author_url;
-if((typeof data5 !== "string") && (data5 !== null)){
-const err22 = {instancePath:instancePath+"/attribution/author_url",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/author_url/type",keyword:"type",params:{type: schema433.properties.author_url.type},message:"must be string,null"};
+if(data3.author_name !== undefined){
+let data5 = data3.author_name;
+if(typeof data5 === "string"){
+if(func2(data5) > 200){
+const err22 = {instancePath:instancePath+"/attribution/author_name",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/author_name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -48617,9 +48768,8 @@ vErrors.push(err22);
 }
 errors++;
 }
-if(typeof data5 === "string"){
-if(func2(data5) > 2048){
-const err23 = {instancePath:instancePath+"/attribution/author_url",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/author_url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+if(!pattern5.test(data5)){
+const err23 = {instancePath:instancePath+"/attribution/author_name",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/author_name/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -48628,8 +48778,9 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(!(formats0(data5))){
-const err24 = {instancePath:instancePath+"/attribution/author_url",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/author_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+}
+else {
+const err24 = {instancePath:instancePath+"/attribution/author_name",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/author_name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -48639,11 +48790,10 @@ vErrors.push(err24);
 errors++;
 }
 }
-}
-if(data2.page_url !== undefined){
-let data6 = data2.page_url;
+if(data3.author_url !== undefined){
+let data6 = data3.author_url;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err25 = {instancePath:instancePath+"/attribution/page_url",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/page_url/type",keyword:"type",params:{type: schema433.properties.page_url.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/attribution/author_url",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/author_url/type",keyword:"type",params:{type: schema434.properties.author_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -48654,7 +48804,7 @@ errors++;
 }
 if(typeof data6 === "string"){
 if(func2(data6) > 2048){
-const err26 = {instancePath:instancePath+"/attribution/page_url",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/page_url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+const err26 = {instancePath:instancePath+"/attribution/author_url",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/author_url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -48664,7 +48814,7 @@ vErrors.push(err26);
 errors++;
 }
 if(!(formats0(data6))){
-const err27 = {instancePath:instancePath+"/attribution/page_url",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/page_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+const err27 = {instancePath:instancePath+"/attribution/author_url",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/author_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -48675,11 +48825,10 @@ errors++;
 }
 }
 }
-if(data2.license !== undefined){
-let data7 = data2.license;
-if(typeof data7 === "string"){
-if(func2(data7) > 500){
-const err28 = {instancePath:instancePath+"/attribution/license",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/license/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(data3.page_url !== undefined){
+let data7 = data3.page_url;
+if((typeof data7 !== "string") && (data7 !== null)){
+const err28 = {instancePath:instancePath+"/attribution/page_url",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/page_url/type",keyword:"type",params:{type: schema434.properties.page_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -48688,8 +48837,9 @@ vErrors.push(err28);
 }
 errors++;
 }
-if(!pattern5.test(data7)){
-const err29 = {instancePath:instancePath+"/attribution/license",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/license/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
+if(typeof data7 === "string"){
+if(func2(data7) > 2048){
+const err29 = {instancePath:instancePath+"/attribution/page_url",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/page_url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -48698,9 +48848,8 @@ vErrors.push(err29);
 }
 errors++;
 }
-}
-else {
-const err30 = {instancePath:instancePath+"/attribution/license",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/license/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(formats0(data7))){
+const err30 = {instancePath:instancePath+"/attribution/page_url",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/page_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -48710,10 +48859,12 @@ vErrors.push(err30);
 errors++;
 }
 }
-if(data2.license_url !== undefined){
-let data8 = data2.license_url;
-if((typeof data8 !== "string") && (data8 !== null)){
-const err31 = {instancePath:instancePath+"/attribution/license_url",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/license_url/type",keyword:"type",params:{type: schema433.properties.license_url.type},message:"must be string,null"};
+}
+if(data3.license !== undefined){
+let data8 = data3.license;
+if(typeof data8 === "string"){
+if(func2(data8) > 500){
+const err31 = {instancePath:instancePath+"/attribution/license",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/license/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -48722,9 +48873,8 @@ vErrors.push(err31);
 }
 errors++;
 }
-if(typeof data8 === "string"){
-if(func2(data8) > 2048){
-const err32 = {instancePath:instancePath+"/attribution/license_url",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/license_url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+if(!pattern5.test(data8)){
+const err32 = {instancePath:instancePath+"/attribution/license",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/license/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -48733,8 +48883,9 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(!(formats0(data8))){
-const err33 = {instancePath:instancePath+"/attribution/license_url",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/license_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+}
+else {
+const err33 = {instancePath:instancePath+"/attribution/license",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/license/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -48744,10 +48895,10 @@ vErrors.push(err33);
 errors++;
 }
 }
-}
-}
-else {
-const err34 = {instancePath:instancePath+"/attribution",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data3.license_url !== undefined){
+let data9 = data3.license_url;
+if((typeof data9 !== "string") && (data9 !== null)){
+const err34 = {instancePath:instancePath+"/attribution/license_url",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/license_url/type",keyword:"type",params:{type: schema434.properties.license_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -48756,14 +48907,9 @@ vErrors.push(err34);
 }
 errors++;
 }
-var _valid0 = _errs8 === errors;
-if(_valid0){
-valid1 = true;
-passing0 = 0;
-}
-const _errs24 = errors;
-if(data2 !== null){
-const err35 = {instancePath:instancePath+"/attribution",schemaPath:"#/properties/attribution/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(typeof data9 === "string"){
+if(func2(data9) > 2048){
+const err35 = {instancePath:instancePath+"/attribution/license_url",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/license_url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -48772,7 +48918,46 @@ vErrors.push(err35);
 }
 errors++;
 }
-var _valid0 = _errs24 === errors;
+if(!(formats0(data9))){
+const err36 = {instancePath:instancePath+"/attribution/license_url",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/properties/license_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err37 = {instancePath:instancePath+"/attribution",schemaPath:"https://media-api.local/components#/$defs/StockAttribution/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+var _valid0 = _errs10 === errors;
+if(_valid0){
+valid1 = true;
+passing0 = 0;
+}
+const _errs26 = errors;
+if(data3 !== null){
+const err38 = {instancePath:instancePath+"/attribution",schemaPath:"#/properties/attribution/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+var _valid0 = _errs26 === errors;
 if(_valid0 && valid1){
 valid1 = false;
 passing0 = [passing0, 1];
@@ -48784,20 +48969,20 @@ passing0 = 1;
 }
 }
 if(!valid1){
-const err36 = {instancePath:instancePath+"/attribution",schemaPath:"#/properties/attribution/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const err39 = {instancePath:instancePath+"/attribution",schemaPath:"#/properties/attribution/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err36];
+vErrors = [err39];
 }
 else {
-vErrors.push(err36);
+vErrors.push(err39);
 }
 errors++;
 }
 else {
-errors = _errs7;
+errors = _errs9;
 if(vErrors !== null){
-if(_errs7){
-vErrors.length = _errs7;
+if(_errs9){
+vErrors.length = _errs9;
 }
 else {
 vErrors = null;
@@ -48807,12 +48992,12 @@ vErrors = null;
 }
 }
 else {
-const err37 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err40 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err37];
+vErrors = [err40];
 }
 else {
-vErrors.push(err37);
+vErrors.push(err40);
 }
 errors++;
 }
@@ -48934,7 +49119,7 @@ vErrors.push(err9);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema429.properties, key0))){
+if(!(func1.call(schema430.properties, key0))){
 const err10 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err10];
@@ -49026,7 +49211,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!((data2 === "faceless") || (data2 === "editor"))){
-const err18 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema429.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema430.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -49049,7 +49234,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!(((((data3 === "queued") || (data3 === "generating")) || (data3 === "completed")) || (data3 === "error")) || (data3 === "ready"))){
-const err20 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema429.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema430.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -49097,7 +49282,7 @@ errors++;
 if(data.url !== undefined){
 let data5 = data.url;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err24 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema429.properties.url.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema430.properties.url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -49358,7 +49543,7 @@ vErrors = null;
 if(data.stage !== undefined){
 let data11 = data.stage;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err44 = {instancePath:instancePath+"/stage",schemaPath:"#/properties/stage/type",keyword:"type",params:{type: schema429.properties.stage.type},message:"must be string,null"};
+const err44 = {instancePath:instancePath+"/stage",schemaPath:"#/properties/stage/type",keyword:"type",params:{type: schema430.properties.stage.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -49367,8 +49552,8 @@ vErrors.push(err44);
 }
 errors++;
 }
-if(!((((((data11 === "script") || (data11 === "scenes")) || (data11 === "voiceover")) || (data11 === "captions")) || (data11 === "render")) || (data11 === null))){
-const err45 = {instancePath:instancePath+"/stage",schemaPath:"#/properties/stage/enum",keyword:"enum",params:{allowedValues: schema429.properties.stage.enum},message:"must be equal to one of the allowed values"};
+if(!(((((((data11 === "script") || (data11 === "scenes")) || (data11 === "voiceover")) || (data11 === "captions")) || (data11 === "render")) || (data11 === null)) || (data11 === "clips"))){
+const err45 = {instancePath:instancePath+"/stage",schemaPath:"#/properties/stage/enum",keyword:"enum",params:{allowedValues: schema430.properties.stage.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -49381,7 +49566,7 @@ errors++;
 if(data.duration_seconds !== undefined){
 let data12 = data.duration_seconds;
 if((!((typeof data12 == "number") && (isFinite(data12)))) && (data12 !== null)){
-const err46 = {instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: schema429.properties.duration_seconds.type},message:"must be number,null"};
+const err46 = {instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: schema430.properties.duration_seconds.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -49416,7 +49601,7 @@ errors++;
 if(data.size_bytes !== undefined){
 let data13 = data.size_bytes;
 if((!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))) && (data13 !== null)){
-const err49 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/type",keyword:"type",params:{type: schema429.properties.size_bytes.type},message:"must be integer,null"};
+const err49 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/type",keyword:"type",params:{type: schema430.properties.size_bytes.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -49520,7 +49705,7 @@ vErrors = null;
 if(data.scenes !== undefined){
 let data15 = data.scenes;
 if((!(Array.isArray(data15))) && (data15 !== null)){
-const err55 = {instancePath:instancePath+"/scenes",schemaPath:"#/properties/scenes/type",keyword:"type",params:{type: schema429.properties.scenes.type},message:"must be array,null"};
+const err55 = {instancePath:instancePath+"/scenes",schemaPath:"#/properties/scenes/type",keyword:"type",params:{type: schema430.properties.scenes.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -49702,7 +49887,7 @@ return errors === 0;
 validate698.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getVideo__400 = validate704;
-const schema434 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__400"};
+const schema435 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__400"};
 
 function validate705(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -49918,7 +50103,7 @@ return errors === 0;
 validate704.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getVideo__401 = validate708;
-const schema436 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__401"};
+const schema437 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__401"};
 
 function validate709(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -50134,7 +50319,7 @@ return errors === 0;
 validate708.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getVideo__402 = validate712;
-const schema438 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__402"};
+const schema439 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__402"};
 
 function validate713(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -50350,7 +50535,7 @@ return errors === 0;
 validate712.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getVideo__403 = validate716;
-const schema440 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__403"};
+const schema441 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__403"};
 
 function validate717(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -50566,7 +50751,7 @@ return errors === 0;
 validate716.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getVideo__404 = validate720;
-const schema442 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__404"};
+const schema443 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__404"};
 
 function validate721(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -50782,7 +50967,7 @@ return errors === 0;
 validate720.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getVideo__429 = validate724;
-const schema444 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__429"};
+const schema445 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__429"};
 
 function validate725(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -50998,7 +51183,7 @@ return errors === 0;
 validate724.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getVideo__500 = validate728;
-const schema446 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__500"};
+const schema447 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__500"};
 
 function validate729(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -51214,7 +51399,7 @@ return errors === 0;
 validate728.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getVideo__503 = validate732;
-const schema448 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__503"};
+const schema449 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__503"};
 
 function validate733(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -51430,17 +51615,17 @@ return errors === 0;
 validate732.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listReferenceInspirations__200 = validate736;
-const schema450 = {"$ref":"https://media-api.local/components#/$defs/ReferenceInspirationsResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__200"};
-const schema451 = {"description":"Response of GET /reference-inspirations; `object` says which of the three modes answered.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/ReferenceInspirationList"},{"$ref":"https://media-api.local/components#/$defs/ReferenceInspirationRecommendations"},{"$ref":"https://media-api.local/components#/$defs/ReferenceTemplateTargetSuggestions"}]};
-const schema452 = {"type":"object","description":"The saved references (newest first, up to limit) and the valid template targets.","additionalProperties":false,"required":["object","data","template_targets"],"properties":{"object":{"type":"string","const":"reference_inspiration_list"},"data":{"type":"array","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceInspiration"}},"template_targets":{"type":"array","description":"Valid places to store references (same as GET /assets reference_template_targets), filtered by the query.","maxItems":500,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceTemplateTarget"}}}};
-const schema453 = {"type":"object","description":"A saved reference inspiration. Status: processing (analysis queued or running) → ready (usable as custom_reference_inspiration_id), rejected (the media was refused, e.g. by review or policy) or failed (analysis failed; the credits were refunded). `error` says why for rejected and failed.","additionalProperties":false,"required":["object","id","status","template_slug","template_category","media_kind","visibility","review_status","label","media","error","credits_deducted","created_at","updated_at"],"properties":{"object":{"type":"string","const":"reference_inspiration"},"id":{"type":"string","format":"uuid","description":"Passed as custom_reference_inspiration_id once ready.","maxLength":36},"status":{"type":"string","enum":["processing","ready","rejected","failed"]},"template_slug":{"type":"string","maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"template_category":{"$ref":"https://media-api.local/components#/$defs/TemplateCategory"},"media_kind":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaKind"},"visibility":{"type":"string","enum":["private","public"]},"review_status":{"type":"string","description":"not_required for private references; pending, approved or rejected for public ones.","enum":["not_required","pending","approved","rejected"]},"label":{"type":["string","null"],"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"media":{"type":"array","description":"The stored media items, in the order given (image_urls first, then images). Media given by URL appear once the analysis has fetched them (status ready).","maxItems":10,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaItem"}},"error":{"description":"Why the reference was rejected or failed, else null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]},"credits_deducted":{"type":"integer","format":"int64","description":"Credits charged for this reference (30 per media item).","minimum":0,"maximum":1000000000},"idempotent_replay":{"type":"boolean","description":"POST only; present and true when this is the replay of a completed request with the same idempotency key."},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40}}};
-const schema456 = {"type":"object","description":"One stored media item of a reference.","additionalProperties":false,"required":["type","url","analysis"],"properties":{"type":{"type":"string","enum":["image","video"]},"url":{"type":"string","format":"uri","description":"Signed, expiring URL of the stored copy.","maxLength":4096},"analysis":{"description":"What the analysis found in this item; null until the reference is ready.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaAnalysis"},{"type":"null"}]}}};
-const schema457 = {"type":"object","description":"The analysis of a reference media item. For a video, palette, subject, text and phash summarise its keyframes, and the video-only fields are present.","additionalProperties":false,"required":["kind","width","height","orientation","palette","subject","text","text_regions","phash"],"properties":{"kind":{"type":"string","enum":["image","video"]},"width":{"type":"integer","format":"int32","minimum":0,"maximum":100000},"height":{"type":"integer","format":"int32","minimum":0,"maximum":100000},"orientation":{"type":"string","enum":["portrait","landscape","square"]},"palette":{"type":"array","description":"Dominant colours (k-means in CIE Lab), most prominent first.","maxItems":8,"items":{"$ref":"https://media-api.local/components#/$defs/ReferencePaletteColor"}},"subject":{"description":"Where the salient subject is (frequency-tuned saliency); null for a flat image.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/ReferenceFrameBox"},{"type":"null"}]},"text":{"type":"string","description":"Text read by OCR (English), a line per text line; '' when none.","maxLength":20000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"text_regions":{"type":"array","description":"The lines of that text.","maxItems":60,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceFrameBox"}},"phash":{"type":"string","description":"64-bit DCT perceptual hash, hex.","pattern":"^[0-9a-f]{16}$","maxLength":16},"duration_seconds":{"type":"number","minimum":0,"maximum":100000},"fps":{"type":["number","null"],"minimum":0,"maximum":1000},"scene_cuts_seconds":{"type":"array","description":"Times of the scene cuts (ffmpeg scene score above 0.3).","maxItems":100000,"items":{"type":"number","minimum":0,"maximum":100000}},"loudness_lufs":{"type":["number","null"],"description":"Integrated loudness (EBU R128); null without audio.","minimum":-200,"maximum":100},"speech":{"type":"boolean","description":"Whether the audio sounds like speech: voice-band (250–3500 Hz) energy in at least 20 % of 100 ms windows, modulated like syllables."},"transcript":{"type":["string","null"],"description":"The transcript when a transcription provider is configured, else null.","maxLength":200000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"keyframes":{"type":"array","description":"Up to 3 keyframes (the middle of the longest shots), analysed as images.","maxItems":3,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceImageAnalysis"}}}};
-const schema458 = {"type":"object","description":"A dominant colour and the share of the pixels near it.","additionalProperties":false,"required":["hex","proportion"],"properties":{"hex":{"type":"string","pattern":"^#[0-9a-f]{6}$","maxLength":7},"proportion":{"type":"number","minimum":0,"maximum":1}}};
-const schema459 = {"type":"object","description":"A box in the frame, as fractions (0–1) of its width and height from the top left.","additionalProperties":false,"required":["x","y","width","height"],"properties":{"x":{"type":"number","minimum":0,"maximum":1},"y":{"type":"number","minimum":0,"maximum":1},"width":{"type":"number","minimum":0,"maximum":1},"height":{"type":"number","minimum":0,"maximum":1}}};
-const pattern276 = new RegExp("^#[0-9a-f]{6}$", "u");
-const pattern278 = new RegExp("^[0-9a-f]{16}$", "u");
-const schema461 = {"type":"object","description":"The analysis of an image or of a video keyframe.","additionalProperties":false,"required":["kind","width","height","orientation","palette","subject","text","text_regions","phash"],"properties":{"kind":{"type":"string","enum":["image","video"]},"width":{"type":"integer","format":"int32","minimum":0,"maximum":100000},"height":{"type":"integer","format":"int32","minimum":0,"maximum":100000},"orientation":{"type":"string","enum":["portrait","landscape","square"]},"palette":{"type":"array","description":"Dominant colours (k-means in CIE Lab), most prominent first.","maxItems":8,"items":{"$ref":"https://media-api.local/components#/$defs/ReferencePaletteColor"}},"subject":{"description":"Where the salient subject is (frequency-tuned saliency); null for a flat image.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/ReferenceFrameBox"},{"type":"null"}]},"text":{"type":"string","description":"Text read by OCR (English), a line per text line; '' when none.","maxLength":20000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"text_regions":{"type":"array","description":"The lines of that text.","maxItems":60,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceFrameBox"}},"phash":{"type":"string","description":"64-bit DCT perceptual hash, hex.","pattern":"^[0-9a-f]{16}$","maxLength":16}}};
+const schema451 = {"$ref":"https://media-api.local/components#/$defs/ReferenceInspirationsResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__200"};
+const schema452 = {"description":"Response of GET /reference-inspirations; `object` says which of the three modes answered.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/ReferenceInspirationList"},{"$ref":"https://media-api.local/components#/$defs/ReferenceInspirationRecommendations"},{"$ref":"https://media-api.local/components#/$defs/ReferenceTemplateTargetSuggestions"}]};
+const schema453 = {"type":"object","description":"The saved references (newest first, up to limit) and the valid template targets.","additionalProperties":false,"required":["object","data","template_targets"],"properties":{"object":{"type":"string","const":"reference_inspiration_list"},"data":{"type":"array","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceInspiration"}},"template_targets":{"type":"array","description":"Valid places to store references (same as GET /assets reference_template_targets), filtered by the query.","maxItems":500,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceTemplateTarget"}}}};
+const schema454 = {"type":"object","description":"A saved reference inspiration. Status: processing (analysis queued or running) → ready (usable as custom_reference_inspiration_id), rejected (the media was refused, e.g. by review or policy) or failed (analysis failed; the credits were refunded). `error` says why for rejected and failed.","additionalProperties":false,"required":["object","id","status","template_slug","template_category","media_kind","visibility","review_status","label","media","error","credits_deducted","created_at","updated_at"],"properties":{"object":{"type":"string","const":"reference_inspiration"},"id":{"type":"string","format":"uuid","description":"Passed as custom_reference_inspiration_id once ready.","maxLength":36},"status":{"type":"string","enum":["processing","ready","rejected","failed"]},"template_slug":{"type":"string","maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"template_category":{"$ref":"https://media-api.local/components#/$defs/TemplateCategory"},"media_kind":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaKind"},"visibility":{"type":"string","enum":["private","public"]},"review_status":{"type":"string","description":"not_required for private references; pending, approved or rejected for public ones.","enum":["not_required","pending","approved","rejected"]},"label":{"type":["string","null"],"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"media":{"type":"array","description":"The stored media items, in the order given (image_urls first, then images). Media given by URL appear once the analysis has fetched them (status ready).","maxItems":10,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaItem"}},"error":{"description":"Why the reference was rejected or failed, else null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]},"credits_deducted":{"type":"integer","format":"int64","description":"Credits charged for this reference (30 per media item).","minimum":0,"maximum":1000000000},"idempotent_replay":{"type":"boolean","description":"POST only; present and true when this is the replay of a completed request with the same idempotency key."},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40}}};
+const schema457 = {"type":"object","description":"One stored media item of a reference.","additionalProperties":false,"required":["type","url","analysis"],"properties":{"type":{"type":"string","enum":["image","video"]},"url":{"type":"string","format":"uri","description":"Signed, expiring URL of the stored copy.","maxLength":4096},"analysis":{"description":"What the analysis found in this item; null until the reference is ready.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaAnalysis"},{"type":"null"}]}}};
+const schema458 = {"type":"object","description":"The analysis of a reference media item. For a video, palette, subject, text and phash summarise its keyframes, and the video-only fields are present.","additionalProperties":false,"required":["kind","width","height","orientation","palette","subject","text","text_regions","phash"],"properties":{"kind":{"type":"string","enum":["image","video"]},"width":{"type":"integer","format":"int32","minimum":0,"maximum":100000},"height":{"type":"integer","format":"int32","minimum":0,"maximum":100000},"orientation":{"type":"string","enum":["portrait","landscape","square"]},"palette":{"type":"array","description":"Dominant colours (k-means in CIE Lab), most prominent first.","maxItems":8,"items":{"$ref":"https://media-api.local/components#/$defs/ReferencePaletteColor"}},"subject":{"description":"Where the salient subject is (frequency-tuned saliency); null for a flat image.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/ReferenceFrameBox"},{"type":"null"}]},"text":{"type":"string","description":"Text read by OCR (English), a line per text line; '' when none.","maxLength":20000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"text_regions":{"type":"array","description":"The lines of that text.","maxItems":60,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceFrameBox"}},"phash":{"type":"string","description":"64-bit DCT perceptual hash, hex.","pattern":"^[0-9a-f]{16}$","maxLength":16},"duration_seconds":{"type":"number","minimum":0,"maximum":100000},"fps":{"type":["number","null"],"minimum":0,"maximum":1000},"scene_cuts_seconds":{"type":"array","description":"Times of the scene cuts (ffmpeg scene score above 0.3).","maxItems":100000,"items":{"type":"number","minimum":0,"maximum":100000}},"loudness_lufs":{"type":["number","null"],"description":"Integrated loudness (EBU R128); null without audio.","minimum":-200,"maximum":100},"speech":{"type":"boolean","description":"Whether the audio sounds like speech: voice-band (250–3500 Hz) energy in at least 20 % of 100 ms windows, modulated like syllables."},"transcript":{"type":["string","null"],"description":"The transcript when a transcription provider is configured, else null.","maxLength":200000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"keyframes":{"type":"array","description":"Up to 3 keyframes (the middle of the longest shots), analysed as images.","maxItems":3,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceImageAnalysis"}}}};
+const schema459 = {"type":"object","description":"A dominant colour and the share of the pixels near it.","additionalProperties":false,"required":["hex","proportion"],"properties":{"hex":{"type":"string","pattern":"^#[0-9a-f]{6}$","maxLength":7},"proportion":{"type":"number","minimum":0,"maximum":1}}};
+const schema460 = {"type":"object","description":"A box in the frame, as fractions (0–1) of its width and height from the top left.","additionalProperties":false,"required":["x","y","width","height"],"properties":{"x":{"type":"number","minimum":0,"maximum":1},"y":{"type":"number","minimum":0,"maximum":1},"width":{"type":"number","minimum":0,"maximum":1},"height":{"type":"number","minimum":0,"maximum":1}}};
+const pattern278 = new RegExp("^#[0-9a-f]{6}$", "u");
+const pattern280 = new RegExp("^[0-9a-f]{16}$", "u");
+const schema462 = {"type":"object","description":"The analysis of an image or of a video keyframe.","additionalProperties":false,"required":["kind","width","height","orientation","palette","subject","text","text_regions","phash"],"properties":{"kind":{"type":"string","enum":["image","video"]},"width":{"type":"integer","format":"int32","minimum":0,"maximum":100000},"height":{"type":"integer","format":"int32","minimum":0,"maximum":100000},"orientation":{"type":"string","enum":["portrait","landscape","square"]},"palette":{"type":"array","description":"Dominant colours (k-means in CIE Lab), most prominent first.","maxItems":8,"items":{"$ref":"https://media-api.local/components#/$defs/ReferencePaletteColor"}},"subject":{"description":"Where the salient subject is (frequency-tuned saliency); null for a flat image.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/ReferenceFrameBox"},{"type":"null"}]},"text":{"type":"string","description":"Text read by OCR (English), a line per text line; '' when none.","maxLength":20000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"text_regions":{"type":"array","description":"The lines of that text.","maxItems":60,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceFrameBox"}},"phash":{"type":"string","description":"64-bit DCT perceptual hash, hex.","pattern":"^[0-9a-f]{16}$","maxLength":16}}};
 
 function validate742(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -51544,7 +51729,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema461.properties, key0))){
+if(!(func1.call(schema462.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -51568,7 +51753,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!((data0 === "image") || (data0 === "video"))){
-const err11 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema461.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema462.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -51681,7 +51866,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!(((data3 === "portrait") || (data3 === "landscape")) || (data3 === "square"))){
-const err21 = {instancePath:instancePath+"/orientation",schemaPath:"#/properties/orientation/enum",keyword:"enum",params:{allowedValues: schema461.properties.orientation.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/orientation",schemaPath:"#/properties/orientation/enum",keyword:"enum",params:{allowedValues: schema462.properties.orientation.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -51753,7 +51938,7 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(!pattern276.test(data6)){
+if(!pattern278.test(data6)){
 const err27 = {instancePath:instancePath+"/palette/" + i0+"/hex",schemaPath:"https://media-api.local/components#/$defs/ReferencePaletteColor/properties/hex/pattern",keyword:"pattern",params:{pattern: "^#[0-9a-f]{6}$"},message:"must match pattern \""+"^#[0-9a-f]{6}$"+"\""};
 if(vErrors === null){
 vErrors = [err27];
@@ -52374,7 +52559,7 @@ vErrors.push(err77);
 }
 errors++;
 }
-if(!pattern278.test(data20)){
+if(!pattern280.test(data20)){
 const err78 = {instancePath:instancePath+"/phash",schemaPath:"#/properties/phash/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{16}$"},message:"must match pattern \""+"^[0-9a-f]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err78];
@@ -52515,7 +52700,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema457.properties, key0))){
+if(!(func1.call(schema458.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -52539,7 +52724,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!((data0 === "image") || (data0 === "video"))){
-const err11 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema457.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema458.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -52652,7 +52837,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!(((data3 === "portrait") || (data3 === "landscape")) || (data3 === "square"))){
-const err21 = {instancePath:instancePath+"/orientation",schemaPath:"#/properties/orientation/enum",keyword:"enum",params:{allowedValues: schema457.properties.orientation.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/orientation",schemaPath:"#/properties/orientation/enum",keyword:"enum",params:{allowedValues: schema458.properties.orientation.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -52724,7 +52909,7 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(!pattern276.test(data6)){
+if(!pattern278.test(data6)){
 const err27 = {instancePath:instancePath+"/palette/" + i0+"/hex",schemaPath:"https://media-api.local/components#/$defs/ReferencePaletteColor/properties/hex/pattern",keyword:"pattern",params:{pattern: "^#[0-9a-f]{6}$"},message:"must match pattern \""+"^#[0-9a-f]{6}$"+"\""};
 if(vErrors === null){
 vErrors = [err27];
@@ -53345,7 +53530,7 @@ vErrors.push(err77);
 }
 errors++;
 }
-if(!pattern278.test(data20)){
+if(!pattern280.test(data20)){
 const err78 = {instancePath:instancePath+"/phash",schemaPath:"#/properties/phash/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{16}$"},message:"must match pattern \""+"^[0-9a-f]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err78];
@@ -53405,7 +53590,7 @@ errors++;
 if(data.fps !== undefined){
 let data22 = data.fps;
 if((!((typeof data22 == "number") && (isFinite(data22)))) && (data22 !== null)){
-const err83 = {instancePath:instancePath+"/fps",schemaPath:"#/properties/fps/type",keyword:"type",params:{type: schema457.properties.fps.type},message:"must be number,null"};
+const err83 = {instancePath:instancePath+"/fps",schemaPath:"#/properties/fps/type",keyword:"type",params:{type: schema458.properties.fps.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -53501,7 +53686,7 @@ errors++;
 if(data.loudness_lufs !== undefined){
 let data25 = data.loudness_lufs;
 if((!((typeof data25 == "number") && (isFinite(data25)))) && (data25 !== null)){
-const err91 = {instancePath:instancePath+"/loudness_lufs",schemaPath:"#/properties/loudness_lufs/type",keyword:"type",params:{type: schema457.properties.loudness_lufs.type},message:"must be number,null"};
+const err91 = {instancePath:instancePath+"/loudness_lufs",schemaPath:"#/properties/loudness_lufs/type",keyword:"type",params:{type: schema458.properties.loudness_lufs.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -53548,7 +53733,7 @@ errors++;
 if(data.transcript !== undefined){
 let data27 = data.transcript;
 if((typeof data27 !== "string") && (data27 !== null)){
-const err95 = {instancePath:instancePath+"/transcript",schemaPath:"#/properties/transcript/type",keyword:"type",params:{type: schema457.properties.transcript.type},message:"must be string,null"};
+const err95 = {instancePath:instancePath+"/transcript",schemaPath:"#/properties/transcript/type",keyword:"type",params:{type: schema458.properties.transcript.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -53695,7 +53880,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!((data0 === "image") || (data0 === "video"))){
-const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema456.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema457.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -53968,7 +54153,7 @@ vErrors.push(err13);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema453.properties, key0))){
+if(!(func1.call(schema454.properties, key0))){
 const err14 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err14];
@@ -54050,7 +54235,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!((((data2 === "processing") || (data2 === "ready")) || (data2 === "rejected")) || (data2 === "failed"))){
-const err21 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema453.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema454.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -54154,7 +54339,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!((data6 === "private") || (data6 === "public"))){
-const err30 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema453.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema454.properties.visibility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -54177,7 +54362,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!((((data7 === "not_required") || (data7 === "pending")) || (data7 === "approved")) || (data7 === "rejected"))){
-const err32 = {instancePath:instancePath+"/review_status",schemaPath:"#/properties/review_status/enum",keyword:"enum",params:{allowedValues: schema453.properties.review_status.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/review_status",schemaPath:"#/properties/review_status/enum",keyword:"enum",params:{allowedValues: schema454.properties.review_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -54190,7 +54375,7 @@ errors++;
 if(data.label !== undefined){
 let data8 = data.label;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err33 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: schema453.properties.label.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: schema454.properties.label.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -54780,8 +54965,8 @@ return errors === 0;
 }
 validate738.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema466 = {"type":"object","description":"Ready saved references ranked for the requested template, best first.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"reference_inspiration_recommendations"},"data":{"type":"array","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/RecommendedReferenceInspiration"}}}};
-const schema467 = {"type":"object","description":"A recommended reference with its score.","additionalProperties":false,"required":["reference_inspiration","score","reason"],"properties":{"reference_inspiration":{"$ref":"https://media-api.local/components#/$defs/ReferenceInspiration"},"score":{"type":"number","description":"Relevance from 0 to 1.","minimum":0,"maximum":1},"reason":{"type":"string","description":"Why it fits, in one sentence.","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
+const schema467 = {"type":"object","description":"Ready saved references ranked for the requested template, best first.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"reference_inspiration_recommendations"},"data":{"type":"array","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/RecommendedReferenceInspiration"}}}};
+const schema468 = {"type":"object","description":"A recommended reference with its score.","additionalProperties":false,"required":["reference_inspiration","score","reason"],"properties":{"reference_inspiration":{"$ref":"https://media-api.local/components#/$defs/ReferenceInspiration"},"score":{"type":"number","description":"Relevance from 0 to 1.","minimum":0,"maximum":1},"reason":{"type":"string","description":"Why it fits, in one sentence.","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
 
 function validate750(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -55043,8 +55228,8 @@ return errors === 0;
 }
 validate749.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema468 = {"type":"object","description":"Suggested targets for new reference media (seed 4.7), best first.","additionalProperties":false,"required":["object","media_kind","image_count","has_video","suggestions","next_step"],"properties":{"object":{"type":"string","const":"reference_template_target_suggestions"},"media_kind":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaKind"},"image_count":{"type":"integer","format":"int32","description":"Number of image_url values considered.","minimum":0,"maximum":10},"has_video":{"type":"boolean"},"suggestions":{"type":"array","maxItems":12,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceTemplateTargetSuggestion"}},"next_step":{"type":"string","description":"What to do next, addressed to the agent.","maxLength":1000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"}}};
-const schema470 = {"type":"object","description":"One suggested target.","additionalProperties":false,"required":["template_slug","template_category","label","accepts_media_kinds","score","reason"],"properties":{"template_slug":{"type":"string","maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"template_category":{"$ref":"https://media-api.local/components#/$defs/TemplateCategory"},"label":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"accepts_media_kinds":{"type":"array","maxItems":3,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaKind"}},"score":{"type":"number","description":"Fit from 0 to 1.","minimum":0,"maximum":1},"reason":{"type":"string","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
+const schema469 = {"type":"object","description":"Suggested targets for new reference media (seed 4.7), best first.","additionalProperties":false,"required":["object","media_kind","image_count","has_video","suggestions","next_step"],"properties":{"object":{"type":"string","const":"reference_template_target_suggestions"},"media_kind":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaKind"},"image_count":{"type":"integer","format":"int32","description":"Number of image_url values considered.","minimum":0,"maximum":10},"has_video":{"type":"boolean"},"suggestions":{"type":"array","maxItems":12,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceTemplateTargetSuggestion"}},"next_step":{"type":"string","description":"What to do next, addressed to the agent.","maxLength":1000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"}}};
+const schema471 = {"type":"object","description":"One suggested target.","additionalProperties":false,"required":["template_slug","template_category","label","accepts_media_kinds","score","reason"],"properties":{"template_slug":{"type":"string","maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"template_category":{"$ref":"https://media-api.local/components#/$defs/TemplateCategory"},"label":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"accepts_media_kinds":{"type":"array","maxItems":3,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaKind"}},"score":{"type":"number","description":"Fit from 0 to 1.","minimum":0,"maximum":1},"reason":{"type":"string","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
 
 function validate755(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -55763,7 +55948,7 @@ return errors === 0;
 validate736.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 exports.listReferenceInspirations__400 = validate759;
-const schema473 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__400"};
+const schema474 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__400"};
 
 function validate760(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -55979,7 +56164,7 @@ return errors === 0;
 validate759.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listReferenceInspirations__401 = validate763;
-const schema475 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__401"};
+const schema476 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__401"};
 
 function validate764(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -56195,7 +56380,7 @@ return errors === 0;
 validate763.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listReferenceInspirations__402 = validate767;
-const schema477 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__402"};
+const schema478 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__402"};
 
 function validate768(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -56411,7 +56596,7 @@ return errors === 0;
 validate767.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listReferenceInspirations__403 = validate771;
-const schema479 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__403"};
+const schema480 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__403"};
 
 function validate772(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -56627,7 +56812,7 @@ return errors === 0;
 validate771.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listReferenceInspirations__429 = validate775;
-const schema481 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__429"};
+const schema482 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__429"};
 
 function validate776(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -56843,7 +57028,7 @@ return errors === 0;
 validate775.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listReferenceInspirations__500 = validate779;
-const schema483 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__500"};
+const schema484 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__500"};
 
 function validate780(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -57059,7 +57244,7 @@ return errors === 0;
 validate779.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listReferenceInspirations__503 = validate783;
-const schema485 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__503"};
+const schema486 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__503"};
 
 function validate784(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -57275,7 +57460,7 @@ return errors === 0;
 validate783.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createReferenceInspiration__200 = validate787;
-const schema487 = {"$ref":"https://media-api.local/components#/$defs/ReferenceInspiration","$id":"https://media-api.local/components/response/createReferenceInspiration__200"};
+const schema488 = {"$ref":"https://media-api.local/components#/$defs/ReferenceInspiration","$id":"https://media-api.local/components/response/createReferenceInspiration__200"};
 
 function validate788(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -57429,7 +57614,7 @@ vErrors.push(err13);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema453.properties, key0))){
+if(!(func1.call(schema454.properties, key0))){
 const err14 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err14];
@@ -57511,7 +57696,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!((((data2 === "processing") || (data2 === "ready")) || (data2 === "rejected")) || (data2 === "failed"))){
-const err21 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema453.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema454.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -57615,7 +57800,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!((data6 === "private") || (data6 === "public"))){
-const err30 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema453.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema454.properties.visibility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -57638,7 +57823,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!((((data7 === "not_required") || (data7 === "pending")) || (data7 === "approved")) || (data7 === "rejected"))){
-const err32 = {instancePath:instancePath+"/review_status",schemaPath:"#/properties/review_status/enum",keyword:"enum",params:{allowedValues: schema453.properties.review_status.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/review_status",schemaPath:"#/properties/review_status/enum",keyword:"enum",params:{allowedValues: schema454.properties.review_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -57651,7 +57836,7 @@ errors++;
 if(data.label !== undefined){
 let data8 = data.label;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err33 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: schema453.properties.label.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: schema454.properties.label.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -58106,7 +58291,7 @@ return errors === 0;
 validate787.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createReferenceInspiration__400 = validate791;
-const schema492 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__400"};
+const schema493 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__400"};
 
 function validate792(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -58322,7 +58507,7 @@ return errors === 0;
 validate791.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createReferenceInspiration__401 = validate795;
-const schema494 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__401"};
+const schema495 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__401"};
 
 function validate796(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -58538,7 +58723,7 @@ return errors === 0;
 validate795.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createReferenceInspiration__402 = validate799;
-const schema496 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__402"};
+const schema497 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__402"};
 
 function validate800(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -58754,7 +58939,7 @@ return errors === 0;
 validate799.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createReferenceInspiration__403 = validate803;
-const schema498 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__403"};
+const schema499 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__403"};
 
 function validate804(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -58970,7 +59155,7 @@ return errors === 0;
 validate803.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createReferenceInspiration__409 = validate807;
-const schema500 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__409"};
+const schema501 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__409"};
 
 function validate808(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -59186,7 +59371,7 @@ return errors === 0;
 validate807.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createReferenceInspiration__413 = validate811;
-const schema502 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__413"};
+const schema503 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__413"};
 
 function validate812(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -59402,7 +59587,7 @@ return errors === 0;
 validate811.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createReferenceInspiration__415 = validate815;
-const schema504 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__415"};
+const schema505 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__415"};
 
 function validate816(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -59618,7 +59803,7 @@ return errors === 0;
 validate815.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createReferenceInspiration__429 = validate819;
-const schema506 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__429"};
+const schema507 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__429"};
 
 function validate820(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -59834,7 +60019,7 @@ return errors === 0;
 validate819.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createReferenceInspiration__500 = validate823;
-const schema508 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__500"};
+const schema509 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__500"};
 
 function validate824(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -60050,7 +60235,7 @@ return errors === 0;
 validate823.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createReferenceInspiration__503 = validate827;
-const schema510 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__503"};
+const schema511 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__503"};
 
 function validate828(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -60266,15 +60451,15 @@ return errors === 0;
 validate827.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorVideos__200 = validate831;
-const schema512 = {"$ref":"https://media-api.local/components#/$defs/EditorVideoList","$id":"https://media-api.local/components/response/listEditorVideos__200"};
-const schema513 = {"type":"object","description":"One page of editor videos, newest first.","additionalProperties":false,"required":["object","data","next_cursor"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/EditorVideo"}},"next_cursor":{"type":["string","null"],"description":"Pass as cursor for the next page; null on the last page.","maxLength":200,"pattern":"^[A-Za-z0-9_-]+$"}}};
-const schema514 = {"type":"object","description":"An editable video project. status is always ready (it opens in the editor; no export is needed). duration_seconds is derived from the items (the end of the last item). version starts at 1 and increases by 1 with every change (edits, added media).","additionalProperties":false,"required":["object","id","title","status","aspect_ratio","width","height","fps","duration_seconds","version","tracks","items","edits","created_at","updated_at"],"properties":{"object":{"type":"string","const":"editor_video"},"id":{"$ref":"https://media-api.local/components#/$defs/IntegerId"},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"status":{"type":"string","enum":["ready"]},"aspect_ratio":{"$ref":"https://media-api.local/components#/$defs/EditorAspectRatio"},"width":{"type":"integer","format":"int32","description":"Frame width in pixels.","minimum":16,"maximum":4096},"height":{"type":"integer","format":"int32","description":"Frame height in pixels.","minimum":16,"maximum":4096},"fps":{"type":"number","minimum":1,"maximum":60},"duration_seconds":{"type":"number","minimum":0,"maximum":14400},"version":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991},"tracks":{"type":"array","description":"Tracks in drawing order (order ascending).","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/EditorTrack"}},"items":{"type":"array","description":"Items ordered by from_seconds, then layer.","maxItems":2000,"items":{"$ref":"https://media-api.local/components#/$defs/EditorItem"}},"edits":{"type":"array","description":"The most recent edits (up to 50), newest first.","maxItems":50,"items":{"$ref":"https://media-api.local/components#/$defs/EditorEditHistoryEntry"}},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40}}};
-const schema516 = {"type":"string","description":"Project aspect ratio; sets the default frame size (1080 px on the short side).","enum":["9:16","16:9","1:1","4:5"]};
-const schema539 = {"type":"object","description":"One applied PATCH in the project's edit history.","additionalProperties":false,"required":["version","instructions","operation_count","created_at"],"properties":{"version":{"type":"integer","format":"int64","description":"The project version this edit produced.","minimum":2,"maximum":9007199254740991},"instructions":{"type":["string","null"],"description":"The instructions sent with the edit, or null.","maxLength":4000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"operation_count":{"type":"integer","format":"int32","minimum":1,"maximum":100},"created_at":{"type":"string","format":"date-time","maxLength":40}}};
-const schema517 = {"type":"object","description":"A track of the timeline. order 0 is drawn first (bottom).","additionalProperties":false,"required":["track_id","type","name","order"],"properties":{"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"},"type":{"$ref":"https://media-api.local/components#/$defs/EditorItemType"},"name":{"type":"string","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"order":{"type":"integer","format":"int32","minimum":0,"maximum":999},"muted":{"type":"boolean","description":"Audio of the track is muted (absent means false)."}}};
-const schema518 = {"type":"string","description":"Track id (unique within the project).","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]*$"};
-const schema519 = {"type":"string","description":"Kind of a timeline item (and of the track that holds it).","enum":["video","image","audio","text","captions"]};
-const pattern312 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]*$", "u");
+const schema513 = {"$ref":"https://media-api.local/components#/$defs/EditorVideoList","$id":"https://media-api.local/components/response/listEditorVideos__200"};
+const schema514 = {"type":"object","description":"One page of editor videos, newest first.","additionalProperties":false,"required":["object","data","next_cursor"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/EditorVideo"}},"next_cursor":{"type":["string","null"],"description":"Pass as cursor for the next page; null on the last page.","maxLength":200,"pattern":"^[A-Za-z0-9_-]+$"}}};
+const schema515 = {"type":"object","description":"An editable video project. status is always ready (it opens in the editor; no export is needed). duration_seconds is derived from the items (the end of the last item). version starts at 1 and increases by 1 with every change (edits, added media).","additionalProperties":false,"required":["object","id","title","status","aspect_ratio","width","height","fps","duration_seconds","version","tracks","items","edits","created_at","updated_at"],"properties":{"object":{"type":"string","const":"editor_video"},"id":{"$ref":"https://media-api.local/components#/$defs/IntegerId"},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"status":{"type":"string","enum":["ready"]},"aspect_ratio":{"$ref":"https://media-api.local/components#/$defs/EditorAspectRatio"},"width":{"type":"integer","format":"int32","description":"Frame width in pixels.","minimum":16,"maximum":4096},"height":{"type":"integer","format":"int32","description":"Frame height in pixels.","minimum":16,"maximum":4096},"fps":{"type":"number","minimum":1,"maximum":60},"duration_seconds":{"type":"number","minimum":0,"maximum":14400},"version":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991},"tracks":{"type":"array","description":"Tracks in drawing order (order ascending).","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/EditorTrack"}},"items":{"type":"array","description":"Items ordered by from_seconds, then layer.","maxItems":2000,"items":{"$ref":"https://media-api.local/components#/$defs/EditorItem"}},"edits":{"type":"array","description":"The most recent edits (up to 50), newest first.","maxItems":50,"items":{"$ref":"https://media-api.local/components#/$defs/EditorEditHistoryEntry"}},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40}}};
+const schema517 = {"type":"string","description":"Project aspect ratio; sets the default frame size (1080 px on the short side).","enum":["9:16","16:9","1:1","4:5"]};
+const schema540 = {"type":"object","description":"One applied PATCH in the project's edit history.","additionalProperties":false,"required":["version","instructions","operation_count","created_at"],"properties":{"version":{"type":"integer","format":"int64","description":"The project version this edit produced.","minimum":2,"maximum":9007199254740991},"instructions":{"type":["string","null"],"description":"The instructions sent with the edit, or null.","maxLength":4000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"operation_count":{"type":"integer","format":"int32","minimum":1,"maximum":100},"created_at":{"type":"string","format":"date-time","maxLength":40}}};
+const schema518 = {"type":"object","description":"A track of the timeline. order 0 is drawn first (bottom).","additionalProperties":false,"required":["track_id","type","name","order"],"properties":{"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"},"type":{"$ref":"https://media-api.local/components#/$defs/EditorItemType"},"name":{"type":"string","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"order":{"type":"integer","format":"int32","minimum":0,"maximum":999},"muted":{"type":"boolean","description":"Audio of the track is muted (absent means false)."}}};
+const schema519 = {"type":"string","description":"Track id (unique within the project).","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]*$"};
+const schema520 = {"type":"string","description":"Kind of a timeline item (and of the track that holds it).","enum":["video","image","audio","text","captions"]};
+const pattern314 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]*$", "u");
 
 function validate834(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -60362,7 +60547,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern312.test(data0)){
+if(!pattern314.test(data0)){
 const err7 = {instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -60397,7 +60582,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!(((((data1 === "video") || (data1 === "image")) || (data1 === "audio")) || (data1 === "text")) || (data1 === "captions"))){
-const err10 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/EditorItemType/enum",keyword:"enum",params:{allowedValues: schema519.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/EditorItemType/enum",keyword:"enum",params:{allowedValues: schema520.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -60515,14 +60700,14 @@ return errors === 0;
 }
 validate834.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema520 = {"type":"object","description":"A timeline item. Every item carries every field; fields that do not apply to its type hold neutral values (audio fields of images and text: 0 dB, no fades; text, captions and style of media items: null; media_id of text and captions: null).","additionalProperties":false,"required":["item_id","track_id","type","media_id","from_seconds","duration_seconds","source_start_seconds","playback_rate","volume_db","audio_fade_in_seconds","audio_fade_out_seconds","audio_role","fit","transform","animation","transition","text","captions","style","layer"],"properties":{"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"},"type":{"$ref":"https://media-api.local/components#/$defs/EditorItemType"},"media_id":{"type":["string","null"],"format":"uuid","description":"The editor media shown or played (video, image, audio items), else null.","maxLength":36},"from_seconds":{"type":"number","description":"Start on the project timeline.","minimum":0,"maximum":14400},"duration_seconds":{"type":"number","description":"Visible/audible length on the timeline.","minimum":0.01,"maximum":14400},"source_start_seconds":{"type":"number","description":"Trim into the source media (0 for images, text and captions).","minimum":0,"maximum":86400},"playback_rate":{"type":"number","description":"Speed of the source (1 is normal).","minimum":0.25,"maximum":4},"volume_db":{"type":"number","description":"Gain in dB (0 unchanged, -60 silent).","minimum":-60,"maximum":12},"audio_fade_in_seconds":{"type":"number","minimum":0,"maximum":600},"audio_fade_out_seconds":{"type":"number","minimum":0,"maximum":600},"audio_role":{"description":"Role of audio-bearing items (video and audio), else null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/AudioRole"},{"type":"null"}]},"fit":{"$ref":"https://media-api.local/components#/$defs/Fit"},"transform":{"$ref":"https://media-api.local/components#/$defs/Transform"},"animation":{"description":"Enter/exit animations, or null when the item has none.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/ItemAnimation"},{"type":"null"}]},"transition":{"description":"The transition into this item from a preceding one, or null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/ItemTransition"},{"type":"null"}]},"text":{"type":["string","null"],"description":"Text of text items, else null.","maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"captions":{"type":["array","null"],"description":"Cues of captions items, else null.","maxItems":5000,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionEntry"}},"style":{"description":"Style of text and captions items, else null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/TextStyle"},{"type":"null"}]},"layer":{"type":"integer","format":"int32","description":"Z-order in the frame; higher is in front (ties: the track with the higher order, then the later start, is in front). New text and captions go to a front layer (10 or above); media start at 0.","minimum":0,"maximum":100000}}};
-const schema521 = {"type":"string","description":"Timeline item id (unique within the project).","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]*$"};
-const schema524 = {"type":"string","description":"Role of an audio-bearing item, used by the mixer and by set_audio_levels: music (background music), voiceover (generated narration), voice (recorded speech), sound_effect, source_video (the audio track of a video item), audio (anything else).","enum":["sound_effect","music","voiceover","voice","source_video","audio"]};
-const schema525 = {"type":"string","description":"How a visual item fills its transform box: cover (fill the box, cropping overflow), contain (fit inside, letterboxing), fill (stretch to the box), none (original pixel size, centered, cropped by the box).","enum":["cover","contain","fill","none"]};
-const schema526 = {"type":"object","description":"Placement of a visual item in the frame, in fractions of the frame size: left/top of the item's box (0,0 is the top-left corner of the frame), width/height of the box (1 is the full frame width/height), opacity 0 (invisible) to 1.","additionalProperties":false,"required":["left","top","width","height","opacity"],"properties":{"left":{"type":"number","minimum":-2,"maximum":2},"top":{"type":"number","minimum":-2,"maximum":2},"width":{"type":"number","minimum":0.01,"maximum":4},"height":{"type":"number","minimum":0.01,"maximum":4},"opacity":{"type":"number","minimum":0,"maximum":1}}};
-const schema527 = {"type":"object","description":"The item's enter and exit animations (null when none).","additionalProperties":false,"required":["enter","exit"],"properties":{"enter":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/Animation"},{"type":"null"}]},"exit":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/Animation"},{"type":"null"}]}}};
-const schema528 = {"type":"object","description":"An enter or exit animation. enter sets how an item appears (over the first duration_seconds of the item), exit how it leaves (over the last duration_seconds; the motion is mirrored). fade: opacity 0→1. slide: moves in from outside the frame. swipe: a fast, short slide with a fade. float: a gentle drift with a fade. scale: grows from nothing to full size. zoom: shrinks from 140 % to full size while fading in. bounce: drops in and bounces. flip: turns around the vertical axis. glitch: jitters sideways and flickers. snap: a quick pop from 85 %. pan (image and video items; text fades): the item is drawn 12 % larger than its box and drifts across it for duration_seconds (no fade; faceless videos use it over a whole scene for a slow camera move). direction applies to slide, swipe, float and pan (the direction of the motion; default up). enter and exit together may not be longer than the item.","additionalProperties":false,"required":["type"],"properties":{"type":{"$ref":"https://media-api.local/components#/$defs/AnimationType"},"duration_seconds":{"type":"number","minimum":0.05,"maximum":10,"default":0.5},"direction":{"type":"string","enum":["left","right","up","down"]}}};
-const schema529 = {"type":"string","description":"Enter/exit animation types.","enum":["fade","slide","scale","bounce","flip","zoom","glitch","swipe","float","snap","pan"]};
+const schema521 = {"type":"object","description":"A timeline item. Every item carries every field; fields that do not apply to its type hold neutral values (audio fields of images and text: 0 dB, no fades; text, captions and style of media items: null; media_id of text and captions: null).","additionalProperties":false,"required":["item_id","track_id","type","media_id","from_seconds","duration_seconds","source_start_seconds","playback_rate","volume_db","audio_fade_in_seconds","audio_fade_out_seconds","audio_role","fit","transform","animation","transition","text","captions","style","layer"],"properties":{"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"},"type":{"$ref":"https://media-api.local/components#/$defs/EditorItemType"},"media_id":{"type":["string","null"],"format":"uuid","description":"The editor media shown or played (video, image, audio items), else null.","maxLength":36},"from_seconds":{"type":"number","description":"Start on the project timeline.","minimum":0,"maximum":14400},"duration_seconds":{"type":"number","description":"Visible/audible length on the timeline.","minimum":0.01,"maximum":14400},"source_start_seconds":{"type":"number","description":"Trim into the source media (0 for images, text and captions).","minimum":0,"maximum":86400},"playback_rate":{"type":"number","description":"Speed of the source (1 is normal).","minimum":0.25,"maximum":4},"volume_db":{"type":"number","description":"Gain in dB (0 unchanged, -60 silent).","minimum":-60,"maximum":12},"audio_fade_in_seconds":{"type":"number","minimum":0,"maximum":600},"audio_fade_out_seconds":{"type":"number","minimum":0,"maximum":600},"audio_role":{"description":"Role of audio-bearing items (video and audio), else null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/AudioRole"},{"type":"null"}]},"fit":{"$ref":"https://media-api.local/components#/$defs/Fit"},"transform":{"$ref":"https://media-api.local/components#/$defs/Transform"},"animation":{"description":"Enter/exit animations, or null when the item has none.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/ItemAnimation"},{"type":"null"}]},"transition":{"description":"The transition into this item from a preceding one, or null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/ItemTransition"},{"type":"null"}]},"text":{"type":["string","null"],"description":"Text of text items, else null.","maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"captions":{"type":["array","null"],"description":"Cues of captions items, else null.","maxItems":5000,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionEntry"}},"style":{"description":"Style of text and captions items, else null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/TextStyle"},{"type":"null"}]},"layer":{"type":"integer","format":"int32","description":"Z-order in the frame; higher is in front (ties: the track with the higher order, then the later start, is in front). New text and captions go to a front layer (10 or above); media start at 0.","minimum":0,"maximum":100000}}};
+const schema522 = {"type":"string","description":"Timeline item id (unique within the project).","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]*$"};
+const schema525 = {"type":"string","description":"Role of an audio-bearing item, used by the mixer and by set_audio_levels: music (background music), voiceover (generated narration), voice (recorded speech), sound_effect, source_video (the audio track of a video item), audio (anything else).","enum":["sound_effect","music","voiceover","voice","source_video","audio"]};
+const schema526 = {"type":"string","description":"How a visual item fills its transform box: cover (fill the box, cropping overflow), contain (fit inside, letterboxing), fill (stretch to the box), none (original pixel size, centered, cropped by the box).","enum":["cover","contain","fill","none"]};
+const schema527 = {"type":"object","description":"Placement of a visual item in the frame, in fractions of the frame size: left/top of the item's box (0,0 is the top-left corner of the frame), width/height of the box (1 is the full frame width/height), opacity 0 (invisible) to 1.","additionalProperties":false,"required":["left","top","width","height","opacity"],"properties":{"left":{"type":"number","minimum":-2,"maximum":2},"top":{"type":"number","minimum":-2,"maximum":2},"width":{"type":"number","minimum":0.01,"maximum":4},"height":{"type":"number","minimum":0.01,"maximum":4},"opacity":{"type":"number","minimum":0,"maximum":1}}};
+const schema528 = {"type":"object","description":"The item's enter and exit animations (null when none).","additionalProperties":false,"required":["enter","exit"],"properties":{"enter":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/Animation"},{"type":"null"}]},"exit":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/Animation"},{"type":"null"}]}}};
+const schema529 = {"type":"object","description":"An enter or exit animation. enter sets how an item appears (over the first duration_seconds of the item), exit how it leaves (over the last duration_seconds; the motion is mirrored). fade: opacity 0→1. slide: moves in from outside the frame. swipe: a fast, short slide with a fade. float: a gentle drift with a fade. scale: grows from nothing to full size. zoom: shrinks from 140 % to full size while fading in. bounce: drops in and bounces. flip: turns around the vertical axis. glitch: jitters sideways and flickers. snap: a quick pop from 85 %. pan (image and video items; text fades): the item is drawn 12 % larger than its box and drifts across it for duration_seconds (no fade; faceless videos use it over a whole scene for a slow camera move). direction applies to slide, swipe, float and pan (the direction of the motion; default up). enter and exit together may not be longer than the item.","additionalProperties":false,"required":["type"],"properties":{"type":{"$ref":"https://media-api.local/components#/$defs/AnimationType"},"duration_seconds":{"type":"number","minimum":0.05,"maximum":10,"default":0.5},"direction":{"type":"string","enum":["left","right","up","down"]}}};
+const schema530 = {"type":"string","description":"Enter/exit animation types.","enum":["fade","slide","scale","bounce","flip","zoom","glitch","swipe","float","snap","pan"]};
 
 function validate838(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -60570,7 +60755,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!(((((((((((data0 === "fade") || (data0 === "slide")) || (data0 === "scale")) || (data0 === "bounce")) || (data0 === "flip")) || (data0 === "zoom")) || (data0 === "glitch")) || (data0 === "swipe")) || (data0 === "float")) || (data0 === "snap")) || (data0 === "pan"))){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/AnimationType/enum",keyword:"enum",params:{allowedValues: schema529.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/AnimationType/enum",keyword:"enum",params:{allowedValues: schema530.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -60628,7 +60813,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((data2 === "left") || (data2 === "right")) || (data2 === "up")) || (data2 === "down"))){
-const err8 = {instancePath:instancePath+"/direction",schemaPath:"#/properties/direction/enum",keyword:"enum",params:{allowedValues: schema528.properties.direction.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/direction",schemaPath:"#/properties/direction/enum",keyword:"enum",params:{allowedValues: schema529.properties.direction.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -60832,7 +61017,7 @@ return errors === 0;
 }
 validate837.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema530 = {"type":"object","description":"Set on the incoming item by apply_item_transition; it overlaps the outgoing item by overlap_seconds.","additionalProperties":false,"required":["from_item_id","overlap_seconds"],"properties":{"from_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"overlap_seconds":{"type":"number","minimum":0,"maximum":10}}};
+const schema531 = {"type":"object","description":"Set on the incoming item by apply_item_transition; it overlaps the outgoing item by overlap_seconds.","additionalProperties":false,"required":["from_item_id","overlap_seconds"],"properties":{"from_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"overlap_seconds":{"type":"number","minimum":0,"maximum":10}}};
 
 function validate842(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -60900,7 +61085,7 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(!pattern312.test(data0)){
+if(!pattern314.test(data0)){
 const err5 = {instancePath:instancePath+"/from_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -60973,8 +61158,8 @@ return errors === 0;
 }
 validate842.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema532 = {"type":"object","description":"One caption cue (camelCase fields, as the seed defines them). startMs/endMs are integer milliseconds from the start of the captions item; words give word-level timing for word-by-word highlighting.","additionalProperties":false,"required":["text","startMs","endMs"],"properties":{"text":{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"startMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"endMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"timestampMs":{"type":"integer","format":"int32","description":"Optional anchor time of the cue (e.g. from a transcription provider).","minimum":0,"maximum":86400000},"confidence":{"type":"number","minimum":0,"maximum":1},"words":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionWord"}}}};
-const schema533 = {"type":"object","description":"Word-level timing inside a caption cue (same time base as the cue).","additionalProperties":false,"required":["text","startMs","endMs"],"properties":{"text":{"type":"string","minLength":1,"maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"startMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"endMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"confidence":{"type":"number","minimum":0,"maximum":1}}};
+const schema533 = {"type":"object","description":"One caption cue (camelCase fields, as the seed defines them). startMs/endMs are integer milliseconds from the start of the captions item; words give word-level timing for word-by-word highlighting.","additionalProperties":false,"required":["text","startMs","endMs"],"properties":{"text":{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"startMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"endMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"timestampMs":{"type":"integer","format":"int32","description":"Optional anchor time of the cue (e.g. from a transcription provider).","minimum":0,"maximum":86400000},"confidence":{"type":"number","minimum":0,"maximum":1},"words":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionWord"}}}};
+const schema534 = {"type":"object","description":"Word-level timing inside a caption cue (same time base as the cue).","additionalProperties":false,"required":["text","startMs","endMs"],"properties":{"text":{"type":"string","minLength":1,"maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"startMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"endMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"confidence":{"type":"number","minimum":0,"maximum":1}}};
 
 function validate844(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -61513,10 +61698,10 @@ return errors === 0;
 }
 validate844.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema534 = {"type":"object","description":"Style of a text or captions item; every field is optional and merges into the current style (text defaults: DejaVu Sans 64 px weight 700, #FFFFFF, centered, no background, black stroke 3 px; captions default to 56 px, a #FFD400 highlight and the lower part of the frame). Bundled families: DejaVu Sans, DejaVu Serif, DejaVu Sans Mono, DejaVu Sans Condensed; other names (Inter, Roboto, Montserrat, Bebas Neue, ...) are kept and rendered with the closest bundled family. Weights of 600 and above render bold. font_size and stroke_width are pixels at the project's resolution; top and left are fractions of the frame for the text block's anchor (its top edge; its left edge for align left, center for center, right edge for right); the block wraps within the item's transform width. A background_color draws a box behind the text (and replaces the stroke). highlight_color colours the words of word-timed captions as they are spoken. When top is omitted for a new overlay, a vertical slot is chosen that avoids existing timed text.","additionalProperties":false,"properties":{"font_family":{"type":"string","description":"A bundled font family, e.g. Inter, Montserrat, Roboto, Bebas Neue.","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9 ._-]*$"},"font_size":{"type":"number","minimum":4,"maximum":512},"font_weight":{"type":"integer","format":"int32","minimum":100,"maximum":900,"multipleOf":100},"color":{"$ref":"https://media-api.local/components#/$defs/Color"},"background_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_width":{"type":"number","minimum":0,"maximum":50},"align":{"type":"string","enum":["left","center","right"]},"top":{"type":"number","minimum":0,"maximum":1},"left":{"type":"number","minimum":0,"maximum":1},"highlight_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"text_transform":{"type":"string","enum":["none","uppercase","lowercase","capitalize"]}}};
-const schema535 = {"type":"string","description":"#RRGGBB or #RRGGBBAA (alpha last).","maxLength":9,"pattern":"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"};
-const pattern320 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 ._-]*$", "u");
-const pattern321 = new RegExp("^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$", "u");
+const schema535 = {"type":"object","description":"Style of a text or captions item; every field is optional and merges into the current style (text defaults: DejaVu Sans 64 px weight 700, #FFFFFF, centered, no background, black stroke 3 px; captions default to 56 px, a #FFD400 highlight and the lower part of the frame). Bundled families: DejaVu Sans, DejaVu Serif, DejaVu Sans Mono, DejaVu Sans Condensed; other names (Inter, Roboto, Montserrat, Bebas Neue, ...) are kept and rendered with the closest bundled family. Weights of 600 and above render bold. font_size and stroke_width are pixels at the project's resolution; top and left are fractions of the frame for the text block's anchor (its top edge; its left edge for align left, center for center, right edge for right); the block wraps within the item's transform width. A background_color draws a box behind the text (and replaces the stroke). highlight_color colours the words of word-timed captions as they are spoken. When top is omitted for a new overlay, a vertical slot is chosen that avoids existing timed text.","additionalProperties":false,"properties":{"font_family":{"type":"string","description":"A bundled font family, e.g. Inter, Montserrat, Roboto, Bebas Neue.","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9 ._-]*$"},"font_size":{"type":"number","minimum":4,"maximum":512},"font_weight":{"type":"integer","format":"int32","minimum":100,"maximum":900,"multipleOf":100},"color":{"$ref":"https://media-api.local/components#/$defs/Color"},"background_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_width":{"type":"number","minimum":0,"maximum":50},"align":{"type":"string","enum":["left","center","right"]},"top":{"type":"number","minimum":0,"maximum":1},"left":{"type":"number","minimum":0,"maximum":1},"highlight_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"text_transform":{"type":"string","enum":["none","uppercase","lowercase","capitalize"]}}};
+const schema536 = {"type":"string","description":"#RRGGBB or #RRGGBBAA (alpha last).","maxLength":9,"pattern":"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"};
+const pattern322 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 ._-]*$", "u");
+const pattern323 = new RegExp("^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$", "u");
 
 function validate846(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -61530,7 +61715,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func1.call(schema534.properties, key0))){
+if(!(func1.call(schema535.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -61554,7 +61739,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(!pattern320.test(data0)){
+if(!pattern322.test(data0)){
 const err2 = {instancePath:instancePath+"/font_family",schemaPath:"#/properties/font_family/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9 ._-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9 ._-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err2];
@@ -61680,7 +61865,7 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(!pattern321.test(data3)){
+if(!pattern323.test(data3)){
 const err13 = {instancePath:instancePath+"/color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -61715,7 +61900,7 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(!pattern321.test(data4)){
+if(!pattern323.test(data4)){
 const err16 = {instancePath:instancePath+"/background_color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -61750,7 +61935,7 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!pattern321.test(data5)){
+if(!pattern323.test(data5)){
 const err19 = {instancePath:instancePath+"/stroke_color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -61820,7 +62005,7 @@ vErrors.push(err24);
 errors++;
 }
 if(!(((data7 === "left") || (data7 === "center")) || (data7 === "right"))){
-const err25 = {instancePath:instancePath+"/align",schemaPath:"#/properties/align/enum",keyword:"enum",params:{allowedValues: schema534.properties.align.enum},message:"must be equal to one of the allowed values"};
+const err25 = {instancePath:instancePath+"/align",schemaPath:"#/properties/align/enum",keyword:"enum",params:{allowedValues: schema535.properties.align.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -61913,7 +62098,7 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(!pattern321.test(data10)){
+if(!pattern323.test(data10)){
 const err33 = {instancePath:instancePath+"/highlight_color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""};
 if(vErrors === null){
 vErrors = [err33];
@@ -61948,7 +62133,7 @@ vErrors.push(err35);
 errors++;
 }
 if(!((((data11 === "none") || (data11 === "uppercase")) || (data11 === "lowercase")) || (data11 === "capitalize"))){
-const err36 = {instancePath:instancePath+"/text_transform",schemaPath:"#/properties/text_transform/enum",keyword:"enum",params:{allowedValues: schema534.properties.text_transform.enum},message:"must be equal to one of the allowed values"};
+const err36 = {instancePath:instancePath+"/text_transform",schemaPath:"#/properties/text_transform/enum",keyword:"enum",params:{allowedValues: schema535.properties.text_transform.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -62187,7 +62372,7 @@ vErrors.push(err19);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema520.properties, key0))){
+if(!(func1.call(schema521.properties, key0))){
 const err20 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err20];
@@ -62221,7 +62406,7 @@ vErrors.push(err22);
 }
 errors++;
 }
-if(!pattern312.test(data0)){
+if(!pattern314.test(data0)){
 const err23 = {instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err23];
@@ -62266,7 +62451,7 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(!pattern312.test(data1)){
+if(!pattern314.test(data1)){
 const err27 = {instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err27];
@@ -62301,7 +62486,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!(((((data2 === "video") || (data2 === "image")) || (data2 === "audio")) || (data2 === "text")) || (data2 === "captions"))){
-const err30 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/EditorItemType/enum",keyword:"enum",params:{allowedValues: schema519.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/EditorItemType/enum",keyword:"enum",params:{allowedValues: schema520.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -62314,7 +62499,7 @@ errors++;
 if(data.media_id !== undefined){
 let data3 = data.media_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err31 = {instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/type",keyword:"type",params:{type: schema520.properties.media_id.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/type",keyword:"type",params:{type: schema521.properties.media_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -62608,7 +62793,7 @@ vErrors.push(err55);
 errors++;
 }
 if(!((((((data11 === "sound_effect") || (data11 === "music")) || (data11 === "voiceover")) || (data11 === "voice")) || (data11 === "source_video")) || (data11 === "audio"))){
-const err56 = {instancePath:instancePath+"/audio_role",schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema524.enum},message:"must be equal to one of the allowed values"};
+const err56 = {instancePath:instancePath+"/audio_role",schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema525.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -62679,7 +62864,7 @@ vErrors.push(err59);
 errors++;
 }
 if(!((((data12 === "cover") || (data12 === "contain")) || (data12 === "fill")) || (data12 === "none"))){
-const err60 = {instancePath:instancePath+"/fit",schemaPath:"https://media-api.local/components#/$defs/Fit/enum",keyword:"enum",params:{allowedValues: schema525.enum},message:"must be equal to one of the allowed values"};
+const err60 = {instancePath:instancePath+"/fit",schemaPath:"https://media-api.local/components#/$defs/Fit/enum",keyword:"enum",params:{allowedValues: schema526.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -63062,7 +63247,7 @@ vErrors = null;
 if(data.text !== undefined){
 let data21 = data.text;
 if((typeof data21 !== "string") && (data21 !== null)){
-const err87 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: schema520.properties.text.type},message:"must be string,null"};
+const err87 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: schema521.properties.text.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -63097,7 +63282,7 @@ errors++;
 if(data.captions !== undefined){
 let data22 = data.captions;
 if((!(Array.isArray(data22))) && (data22 !== null)){
-const err90 = {instancePath:instancePath+"/captions",schemaPath:"#/properties/captions/type",keyword:"type",params:{type: schema520.properties.captions.type},message:"must be array,null"};
+const err90 = {instancePath:instancePath+"/captions",schemaPath:"#/properties/captions/type",keyword:"type",params:{type: schema521.properties.captions.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -63409,7 +63594,7 @@ vErrors.push(err14);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema514.properties, key0))){
+if(!(func1.call(schema515.properties, key0))){
 const err15 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err15];
@@ -63536,7 +63721,7 @@ vErrors.push(err25);
 errors++;
 }
 if(!(data3 === "ready")){
-const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema514.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema515.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -63559,7 +63744,7 @@ vErrors.push(err27);
 errors++;
 }
 if(!((((data4 === "9:16") || (data4 === "16:9")) || (data4 === "1:1")) || (data4 === "4:5"))){
-const err28 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/EditorAspectRatio/enum",keyword:"enum",params:{allowedValues: schema516.enum},message:"must be equal to one of the allowed values"};
+const err28 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/EditorAspectRatio/enum",keyword:"enum",params:{allowedValues: schema517.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -63955,7 +64140,7 @@ errors++;
 if(data15.instructions !== undefined){
 let data17 = data15.instructions;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err61 = {instancePath:instancePath+"/edits/" + i2+"/instructions",schemaPath:"https://media-api.local/components#/$defs/EditorEditHistoryEntry/properties/instructions/type",keyword:"type",params:{type: schema539.properties.instructions.type},message:"must be string,null"};
+const err61 = {instancePath:instancePath+"/edits/" + i2+"/instructions",schemaPath:"https://media-api.local/components#/$defs/EditorEditHistoryEntry/properties/instructions/type",keyword:"type",params:{type: schema540.properties.instructions.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -64177,7 +64362,7 @@ return errors === 0;
 }
 validate833.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const pattern326 = new RegExp("^[A-Za-z0-9_-]+$", "u");
+const pattern328 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 
 function validate832(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -64290,7 +64475,7 @@ errors++;
 if(data.next_cursor !== undefined){
 let data3 = data.next_cursor;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err8 = {instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: schema513.properties.next_cursor.type},message:"must be string,null"};
+const err8 = {instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: schema514.properties.next_cursor.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -64310,7 +64495,7 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(!pattern326.test(data3)){
+if(!pattern328.test(data3)){
 const err10 = {instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+$"+"\""};
 if(vErrors === null){
 vErrors = [err10];
@@ -64360,7 +64545,7 @@ return errors === 0;
 validate831.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorVideos__400 = validate851;
-const schema540 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__400"};
+const schema541 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__400"};
 
 function validate852(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -64576,7 +64761,7 @@ return errors === 0;
 validate851.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorVideos__401 = validate855;
-const schema542 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__401"};
+const schema543 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__401"};
 
 function validate856(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -64792,7 +64977,7 @@ return errors === 0;
 validate855.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorVideos__402 = validate859;
-const schema544 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__402"};
+const schema545 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__402"};
 
 function validate860(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -65008,7 +65193,7 @@ return errors === 0;
 validate859.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorVideos__403 = validate863;
-const schema546 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__403"};
+const schema547 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__403"};
 
 function validate864(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -65224,7 +65409,7 @@ return errors === 0;
 validate863.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorVideos__429 = validate867;
-const schema548 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__429"};
+const schema549 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__429"};
 
 function validate868(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -65440,7 +65625,7 @@ return errors === 0;
 validate867.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorVideos__500 = validate871;
-const schema550 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__500"};
+const schema551 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__500"};
 
 function validate872(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -65656,7 +65841,7 @@ return errors === 0;
 validate871.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorVideos__503 = validate875;
-const schema552 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__503"};
+const schema553 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__503"};
 
 function validate876(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -65872,7 +66057,7 @@ return errors === 0;
 validate875.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__200 = validate879;
-const schema554 = {"$ref":"https://media-api.local/components#/$defs/EditorVideo","$id":"https://media-api.local/components/response/createEditorVideo__200"};
+const schema555 = {"$ref":"https://media-api.local/components#/$defs/EditorVideo","$id":"https://media-api.local/components/response/createEditorVideo__200"};
 
 function validate880(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -66036,7 +66221,7 @@ vErrors.push(err14);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema514.properties, key0))){
+if(!(func1.call(schema515.properties, key0))){
 const err15 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err15];
@@ -66163,7 +66348,7 @@ vErrors.push(err25);
 errors++;
 }
 if(!(data3 === "ready")){
-const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema514.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema515.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -66186,7 +66371,7 @@ vErrors.push(err27);
 errors++;
 }
 if(!((((data4 === "9:16") || (data4 === "16:9")) || (data4 === "1:1")) || (data4 === "4:5"))){
-const err28 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/EditorAspectRatio/enum",keyword:"enum",params:{allowedValues: schema516.enum},message:"must be equal to one of the allowed values"};
+const err28 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/EditorAspectRatio/enum",keyword:"enum",params:{allowedValues: schema517.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -66582,7 +66767,7 @@ errors++;
 if(data15.instructions !== undefined){
 let data17 = data15.instructions;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err61 = {instancePath:instancePath+"/edits/" + i2+"/instructions",schemaPath:"https://media-api.local/components#/$defs/EditorEditHistoryEntry/properties/instructions/type",keyword:"type",params:{type: schema539.properties.instructions.type},message:"must be string,null"};
+const err61 = {instancePath:instancePath+"/edits/" + i2+"/instructions",schemaPath:"https://media-api.local/components#/$defs/EditorEditHistoryEntry/properties/instructions/type",keyword:"type",params:{type: schema540.properties.instructions.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -66826,7 +67011,7 @@ return errors === 0;
 validate879.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__400 = validate884;
-const schema559 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__400"};
+const schema560 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__400"};
 
 function validate885(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -67042,7 +67227,7 @@ return errors === 0;
 validate884.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__401 = validate888;
-const schema561 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__401"};
+const schema562 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__401"};
 
 function validate889(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -67258,7 +67443,7 @@ return errors === 0;
 validate888.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__402 = validate892;
-const schema563 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__402"};
+const schema564 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__402"};
 
 function validate893(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -67474,7 +67659,7 @@ return errors === 0;
 validate892.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__403 = validate896;
-const schema565 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__403"};
+const schema566 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__403"};
 
 function validate897(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -67690,7 +67875,7 @@ return errors === 0;
 validate896.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__413 = validate900;
-const schema567 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__413"};
+const schema568 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__413"};
 
 function validate901(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -67906,7 +68091,7 @@ return errors === 0;
 validate900.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__415 = validate904;
-const schema569 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__415"};
+const schema570 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__415"};
 
 function validate905(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -68122,7 +68307,7 @@ return errors === 0;
 validate904.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__429 = validate908;
-const schema571 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__429"};
+const schema572 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__429"};
 
 function validate909(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -68338,7 +68523,7 @@ return errors === 0;
 validate908.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__500 = validate912;
-const schema573 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__500"};
+const schema574 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__500"};
 
 function validate913(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -68554,7 +68739,7 @@ return errors === 0;
 validate912.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__503 = validate916;
-const schema575 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__503"};
+const schema576 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__503"};
 
 function validate917(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -68770,7 +68955,7 @@ return errors === 0;
 validate916.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideo__200 = validate920;
-const schema577 = {"$ref":"https://media-api.local/components#/$defs/EditorVideo","$id":"https://media-api.local/components/response/getEditorVideo__200"};
+const schema578 = {"$ref":"https://media-api.local/components#/$defs/EditorVideo","$id":"https://media-api.local/components/response/getEditorVideo__200"};
 
 function validate921(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -68934,7 +69119,7 @@ vErrors.push(err14);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema514.properties, key0))){
+if(!(func1.call(schema515.properties, key0))){
 const err15 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err15];
@@ -69061,7 +69246,7 @@ vErrors.push(err25);
 errors++;
 }
 if(!(data3 === "ready")){
-const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema514.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema515.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -69084,7 +69269,7 @@ vErrors.push(err27);
 errors++;
 }
 if(!((((data4 === "9:16") || (data4 === "16:9")) || (data4 === "1:1")) || (data4 === "4:5"))){
-const err28 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/EditorAspectRatio/enum",keyword:"enum",params:{allowedValues: schema516.enum},message:"must be equal to one of the allowed values"};
+const err28 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/EditorAspectRatio/enum",keyword:"enum",params:{allowedValues: schema517.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -69480,7 +69665,7 @@ errors++;
 if(data15.instructions !== undefined){
 let data17 = data15.instructions;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err61 = {instancePath:instancePath+"/edits/" + i2+"/instructions",schemaPath:"https://media-api.local/components#/$defs/EditorEditHistoryEntry/properties/instructions/type",keyword:"type",params:{type: schema539.properties.instructions.type},message:"must be string,null"};
+const err61 = {instancePath:instancePath+"/edits/" + i2+"/instructions",schemaPath:"https://media-api.local/components#/$defs/EditorEditHistoryEntry/properties/instructions/type",keyword:"type",params:{type: schema540.properties.instructions.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -69724,7 +69909,7 @@ return errors === 0;
 validate920.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideo__400 = validate925;
-const schema582 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__400"};
+const schema583 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__400"};
 
 function validate926(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -69940,7 +70125,7 @@ return errors === 0;
 validate925.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideo__401 = validate929;
-const schema584 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__401"};
+const schema585 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__401"};
 
 function validate930(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -70156,7 +70341,7 @@ return errors === 0;
 validate929.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideo__402 = validate933;
-const schema586 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__402"};
+const schema587 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__402"};
 
 function validate934(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -70372,7 +70557,7 @@ return errors === 0;
 validate933.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideo__403 = validate937;
-const schema588 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__403"};
+const schema589 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__403"};
 
 function validate938(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -70588,7 +70773,7 @@ return errors === 0;
 validate937.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideo__404 = validate941;
-const schema590 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__404"};
+const schema591 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__404"};
 
 function validate942(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -70804,7 +70989,7 @@ return errors === 0;
 validate941.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideo__429 = validate945;
-const schema592 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__429"};
+const schema593 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__429"};
 
 function validate946(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -71020,7 +71205,7 @@ return errors === 0;
 validate945.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideo__500 = validate949;
-const schema594 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__500"};
+const schema595 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__500"};
 
 function validate950(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -71236,7 +71421,7 @@ return errors === 0;
 validate949.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideo__503 = validate953;
-const schema596 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__503"};
+const schema597 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__503"};
 
 function validate954(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -71452,10 +71637,10 @@ return errors === 0;
 validate953.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__200 = validate957;
-const schema598 = {"$ref":"https://media-api.local/components#/$defs/EditorEditResult","$id":"https://media-api.local/components/response/applyEditorEdits__200"};
-const schema599 = {"type":"object","description":"Result of PATCH /editor/videos/{id}.","additionalProperties":false,"required":["object","video","applied_operations","version"],"properties":{"object":{"type":"string","const":"editor_edit_result"},"video":{"$ref":"https://media-api.local/components#/$defs/EditorVideo"},"applied_operations":{"type":"array","description":"One entry per operation, in request order.","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/AppliedEditOperation"}},"version":{"type":"integer","format":"int64","description":"The project's new version (also video.version).","minimum":1,"maximum":9007199254740991}}};
-const schema600 = {"type":"object","description":"What one operation did.","additionalProperties":false,"required":["index","type","item_ids"],"properties":{"index":{"type":"integer","format":"int32","description":"0-based position in the request's operations.","minimum":0,"maximum":99},"type":{"$ref":"https://media-api.local/components#/$defs/EditorOperationType"},"item_ids":{"type":"array","description":"Items created or changed (for split_item both halves; for add_* the new item).","maxItems":2000,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}}}};
-const schema601 = {"type":"string","description":"The 19 edit operation types.","enum":["set_title","remove_item","set_item_timing","set_item_source","set_item_audio","set_audio_levels","set_item_animation","apply_item_transition","split_item","set_item_transform","move_item_to_track","set_item_layer_order","add_text","update_text","add_captions","update_captions","add_sound_effect","add_voiceover","generate_captions_from_items"]};
+const schema599 = {"$ref":"https://media-api.local/components#/$defs/EditorEditResult","$id":"https://media-api.local/components/response/applyEditorEdits__200"};
+const schema600 = {"type":"object","description":"Result of PATCH /editor/videos/{id}.","additionalProperties":false,"required":["object","video","applied_operations","version"],"properties":{"object":{"type":"string","const":"editor_edit_result"},"video":{"$ref":"https://media-api.local/components#/$defs/EditorVideo"},"applied_operations":{"type":"array","description":"One entry per operation, in request order.","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/AppliedEditOperation"}},"version":{"type":"integer","format":"int64","description":"The project's new version (also video.version).","minimum":1,"maximum":9007199254740991}}};
+const schema601 = {"type":"object","description":"What one operation did.","additionalProperties":false,"required":["index","type","item_ids"],"properties":{"index":{"type":"integer","format":"int32","description":"0-based position in the request's operations.","minimum":0,"maximum":99},"type":{"$ref":"https://media-api.local/components#/$defs/EditorOperationType"},"item_ids":{"type":"array","description":"Items created or changed (for split_item both halves; for add_* the new item).","maxItems":2000,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}}}};
+const schema602 = {"type":"string","description":"The 19 edit operation types.","enum":["set_title","remove_item","set_item_timing","set_item_source","set_item_audio","set_audio_levels","set_item_animation","apply_item_transition","split_item","set_item_transform","move_item_to_track","set_item_layer_order","add_text","update_text","add_captions","update_captions","add_sound_effect","add_voiceover","generate_captions_from_items"]};
 
 function validate960(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -71568,7 +71753,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!(((((((((((((((((((data1 === "set_title") || (data1 === "remove_item")) || (data1 === "set_item_timing")) || (data1 === "set_item_source")) || (data1 === "set_item_audio")) || (data1 === "set_audio_levels")) || (data1 === "set_item_animation")) || (data1 === "apply_item_transition")) || (data1 === "split_item")) || (data1 === "set_item_transform")) || (data1 === "move_item_to_track")) || (data1 === "set_item_layer_order")) || (data1 === "add_text")) || (data1 === "update_text")) || (data1 === "add_captions")) || (data1 === "update_captions")) || (data1 === "add_sound_effect")) || (data1 === "add_voiceover")) || (data1 === "generate_captions_from_items"))){
-const err9 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/EditorOperationType/enum",keyword:"enum",params:{allowedValues: schema601.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/EditorOperationType/enum",keyword:"enum",params:{allowedValues: schema602.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -71615,7 +71800,7 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(!pattern312.test(data3)){
+if(!pattern314.test(data3)){
 const err13 = {instancePath:instancePath+"/item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -71873,7 +72058,7 @@ return errors === 0;
 validate957.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__400 = validate963;
-const schema603 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__400"};
+const schema604 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__400"};
 
 function validate964(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -72089,7 +72274,7 @@ return errors === 0;
 validate963.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__401 = validate967;
-const schema605 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__401"};
+const schema606 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__401"};
 
 function validate968(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -72305,7 +72490,7 @@ return errors === 0;
 validate967.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__402 = validate971;
-const schema607 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__402"};
+const schema608 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__402"};
 
 function validate972(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -72521,7 +72706,7 @@ return errors === 0;
 validate971.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__403 = validate975;
-const schema609 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__403"};
+const schema610 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__403"};
 
 function validate976(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -72737,7 +72922,7 @@ return errors === 0;
 validate975.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__404 = validate979;
-const schema611 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__404"};
+const schema612 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__404"};
 
 function validate980(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -72953,7 +73138,7 @@ return errors === 0;
 validate979.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__413 = validate983;
-const schema613 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__413"};
+const schema614 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__413"};
 
 function validate984(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -73169,7 +73354,7 @@ return errors === 0;
 validate983.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__415 = validate987;
-const schema615 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__415"};
+const schema616 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__415"};
 
 function validate988(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -73385,7 +73570,7 @@ return errors === 0;
 validate987.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__429 = validate991;
-const schema617 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__429"};
+const schema618 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__429"};
 
 function validate992(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -73601,7 +73786,7 @@ return errors === 0;
 validate991.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__500 = validate995;
-const schema619 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__500"};
+const schema620 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__500"};
 
 function validate996(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -73817,7 +74002,7 @@ return errors === 0;
 validate995.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__503 = validate999;
-const schema621 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__503"};
+const schema622 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__503"};
 
 function validate1000(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -74033,7 +74218,7 @@ return errors === 0;
 validate999.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__200 = validate1003;
-const schema623 = {"$ref":"https://media-api.local/components#/$defs/EditorEditResult","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__200"};
+const schema624 = {"$ref":"https://media-api.local/components#/$defs/EditorEditResult","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__200"};
 
 function validate1004(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -74242,7 +74427,7 @@ return errors === 0;
 validate1003.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__400 = validate1008;
-const schema625 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__400"};
+const schema626 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__400"};
 
 function validate1009(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -74458,7 +74643,7 @@ return errors === 0;
 validate1008.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__401 = validate1012;
-const schema627 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__401"};
+const schema628 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__401"};
 
 function validate1013(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -74674,7 +74859,7 @@ return errors === 0;
 validate1012.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__402 = validate1016;
-const schema629 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__402"};
+const schema630 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__402"};
 
 function validate1017(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -74890,7 +75075,7 @@ return errors === 0;
 validate1016.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__403 = validate1020;
-const schema631 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__403"};
+const schema632 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__403"};
 
 function validate1021(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -75106,7 +75291,7 @@ return errors === 0;
 validate1020.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__404 = validate1024;
-const schema633 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__404"};
+const schema634 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__404"};
 
 function validate1025(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -75322,7 +75507,7 @@ return errors === 0;
 validate1024.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__413 = validate1028;
-const schema635 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__413"};
+const schema636 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__413"};
 
 function validate1029(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -75538,7 +75723,7 @@ return errors === 0;
 validate1028.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__415 = validate1032;
-const schema637 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__415"};
+const schema638 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__415"};
 
 function validate1033(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -75754,7 +75939,7 @@ return errors === 0;
 validate1032.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__429 = validate1036;
-const schema639 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__429"};
+const schema640 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__429"};
 
 function validate1037(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -75970,7 +76155,7 @@ return errors === 0;
 validate1036.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__500 = validate1040;
-const schema641 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__500"};
+const schema642 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__500"};
 
 function validate1041(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -76186,7 +76371,7 @@ return errors === 0;
 validate1040.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__503 = validate1044;
-const schema643 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__503"};
+const schema644 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__503"};
 
 function validate1045(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -76402,8 +76587,8 @@ return errors === 0;
 validate1044.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__200 = validate1048;
-const schema645 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaAddition","$id":"https://media-api.local/components/response/addEditorMedia__200"};
-const schema646 = {"type":"object","description":"Result of POST /editor/videos/{id}/media.","additionalProperties":false,"required":["object","video_id","item","track","version"],"properties":{"object":{"type":"string","const":"editor_media_addition"},"video_id":{"$ref":"https://media-api.local/components#/$defs/IntegerId"},"item":{"$ref":"https://media-api.local/components#/$defs/EditorItem"},"track":{"$ref":"https://media-api.local/components#/$defs/EditorTrack"},"version":{"type":"integer","format":"int64","description":"The project's new version.","minimum":1,"maximum":9007199254740991}}};
+const schema646 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaAddition","$id":"https://media-api.local/components/response/addEditorMedia__200"};
+const schema647 = {"type":"object","description":"Result of POST /editor/videos/{id}/media.","additionalProperties":false,"required":["object","video_id","item","track","version"],"properties":{"object":{"type":"string","const":"editor_media_addition"},"video_id":{"$ref":"https://media-api.local/components#/$defs/IntegerId"},"item":{"$ref":"https://media-api.local/components#/$defs/EditorItem"},"track":{"$ref":"https://media-api.local/components#/$defs/EditorTrack"},"version":{"type":"integer","format":"int64","description":"The project's new version.","minimum":1,"maximum":9007199254740991}}};
 
 function validate1049(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -76641,7 +76826,7 @@ return errors === 0;
 validate1048.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__400 = validate1053;
-const schema648 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__400"};
+const schema649 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__400"};
 
 function validate1054(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -76857,7 +77042,7 @@ return errors === 0;
 validate1053.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__401 = validate1057;
-const schema650 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__401"};
+const schema651 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__401"};
 
 function validate1058(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -77073,7 +77258,7 @@ return errors === 0;
 validate1057.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__402 = validate1061;
-const schema652 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__402"};
+const schema653 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__402"};
 
 function validate1062(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -77289,7 +77474,7 @@ return errors === 0;
 validate1061.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__403 = validate1065;
-const schema654 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__403"};
+const schema655 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__403"};
 
 function validate1066(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -77505,7 +77690,7 @@ return errors === 0;
 validate1065.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__404 = validate1069;
-const schema656 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__404"};
+const schema657 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__404"};
 
 function validate1070(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -77721,7 +77906,7 @@ return errors === 0;
 validate1069.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__413 = validate1073;
-const schema658 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__413"};
+const schema659 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__413"};
 
 function validate1074(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -77937,7 +78122,7 @@ return errors === 0;
 validate1073.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__415 = validate1077;
-const schema660 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__415"};
+const schema661 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__415"};
 
 function validate1078(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -78153,7 +78338,7 @@ return errors === 0;
 validate1077.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__429 = validate1081;
-const schema662 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__429"};
+const schema663 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__429"};
 
 function validate1082(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -78369,7 +78554,7 @@ return errors === 0;
 validate1081.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__500 = validate1085;
-const schema664 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__500"};
+const schema665 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__500"};
 
 function validate1086(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -78585,7 +78770,7 @@ return errors === 0;
 validate1085.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__503 = validate1089;
-const schema666 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__503"};
+const schema667 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__503"};
 
 function validate1090(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -78801,8 +78986,8 @@ return errors === 0;
 validate1089.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__200 = validate1093;
-const schema668 = {"$ref":"https://media-api.local/components#/$defs/EditorExport","$id":"https://media-api.local/components/response/exportEditorVideo__200"};
-const schema669 = {"type":"object","description":"A render of an editor video version to MP4. queued → rendering → completed (url set) or failed (error set); queued or rendering → canceled (DELETE /editor/videos/{id}/exports/{export_id}). url is a signed, expiring link, present only when completed.","additionalProperties":false,"required":["object","id","video_id","version","status","progress","quality","width","height","fps","duration_seconds","url","size_bytes","error","created_at","updated_at","completed_at"],"properties":{"object":{"type":"string","const":"editor_export"},"id":{"type":"string","format":"uuid","description":"Passed as export_id.","maxLength":36},"video_id":{"$ref":"https://media-api.local/components#/$defs/IntegerId"},"version":{"type":"integer","format":"int64","description":"The project version this export renders.","minimum":1,"maximum":9007199254740991},"status":{"type":"string","enum":["queued","rendering","completed","failed","canceled"]},"progress":{"type":"integer","format":"int32","description":"Percent done, 0 to 100 (100 when completed).","minimum":0,"maximum":100},"quality":{"type":"string","enum":["draft","standard","high"]},"width":{"type":"integer","format":"int32","minimum":16,"maximum":4096},"height":{"type":"integer","format":"int32","minimum":16,"maximum":4096},"fps":{"type":"number","minimum":1,"maximum":60},"duration_seconds":{"type":"number","description":"Length of the MP4 (the end of the project's last item).","minimum":0,"maximum":14400},"url":{"type":["string","null"],"format":"uri","description":"Signed, expiring URL of the MP4 (video/mp4); only when completed, else null.","maxLength":4096},"size_bytes":{"type":["integer","null"],"format":"int64","description":"Size of the MP4 once completed, else null.","minimum":0,"maximum":9007199254740991},"error":{"description":"Structured failure details when status is failed, else null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40},"completed_at":{"type":["string","null"],"format":"date-time","maxLength":40}}};
+const schema669 = {"$ref":"https://media-api.local/components#/$defs/EditorExport","$id":"https://media-api.local/components/response/exportEditorVideo__200"};
+const schema670 = {"type":"object","description":"A render of an editor video version to MP4. queued → rendering → completed (url set) or failed (error set); queued or rendering → canceled (DELETE /editor/videos/{id}/exports/{export_id}). url is a signed, expiring link, present only when completed.","additionalProperties":false,"required":["object","id","video_id","version","status","progress","quality","width","height","fps","duration_seconds","url","size_bytes","error","created_at","updated_at","completed_at"],"properties":{"object":{"type":"string","const":"editor_export"},"id":{"type":"string","format":"uuid","description":"Passed as export_id.","maxLength":36},"video_id":{"$ref":"https://media-api.local/components#/$defs/IntegerId"},"version":{"type":"integer","format":"int64","description":"The project version this export renders.","minimum":1,"maximum":9007199254740991},"status":{"type":"string","enum":["queued","rendering","completed","failed","canceled"]},"progress":{"type":"integer","format":"int32","description":"Percent done, 0 to 100 (100 when completed).","minimum":0,"maximum":100},"quality":{"type":"string","enum":["draft","standard","high"]},"width":{"type":"integer","format":"int32","minimum":16,"maximum":4096},"height":{"type":"integer","format":"int32","minimum":16,"maximum":4096},"fps":{"type":"number","minimum":1,"maximum":60},"duration_seconds":{"type":"number","description":"Length of the MP4 (the end of the project's last item).","minimum":0,"maximum":14400},"url":{"type":["string","null"],"format":"uri","description":"Signed, expiring URL of the MP4 (video/mp4); only when completed, else null.","maxLength":4096},"size_bytes":{"type":["integer","null"],"format":"int64","description":"Size of the MP4 once completed, else null.","minimum":0,"maximum":9007199254740991},"error":{"description":"Structured failure details when status is failed, else null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40},"completed_at":{"type":["string","null"],"format":"date-time","maxLength":40}}};
 
 function validate1094(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -78986,7 +79171,7 @@ vErrors.push(err16);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema669.properties, key0))){
+if(!(func1.call(schema670.properties, key0))){
 const err17 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err17];
@@ -79158,7 +79343,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!(((((data4 === "queued") || (data4 === "rendering")) || (data4 === "completed")) || (data4 === "failed")) || (data4 === "canceled"))){
-const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema669.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema670.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -79226,7 +79411,7 @@ vErrors.push(err37);
 errors++;
 }
 if(!(((data6 === "draft") || (data6 === "standard")) || (data6 === "high"))){
-const err38 = {instancePath:instancePath+"/quality",schemaPath:"#/properties/quality/enum",keyword:"enum",params:{allowedValues: schema669.properties.quality.enum},message:"must be equal to one of the allowed values"};
+const err38 = {instancePath:instancePath+"/quality",schemaPath:"#/properties/quality/enum",keyword:"enum",params:{allowedValues: schema670.properties.quality.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -79399,7 +79584,7 @@ errors++;
 if(data.url !== undefined){
 let data11 = data.url;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err53 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema669.properties.url.type},message:"must be string,null"};
+const err53 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema670.properties.url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -79434,7 +79619,7 @@ errors++;
 if(data.size_bytes !== undefined){
 let data12 = data.size_bytes;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err56 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/type",keyword:"type",params:{type: schema669.properties.size_bytes.type},message:"must be integer,null"};
+const err56 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/type",keyword:"type",params:{type: schema670.properties.size_bytes.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -79775,7 +79960,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data20 = data.completed_at;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err83 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema669.properties.completed_at.type},message:"must be string,null"};
+const err83 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema670.properties.completed_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -79845,7 +80030,7 @@ return errors === 0;
 validate1093.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__400 = validate1096;
-const schema672 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__400"};
+const schema673 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__400"};
 
 function validate1097(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -80061,7 +80246,7 @@ return errors === 0;
 validate1096.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__401 = validate1100;
-const schema674 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__401"};
+const schema675 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__401"};
 
 function validate1101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -80277,7 +80462,7 @@ return errors === 0;
 validate1100.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__402 = validate1104;
-const schema676 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__402"};
+const schema677 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__402"};
 
 function validate1105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -80493,7 +80678,7 @@ return errors === 0;
 validate1104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__403 = validate1108;
-const schema678 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__403"};
+const schema679 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__403"};
 
 function validate1109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -80709,7 +80894,7 @@ return errors === 0;
 validate1108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__404 = validate1112;
-const schema680 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__404"};
+const schema681 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__404"};
 
 function validate1113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -80925,7 +81110,7 @@ return errors === 0;
 validate1112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__413 = validate1116;
-const schema682 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__413"};
+const schema683 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__413"};
 
 function validate1117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -81141,7 +81326,7 @@ return errors === 0;
 validate1116.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__415 = validate1120;
-const schema684 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__415"};
+const schema685 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__415"};
 
 function validate1121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -81357,7 +81542,7 @@ return errors === 0;
 validate1120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__429 = validate1124;
-const schema686 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__429"};
+const schema687 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__429"};
 
 function validate1125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -81573,7 +81758,7 @@ return errors === 0;
 validate1124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__500 = validate1128;
-const schema688 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__500"};
+const schema689 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__500"};
 
 function validate1129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -81789,7 +81974,7 @@ return errors === 0;
 validate1128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__503 = validate1132;
-const schema690 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__503"};
+const schema691 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__503"};
 
 function validate1133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -82005,7 +82190,7 @@ return errors === 0;
 validate1132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideoExport__200 = validate1136;
-const schema692 = {"$ref":"https://media-api.local/components#/$defs/EditorExport","$id":"https://media-api.local/components/response/getEditorVideoExport__200"};
+const schema693 = {"$ref":"https://media-api.local/components#/$defs/EditorExport","$id":"https://media-api.local/components/response/getEditorVideoExport__200"};
 
 function validate1137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -82189,7 +82374,7 @@ vErrors.push(err16);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema669.properties, key0))){
+if(!(func1.call(schema670.properties, key0))){
 const err17 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err17];
@@ -82361,7 +82546,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!(((((data4 === "queued") || (data4 === "rendering")) || (data4 === "completed")) || (data4 === "failed")) || (data4 === "canceled"))){
-const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema669.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema670.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -82429,7 +82614,7 @@ vErrors.push(err37);
 errors++;
 }
 if(!(((data6 === "draft") || (data6 === "standard")) || (data6 === "high"))){
-const err38 = {instancePath:instancePath+"/quality",schemaPath:"#/properties/quality/enum",keyword:"enum",params:{allowedValues: schema669.properties.quality.enum},message:"must be equal to one of the allowed values"};
+const err38 = {instancePath:instancePath+"/quality",schemaPath:"#/properties/quality/enum",keyword:"enum",params:{allowedValues: schema670.properties.quality.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -82602,7 +82787,7 @@ errors++;
 if(data.url !== undefined){
 let data11 = data.url;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err53 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema669.properties.url.type},message:"must be string,null"};
+const err53 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema670.properties.url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -82637,7 +82822,7 @@ errors++;
 if(data.size_bytes !== undefined){
 let data12 = data.size_bytes;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err56 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/type",keyword:"type",params:{type: schema669.properties.size_bytes.type},message:"must be integer,null"};
+const err56 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/type",keyword:"type",params:{type: schema670.properties.size_bytes.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -82978,7 +83163,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data20 = data.completed_at;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err83 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema669.properties.completed_at.type},message:"must be string,null"};
+const err83 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema670.properties.completed_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -83048,7 +83233,7 @@ return errors === 0;
 validate1136.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideoExport__400 = validate1139;
-const schema696 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__400"};
+const schema697 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__400"};
 
 function validate1140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -83264,7 +83449,7 @@ return errors === 0;
 validate1139.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideoExport__401 = validate1143;
-const schema698 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__401"};
+const schema699 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__401"};
 
 function validate1144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -83480,7 +83665,7 @@ return errors === 0;
 validate1143.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideoExport__402 = validate1147;
-const schema700 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__402"};
+const schema701 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__402"};
 
 function validate1148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -83696,7 +83881,7 @@ return errors === 0;
 validate1147.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideoExport__403 = validate1151;
-const schema702 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__403"};
+const schema703 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__403"};
 
 function validate1152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -83912,7 +84097,7 @@ return errors === 0;
 validate1151.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideoExport__404 = validate1155;
-const schema704 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__404"};
+const schema705 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__404"};
 
 function validate1156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -84128,7 +84313,7 @@ return errors === 0;
 validate1155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideoExport__429 = validate1159;
-const schema706 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__429"};
+const schema707 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__429"};
 
 function validate1160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -84344,7 +84529,7 @@ return errors === 0;
 validate1159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideoExport__500 = validate1163;
-const schema708 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__500"};
+const schema709 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__500"};
 
 function validate1164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -84560,7 +84745,7 @@ return errors === 0;
 validate1163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideoExport__503 = validate1167;
-const schema710 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__503"};
+const schema711 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__503"};
 
 function validate1168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -84776,7 +84961,7 @@ return errors === 0;
 validate1167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__200 = validate1171;
-const schema712 = {"$ref":"https://media-api.local/components#/$defs/EditorExport","$id":"https://media-api.local/components/response/cancelEditorVideoExport__200"};
+const schema713 = {"$ref":"https://media-api.local/components#/$defs/EditorExport","$id":"https://media-api.local/components/response/cancelEditorVideoExport__200"};
 
 function validate1172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -84960,7 +85145,7 @@ vErrors.push(err16);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema669.properties, key0))){
+if(!(func1.call(schema670.properties, key0))){
 const err17 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err17];
@@ -85132,7 +85317,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!(((((data4 === "queued") || (data4 === "rendering")) || (data4 === "completed")) || (data4 === "failed")) || (data4 === "canceled"))){
-const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema669.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema670.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -85200,7 +85385,7 @@ vErrors.push(err37);
 errors++;
 }
 if(!(((data6 === "draft") || (data6 === "standard")) || (data6 === "high"))){
-const err38 = {instancePath:instancePath+"/quality",schemaPath:"#/properties/quality/enum",keyword:"enum",params:{allowedValues: schema669.properties.quality.enum},message:"must be equal to one of the allowed values"};
+const err38 = {instancePath:instancePath+"/quality",schemaPath:"#/properties/quality/enum",keyword:"enum",params:{allowedValues: schema670.properties.quality.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -85373,7 +85558,7 @@ errors++;
 if(data.url !== undefined){
 let data11 = data.url;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err53 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema669.properties.url.type},message:"must be string,null"};
+const err53 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema670.properties.url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -85408,7 +85593,7 @@ errors++;
 if(data.size_bytes !== undefined){
 let data12 = data.size_bytes;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err56 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/type",keyword:"type",params:{type: schema669.properties.size_bytes.type},message:"must be integer,null"};
+const err56 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/type",keyword:"type",params:{type: schema670.properties.size_bytes.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -85749,7 +85934,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data20 = data.completed_at;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err83 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema669.properties.completed_at.type},message:"must be string,null"};
+const err83 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema670.properties.completed_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -85819,7 +86004,7 @@ return errors === 0;
 validate1171.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__400 = validate1174;
-const schema716 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__400"};
+const schema717 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__400"};
 
 function validate1175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -86035,7 +86220,7 @@ return errors === 0;
 validate1174.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__401 = validate1178;
-const schema718 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__401"};
+const schema719 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__401"};
 
 function validate1179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -86251,7 +86436,7 @@ return errors === 0;
 validate1178.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__402 = validate1182;
-const schema720 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__402"};
+const schema721 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__402"};
 
 function validate1183(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -86467,7 +86652,7 @@ return errors === 0;
 validate1182.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__403 = validate1186;
-const schema722 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__403"};
+const schema723 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__403"};
 
 function validate1187(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -86683,7 +86868,7 @@ return errors === 0;
 validate1186.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__404 = validate1190;
-const schema724 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__404"};
+const schema725 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__404"};
 
 function validate1191(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -86899,7 +87084,7 @@ return errors === 0;
 validate1190.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__409 = validate1194;
-const schema726 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__409"};
+const schema727 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__409"};
 
 function validate1195(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -87115,7 +87300,7 @@ return errors === 0;
 validate1194.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__429 = validate1198;
-const schema728 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__429"};
+const schema729 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__429"};
 
 function validate1199(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -87331,7 +87516,7 @@ return errors === 0;
 validate1198.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__500 = validate1202;
-const schema730 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__500"};
+const schema731 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__500"};
 
 function validate1203(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -87547,7 +87732,7 @@ return errors === 0;
 validate1202.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__503 = validate1206;
-const schema732 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__503"};
+const schema733 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__503"};
 
 function validate1207(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -87763,11 +87948,11 @@ return errors === 0;
 validate1206.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorMedia__200 = validate1210;
-const schema734 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaList","$id":"https://media-api.local/components/response/listEditorMedia__200"};
-const schema735 = {"type":"object","description":"One page of editor media, newest first.","additionalProperties":false,"required":["object","data","next_cursor"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/EditorMedia"}},"next_cursor":{"type":["string","null"],"description":"Pass as cursor for the next page; null on the last page.","maxLength":200,"pattern":"^[A-Za-z0-9_-]+$"}}};
-const schema736 = {"type":"object","description":"A file of the editor media library. width, height, duration_seconds and has_audio are probed from the real file (null when not applicable: images have no duration, audio has no size). status is ready once stored and probed; processing while a server-side import or synthesis runs; failed if that failed.","additionalProperties":false,"required":["object","id","media_type","title","filename","content_type","size_bytes","width","height","duration_seconds","has_audio","status","url","created_at"],"properties":{"object":{"type":"string","const":"editor_media"},"id":{"type":"string","format":"uuid","description":"Passed as media_id.","maxLength":36},"media_type":{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"},"title":{"type":"string","description":"Title (the filename when none was given).","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"filename":{"type":"string","maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"content_type":{"type":"string","description":"The detected MIME type, e.g. video/mp4, image/png, audio/mpeg.","maxLength":255,"pattern":"^[a-z]+/[A-Za-z0-9.+-]+$"},"size_bytes":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991},"width":{"type":["integer","null"],"format":"int32","minimum":1,"maximum":65535},"height":{"type":["integer","null"],"format":"int32","minimum":1,"maximum":65535},"duration_seconds":{"type":["number","null"],"minimum":0,"maximum":86400},"has_audio":{"type":["boolean","null"],"description":"Whether a video has an audio stream (true for audio and voice, null for images)."},"status":{"type":"string","enum":["processing","ready","failed"]},"url":{"type":"string","format":"uri","description":"Signed, expiring URL of the file.","maxLength":4096},"created_at":{"type":"string","format":"date-time","maxLength":40}}};
-const schema737 = {"type":"string","description":"Kind of editor media. voice is speech (generated voiceovers and voice uploads); audio is any other audio.","enum":["image","video","audio","voice"]};
-const pattern420 = new RegExp("^[^\\u0000-\\u001F\\u007F/\\\\]+$", "u");
+const schema735 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaList","$id":"https://media-api.local/components/response/listEditorMedia__200"};
+const schema736 = {"type":"object","description":"One page of editor media, newest first.","additionalProperties":false,"required":["object","data","next_cursor"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/EditorMedia"}},"next_cursor":{"type":["string","null"],"description":"Pass as cursor for the next page; null on the last page.","maxLength":200,"pattern":"^[A-Za-z0-9_-]+$"}}};
+const schema737 = {"type":"object","description":"A file of the editor media library. width, height, duration_seconds and has_audio are probed from the real file (null when not applicable: images have no duration, audio has no size). status is ready once stored and probed; processing while a server-side import or synthesis runs; failed if that failed.","additionalProperties":false,"required":["object","id","media_type","title","filename","content_type","size_bytes","width","height","duration_seconds","has_audio","status","url","created_at"],"properties":{"object":{"type":"string","const":"editor_media"},"id":{"type":"string","format":"uuid","description":"Passed as media_id.","maxLength":36},"media_type":{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"},"title":{"type":"string","description":"Title (the filename when none was given).","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"filename":{"type":"string","maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"content_type":{"type":"string","description":"The detected MIME type, e.g. video/mp4, image/png, audio/mpeg.","maxLength":255,"pattern":"^[a-z]+/[A-Za-z0-9.+-]+$"},"size_bytes":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991},"width":{"type":["integer","null"],"format":"int32","minimum":1,"maximum":65535},"height":{"type":["integer","null"],"format":"int32","minimum":1,"maximum":65535},"duration_seconds":{"type":["number","null"],"minimum":0,"maximum":86400},"has_audio":{"type":["boolean","null"],"description":"Whether a video has an audio stream (true for audio and voice, null for images)."},"status":{"type":"string","enum":["processing","ready","failed"]},"url":{"type":"string","format":"uri","description":"Signed, expiring URL of the file.","maxLength":4096},"created_at":{"type":"string","format":"date-time","maxLength":40}}};
+const schema738 = {"type":"string","description":"Kind of editor media. voice is speech (generated voiceovers and voice uploads); audio is any other audio.","enum":["image","video","audio","voice"]};
+const pattern422 = new RegExp("^[^\\u0000-\\u001F\\u007F/\\\\]+$", "u");
 
 function validate1212(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -87921,7 +88106,7 @@ vErrors.push(err13);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema736.properties, key0))){
+if(!(func1.call(schema737.properties, key0))){
 const err14 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err14];
@@ -88003,7 +88188,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!((((data2 === "image") || (data2 === "video")) || (data2 === "audio")) || (data2 === "voice"))){
-const err21 = {instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema737.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema738.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -88061,7 +88246,7 @@ vErrors.push(err25);
 }
 errors++;
 }
-if(!pattern420.test(data4)){
+if(!pattern422.test(data4)){
 const err26 = {instancePath:instancePath+"/filename",schemaPath:"#/properties/filename/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F/\\\\]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F/\\\\]+$"+"\""};
 if(vErrors === null){
 vErrors = [err26];
@@ -88166,7 +88351,7 @@ errors++;
 if(data.width !== undefined){
 let data7 = data.width;
 if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
-const err35 = {instancePath:instancePath+"/width",schemaPath:"#/properties/width/type",keyword:"type",params:{type: schema736.properties.width.type},message:"must be integer,null"};
+const err35 = {instancePath:instancePath+"/width",schemaPath:"#/properties/width/type",keyword:"type",params:{type: schema737.properties.width.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -88211,7 +88396,7 @@ errors++;
 if(data.height !== undefined){
 let data8 = data.height;
 if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err39 = {instancePath:instancePath+"/height",schemaPath:"#/properties/height/type",keyword:"type",params:{type: schema736.properties.height.type},message:"must be integer,null"};
+const err39 = {instancePath:instancePath+"/height",schemaPath:"#/properties/height/type",keyword:"type",params:{type: schema737.properties.height.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -88256,7 +88441,7 @@ errors++;
 if(data.duration_seconds !== undefined){
 let data9 = data.duration_seconds;
 if((!((typeof data9 == "number") && (isFinite(data9)))) && (data9 !== null)){
-const err43 = {instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: schema736.properties.duration_seconds.type},message:"must be number,null"};
+const err43 = {instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: schema737.properties.duration_seconds.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -88291,7 +88476,7 @@ errors++;
 if(data.has_audio !== undefined){
 let data10 = data.has_audio;
 if((typeof data10 !== "boolean") && (data10 !== null)){
-const err46 = {instancePath:instancePath+"/has_audio",schemaPath:"#/properties/has_audio/type",keyword:"type",params:{type: schema736.properties.has_audio.type},message:"must be boolean,null"};
+const err46 = {instancePath:instancePath+"/has_audio",schemaPath:"#/properties/has_audio/type",keyword:"type",params:{type: schema737.properties.has_audio.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -88314,7 +88499,7 @@ vErrors.push(err47);
 errors++;
 }
 if(!(((data11 === "processing") || (data11 === "ready")) || (data11 === "failed"))){
-const err48 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema736.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err48 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema737.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -88522,7 +88707,7 @@ errors++;
 if(data.next_cursor !== undefined){
 let data3 = data.next_cursor;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err8 = {instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: schema735.properties.next_cursor.type},message:"must be string,null"};
+const err8 = {instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: schema736.properties.next_cursor.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -88542,7 +88727,7 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(!pattern326.test(data3)){
+if(!pattern328.test(data3)){
 const err10 = {instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+$"+"\""};
 if(vErrors === null){
 vErrors = [err10];
@@ -88592,7 +88777,7 @@ return errors === 0;
 validate1210.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorMedia__400 = validate1215;
-const schema738 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__400"};
+const schema739 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__400"};
 
 function validate1216(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -88808,7 +88993,7 @@ return errors === 0;
 validate1215.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorMedia__401 = validate1219;
-const schema740 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__401"};
+const schema741 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__401"};
 
 function validate1220(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -89024,7 +89209,7 @@ return errors === 0;
 validate1219.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorMedia__402 = validate1223;
-const schema742 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__402"};
+const schema743 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__402"};
 
 function validate1224(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -89240,7 +89425,7 @@ return errors === 0;
 validate1223.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorMedia__403 = validate1227;
-const schema744 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__403"};
+const schema745 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__403"};
 
 function validate1228(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -89456,7 +89641,7 @@ return errors === 0;
 validate1227.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorMedia__429 = validate1231;
-const schema746 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__429"};
+const schema747 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__429"};
 
 function validate1232(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -89672,7 +89857,7 @@ return errors === 0;
 validate1231.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorMedia__500 = validate1235;
-const schema748 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__500"};
+const schema749 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__500"};
 
 function validate1236(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -89888,7 +90073,7 @@ return errors === 0;
 validate1235.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorMedia__503 = validate1239;
-const schema750 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__503"};
+const schema751 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__503"};
 
 function validate1240(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -90104,8 +90289,8 @@ return errors === 0;
 validate1239.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__200 = validate1243;
-const schema752 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaUpload","$id":"https://media-api.local/components/response/uploadEditorMedia__200"};
-const schema753 = {"type":"object","description":"Result of an upload: the stored media and, when add_to_editor was true, the new timeline item, the editor video id and its new version (else null).","additionalProperties":false,"required":["object","media","editor_item","video_id","version"],"properties":{"object":{"type":"string","const":"editor_media_upload"},"media":{"$ref":"https://media-api.local/components#/$defs/EditorMedia"},"editor_item":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/EditorItem"},{"type":"null"}]},"video_id":{"description":"The editor video the upload was added to (with add_to_editor), else null.","anyOf":[{"$ref":"https://media-api.local/components#/$defs/IntegerId"},{"type":"null"}]},"version":{"type":["integer","null"],"format":"int64","minimum":1,"maximum":9007199254740991}}};
+const schema753 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaUpload","$id":"https://media-api.local/components/response/uploadEditorMedia__200"};
+const schema754 = {"type":"object","description":"Result of an upload: the stored media and, when add_to_editor was true, the new timeline item, the editor video id and its new version (else null).","additionalProperties":false,"required":["object","media","editor_item","video_id","version"],"properties":{"object":{"type":"string","const":"editor_media_upload"},"media":{"$ref":"https://media-api.local/components#/$defs/EditorMedia"},"editor_item":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/EditorItem"},{"type":"null"}]},"video_id":{"description":"The editor video the upload was added to (with add_to_editor), else null.","anyOf":[{"$ref":"https://media-api.local/components#/$defs/IntegerId"},{"type":"null"}]},"version":{"type":["integer","null"],"format":"int64","minimum":1,"maximum":9007199254740991}}};
 
 function validate1244(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -90355,7 +90540,7 @@ vErrors = null;
 if(data.version !== undefined){
 let data4 = data.version;
 if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
-const err16 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: schema753.properties.version.type},message:"must be integer,null"};
+const err16 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: schema754.properties.version.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -90435,7 +90620,7 @@ return errors === 0;
 validate1243.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__400 = validate1248;
-const schema755 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__400"};
+const schema756 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__400"};
 
 function validate1249(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -90651,7 +90836,7 @@ return errors === 0;
 validate1248.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__401 = validate1252;
-const schema757 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__401"};
+const schema758 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__401"};
 
 function validate1253(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -90867,7 +91052,7 @@ return errors === 0;
 validate1252.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__402 = validate1256;
-const schema759 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__402"};
+const schema760 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__402"};
 
 function validate1257(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -91083,7 +91268,7 @@ return errors === 0;
 validate1256.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__403 = validate1260;
-const schema761 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__403"};
+const schema762 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__403"};
 
 function validate1261(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -91299,7 +91484,7 @@ return errors === 0;
 validate1260.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__404 = validate1264;
-const schema763 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__404"};
+const schema764 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__404"};
 
 function validate1265(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -91515,7 +91700,7 @@ return errors === 0;
 validate1264.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__413 = validate1268;
-const schema765 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__413"};
+const schema766 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__413"};
 
 function validate1269(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -91731,7 +91916,7 @@ return errors === 0;
 validate1268.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__415 = validate1272;
-const schema767 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__415"};
+const schema768 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__415"};
 
 function validate1273(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -91947,7 +92132,7 @@ return errors === 0;
 validate1272.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__429 = validate1276;
-const schema769 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__429"};
+const schema770 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__429"};
 
 function validate1277(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -92163,7 +92348,7 @@ return errors === 0;
 validate1276.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__500 = validate1280;
-const schema771 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__500"};
+const schema772 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__500"};
 
 function validate1281(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -92379,7 +92564,7 @@ return errors === 0;
 validate1280.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__503 = validate1284;
-const schema773 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__503"};
+const schema774 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__503"};
 
 function validate1285(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -92595,7 +92780,7 @@ return errors === 0;
 validate1284.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMediaFile__200 = validate1288;
-const schema775 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaUpload","$id":"https://media-api.local/components/response/uploadEditorMediaFile__200"};
+const schema776 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaUpload","$id":"https://media-api.local/components/response/uploadEditorMediaFile__200"};
 
 function validate1289(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -92845,7 +93030,7 @@ vErrors = null;
 if(data.version !== undefined){
 let data4 = data.version;
 if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
-const err16 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: schema753.properties.version.type},message:"must be integer,null"};
+const err16 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: schema754.properties.version.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -92925,7 +93110,7 @@ return errors === 0;
 validate1288.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMediaFile__400 = validate1293;
-const schema778 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__400"};
+const schema779 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__400"};
 
 function validate1294(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -93141,7 +93326,7 @@ return errors === 0;
 validate1293.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMediaFile__401 = validate1297;
-const schema780 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__401"};
+const schema781 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__401"};
 
 function validate1298(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -93357,7 +93542,7 @@ return errors === 0;
 validate1297.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMediaFile__402 = validate1301;
-const schema782 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__402"};
+const schema783 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__402"};
 
 function validate1302(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -93573,7 +93758,7 @@ return errors === 0;
 validate1301.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMediaFile__403 = validate1305;
-const schema784 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__403"};
+const schema785 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__403"};
 
 function validate1306(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -93789,7 +93974,7 @@ return errors === 0;
 validate1305.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMediaFile__404 = validate1309;
-const schema786 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__404"};
+const schema787 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__404"};
 
 function validate1310(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -94005,7 +94190,7 @@ return errors === 0;
 validate1309.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMediaFile__413 = validate1313;
-const schema788 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__413"};
+const schema789 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__413"};
 
 function validate1314(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -94221,7 +94406,7 @@ return errors === 0;
 validate1313.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMediaFile__415 = validate1317;
-const schema790 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__415"};
+const schema791 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__415"};
 
 function validate1318(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -94437,7 +94622,7 @@ return errors === 0;
 validate1317.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMediaFile__429 = validate1321;
-const schema792 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__429"};
+const schema793 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__429"};
 
 function validate1322(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -94653,7 +94838,7 @@ return errors === 0;
 validate1321.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMediaFile__500 = validate1325;
-const schema794 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__500"};
+const schema795 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__500"};
 
 function validate1326(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -94869,7 +95054,7 @@ return errors === 0;
 validate1325.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMediaFile__503 = validate1329;
-const schema796 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__503"};
+const schema797 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__503"};
 
 function validate1330(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -95085,10 +95270,10 @@ return errors === 0;
 validate1329.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listWebhookEndpoints__200 = validate1333;
-const schema798 = {"$ref":"https://media-api.local/components#/$defs/WebhookEndpointList","$id":"https://media-api.local/components/response/listWebhookEndpoints__200"};
-const schema799 = {"type":"object","description":"The workspace's webhook endpoints, newest first (at most 10, so one page).","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":10,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEndpoint"}}}};
-const schema800 = {"type":"object","description":"An HTTPS URL that receives the subscribed events as POSTs signed per Standard Webhooks (headers `webhook-id`: the event id, the same on every retry; `webhook-timestamp`; `webhook-signature`: `v1,<base64 HMAC-SHA256>` of `<id>.<timestamp>.<body>` with the endpoint's secret). The body is a WebhookEvent. A 2xx answer within 15 seconds delivers it; anything else is retried with exponential backoff for about a day.","additionalProperties":false,"required":["object","id","url","description","event_types","created_at","updated_at"],"properties":{"object":{"type":"string","const":"webhook_endpoint"},"id":{"type":"string","format":"uuid","maxLength":36},"url":{"type":"string","format":"uri","description":"The public HTTPS URL events are POSTed to.","maxLength":2048},"description":{"type":["string","null"],"maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"event_types":{"type":"array","description":"The event types sent to this endpoint.","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"}},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40}}};
-const schema801 = {"type":"string","description":"A completion event: `<resource>.completed` when the work succeeded, `<resource>.failed` when it finally failed (after its retries; paid work is refunded).","enum":["generation.completed","generation.failed","slideshow.completed","slideshow.failed","faceless_video.completed","faceless_video.failed","export.completed","export.failed","publication.completed","publication.failed"]};
+const schema799 = {"$ref":"https://media-api.local/components#/$defs/WebhookEndpointList","$id":"https://media-api.local/components/response/listWebhookEndpoints__200"};
+const schema800 = {"type":"object","description":"The workspace's webhook endpoints, newest first (at most 10, so one page).","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":10,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEndpoint"}}}};
+const schema801 = {"type":"object","description":"An HTTPS URL that receives the subscribed events as POSTs signed per Standard Webhooks (headers `webhook-id`: the event id, the same on every retry; `webhook-timestamp`; `webhook-signature`: `v1,<base64 HMAC-SHA256>` of `<id>.<timestamp>.<body>` with the endpoint's secret). The body is a WebhookEvent. A 2xx answer within 15 seconds delivers it; anything else is retried with exponential backoff for about a day.","additionalProperties":false,"required":["object","id","url","description","event_types","created_at","updated_at"],"properties":{"object":{"type":"string","const":"webhook_endpoint"},"id":{"type":"string","format":"uuid","maxLength":36},"url":{"type":"string","format":"uri","description":"The public HTTPS URL events are POSTed to.","maxLength":2048},"description":{"type":["string","null"],"maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"event_types":{"type":"array","description":"The event types sent to this endpoint.","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"}},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40}}};
+const schema802 = {"type":"string","description":"A completion event: `<resource>.completed` when the work succeeded, `<resource>.failed` when it finally failed (after its retries; paid work is refunded).","enum":["generation.completed","generation.failed","slideshow.completed","slideshow.failed","faceless_video.completed","faceless_video.failed","export.completed","export.failed","publication.completed","publication.failed"]};
 
 function validate1335(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -95279,7 +95464,7 @@ errors++;
 if(data.description !== undefined){
 let data3 = data.description;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err16 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema800.properties.description.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema801.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -95348,7 +95533,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((((((((((data5 === "generation.completed") || (data5 === "generation.failed")) || (data5 === "slideshow.completed")) || (data5 === "slideshow.failed")) || (data5 === "faceless_video.completed")) || (data5 === "faceless_video.failed")) || (data5 === "export.completed")) || (data5 === "export.failed")) || (data5 === "publication.completed")) || (data5 === "publication.failed"))){
-const err22 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema801.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema802.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -95613,7 +95798,7 @@ return errors === 0;
 validate1333.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listWebhookEndpoints__400 = validate1338;
-const schema802 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__400"};
+const schema803 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__400"};
 
 function validate1339(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -95829,7 +96014,7 @@ return errors === 0;
 validate1338.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listWebhookEndpoints__401 = validate1342;
-const schema804 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__401"};
+const schema805 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__401"};
 
 function validate1343(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -96045,7 +96230,7 @@ return errors === 0;
 validate1342.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listWebhookEndpoints__402 = validate1346;
-const schema806 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__402"};
+const schema807 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__402"};
 
 function validate1347(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -96261,7 +96446,7 @@ return errors === 0;
 validate1346.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listWebhookEndpoints__403 = validate1350;
-const schema808 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__403"};
+const schema809 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__403"};
 
 function validate1351(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -96477,7 +96662,7 @@ return errors === 0;
 validate1350.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listWebhookEndpoints__429 = validate1354;
-const schema810 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__429"};
+const schema811 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__429"};
 
 function validate1355(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -96693,7 +96878,7 @@ return errors === 0;
 validate1354.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listWebhookEndpoints__500 = validate1358;
-const schema812 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__500"};
+const schema813 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__500"};
 
 function validate1359(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -96909,7 +97094,7 @@ return errors === 0;
 validate1358.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listWebhookEndpoints__503 = validate1362;
-const schema814 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__503"};
+const schema815 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__503"};
 
 function validate1363(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -97125,9 +97310,9 @@ return errors === 0;
 validate1362.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createWebhookEndpoint__200 = validate1366;
-const schema816 = {"$ref":"https://media-api.local/components#/$defs/WebhookEndpointWithSecret","$id":"https://media-api.local/components/response/createWebhookEndpoint__200"};
-const schema817 = {"description":"An endpoint with its signing secret, shown only when created or rotated.","type":"object","additionalProperties":false,"required":["object","id","url","description","event_types","created_at","updated_at","secret"],"properties":{"object":{"type":"string","const":"webhook_endpoint"},"id":{"type":"string","format":"uuid","maxLength":36},"url":{"type":"string","format":"uri","maxLength":2048},"description":{"type":["string","null"],"maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"event_types":{"type":"array","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"}},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40},"secret":{"type":"string","description":"The signing secret (`whsec_` + base64 of 32 random bytes), as Standard Webhooks libraries take it (`new Webhook(secret).verify(body, headers)`). Shown only in this response; rotate it if it is lost.","minLength":10,"maxLength":100,"pattern":"^whsec_[A-Za-z0-9+/=]+$"}}};
-const pattern459 = new RegExp("^whsec_[A-Za-z0-9+/=]+$", "u");
+const schema817 = {"$ref":"https://media-api.local/components#/$defs/WebhookEndpointWithSecret","$id":"https://media-api.local/components/response/createWebhookEndpoint__200"};
+const schema818 = {"description":"An endpoint with its signing secret, shown only when created or rotated.","type":"object","additionalProperties":false,"required":["object","id","url","description","event_types","created_at","updated_at","secret"],"properties":{"object":{"type":"string","const":"webhook_endpoint"},"id":{"type":"string","format":"uuid","maxLength":36},"url":{"type":"string","format":"uri","maxLength":2048},"description":{"type":["string","null"],"maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"event_types":{"type":"array","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"}},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40},"secret":{"type":"string","description":"The signing secret (`whsec_` + base64 of 32 random bytes), as Standard Webhooks libraries take it (`new Webhook(secret).verify(body, headers)`). Shown only in this response; rotate it if it is lost.","minLength":10,"maxLength":100,"pattern":"^whsec_[A-Za-z0-9+/=]+$"}}};
+const pattern461 = new RegExp("^whsec_[A-Za-z0-9+/=]+$", "u");
 
 function validate1367(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -97328,7 +97513,7 @@ errors++;
 if(data.description !== undefined){
 let data3 = data.description;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema817.properties.description.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema818.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -97397,7 +97582,7 @@ vErrors.push(err22);
 errors++;
 }
 if(!((((((((((data5 === "generation.completed") || (data5 === "generation.failed")) || (data5 === "slideshow.completed")) || (data5 === "slideshow.failed")) || (data5 === "faceless_video.completed")) || (data5 === "faceless_video.failed")) || (data5 === "export.completed")) || (data5 === "export.failed")) || (data5 === "publication.completed")) || (data5 === "publication.failed"))){
-const err23 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema801.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema802.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -97532,7 +97717,7 @@ vErrors.push(err33);
 }
 errors++;
 }
-if(!pattern459.test(data8)){
+if(!pattern461.test(data8)){
 const err34 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/pattern",keyword:"pattern",params:{pattern: "^whsec_[A-Za-z0-9+/=]+$"},message:"must match pattern \""+"^whsec_[A-Za-z0-9+/=]+$"+"\""};
 if(vErrors === null){
 vErrors = [err34];
@@ -97592,7 +97777,7 @@ return errors === 0;
 validate1366.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createWebhookEndpoint__400 = validate1369;
-const schema819 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__400"};
+const schema820 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__400"};
 
 function validate1370(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -97808,7 +97993,7 @@ return errors === 0;
 validate1369.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createWebhookEndpoint__401 = validate1373;
-const schema821 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__401"};
+const schema822 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__401"};
 
 function validate1374(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -98024,7 +98209,7 @@ return errors === 0;
 validate1373.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createWebhookEndpoint__402 = validate1377;
-const schema823 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__402"};
+const schema824 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__402"};
 
 function validate1378(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -98240,7 +98425,7 @@ return errors === 0;
 validate1377.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createWebhookEndpoint__403 = validate1381;
-const schema825 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__403"};
+const schema826 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__403"};
 
 function validate1382(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -98456,7 +98641,7 @@ return errors === 0;
 validate1381.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createWebhookEndpoint__413 = validate1385;
-const schema827 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__413"};
+const schema828 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__413"};
 
 function validate1386(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -98672,7 +98857,7 @@ return errors === 0;
 validate1385.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createWebhookEndpoint__415 = validate1389;
-const schema829 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__415"};
+const schema830 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__415"};
 
 function validate1390(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -98888,7 +99073,7 @@ return errors === 0;
 validate1389.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createWebhookEndpoint__429 = validate1393;
-const schema831 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__429"};
+const schema832 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__429"};
 
 function validate1394(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -99104,7 +99289,7 @@ return errors === 0;
 validate1393.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createWebhookEndpoint__500 = validate1397;
-const schema833 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__500"};
+const schema834 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__500"};
 
 function validate1398(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -99320,7 +99505,7 @@ return errors === 0;
 validate1397.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createWebhookEndpoint__503 = validate1401;
-const schema835 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__503"};
+const schema836 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__503"};
 
 function validate1402(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -99536,9 +99721,9 @@ return errors === 0;
 validate1401.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getWebhookEndpoint__200 = validate1405;
-const schema837 = {"$ref":"https://media-api.local/components#/$defs/WebhookEndpointDetail","$id":"https://media-api.local/components/response/getWebhookEndpoint__200"};
-const schema838 = {"description":"An endpoint (without its secret) and its most recent deliveries.","type":"object","additionalProperties":false,"required":["object","id","url","description","event_types","created_at","updated_at","recent_deliveries"],"properties":{"object":{"type":"string","const":"webhook_endpoint"},"id":{"type":"string","format":"uuid","maxLength":36},"url":{"type":"string","format":"uri","maxLength":2048},"description":{"type":["string","null"],"maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"event_types":{"type":"array","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"}},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40},"recent_deliveries":{"type":"array","description":"The 20 most recent deliveries to this endpoint, newest first.","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookDelivery"}}}};
-const schema840 = {"type":"object","description":"One event sent (or being sent) to one endpoint.","additionalProperties":false,"required":["event_id","event_type","status","attempts","last_response_status","last_error","last_attempt_at","next_attempt_at","delivered_at","created_at"],"properties":{"event_id":{"type":"string","format":"uuid","description":"The event id, sent as `webhook-id` on every attempt.","maxLength":36},"event_type":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"},"status":{"type":"string","description":"pending (being retried), delivered (a 2xx was received) or failed (given up after the last retry, or the URL was refused).","enum":["pending","delivered","failed"]},"attempts":{"type":"integer","format":"int32","minimum":0,"maximum":1000},"last_response_status":{"type":["integer","null"],"format":"int32","description":"The HTTP status of the last attempt; null when there was no answer (timeout, connection refused, address refused).","minimum":100,"maximum":599},"last_error":{"type":["string","null"],"description":"Why the last attempt failed.","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"last_attempt_at":{"type":["string","null"],"format":"date-time","maxLength":40},"next_attempt_at":{"type":["string","null"],"format":"date-time","description":"When the next attempt is due (pending only).","maxLength":40},"delivered_at":{"type":["string","null"],"format":"date-time","maxLength":40},"created_at":{"type":"string","format":"date-time","maxLength":40}}};
+const schema838 = {"$ref":"https://media-api.local/components#/$defs/WebhookEndpointDetail","$id":"https://media-api.local/components/response/getWebhookEndpoint__200"};
+const schema839 = {"description":"An endpoint (without its secret) and its most recent deliveries.","type":"object","additionalProperties":false,"required":["object","id","url","description","event_types","created_at","updated_at","recent_deliveries"],"properties":{"object":{"type":"string","const":"webhook_endpoint"},"id":{"type":"string","format":"uuid","maxLength":36},"url":{"type":"string","format":"uri","maxLength":2048},"description":{"type":["string","null"],"maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"event_types":{"type":"array","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"}},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40},"recent_deliveries":{"type":"array","description":"The 20 most recent deliveries to this endpoint, newest first.","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookDelivery"}}}};
+const schema841 = {"type":"object","description":"One event sent (or being sent) to one endpoint.","additionalProperties":false,"required":["event_id","event_type","status","attempts","last_response_status","last_error","last_attempt_at","next_attempt_at","delivered_at","created_at"],"properties":{"event_id":{"type":"string","format":"uuid","description":"The event id, sent as `webhook-id` on every attempt.","maxLength":36},"event_type":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"},"status":{"type":"string","description":"pending (being retried), delivered (a 2xx was received) or failed (given up after the last retry, or the URL was refused).","enum":["pending","delivered","failed"]},"attempts":{"type":"integer","format":"int32","minimum":0,"maximum":1000},"last_response_status":{"type":["integer","null"],"format":"int32","description":"The HTTP status of the last attempt; null when there was no answer (timeout, connection refused, address refused).","minimum":100,"maximum":599},"last_error":{"type":["string","null"],"description":"Why the last attempt failed.","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"last_attempt_at":{"type":["string","null"],"format":"date-time","maxLength":40},"next_attempt_at":{"type":["string","null"],"format":"date-time","description":"When the next attempt is due (pending only).","maxLength":40},"delivered_at":{"type":["string","null"],"format":"date-time","maxLength":40},"created_at":{"type":"string","format":"date-time","maxLength":40}}};
 
 function validate1407(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -99652,7 +99837,7 @@ vErrors.push(err9);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema840.properties, key0))){
+if(!(func1.call(schema841.properties, key0))){
 const err10 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err10];
@@ -99711,7 +99896,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!((((((((((data1 === "generation.completed") || (data1 === "generation.failed")) || (data1 === "slideshow.completed")) || (data1 === "slideshow.failed")) || (data1 === "faceless_video.completed")) || (data1 === "faceless_video.failed")) || (data1 === "export.completed")) || (data1 === "export.failed")) || (data1 === "publication.completed")) || (data1 === "publication.failed"))){
-const err15 = {instancePath:instancePath+"/event_type",schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema801.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/event_type",schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema802.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -99734,7 +99919,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!(((data2 === "pending") || (data2 === "delivered")) || (data2 === "failed"))){
-const err17 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema840.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema841.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -99792,7 +99977,7 @@ errors++;
 if(data.last_response_status !== undefined){
 let data4 = data.last_response_status;
 if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
-const err22 = {instancePath:instancePath+"/last_response_status",schemaPath:"#/properties/last_response_status/type",keyword:"type",params:{type: schema840.properties.last_response_status.type},message:"must be integer,null"};
+const err22 = {instancePath:instancePath+"/last_response_status",schemaPath:"#/properties/last_response_status/type",keyword:"type",params:{type: schema841.properties.last_response_status.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -99837,7 +100022,7 @@ errors++;
 if(data.last_error !== undefined){
 let data5 = data.last_error;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err26 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema840.properties.last_error.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema841.properties.last_error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -99872,7 +100057,7 @@ errors++;
 if(data.last_attempt_at !== undefined){
 let data6 = data.last_attempt_at;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err29 = {instancePath:instancePath+"/last_attempt_at",schemaPath:"#/properties/last_attempt_at/type",keyword:"type",params:{type: schema840.properties.last_attempt_at.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/last_attempt_at",schemaPath:"#/properties/last_attempt_at/type",keyword:"type",params:{type: schema841.properties.last_attempt_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -99907,7 +100092,7 @@ errors++;
 if(data.next_attempt_at !== undefined){
 let data7 = data.next_attempt_at;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err32 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema840.properties.next_attempt_at.type},message:"must be string,null"};
+const err32 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema841.properties.next_attempt_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -99942,7 +100127,7 @@ errors++;
 if(data.delivered_at !== undefined){
 let data8 = data.delivered_at;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err35 = {instancePath:instancePath+"/delivered_at",schemaPath:"#/properties/delivered_at/type",keyword:"type",params:{type: schema840.properties.delivered_at.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/delivered_at",schemaPath:"#/properties/delivered_at/type",keyword:"type",params:{type: schema841.properties.delivered_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -100225,7 +100410,7 @@ errors++;
 if(data.description !== undefined){
 let data3 = data.description;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema838.properties.description.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema839.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -100294,7 +100479,7 @@ vErrors.push(err22);
 errors++;
 }
 if(!((((((((((data5 === "generation.completed") || (data5 === "generation.failed")) || (data5 === "slideshow.completed")) || (data5 === "slideshow.failed")) || (data5 === "faceless_video.completed")) || (data5 === "faceless_video.failed")) || (data5 === "export.completed")) || (data5 === "export.failed")) || (data5 === "publication.completed")) || (data5 === "publication.failed"))){
-const err23 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema801.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema802.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -100476,7 +100661,7 @@ return errors === 0;
 validate1405.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getWebhookEndpoint__400 = validate1410;
-const schema842 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__400"};
+const schema843 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__400"};
 
 function validate1411(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -100692,7 +100877,7 @@ return errors === 0;
 validate1410.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getWebhookEndpoint__401 = validate1414;
-const schema844 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__401"};
+const schema845 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__401"};
 
 function validate1415(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -100908,7 +101093,7 @@ return errors === 0;
 validate1414.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getWebhookEndpoint__402 = validate1418;
-const schema846 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__402"};
+const schema847 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__402"};
 
 function validate1419(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -101124,7 +101309,7 @@ return errors === 0;
 validate1418.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getWebhookEndpoint__403 = validate1422;
-const schema848 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__403"};
+const schema849 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__403"};
 
 function validate1423(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -101340,7 +101525,7 @@ return errors === 0;
 validate1422.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getWebhookEndpoint__404 = validate1426;
-const schema850 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__404"};
+const schema851 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__404"};
 
 function validate1427(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -101556,7 +101741,7 @@ return errors === 0;
 validate1426.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getWebhookEndpoint__429 = validate1430;
-const schema852 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__429"};
+const schema853 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__429"};
 
 function validate1431(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -101772,7 +101957,7 @@ return errors === 0;
 validate1430.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getWebhookEndpoint__500 = validate1434;
-const schema854 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__500"};
+const schema855 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__500"};
 
 function validate1435(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -101988,7 +102173,7 @@ return errors === 0;
 validate1434.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getWebhookEndpoint__503 = validate1438;
-const schema856 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__503"};
+const schema857 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__503"};
 
 function validate1439(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -102204,8 +102389,8 @@ return errors === 0;
 validate1438.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.deleteWebhookEndpoint__200 = validate1442;
-const schema858 = {"$ref":"https://media-api.local/components#/$defs/WebhookEndpointDeleted","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__200"};
-const schema859 = {"type":"object","description":"A deleted webhook endpoint.","additionalProperties":false,"required":["object","id","deleted"],"properties":{"object":{"type":"string","const":"webhook_endpoint"},"id":{"type":"string","format":"uuid","maxLength":36},"deleted":{"type":"boolean","const":true}}};
+const schema859 = {"$ref":"https://media-api.local/components#/$defs/WebhookEndpointDeleted","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__200"};
+const schema860 = {"type":"object","description":"A deleted webhook endpoint.","additionalProperties":false,"required":["object","id","deleted"],"properties":{"object":{"type":"string","const":"webhook_endpoint"},"id":{"type":"string","format":"uuid","maxLength":36},"deleted":{"type":"boolean","const":true}}};
 
 function validate1442(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/deleteWebhookEndpoint__200" */;
@@ -102359,7 +102544,7 @@ return errors === 0;
 validate1442.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.deleteWebhookEndpoint__400 = validate1443;
-const schema860 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__400"};
+const schema861 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__400"};
 
 function validate1444(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -102575,7 +102760,7 @@ return errors === 0;
 validate1443.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.deleteWebhookEndpoint__401 = validate1447;
-const schema862 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__401"};
+const schema863 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__401"};
 
 function validate1448(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -102791,7 +102976,7 @@ return errors === 0;
 validate1447.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.deleteWebhookEndpoint__402 = validate1451;
-const schema864 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__402"};
+const schema865 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__402"};
 
 function validate1452(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -103007,7 +103192,7 @@ return errors === 0;
 validate1451.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.deleteWebhookEndpoint__403 = validate1455;
-const schema866 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__403"};
+const schema867 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__403"};
 
 function validate1456(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -103223,7 +103408,7 @@ return errors === 0;
 validate1455.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.deleteWebhookEndpoint__404 = validate1459;
-const schema868 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__404"};
+const schema869 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__404"};
 
 function validate1460(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -103439,7 +103624,7 @@ return errors === 0;
 validate1459.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.deleteWebhookEndpoint__429 = validate1463;
-const schema870 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__429"};
+const schema871 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__429"};
 
 function validate1464(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -103655,7 +103840,7 @@ return errors === 0;
 validate1463.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.deleteWebhookEndpoint__500 = validate1467;
-const schema872 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__500"};
+const schema873 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__500"};
 
 function validate1468(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -103871,7 +104056,7 @@ return errors === 0;
 validate1467.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.deleteWebhookEndpoint__503 = validate1471;
-const schema874 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__503"};
+const schema875 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__503"};
 
 function validate1472(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -104087,7 +104272,7 @@ return errors === 0;
 validate1471.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.rotateWebhookEndpointSecret__200 = validate1475;
-const schema876 = {"$ref":"https://media-api.local/components#/$defs/WebhookEndpointWithSecret","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__200"};
+const schema877 = {"$ref":"https://media-api.local/components#/$defs/WebhookEndpointWithSecret","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__200"};
 
 function validate1476(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -104288,7 +104473,7 @@ errors++;
 if(data.description !== undefined){
 let data3 = data.description;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema817.properties.description.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema818.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -104357,7 +104542,7 @@ vErrors.push(err22);
 errors++;
 }
 if(!((((((((((data5 === "generation.completed") || (data5 === "generation.failed")) || (data5 === "slideshow.completed")) || (data5 === "slideshow.failed")) || (data5 === "faceless_video.completed")) || (data5 === "faceless_video.failed")) || (data5 === "export.completed")) || (data5 === "export.failed")) || (data5 === "publication.completed")) || (data5 === "publication.failed"))){
-const err23 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema801.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema802.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -104492,7 +104677,7 @@ vErrors.push(err33);
 }
 errors++;
 }
-if(!pattern459.test(data8)){
+if(!pattern461.test(data8)){
 const err34 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/pattern",keyword:"pattern",params:{pattern: "^whsec_[A-Za-z0-9+/=]+$"},message:"must match pattern \""+"^whsec_[A-Za-z0-9+/=]+$"+"\""};
 if(vErrors === null){
 vErrors = [err34];
@@ -104552,7 +104737,7 @@ return errors === 0;
 validate1475.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.rotateWebhookEndpointSecret__400 = validate1478;
-const schema879 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__400"};
+const schema880 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__400"};
 
 function validate1479(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -104768,7 +104953,7 @@ return errors === 0;
 validate1478.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.rotateWebhookEndpointSecret__401 = validate1482;
-const schema881 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__401"};
+const schema882 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__401"};
 
 function validate1483(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -104984,7 +105169,7 @@ return errors === 0;
 validate1482.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.rotateWebhookEndpointSecret__402 = validate1486;
-const schema883 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__402"};
+const schema884 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__402"};
 
 function validate1487(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -105200,7 +105385,7 @@ return errors === 0;
 validate1486.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.rotateWebhookEndpointSecret__403 = validate1490;
-const schema885 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__403"};
+const schema886 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__403"};
 
 function validate1491(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -105416,7 +105601,7 @@ return errors === 0;
 validate1490.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.rotateWebhookEndpointSecret__404 = validate1494;
-const schema887 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__404"};
+const schema888 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__404"};
 
 function validate1495(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -105632,7 +105817,7 @@ return errors === 0;
 validate1494.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.rotateWebhookEndpointSecret__429 = validate1498;
-const schema889 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__429"};
+const schema890 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__429"};
 
 function validate1499(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -105848,7 +106033,7 @@ return errors === 0;
 validate1498.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.rotateWebhookEndpointSecret__500 = validate1502;
-const schema891 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__500"};
+const schema892 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__500"};
 
 function validate1503(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -106064,7 +106249,7 @@ return errors === 0;
 validate1502.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.rotateWebhookEndpointSecret__503 = validate1506;
-const schema893 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__503"};
+const schema894 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__503"};
 
 function validate1507(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -106280,8 +106465,8 @@ return errors === 0;
 validate1506.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getHealth__200 = validate1510;
-const schema895 = {"$ref":"https://media-api.local/components#/$defs/Health","$id":"https://media-api.local/components/response/getHealth__200"};
-const schema896 = {"type":"object","description":"The process is alive.","additionalProperties":false,"required":["status"],"properties":{"status":{"type":"string","enum":["ok"]}}};
+const schema896 = {"$ref":"https://media-api.local/components#/$defs/Health","$id":"https://media-api.local/components/response/getHealth__200"};
+const schema897 = {"type":"object","description":"The process is alive.","additionalProperties":false,"required":["status"],"properties":{"status":{"type":"string","enum":["ok"]}}};
 
 function validate1510(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/getHealth__200" */;
@@ -106330,7 +106515,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!(data0 === "ok")){
-const err3 = {instancePath:instancePath+"/status",schemaPath:"https://media-api.local/components#/$defs/Health/properties/status/enum",keyword:"enum",params:{allowedValues: schema896.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/status",schemaPath:"https://media-api.local/components#/$defs/Health/properties/status/enum",keyword:"enum",params:{allowedValues: schema897.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -106357,7 +106542,7 @@ return errors === 0;
 validate1510.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getHealth__400 = validate1511;
-const schema897 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__400"};
+const schema898 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__400"};
 
 function validate1512(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -106573,7 +106758,7 @@ return errors === 0;
 validate1511.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getHealth__429 = validate1515;
-const schema899 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__429"};
+const schema900 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__429"};
 
 function validate1516(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -106789,7 +106974,7 @@ return errors === 0;
 validate1515.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getHealth__500 = validate1519;
-const schema901 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__500"};
+const schema902 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__500"};
 
 function validate1520(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -107005,9 +107190,9 @@ return errors === 0;
 validate1519.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getReadiness__200 = validate1523;
-const schema903 = {"$ref":"https://media-api.local/components#/$defs/Readiness","$id":"https://media-api.local/components/response/getReadiness__200"};
-const schema904 = {"type":"object","description":"The process is ready to serve, and the checks that say so.","additionalProperties":false,"required":["status","checks"],"properties":{"status":{"type":"string","enum":["ready"]},"checks":{"$ref":"https://media-api.local/components#/$defs/ReadinessChecks"}}};
-const schema905 = {"type":"object","description":"Each readiness check, ok or failing.","additionalProperties":false,"required":["database","migrations","queue","accepting"],"properties":{"database":{"type":"string","description":"The database answers a query within 2 seconds.","enum":["ok","failing"]},"migrations":{"type":"string","description":"Every database migration this version of the service needs is applied.","enum":["ok","failing"]},"queue":{"type":"string","description":"The job queue (pg-boss) is started.","enum":["ok","failing"]},"accepting":{"type":"string","description":"The process is not shutting down.","enum":["ok","failing"]}}};
+const schema904 = {"$ref":"https://media-api.local/components#/$defs/Readiness","$id":"https://media-api.local/components/response/getReadiness__200"};
+const schema905 = {"type":"object","description":"The process is ready to serve, and the checks that say so.","additionalProperties":false,"required":["status","checks"],"properties":{"status":{"type":"string","enum":["ready"]},"checks":{"$ref":"https://media-api.local/components#/$defs/ReadinessChecks"}}};
+const schema906 = {"type":"object","description":"Each readiness check, ok or failing.","additionalProperties":false,"required":["database","migrations","queue","accepting"],"properties":{"database":{"type":"string","description":"The database answers a query within 2 seconds.","enum":["ok","failing"]},"migrations":{"type":"string","description":"Every database migration this version of the service needs is applied.","enum":["ok","failing"]},"queue":{"type":"string","description":"The job queue (pg-boss) is started.","enum":["ok","failing"]},"accepting":{"type":"string","description":"The process is not shutting down.","enum":["ok","failing"]}}};
 
 function validate1524(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -107065,7 +107250,7 @@ vErrors.push(err3);
 errors++;
 }
 if(!(data0 === "ready")){
-const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema904.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema905.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -107143,7 +107328,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!((data2 === "ok") || (data2 === "failing"))){
-const err11 = {instancePath:instancePath+"/checks/database",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/database/enum",keyword:"enum",params:{allowedValues: schema905.properties.database.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/checks/database",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/database/enum",keyword:"enum",params:{allowedValues: schema906.properties.database.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -107166,7 +107351,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!((data3 === "ok") || (data3 === "failing"))){
-const err13 = {instancePath:instancePath+"/checks/migrations",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/migrations/enum",keyword:"enum",params:{allowedValues: schema905.properties.migrations.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/checks/migrations",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/migrations/enum",keyword:"enum",params:{allowedValues: schema906.properties.migrations.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -107189,7 +107374,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!((data4 === "ok") || (data4 === "failing"))){
-const err15 = {instancePath:instancePath+"/checks/queue",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/queue/enum",keyword:"enum",params:{allowedValues: schema905.properties.queue.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/checks/queue",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/queue/enum",keyword:"enum",params:{allowedValues: schema906.properties.queue.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -107212,7 +107397,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((data5 === "ok") || (data5 === "failing"))){
-const err17 = {instancePath:instancePath+"/checks/accepting",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/accepting/enum",keyword:"enum",params:{allowedValues: schema905.properties.accepting.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/checks/accepting",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/accepting/enum",keyword:"enum",params:{allowedValues: schema906.properties.accepting.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -107272,7 +107457,7 @@ return errors === 0;
 validate1523.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getReadiness__400 = validate1526;
-const schema906 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__400"};
+const schema907 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__400"};
 
 function validate1527(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -107488,7 +107673,7 @@ return errors === 0;
 validate1526.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getReadiness__429 = validate1530;
-const schema908 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__429"};
+const schema909 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__429"};
 
 function validate1531(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -107704,7 +107889,7 @@ return errors === 0;
 validate1530.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getReadiness__500 = validate1534;
-const schema910 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__500"};
+const schema911 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__500"};
 
 function validate1535(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -107920,7 +108105,7 @@ return errors === 0;
 validate1534.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getReadiness__503 = validate1538;
-const schema912 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__503"};
+const schema913 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__503"};
 
 function validate1539(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -108136,7 +108321,7 @@ return errors === 0;
 validate1538.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.ErrorResponse = validate1542;
-const schema914 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/ErrorResponse"};
+const schema915 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/ErrorResponse"};
 
 function validate1543(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -108352,8 +108537,8 @@ return errors === 0;
 validate1542.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.mcp__create_workspace_asset = validate1546;
-const schema916 = {"$ref":"https://media-api.local/components#/$defs/WorkspaceAssetCreated","$id":"https://media-api.local/components/response/mcp__create_workspace_asset"};
-const schema917 = {"description":"The created asset.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/BrandKit"},{"$ref":"https://media-api.local/components#/$defs/Avatar"},{"$ref":"https://media-api.local/components#/$defs/CustomVoice"}]};
+const schema917 = {"$ref":"https://media-api.local/components#/$defs/WorkspaceAssetCreated","$id":"https://media-api.local/components/response/mcp__create_workspace_asset"};
+const schema918 = {"description":"The created asset.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/BrandKit"},{"$ref":"https://media-api.local/components#/$defs/Avatar"},{"$ref":"https://media-api.local/components#/$defs/CustomVoice"}]};
 
 function validate1547(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -109307,8 +109492,8 @@ return errors === 0;
 validate1546.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 exports.mcp__delete_workspace_asset = validate1550;
-const schema920 = {"$ref":"https://media-api.local/components#/$defs/WorkspaceAssetDeleted","$id":"https://media-api.local/components/response/mcp__delete_workspace_asset"};
-const schema921 = {"description":"The deleted asset.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/BrandKitDeleted"},{"$ref":"https://media-api.local/components#/$defs/AssetDeleted"}]};
+const schema921 = {"$ref":"https://media-api.local/components#/$defs/WorkspaceAssetDeleted","$id":"https://media-api.local/components/response/mcp__delete_workspace_asset"};
+const schema922 = {"description":"The deleted asset.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/BrandKitDeleted"},{"$ref":"https://media-api.local/components#/$defs/AssetDeleted"}]};
 
 function validate1552(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -109676,8 +109861,8 @@ return errors === 0;
 validate1550.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 exports.mcp__get_workspace = validate1555;
-const schema925 = {"$ref":"https://media-api.local/components#/$defs/Workspace","$id":"https://media-api.local/components/response/mcp__get_workspace"};
-const schema926 = {"type":"object","description":"The caller's workspace, plan, credit balance and granted scopes.","additionalProperties":false,"required":["object","organization","plan","credits","scopes"],"properties":{"object":{"type":"string","const":"workspace"},"organization":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"type":"string","format":"uuid","maxLength":36},"name":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}},"plan":{"type":"string","description":"paid when the workspace has an active paid subscription, else none.","enum":["paid","none"]},"credits":{"type":"integer","format":"int64","description":"Current credit balance.","minimum":0,"maximum":1000000000},"scopes":{"type":"array","description":"Scopes granted to this connection.","maxItems":4,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/Scope"}}}};
+const schema926 = {"$ref":"https://media-api.local/components#/$defs/Workspace","$id":"https://media-api.local/components/response/mcp__get_workspace"};
+const schema927 = {"type":"object","description":"The caller's workspace, plan, credit balance and granted scopes.","additionalProperties":false,"required":["object","organization","plan","credits","scopes"],"properties":{"object":{"type":"string","const":"workspace"},"organization":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"type":"string","format":"uuid","maxLength":36},"name":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}},"plan":{"type":"string","description":"paid when the workspace has an active paid subscription, else none.","enum":["paid","none"]},"credits":{"type":"integer","format":"int64","description":"Current credit balance.","minimum":0,"maximum":1000000000},"scopes":{"type":"array","description":"Scopes granted to this connection.","maxItems":4,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/Scope"}}}};
 
 function validate1556(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -109905,7 +110090,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((data4 === "paid") || (data4 === "none"))){
-const err19 = {instancePath:instancePath+"/plan",schemaPath:"#/properties/plan/enum",keyword:"enum",params:{allowedValues: schema926.properties.plan.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/plan",schemaPath:"#/properties/plan/enum",keyword:"enum",params:{allowedValues: schema927.properties.plan.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -110067,11 +110252,11 @@ return errors === 0;
 validate1555.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.mcp__list_social_accounts = validate1558;
-const schema928 = {"$ref":"https://media-api.local/components#/$defs/SocialAccountList","$id":"https://media-api.local/components/response/mcp__list_social_accounts"};
-const schema929 = {"type":"object","description":"Result of list_social_accounts.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/SocialAccount"}}}};
-const schema930 = {"type":"object","description":"A connected social account. reauthorization_required accounts cannot publish until reconnected in the workspace.","additionalProperties":false,"required":["id","platform","username","display_name","avatar_url","status"],"properties":{"id":{"type":"string","format":"uuid","description":"Passed in account_ids.","maxLength":36},"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"},"username":{"type":"string","description":"Handle or page name on the platform.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"display_name":{"type":["string","null"],"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"avatar_url":{"type":["string","null"],"format":"uri","maxLength":4096},"status":{"type":"string","description":"reauthorization_required when refreshing its tokens failed; reconnect it.","enum":["connected","reauthorization_required"]},"capabilities":{"$ref":"https://media-api.local/components#/$defs/SocialCapabilities"}}};
-const schema931 = {"type":"string","description":"A social network.","enum":["instagram","facebook","tiktok","x","linkedin","threads","youtube","pinterest"]};
-const schema932 = {"type":"object","description":"What the platform's API can publish for this account: image, video, carousel (several images in one post) and text (a post without media). Instagram, TikTok and Pinterest: image, video, carousel; YouTube: video only; Facebook, X, LinkedIn and Threads: all four.","additionalProperties":false,"required":["image","video","carousel","text"],"properties":{"image":{"type":"boolean"},"video":{"type":"boolean"},"carousel":{"type":"boolean"},"text":{"type":"boolean"}}};
+const schema929 = {"$ref":"https://media-api.local/components#/$defs/SocialAccountList","$id":"https://media-api.local/components/response/mcp__list_social_accounts"};
+const schema930 = {"type":"object","description":"Result of list_social_accounts.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/SocialAccount"}}}};
+const schema931 = {"type":"object","description":"A connected social account. reauthorization_required accounts cannot publish until reconnected in the workspace.","additionalProperties":false,"required":["id","platform","username","display_name","avatar_url","status"],"properties":{"id":{"type":"string","format":"uuid","description":"Passed in account_ids.","maxLength":36},"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"},"username":{"type":"string","description":"Handle or page name on the platform.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"display_name":{"type":["string","null"],"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"avatar_url":{"type":["string","null"],"format":"uri","maxLength":4096},"status":{"type":"string","description":"reauthorization_required when refreshing its tokens failed; reconnect it.","enum":["connected","reauthorization_required"]},"capabilities":{"$ref":"https://media-api.local/components#/$defs/SocialCapabilities"}}};
+const schema932 = {"type":"string","description":"A social network.","enum":["instagram","facebook","tiktok","x","linkedin","threads","youtube","pinterest"]};
+const schema933 = {"type":"object","description":"What the platform's API can publish for this account: image, video, carousel (several images in one post) and text (a post without media). Instagram, TikTok and Pinterest: image, video, carousel; YouTube: video only; Facebook, X, LinkedIn and Threads: all four.","additionalProperties":false,"required":["image","video","carousel","text"],"properties":{"image":{"type":"boolean"},"video":{"type":"boolean"},"carousel":{"type":"boolean"},"text":{"type":"boolean"}}};
 
 function validate1560(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -110204,7 +110389,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!((((((((data1 === "instagram") || (data1 === "facebook")) || (data1 === "tiktok")) || (data1 === "x")) || (data1 === "linkedin")) || (data1 === "threads")) || (data1 === "youtube")) || (data1 === "pinterest"))){
-const err11 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema931.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema932.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -110252,7 +110437,7 @@ errors++;
 if(data.display_name !== undefined){
 let data3 = data.display_name;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err15 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema930.properties.display_name.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema931.properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -110287,7 +110472,7 @@ errors++;
 if(data.avatar_url !== undefined){
 let data4 = data.avatar_url;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err18 = {instancePath:instancePath+"/avatar_url",schemaPath:"#/properties/avatar_url/type",keyword:"type",params:{type: schema930.properties.avatar_url.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/avatar_url",schemaPath:"#/properties/avatar_url/type",keyword:"type",params:{type: schema931.properties.avatar_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -110332,7 +110517,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((data5 === "connected") || (data5 === "reauthorization_required"))){
-const err22 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema930.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema931.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -110610,9 +110795,9 @@ return errors === 0;
 validate1558.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.mcp__publish_media_to_social = validate1563;
-const schema933 = {"$ref":"https://media-api.local/components#/$defs/SocialPublishResult","$id":"https://media-api.local/components/response/mcp__publish_media_to_social"};
-const schema934 = {"type":"object","description":"A publication (result of publish_media_to_social and get_social_publication). status: published (every account published), queued (none failed, some still queued or publishing), partial (some failed), failed (all failed).","additionalProperties":false,"required":["object","status","results"],"properties":{"object":{"type":"string","const":"social_publish_result"},"id":{"type":"string","format":"uuid","description":"The publication's id (get_social_publication).","maxLength":36},"created_at":{"type":"string","format":"date-time","maxLength":40},"idempotent_replay":{"type":"boolean","description":"True when this answers a repeated idempotency_key (nothing was queued again)."},"status":{"type":"string","enum":["published","queued","partial","failed"]},"results":{"type":"array","description":"One entry per distinct account.","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/SocialPublishAccountResult"}}}};
-const schema935 = {"type":"object","description":"The publishing outcome for one account.","additionalProperties":false,"required":["account_id","platform","status","post_url","error"],"properties":{"account_id":{"type":"string","format":"uuid","maxLength":36},"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"},"status":{"type":"string","description":"queued, then publishing, then published or failed.","enum":["published","queued","publishing","failed"]},"post_id":{"type":["string","null"],"description":"The platform's id of the post, when published.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"post_url":{"type":["string","null"],"format":"uri","description":"URL of the published post, when known.","maxLength":4096},"error":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]}}};
+const schema934 = {"$ref":"https://media-api.local/components#/$defs/SocialPublishResult","$id":"https://media-api.local/components/response/mcp__publish_media_to_social"};
+const schema935 = {"type":"object","description":"A publication (result of publish_media_to_social and get_social_publication). status: published (every account published), queued (none failed, some still queued or publishing), partial (some failed), failed (all failed).","additionalProperties":false,"required":["object","status","results"],"properties":{"object":{"type":"string","const":"social_publish_result"},"id":{"type":"string","format":"uuid","description":"The publication's id (get_social_publication).","maxLength":36},"created_at":{"type":"string","format":"date-time","maxLength":40},"idempotent_replay":{"type":"boolean","description":"True when this answers a repeated idempotency_key (nothing was queued again)."},"status":{"type":"string","enum":["published","queued","partial","failed"]},"results":{"type":"array","description":"One entry per distinct account.","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/SocialPublishAccountResult"}}}};
+const schema936 = {"type":"object","description":"The publishing outcome for one account.","additionalProperties":false,"required":["account_id","platform","status","post_url","error"],"properties":{"account_id":{"type":"string","format":"uuid","maxLength":36},"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"},"status":{"type":"string","description":"queued, then publishing, then published or failed.","enum":["published","queued","publishing","failed"]},"post_id":{"type":["string","null"],"description":"The platform's id of the post, when published.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"post_url":{"type":["string","null"],"format":"uri","description":"URL of the published post, when known.","maxLength":4096},"error":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]}}};
 
 function validate1565(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -110735,7 +110920,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((((((((data1 === "instagram") || (data1 === "facebook")) || (data1 === "tiktok")) || (data1 === "x")) || (data1 === "linkedin")) || (data1 === "threads")) || (data1 === "youtube")) || (data1 === "pinterest"))){
-const err10 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema931.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema932.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -110758,7 +110943,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!((((data2 === "published") || (data2 === "queued")) || (data2 === "publishing")) || (data2 === "failed"))){
-const err12 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema935.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema936.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -110771,7 +110956,7 @@ errors++;
 if(data.post_id !== undefined){
 let data3 = data.post_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err13 = {instancePath:instancePath+"/post_id",schemaPath:"#/properties/post_id/type",keyword:"type",params:{type: schema935.properties.post_id.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/post_id",schemaPath:"#/properties/post_id/type",keyword:"type",params:{type: schema936.properties.post_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -110806,7 +110991,7 @@ errors++;
 if(data.post_url !== undefined){
 let data4 = data.post_url;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err16 = {instancePath:instancePath+"/post_url",schemaPath:"#/properties/post_url/type",keyword:"type",params:{type: schema935.properties.post_url.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/post_url",schemaPath:"#/properties/post_url/type",keyword:"type",params:{type: schema936.properties.post_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -111252,7 +111437,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((((data4 === "published") || (data4 === "queued")) || (data4 === "partial")) || (data4 === "failed"))){
-const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema934.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema935.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -111332,7 +111517,7 @@ return errors === 0;
 validate1563.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.mcp__get_social_publication = validate1568;
-const schema938 = {"$ref":"https://media-api.local/components#/$defs/SocialPublishResult","$id":"https://media-api.local/components/response/mcp__get_social_publication"};
+const schema939 = {"$ref":"https://media-api.local/components#/$defs/SocialPublishResult","$id":"https://media-api.local/components/response/mcp__get_social_publication"};
 
 function validate1569(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -111505,7 +111690,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((((data4 === "published") || (data4 === "queued")) || (data4 === "partial")) || (data4 === "failed"))){
-const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema934.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema935.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -111585,8 +111770,8 @@ return errors === 0;
 validate1568.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.mcp__list_social_publications = validate1572;
-const schema940 = {"$ref":"https://media-api.local/components#/$defs/SocialPublicationList","$id":"https://media-api.local/components/response/mcp__list_social_publications"};
-const schema941 = {"type":"object","description":"Result of list_social_publications, newest first.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":50,"items":{"$ref":"https://media-api.local/components#/$defs/SocialPublishResult"}}}};
+const schema941 = {"$ref":"https://media-api.local/components#/$defs/SocialPublicationList","$id":"https://media-api.local/components/response/mcp__list_social_publications"};
+const schema942 = {"type":"object","description":"Result of list_social_publications, newest first.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":50,"items":{"$ref":"https://media-api.local/components#/$defs/SocialPublishResult"}}}};
 
 function validate1574(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -111759,7 +111944,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((((data4 === "published") || (data4 === "queued")) || (data4 === "partial")) || (data4 === "failed"))){
-const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema934.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema935.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -111954,9 +112139,9 @@ return errors === 0;
 validate1572.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.mcp__recommend_voice = validate1578;
-const schema943 = {"$ref":"https://media-api.local/components#/$defs/VoiceRecommendations","$id":"https://media-api.local/components/response/mcp__recommend_voice"};
-const schema944 = {"type":"object","description":"Result of recommend_voice, best first.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"voice_recommendations"},"data":{"type":"array","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/VoiceRecommendation"}}}};
-const schema945 = {"type":"object","description":"A ranked voice.","additionalProperties":false,"required":["voice","score","reason"],"properties":{"voice":{"$ref":"https://media-api.local/components#/$defs/Voice"},"score":{"type":"number","description":"Fit from 0 to 1.","minimum":0,"maximum":1},"reason":{"type":"string","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
+const schema944 = {"$ref":"https://media-api.local/components#/$defs/VoiceRecommendations","$id":"https://media-api.local/components/response/mcp__recommend_voice"};
+const schema945 = {"type":"object","description":"Result of recommend_voice, best first.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"voice_recommendations"},"data":{"type":"array","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/VoiceRecommendation"}}}};
+const schema946 = {"type":"object","description":"A ranked voice.","additionalProperties":false,"required":["voice","score","reason"],"properties":{"voice":{"$ref":"https://media-api.local/components#/$defs/Voice"},"score":{"type":"number","description":"Fit from 0 to 1.","minimum":0,"maximum":1},"reason":{"type":"string","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
 
 function validate1580(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -112816,11 +113001,11 @@ return errors === 0;
 validate1578.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.mcp__list_editor_sound_effects = validate1583;
-const schema947 = {"$ref":"https://media-api.local/components#/$defs/SoundEffectList","$id":"https://media-api.local/components/response/mcp__list_editor_sound_effects"};
-const schema948 = {"type":"object","description":"Result of list_editor_sound_effects.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/SoundEffect"}}}};
-const schema949 = {"type":"object","description":"A built-in sound effect; its id is passed as sound_effect_id to add_sound_effect.","additionalProperties":false,"required":["id","name","category","duration_seconds","tags","preview_url"],"properties":{"id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$"},"name":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"duration_seconds":{"type":"number","minimum":0,"maximum":600},"tags":{"type":"array","maxItems":30,"items":{"type":"string","maxLength":50,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}},"preview_url":{"type":"string","format":"uri","maxLength":4096}}};
-const pattern525 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]*$", "u");
-const pattern527 = new RegExp("^[a-z][a-z0-9_-]*$", "u");
+const schema948 = {"$ref":"https://media-api.local/components#/$defs/SoundEffectList","$id":"https://media-api.local/components/response/mcp__list_editor_sound_effects"};
+const schema949 = {"type":"object","description":"Result of list_editor_sound_effects.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/SoundEffect"}}}};
+const schema950 = {"type":"object","description":"A built-in sound effect; its id is passed as sound_effect_id to add_sound_effect.","additionalProperties":false,"required":["id","name","category","duration_seconds","tags","preview_url"],"properties":{"id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$"},"name":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"duration_seconds":{"type":"number","minimum":0,"maximum":600},"tags":{"type":"array","maxItems":30,"items":{"type":"string","maxLength":50,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}},"preview_url":{"type":"string","format":"uri","maxLength":4096}}};
+const pattern527 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]*$", "u");
+const pattern529 = new RegExp("^[a-z][a-z0-9_-]*$", "u");
 
 function validate1584(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -112990,7 +113175,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern525.test(data3)){
+if(!pattern527.test(data3)){
 const err14 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"https://media-api.local/components#/$defs/SoundEffect/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -113060,7 +113245,7 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(!pattern527.test(data5)){
+if(!pattern529.test(data5)){
 const err20 = {instancePath:instancePath+"/data/" + i0+"/category",schemaPath:"https://media-api.local/components#/$defs/SoundEffect/properties/category/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]*$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
@@ -113275,7 +113460,7 @@ return errors === 0;
 validate1583.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.mcp__upload_editor_media_from_url = validate1586;
-const schema950 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaUpload","$id":"https://media-api.local/components/response/mcp__upload_editor_media_from_url"};
+const schema951 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaUpload","$id":"https://media-api.local/components/response/mcp__upload_editor_media_from_url"};
 
 function validate1587(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -113525,7 +113710,7 @@ vErrors = null;
 if(data.version !== undefined){
 let data4 = data.version;
 if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
-const err16 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: schema753.properties.version.type},message:"must be integer,null"};
+const err16 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: schema754.properties.version.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err16];
 }

@@ -114,13 +114,20 @@ export interface Config {
   facelessConcurrency: number;
   /**
    * What a faceless video's scenes are made from (FACELESS_SCENE_SOURCE): drawn here, stock photos
-   * found for each scene's text, or pictures of the image model FACELESS_IMAGE_MODEL.
+   * found for each scene's text, or pictures of the image model FACELESS_IMAGE_MODEL; or clips:
+   * stock videos found for each scene's text (stock_video), or clips of the video model
+   * FACELESS_VIDEO_MODEL (video_model).
    */
   facelessSceneSource: FacelessSceneSource;
   /** The AI image model (catalog slug) that makes a slideshow's slide pictures (SLIDESHOW_IMAGE_MODEL; unset: drawn here). */
   slideshowImageModel: string | undefined;
   /** The AI image model (catalog slug) that makes faceless scenes with FACELESS_SCENE_SOURCE=image_model (FACELESS_IMAGE_MODEL). */
   facelessImageModel: string | undefined;
+  /**
+   * The AI video model (catalog slug) that makes faceless scene clips with
+   * FACELESS_SCENE_SOURCE=video_model (FACELESS_VIDEO_MODEL).
+   */
+  facelessVideoModel: string | undefined;
   /** Stock media providers (the stock capability, src/engines/stock/); a key unset: that provider is not used. */
   stock: StockConfig;
   /** Largest editor upload (multipart; JSON uploads are also capped at 25 MB decoded). */
@@ -257,7 +264,9 @@ export interface ProviderEndpoint {
   key: string | undefined;
 }
 
-export type FacelessSceneSource = 'image' | 'stock_photo' | 'image_model';
+export type FacelessSceneSource = 'image' | 'stock_photo' | 'image_model' | 'stock_video' | 'video_model';
+/** The scene sources whose scenes are clips (a stage after the voiceover fetches or makes them). */
+export const CLIP_SCENE_SOURCES: ReadonlySet<FacelessSceneSource> = new Set(['stock_video', 'video_model']);
 
 /** Stock media providers, tried in this order; the timeout of one search is PROVIDER_TIMEOUT_MS. */
 export interface StockConfig {
@@ -343,25 +352,32 @@ function stockConfig(env: NodeJS.ProcessEnv): StockConfig {
   };
 }
 
-/** FACELESS_SCENE_SOURCE; a stock source needs a stock provider's key, an image-model source FACELESS_IMAGE_MODEL. */
-function facelessSceneSource(env: NodeJS.ProcessEnv, stock: StockConfig, imageModel: string | undefined): FacelessSceneSource {
+/**
+ * FACELESS_SCENE_SOURCE; a stock source needs a stock provider's key, an image-model source
+ * FACELESS_IMAGE_MODEL, a video-model source FACELESS_VIDEO_MODEL.
+ */
+function facelessSceneSource(
+  env: NodeJS.ProcessEnv,
+  stock: StockConfig,
+  models: { image: string | undefined; video: string | undefined },
+): FacelessSceneSource {
   const raw = (env.FACELESS_SCENE_SOURCE || 'image').trim().toLowerCase();
-  if (raw === 'stock_video') {
+  if (raw !== 'image' && raw !== 'stock_photo' && raw !== 'image_model' && raw !== 'stock_video' && raw !== 'video_model') {
     throw new Error(
-      "FACELESS_SCENE_SOURCE=stock_video is not available yet (a faceless video's timeline holds still scenes only); use stock_photo, image_model or image",
+      `Environment variable FACELESS_SCENE_SOURCE must be "image", "stock_photo", "image_model", "stock_video" or "video_model", got "${env.FACELESS_SCENE_SOURCE}"`,
     );
   }
-  if (raw !== 'image' && raw !== 'stock_photo' && raw !== 'image_model') {
-    throw new Error(
-      `Environment variable FACELESS_SCENE_SOURCE must be "image", "stock_photo" or "image_model", got "${env.FACELESS_SCENE_SOURCE}"`,
-    );
+  if ((raw === 'stock_photo' || raw === 'stock_video') && !stock.pexels.key && !stock.pixabay.key) {
+    throw new Error(`FACELESS_SCENE_SOURCE=${raw} needs a stock media provider: set PEXELS_API_KEY or PIXABAY_API_KEY`);
   }
-  if (raw === 'stock_photo' && !stock.pexels.key && !stock.pixabay.key) {
-    throw new Error('FACELESS_SCENE_SOURCE=stock_photo needs a stock media provider: set PEXELS_API_KEY or PIXABAY_API_KEY');
-  }
-  if (raw === 'image_model' && !imageModel) {
+  if (raw === 'image_model' && !models.image) {
     throw new Error(
       'FACELESS_SCENE_SOURCE=image_model needs FACELESS_IMAGE_MODEL: the slug of an AI image model of the catalog (e.g. flux-image)',
+    );
+  }
+  if (raw === 'video_model' && !models.video) {
+    throw new Error(
+      'FACELESS_SCENE_SOURCE=video_model needs FACELESS_VIDEO_MODEL: the slug of an AI video model of the catalog (e.g. kling-video)',
     );
   }
   return raw;
@@ -861,7 +877,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     stock,
     slideshowImageModel: imageModelSlug(env, 'SLIDESHOW_IMAGE_MODEL'),
     facelessImageModel: imageModelSlug(env, 'FACELESS_IMAGE_MODEL'),
-    facelessSceneSource: facelessSceneSource(env, stock, imageModelSlug(env, 'FACELESS_IMAGE_MODEL')),
+    facelessVideoModel: imageModelSlug(env, 'FACELESS_VIDEO_MODEL'),
+    facelessSceneSource: facelessSceneSource(env, stock, {
+      image: imageModelSlug(env, 'FACELESS_IMAGE_MODEL'),
+      video: imageModelSlug(env, 'FACELESS_VIDEO_MODEL'),
+    }),
     editorUploadMaxBytes: int(env, 'EDITOR_UPLOAD_MAX_BYTES', 500 * 1024 * 1024, 1024),
     ffmpegMaxMemoryMb: int(env, 'FFMPEG_MAX_MEMORY_MB', 4096, 0),
     mediaMaxPixels: int(env, 'MEDIA_MAX_PIXELS', 40_000_000, 1),

@@ -406,7 +406,7 @@ export type SpeechEngineUse = {
 };
 
 /**
- * Which engines made a slideshow or a faceless video, by capability: write (the script or the slides' copy), image (the AI image model that made the slides' or scenes' pictures: SLIDESHOW_IMAGE_MODEL, FACELESS_IMAGE_MODEL; its model as the provider names it), scene (a faceless scene's picture), stock (the stock library its scenes were searched in), slide (a slide's picture), speech (the narration), transcribe (the narration's word timings, when transcribed), render (the MP4). A capability is listed once the stage that used it has finished, as it was configured then. Absent: not used (a given script needs no writer; no stock library without FACELESS_SCENE_SOURCE=stock_photo; no image model when none is configured or no engine of this deployment makes it), not run yet, or not recorded (records made before engines were recorded have no entries).
+ * Which engines made a slideshow or a faceless video, by capability: write (the script or the slides' copy), image (the AI image model that made the slides' or scenes' pictures: SLIDESHOW_IMAGE_MODEL, FACELESS_IMAGE_MODEL; its model as the provider names it), scene (a faceless scene's picture), stock (the stock library its scenes were searched in), slide (a slide's picture), speech (the narration), transcribe (the narration's word timings, when transcribed), render (the MP4), video (the AI video model that made a faceless video's scene clips: FACELESS_VIDEO_MODEL; its model as the provider names it). A capability is listed once the stage that used it has finished, as it was configured then. Absent: not used (a given script needs no writer; no stock library without FACELESS_SCENE_SOURCE stock_photo or stock_video; no image or video model when none is configured or no engine of this deployment makes it), not run yet, or not recorded (records made before engines were recorded have no entries).
  */
 export type RecordEngines = {
     write?: EngineUse;
@@ -417,28 +417,33 @@ export type RecordEngines = {
     speech?: SpeechEngineUse;
     transcribe?: EngineUse;
     render?: EngineUse;
+    video?: EngineUse;
 };
 
 /**
- * One scene of a faceless video, in order, and where its picture came from.
+ * One scene of a faceless video, in order, and where its picture or clip came from.
  */
 export type FacelessScene = {
     /**
-     * The scene's image (an editor media item of the workspace, on the video's image track).
+     * The scene's still (an editor media item of the workspace): on the video's scene track, unless the scene is a clip (`clip_media_id`), whose first frame it is for a video model.
      */
     media_id: string;
     /**
-     * stock: a stock photo (FACELESS_SCENE_SOURCE=stock_photo) cropped to the frame, credited in `attribution`; model: a picture made by the AI image model (FACELESS_SCENE_SOURCE=image_model; `engines.image` names it); drawn: drawn by the local scene renderer (also a stock scene for which no photo was found, and a model scene when no engine of this deployment makes the model).
+     * stock: a stock photo (FACELESS_SCENE_SOURCE=stock_photo, or stock_video when no clip was found for the scene) cropped to the frame, credited in `attribution`; model: a picture made by the AI image model (FACELESS_SCENE_SOURCE=image_model; `engines.image` names it); drawn: drawn by the local scene renderer (also a stock scene for which no photo was found, and a model scene when no engine of this deployment makes the model); stock_video: a licensed stock clip (FACELESS_SCENE_SOURCE=stock_video), credited in `attribution`; model_video: a clip made by the AI video model (FACELESS_SCENE_SOURCE=video_model; `engines.video` names it). A clip covers its whole scene (looped when shorter).
      */
-    source: 'drawn' | 'stock' | 'model';
+    source: 'drawn' | 'stock' | 'model' | 'stock_video' | 'model_video';
     /**
-     * Whom to credit for a stock photo, as its provider asks; null for a drawn or model scene.
+     * The scene's clip (a video media item of the workspace, on the video's scene track), for a stock_video or model_video scene; absent otherwise.
+     */
+    clip_media_id?: string;
+    /**
+     * Whom to credit for a stock photo or clip, as its provider asks; null for a drawn or model scene.
      */
     attribution: StockAttribution | null;
 };
 
 /**
- * The credit a stock photo's provider asks for (its photographer, the photo's page and the licence).
+ * The credit a stock photo's or clip's provider asks for (its author, the item's page and the licence).
  */
 export type StockAttribution = {
     /**
@@ -1183,9 +1188,9 @@ export type Video = {
      */
     error: FailureDetail | null;
     /**
-     * Faceless videos only: the step running (or reached when it failed): script, scenes, voiceover, captions or render; null when queued, completed, or for editor videos.
+     * Faceless videos only: the step running (or reached when it failed): script, scenes, voiceover, captions, clips (a clip per scene, with FACELESS_SCENE_SOURCE stock_video or video_model; after captions) or render; null when queued, completed, or for editor videos.
      */
-    stage?: 'script' | 'scenes' | 'voiceover' | 'captions' | 'render' | null;
+    stage?: 'script' | 'scenes' | 'voiceover' | 'captions' | 'render' | null | 'clips';
     /**
      * Length of the MP4 in seconds (faceless videos, when completed).
      */

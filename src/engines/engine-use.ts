@@ -60,7 +60,7 @@ function readUse(value: unknown): EngineUse | undefined {
   return { kind: v.kind as EngineUse['kind'], provider: v.provider, model: typeof v.model === 'string' ? v.model : null };
 }
 
-const CAPABILITIES = ['write', 'image', 'scene', 'stock', 'slide', 'speech', 'transcribe', 'render'] as const;
+const CAPABILITIES = ['write', 'image', 'video', 'scene', 'stock', 'slide', 'speech', 'transcribe', 'render'] as const;
 
 /**
  * The engines a resource's stages recorded (the stage runner's `runs[stage].engines` in its state

@@ -42,6 +42,28 @@ export async function runProviderJob(
     });
 }
 
+/** runProviderJob, and the id of the provider job that made the result (the one resumed or the one submitted) for the item's record. */
+export async function runRecordedJob(
+  setup: EngineSetup,
+  engine: { generate: Provider['generate'] },
+  request: GenerationJob,
+  opts: Omit<GenerateOptions, 'resume' | 'onSubmitted'> & { signal: AbortSignal; jobs: JobStore },
+): Promise<{ result: ProviderResult; jobId: string | null }> {
+  const { jobs } = opts;
+  let submitted = jobs.stored;
+  const result = await runProviderJob(setup, engine, request, {
+    ...opts,
+    jobs: {
+      ...jobs,
+      save: async (ref) => {
+        if (ref) submitted = ref;
+        await jobs.save(ref);
+      },
+    },
+  });
+  return { result, jobId: submitted?.id ?? null };
+}
+
 /** A stored provider job read back, or undefined when it is not one (nothing stored, or a row written by other code). */
 export function readJobRef(value: unknown): ProviderJobRef | undefined {
   const r = value as Partial<ProviderJobRef> | null | undefined;

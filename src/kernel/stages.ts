@@ -28,8 +28,11 @@ export interface StageContext<Row> {
   report(fraction: number): void;
   /** Records that the stage's work is made by the engine the registry gives for `capability` here (none: nothing recorded). */
   madeBy(capability: RecordCapability): void;
-  /** Records the image model the stage had make its pictures (the catalog's engine for it: src/engines/image/model-picture.ts). */
-  madeBy(capability: 'image', use: EngineUse): void;
+  /**
+   * Records the image or video model the stage had make its pictures or clips (the catalog's engine
+   * for it: src/engines/image/model-picture.ts, src/engines/video/model-clip.ts).
+   */
+  madeBy(capability: 'image' | 'video', use: EngineUse): void;
 }
 
 export interface Stage<Row, Outputs, K extends keyof Outputs & string = keyof Outputs & string> {
@@ -63,7 +66,7 @@ export interface StageRun {
    * The engines the finished run was made by (StageContext.madeBy), by capability; absent when it
    * called none (or ran before engines were recorded). The seconds it took are `timings[stage]`.
    */
-  engines?: Partial<Record<RecordCapability | 'image', EngineUse>>;
+  engines?: Partial<Record<RecordCapability | 'image' | 'video', EngineUse>>;
 }
 
 export interface StagesRun<Outputs> {
@@ -113,8 +116,8 @@ export async function runStages<Row extends object, Outputs>(
     await mark(at(stage.startAt ?? 0));
     const t0 = performance.now();
     const engines: StageRun['engines'] = {};
-    const madeBy = (capability: RecordCapability | 'image', given?: EngineUse) => {
-      const use = capability === 'image' ? given : engineUseFor(capability, ctx);
+    const madeBy = (capability: RecordCapability | 'image' | 'video', given?: EngineUse) => {
+      const use = capability === 'image' || capability === 'video' ? given : engineUseFor(capability, ctx);
       if (use) engines[capability] = use;
     };
     const out = await stage.run(

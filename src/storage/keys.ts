@@ -28,6 +28,10 @@ const LAYOUTS = {
   generationModelOutput: layout('generations/{orgId}/model-outputs/{generationId}.{ext}', ['orgId', 'generationId', 'ext']),
   /** A scene image of a faceless video; `scene` counts from 1. */
   facelessScene: layout('faceless/{orgId}/{videoId}/scene-{scene}.jpg', ['orgId', 'videoId', 'scene']),
+  /** A scene clip of a faceless video (normalised to the frame and the scene's length); `scene` counts from 1. */
+  facelessClip: layout('faceless/{orgId}/{videoId}/clip-{scene}.mp4', ['orgId', 'videoId', 'scene']),
+  /** The caption scrim and brand laid over a faceless video's clips. */
+  facelessOverlay: layout('faceless/{orgId}/{videoId}/overlay.png', ['orgId', 'videoId']),
   facelessVoiceover: layout('faceless/{orgId}/{videoId}/voiceover.wav', ['orgId', 'videoId']),
   facelessMusic: layout('faceless/{orgId}/{videoId}/music.wav', ['orgId', 'videoId']),
   facelessVideo: layout('faceless/{orgId}/{videoId}/video.mp4', ['orgId', 'videoId']),
@@ -67,6 +71,9 @@ export const generationModelOutputKey = (orgId: string, generationId: string, ex
 /** `index` counts from 0 (the scene's position in the script); the key numbers scenes from 1. */
 export const facelessSceneKey = (orgId: string, videoId: number, index: number) =>
   make('facelessScene', { orgId, videoId, scene: index + 1 });
+export const facelessClipKey = (orgId: string, videoId: number, index: number) =>
+  make('facelessClip', { orgId, videoId, scene: index + 1 });
+export const facelessOverlayKey = (orgId: string, videoId: number) => make('facelessOverlay', { orgId, videoId });
 export const facelessVoiceoverKey = (orgId: string, videoId: number) => make('facelessVoiceover', { orgId, videoId });
 export const facelessMusicKey = (orgId: string, videoId: number) => make('facelessMusic', { orgId, videoId });
 export const facelessVideoKey = (orgId: string, videoId: number) => make('facelessVideo', { orgId, videoId });

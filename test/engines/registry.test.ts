@@ -48,8 +48,14 @@ t.test('stock: Pexels when its key is set, else Pixabay when its key is set', as
   );
   t.equal(loadConfig({ FACELESS_SCENE_SOURCE: 'stock_photo', PIXABAY_API_KEY: 'x' }).facelessSceneSource, 'stock_photo');
   t.equal(loadConfig({}).facelessSceneSource, 'image', 'default: scenes drawn here');
-  t.throws(() => loadConfig({ FACELESS_SCENE_SOURCE: 'stock_video', PEXELS_API_KEY: 'p' }), /stock_video is not available yet/);
-  t.throws(() => loadConfig({ FACELESS_SCENE_SOURCE: 'photos' }), /must be "image", "stock_photo" or "image_model"/);
+  t.equal(loadConfig({ FACELESS_SCENE_SOURCE: 'stock_video', PEXELS_API_KEY: 'p' }).facelessSceneSource, 'stock_video');
+  t.throws(() => loadConfig({ FACELESS_SCENE_SOURCE: 'stock_video' }), /stock_video needs a stock media provider/);
+  t.throws(() => loadConfig({ FACELESS_SCENE_SOURCE: 'video_model' }), /video_model needs FACELESS_VIDEO_MODEL/);
+  t.equal(loadConfig({ FACELESS_SCENE_SOURCE: 'video_model', FACELESS_VIDEO_MODEL: 'kling-video' }).facelessVideoModel, 'kling-video');
+  t.throws(
+    () => loadConfig({ FACELESS_SCENE_SOURCE: 'photos' }),
+    /must be "image", "stock_photo", "image_model", "stock_video" or "video_model"/,
+  );
   t.throws(() => loadConfig({ PEXELS_API_BASE: 'ftp://x' }), /PEXELS_API_BASE must be an http\(s\) URL/);
 });
 

@@ -14,11 +14,11 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import type { components as CatalogSchema } from '../../../generated/catalog-data.d.ts';
 import type { EngineUse } from '../engine-use.ts';
-import { engineOfModel, type EngineChoice } from '../catalog-engine.ts';
-import type { GenerateOptions, GenerationJob, ProviderJobRef } from '../generation.ts';
+import { engineOfModel, type CatalogModel, type EngineChoice } from '../catalog-engine.ts';
+import type { GenerateOptions, GenerationJob } from '../generation.ts';
 import { nearestAspect } from '../hosted/hosted.ts';
 import { engineFor, type EngineSetup } from '../index.ts';
-import { runProviderJob, type JobStore } from '../resumable.ts';
+import { runRecordedJob, type JobStore } from '../resumable.ts';
 
 type Catalog = CatalogSchema['schemas'];
 /** An AI model of the catalog (spec/catalog.yaml ai_models). */
@@ -55,18 +55,23 @@ export type PictureEngine = { made: true; use: EngineUse; setup: EngineSetup } |
 
 /** The engine that makes `variant` under this configuration (the catalog rule of generations), or none. */
 export function pictureEngine(setup: EngineSetup, variant: CatalogImageVariant): PictureEngine {
+  return modelEngine(setup, { output: 'image', model: variant.model, provider: variant.provider, input_mode: variant.input_mode });
+}
+
+/**
+ * The engine that makes a catalog entry (an image or video variant of an AI model) for a
+ * pipeline's item under this configuration: the catalog rule of generations (engineOfModel), with
+ * the local previews left out (the pipeline's own renderer makes the item instead), or none and
+ * the configuration that would.
+ */
+export function modelEngine(setup: EngineSetup, entry: CatalogModel): PictureEngine {
   const choice: EngineChoice = { provider: { ...setup.config.provider, localFallback: 'preview' }, comfyui: setup.config.comfyui };
-  const label = engineOfModel(choice, {
-    output: 'image',
-    model: variant.model,
-    provider: variant.provider,
-    input_mode: variant.input_mode,
-  });
+  const label = engineOfModel(choice, entry);
   if (label.kind === 'self_hosted')
     return {
       made: true,
-      use: { kind: 'self_hosted', provider: 'comfyui', model: variant.model },
-      setup: { ...setup, modelName: variant.model },
+      use: { kind: 'self_hosted', provider: 'comfyui', model: entry.model },
+      setup: { ...setup, modelName: entry.model },
     };
   if (label.kind === 'hosted' && setup.fetcher)
     return {
@@ -178,18 +183,15 @@ export async function makePicture(
   };
   const t0 = performance.now();
   await fs.mkdir(opts.workDir, { recursive: true });
-  let submitted: ProviderJobRef | undefined = jobs.stored;
-  const made = await runProviderJob(engine.setup, engineFor('image', { ...engine.setup, model: job.providerModel }), job, {
-    ...opts,
-    jobs: {
-      stored: jobs.stored,
-      save: async (ref) => {
-        if (ref) submitted = ref;
-        await jobs.save(ref);
-      },
-      abandon: jobs.abandon,
+  const { result: made, jobId } = await runRecordedJob(
+    engine.setup,
+    engineFor('image', { ...engine.setup, model: job.providerModel }),
+    job,
+    {
+      ...opts,
+      jobs,
     },
-  });
+  );
   const bytes = await fs.readFile(made.path);
   await fs.rm(opts.workDir, { recursive: true, force: true });
   return {
@@ -204,7 +206,7 @@ export async function makePicture(
       kind: engine.use.kind,
       provider: engine.use.provider,
       model: engine.use.model,
-      providerJobId: submitted?.id ?? null,
+      providerJobId: jobId,
       seconds: Math.round(performance.now() - t0) / 1000,
     },
   };

@@ -51,12 +51,22 @@ export interface SceneInput {
   maxInputPixels?: number;
   /** Top of the caption band (fraction of the height): kept dark for legible captions. */
   captionTop: number;
+  /**
+   * Without the caption scrim and the brand (a scene that is a clip, or the first frame a video
+   * model animates: the timeline lays renderOverlay's picture over it instead).
+   */
+  plain?: boolean;
 }
+
+/** What the caption scrim and the brand are drawn from (the scene's, without what is particular to one scene). */
+export type OverlayInput = Pick<SceneInput, 'width' | 'height' | 'style' | 'brand' | 'captionTop'>;
 
 export interface SceneEngine {
   readonly name: string;
   /** The scene's still: JPEG bytes at width × height. */
   renderScene(input: SceneInput): Promise<Buffer>;
+  /** The caption scrim and the brand alone, as a still draws them, on a transparent PNG at width × height (laid over clips). */
+  renderOverlay(input: OverlayInput): Promise<Buffer>;
 }
 
 // ---------------------------------------------------------------------------------------------

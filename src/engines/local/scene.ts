@@ -8,13 +8,15 @@
 //   5. on top, ungraded: a dark scrim under the caption band, the brand kit's colour band and its
 //      name in the style's typeface, and the scene number.
 // A scene given a photo (a stock photo) has the photo, cover-cropped to the frame, in place of
-// steps 1–3, then the grades, the scrim and the brand (no scene number).
+// steps 1–3, then the grades, the scrim and the brand (no scene number). A `plain` scene has no
+// scrim and no brand: renderOverlay draws those alone on a transparent picture, which the
+// timeline lays over the clips of a faceless video (and their plain stills).
 //
 // Same input, same pixels: every "random" position comes from a seeded generator.
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import sharp, { type OverlayOptions } from 'sharp';
-import type { AiStyle, FluxStyle, ImageStyle, SceneEngine, SceneInput } from '../image/types.ts';
+import type { AiStyle, FluxStyle, ImageStyle, OverlayInput, SceneEngine, SceneInput } from '../image/types.ts';
 import { FONT_BOLD } from './font.ts';
 import { rng } from './layout.ts';
 
@@ -267,7 +269,7 @@ export async function renderScene(s: SceneInput): Promise<Buffer> {
     : { x: Math.round(w * 0.3), y: Math.round(h * 0.12), w: Math.round(w * 0.4), h: Math.round(h * 0.52) };
   const raw = await gradedBase(s, def, card);
   // 5. Scrim, brand and number (ungraded: brand colours stay exact).
-  const top: OverlayOptions[] = [captionScrim(s), ...(await brandLayers(s, def, portrait))];
+  const top: OverlayOptions[] = s.plain ? [] : [captionScrim(s), ...(await brandLayers(s, def, portrait))];
   const numeral = await text(
     String(s.index + 1).padStart(2, '0'),
     def.font,
@@ -294,7 +296,7 @@ async function photoScene(s: SceneInput, photo: Buffer): Promise<Buffer> {
     .raw()
     .toBuffer();
   for (const g of s.fluxStyles) raw = await grade(raw, w, h, g);
-  const top: OverlayOptions[] = [captionScrim(s), ...(await brandLayers(s, STYLES[s.style], h > w))];
+  const top: OverlayOptions[] = s.plain ? [] : [captionScrim(s), ...(await brandLayers(s, STYLES[s.style], h > w))];
   return sharp(raw, { raw: { width: w, height: h, channels: 3 } })
     .composite(top)
     .jpeg({ quality: 88, chromaSubsampling: '4:2:0' })
@@ -347,8 +349,17 @@ async function referenceCard(s: SceneInput, reference: Buffer, def: StyleDef, ca
   return layers;
 }
 
+/** The caption scrim and the brand on a transparent PNG: what a still has over its picture, laid over a clip. */
+export async function renderOverlay(s: OverlayInput): Promise<Buffer> {
+  const { width: w, height: h } = s;
+  return sharp({ create: { width: w, height: h, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } })
+    .composite([captionScrim(s), ...(await brandLayers(s, STYLES[s.style], h > w))])
+    .png()
+    .toBuffer();
+}
+
 /** A dark gradient from just above the caption band down, for legible captions. */
-function captionScrim(s: SceneInput): OverlayOptions {
+function captionScrim(s: OverlayInput): OverlayOptions {
   const { width: w, height: h } = s;
   const scrimTop = Math.max(0, Math.round(h * (s.captionTop - 0.06)));
   return {
@@ -364,7 +375,7 @@ function captionScrim(s: SceneInput): OverlayOptions {
 }
 
 /** The brand: a band in its colours, its name under the band on the left and its logo on the right. */
-async function brandLayers(s: SceneInput, def: StyleDef, portrait: boolean): Promise<OverlayOptions[]> {
+async function brandLayers(s: OverlayInput, def: StyleDef, portrait: boolean): Promise<OverlayOptions[]> {
   const { width: w, height: h } = s;
   const layers: OverlayOptions[] = [];
   const band = Math.round(h * 0.035);
@@ -405,4 +416,4 @@ async function brandLayers(s: SceneInput, def: StyleDef, portrait: boolean): Pro
 }
 
 /** The scene engine: the still drawn on this machine. */
-export const localScenes: SceneEngine = { name: 'local', renderScene };
+export const localScenes: SceneEngine = { name: 'local', renderScene, renderOverlay };

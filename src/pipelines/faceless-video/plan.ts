@@ -125,21 +125,48 @@ export interface TimelineInput {
   cues: CaptionEntry[];
   /** The music bed (ducked under the narration in the file itself). */
   music?: { mediaId: string; durationMs: number };
+  /** Each scene's clip (a video media id, as long as its scene), or null where the scene is its still. */
+  clips?: (string | null)[];
+  /** The caption scrim and brand (a transparent picture) laid over every scene: scenes whose stills were drawn without them. */
+  overlayMediaId?: string;
 }
 
 const PAN_DIRECTIONS = ['up', 'left', 'down', 'right'] as const;
+
+/**
+ * A model's prompt for a scene (the image model's still, the video model's clip): its description
+ * in the request's styles, and no words in the picture (captions go over it).
+ */
+export function scenePrompt(
+  spec: { imageStyle: string; aiStyles: readonly string[]; fluxStyles: readonly string[]; aspectRatio: string },
+  description: string,
+  kind: 'still' | 'clip',
+): string {
+  const styles = [spec.imageStyle, ...spec.aiStyles, ...spec.fluxStyles].map((st) => st.replace(/[_-]+/g, ' '));
+  const frame = spec.aspectRatio === '9:16' ? 'vertical' : 'horizontal';
+  return [
+    description.trim(),
+    `Style: ${styles.join(', ')}.`,
+    kind === 'still'
+      ? `A ${frame} still of a short video, with calm space at the bottom for captions.`
+      : `A ${frame} shot of a short video: steady, slow camera motion, calm space at the bottom for captions, no sound.`,
+    `No text, lettering, captions, logos or watermarks in the ${kind === 'still' ? 'image' : 'video'}.`,
+  ].join('\n\n');
+}
 
 /** Top of the caption band (fraction of the frame height) for a frame. */
 export const captionTop = (width: number, height: number) => (height > width ? 0.7 : 0.76);
 
 /**
- * The editor timeline of a faceless video: one image track of scenes (back to back from 0 to
- * the end, each drifting with a pan), the voiceover on an audio track, and one captions item
- * over the whole video in the caption band.
+ * The editor timeline of a faceless video: one track of scenes back to back from 0 to the end,
+ * each a still drifting with a pan or a clip covering its scene (a video track then), the
+ * overlay (caption scrim and brand) over all of them when the scenes were made without it, the
+ * voiceover on an audio track, and one captions item over the whole video in the caption band.
  */
 export function facelessTimeline(input: TimelineInput): Timeline {
   const tl: Timeline = { tracks: [], items: [], seq: { track: 0, item: 0 } };
-  const scenes = addTrack(tl, 'image');
+  const scenes = addTrack(tl, input.clips?.some(Boolean) ? 'video' : 'image');
+  const overlay = input.overlayMediaId ? addTrack(tl, 'image') : undefined;
   const audio = addTrack(tl, 'audio');
   const captions = addTrack(tl, 'captions');
   const D = t3(input.durationSeconds);
@@ -147,22 +174,39 @@ export function facelessTimeline(input: TimelineInput): Timeline {
     const from = t3(input.sceneStartsMs[i] / 1000);
     const end = i + 1 < input.sceneMediaIds.length ? t3(input.sceneStartsMs[i + 1] / 1000) : D;
     const dur = t3(Math.max(0.1, end - from));
+    const clip = input.clips?.[i];
+    const place = { track_id: scenes.track_id, from_seconds: from, duration_seconds: dur, layer: 0 };
+    if (clip) {
+      tl.items.push(baseItem({ item_id: newItemId(tl, 'video'), type: 'video', media_id: clip, ...place }));
+      return;
+    }
     tl.items.push(
       baseItem({
         item_id: newItemId(tl, 'image'),
-        track_id: scenes.track_id,
         type: 'image',
         media_id: mediaId,
-        from_seconds: from,
-        duration_seconds: dur,
+        ...place,
         animation: {
           enter: { type: 'pan', duration_seconds: t3(Math.min(10, dur)), direction: PAN_DIRECTIONS[i % PAN_DIRECTIONS.length] },
           exit: null,
         },
-        layer: 0,
       }),
     );
   });
+  if (overlay) {
+    tl.items.push(
+      baseItem({
+        item_id: newItemId(tl, 'image'),
+        track_id: overlay.track_id,
+        type: 'image',
+        media_id: input.overlayMediaId!,
+        from_seconds: 0,
+        duration_seconds: D,
+        fit: 'fill',
+        layer: 1,
+      }),
+    );
+  }
   tl.items.push(
     baseItem({
       item_id: newItemId(tl, 'audio'),

@@ -3,6 +3,7 @@
 // same id) and failure with an exactly-once refund. Its view (GET /videos/{id}) is
 // services/editor/faceless-status.ts, beside the editor's video id space; the charged command that
 // queues one is request.ts.
+import { createHash } from 'node:crypto';
 import { facelessStatus } from '../../services/editor/faceless-status.ts';
 import type { components } from '../../../generated/openapi.d.ts';
 import type { AppContext } from '../../context.ts';
@@ -14,8 +15,8 @@ import type { FacelessSpec } from './request.ts';
 
 type S = components['schemas'];
 export type FailureDetail = S['FailureDetail'];
-/** The pipeline's stages, in order. */
-export const FACELESS_STAGES = ['script', 'scenes', 'voiceover', 'captions', 'render'] as const;
+/** The pipeline's stages, in order (clips only with a clip scene source: FACELESS_SCENE_SOURCE stock_video or video_model). */
+export const FACELESS_STAGES = ['script', 'scenes', 'voiceover', 'captions', 'clips', 'render'] as const;
 export type FacelessStage = (typeof FACELESS_STAGES)[number];
 
 /**
@@ -52,6 +53,27 @@ export const facelessResource = defineResource({
 
 // ---------------------------------------------------------------------------------------------
 // Worker side. Every step is safe to run twice (jobs are delivered at least once).
+
+/** A UUID derived from a name (stable ids for rows a re-run writes again). */
+export function stableUuid(name: string): string {
+  const h = createHash('sha256').update(name).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+/** Runs `fn` over `items` with at most `limit` at once (scenes and clips are made two at a time). */
+export async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i], i);
+      }
+    }),
+  );
+  return out;
+}
 
 export interface FacelessRow {
   videoId: number;

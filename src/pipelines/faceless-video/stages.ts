@@ -7,7 +7,6 @@
 // same rows and keys again (no orphans). The render is the editor's timeline renderer on the
 // timeline that becomes the video's editor project. A failure that no retry follows marks the
 // video `error` and refunds it once (defineJob's onTerminalFailure).
-import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { AppContext } from '../../context.ts';
@@ -26,10 +25,36 @@ import { timedSpeech } from '../../engines/speech/timings.ts';
 import { SpeechFailed, type SpokenWord, type TimingSource } from '../../engines/speech/types.ts';
 import { jobFolder } from '../../media/work-folder.ts';
 import { WriterFailed } from '../../engines/write/types.ts';
-import { facelessMusicKey, facelessSceneKey, facelessVideoKey, facelessVoiceoverKey } from '../../storage/keys.ts';
+import {
+  facelessClipKey,
+  facelessMusicKey,
+  facelessOverlayKey,
+  facelessSceneKey,
+  facelessVideoKey,
+  facelessVoiceoverKey,
+} from '../../storage/keys.ts';
+import { CLIP_SCENE_SOURCES } from '../../config.ts';
 import type { CaptionEntry } from '../../services/editor/model.ts';
-import { completeFaceless, facelessResource, startFacelessAttempt, type FacelessRow, type FacelessStage } from './rows.ts';
-import { captionCues, captionTop, facelessTimeline, fitSpeed, partsFromScript, partStarts, type NarrationPart } from './plan.ts';
+import {
+  completeFaceless,
+  facelessResource,
+  mapLimit,
+  stableUuid,
+  startFacelessAttempt,
+  type FacelessRow,
+  type FacelessStage,
+} from './rows.ts';
+import {
+  captionCues,
+  captionTop,
+  facelessTimeline,
+  fitSpeed,
+  partsFromScript,
+  partStarts,
+  scenePrompt,
+  type NarrationPart,
+} from './plan.ts';
+import { makeClips, type ClipsOutput } from './clips.ts';
 import { WORDS_PER_SECOND } from './plan.ts';
 import type { FacelessSpec } from './request.ts';
 import { findStockPhoto, type SceneSource } from './stock-scenes.ts';
@@ -47,7 +72,7 @@ export interface FacelessOutputs {
   script: { parts: NarrationPart[]; writer: string };
   /**
    * sources: where each scene's picture came from, with a stock photo's attribution or the image
-   * model's record (FACELESS_SCENE_SOURCE stock_photo or image_model only).
+   * model's record (FACELESS_SCENE_SOURCE stock_photo, image_model, stock_video or video_model).
    */
   scenes: { mediaIds: string[]; sources?: SceneSource[] };
   /**
@@ -64,6 +89,8 @@ export interface FacelessOutputs {
     timings?: TimingSource;
   };
   captions: { cues: CaptionEntry[]; sceneStartsMs: number[]; music?: { mediaId: string; durationMs: number } };
+  /** Each scene's clip and the overlay (FACELESS_SCENE_SOURCE stock_video or video_model only; clips.ts). */
+  clips?: ClipsOutput;
   /** The stored MP4 the video completes with. */
   render: { storageKey: string; bytes: number; durationSeconds: number };
 }
@@ -73,12 +100,6 @@ export type FacelessArtifacts = Partial<FacelessOutputs> & { timings?: Partial<R
 
 const FPS = 30;
 const REFERENCE_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp']);
-
-/** A UUID derived from a name (stable ids for rows a re-run writes again). */
-function stableUuid(name: string): string {
-  const h = createHash('sha256').update(name).digest('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
-}
 
 async function fetchReference(ctx: AppContext, url: string, field: string, signal: AbortSignal): Promise<Buffer> {
   const { bytes } = await fetchCheckedMedia(ctx.fetcher, url, {
@@ -107,21 +128,6 @@ async function fetchReference(ctx: AppContext, url: string, field: string, signa
   return bytes;
 }
 
-/** Runs `fn` over `items` with at most `limit` at once (scenes render two at a time). */
-async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        out[i] = await fn(items[i], i);
-      }
-    }),
-  );
-  return out;
-}
-
 /** What the stages of one attempt work with. */
 interface Attempt {
   ctx: AppContext;
@@ -138,15 +144,39 @@ type Stage = StageContext<FacelessRow>;
 const videoSeconds = (spec: FacelessSpec, voiceover: FacelessOutputs['voiceover']) =>
   Math.max(spec.durationSeconds, Math.ceil((voiceover.durationMs + 300) / 100) / 10);
 
-/** The stages in order, each spanning `weight` points of the whole progress: script 0–5, scenes 5–25, voiceover 25–40, captions 40–45, render 45–99. */
+/**
+ * The stages in order, each spanning `weight` points of the whole progress: script 0–5, scenes
+ * 5–25, voiceover 25–40, captions 40–45, render 45–99; with clips (FACELESS_SCENE_SOURCE
+ * stock_video or video_model) scenes 5–20, voiceover 20–30, captions 30–35, clips 35–60, render 60–99.
+ */
 function facelessStages(a: Attempt): Stages<FacelessRow, FacelessOutputs> {
+  const clips = CLIP_SCENE_SOURCES.has(a.ctx.config.facelessSceneSource);
   return [
     { name: 'script', weight: 5, run: (s) => writeScript(a, s) },
-    { name: 'scenes', weight: 20, run: (s, done) => drawScenes(a, s, done.script) },
-    { name: 'voiceover', weight: 15, run: (s, done) => speak(a, s, done.script) },
+    { name: 'scenes', weight: clips ? 15 : 20, run: (s, done) => drawScenes(a, s, done.script) },
+    { name: 'voiceover', weight: clips ? 10 : 15, run: (s, done) => speak(a, s, done.script) },
     { name: 'captions', weight: 5, run: (s, done) => timeCaptions(a, s, done.script, done.voiceover) },
-    { name: 'render', weight: 54, run: (s, done) => render(a, s, done) },
+    ...(clips ? [{ name: 'clips' as const, weight: 25, run: (s: Stage, done: FacelessOutputs) => clipScenes(a, s, done) }] : []),
+    { name: 'render', weight: clips ? 39 : 54, run: (s, done) => render(a, s, done) },
   ];
+}
+
+/** The clips stage (clips.ts) over the scenes, timed by the captions stage. */
+function clipScenes(a: Attempt, s: Stage, done: FacelessOutputs): Promise<ClipsOutput> {
+  return makeClips(
+    {
+      ...a,
+      logo: (signal) => brandLogo(a, signal),
+      final: (err) => !describeFailure(err).retry,
+    },
+    s,
+    {
+      texts: done.script.parts.map((p) => p.scene),
+      stillIds: done.scenes.mediaIds,
+      startsMs: done.captions.sceneStartsMs,
+      durationMs: videoSeconds(a.spec, done.voiceover) * 1000,
+    },
+  );
 }
 
 export async function runFaceless(ctx: AppContext, job: RunningJob<FacelessJobData>, tools: JobTools): Promise<void> {
@@ -248,8 +278,10 @@ async function drawScenes(a: Attempt, s: Stage, script: FacelessOutputs['script'
     if (!refs.has(k)) refs.set(k, await fetchReference(ctx, spec.referenceUrls[k], `reference_image_urls[${k}]`, s.signal));
     return refs.get(k);
   };
-  const stock = ctx.config.facelessSceneSource === 'stock_photo' ? engineFor('stock', ctx) : undefined;
-  const recorded = Boolean(stock) || ctx.config.facelessSceneSource === 'image_model';
+  const source = ctx.config.facelessSceneSource;
+  // stock_video: a scene without a clip shows a stock photo, so its still is one when found.
+  const stock = source === 'stock_photo' || source === 'stock_video' ? engineFor('stock', ctx) : undefined;
+  const recorded = source !== 'image';
   s.madeBy('scene');
   if (stock) s.madeBy('stock');
   const sources = itemState<SceneSource>(ctx, facelessResource, f, 'sceneSources');
@@ -323,7 +355,9 @@ async function scenePhoto(
     if (found.source.fallback) ctx.log.info({ video: f.videoId, scene: i, ...found.source }, 'no stock photo for the scene; it is drawn');
     return found;
   }
-  const slug = ctx.config.facelessSceneSource === 'image_model' ? ctx.config.facelessImageModel : undefined;
+  // video_model: the still the model animates is the image model's picture when one is configured.
+  const source = ctx.config.facelessSceneSource;
+  const slug = source === 'image_model' || source === 'video_model' ? ctx.config.facelessImageModel : undefined;
   const model = slug ? findAiModel(slug) : undefined;
   if (!slug || !model) return {};
   const chosen = choosePicture(ctx, slug, model, false);
@@ -339,7 +373,7 @@ async function scenePhoto(
     {
       variant: chosen.variant,
       key: `faceless:${f.videoId}:scene:${i}`,
-      prompt: scenePrompt(spec, opts.text),
+      prompt: scenePrompt(spec, opts.text, 'still'),
       aspectRatio: spec.aspectRatio,
       width: spec.width,
       height: spec.height,
@@ -350,17 +384,6 @@ async function scenePhoto(
     { workDir: path.join(a.workDir, `scene-model-${i}`), signal: s.signal },
   );
   return { photo: made.bytes, source: { source: 'model', model: made.record } };
-}
-
-/** The image model's prompt for a scene: its description in the request's styles, and no words in the picture (captions go over it). */
-function scenePrompt(spec: FacelessSpec, description: string): string {
-  const styles = [spec.imageStyle, ...spec.aiStyles, ...spec.fluxStyles].map((st) => st.replace(/[_-]+/g, ' '));
-  return [
-    description.trim(),
-    `Style: ${styles.join(', ')}.`,
-    `A ${spec.aspectRatio === '9:16' ? 'vertical' : 'horizontal'} still of a short video, with calm space at the bottom for captions.`,
-    'No text, lettering, captions, logos or watermarks in the image.',
-  ].join('\n\n');
 }
 
 /** Scene `i`'s JPEG: over a stock photo or the image model's picture when the configuration asks for one and it is found or made, else drawn; and where it came from. */
@@ -387,6 +410,8 @@ async function sceneImage(
     photo,
     maxInputPixels: ctx.config.mediaMaxPixels,
     captionTop: captionTop(spec.width, spec.height),
+    // Clip sources: the scrim and brand are one overlay over the whole video (clips.ts).
+    plain: CLIP_SCENE_SOURCES.has(ctx.config.facelessSceneSource),
   });
   return { jpeg, source };
 }
@@ -520,7 +545,7 @@ async function timeCaptions(
 }
 
 /** The timeline the video is rendered from and that becomes its editor project (the same every time for the same stored stages). */
-function timelineOf(spec: FacelessSpec, done: Pick<FacelessOutputs, 'scenes' | 'voiceover' | 'captions'>) {
+function timelineOf(spec: FacelessSpec, done: Pick<FacelessOutputs, 'scenes' | 'voiceover' | 'captions' | 'clips'>) {
   return facelessTimeline({
     width: spec.width,
     height: spec.height,
@@ -530,6 +555,8 @@ function timelineOf(spec: FacelessSpec, done: Pick<FacelessOutputs, 'scenes' | '
     voice: { mediaId: done.voiceover.mediaId, durationMs: done.voiceover.durationMs },
     cues: done.captions.cues,
     music: done.captions.music,
+    clips: done.clips?.mediaIds,
+    overlayMediaId: done.clips?.overlayId,
   });
 }
 
@@ -551,6 +578,7 @@ async function render({ ctx, f, spec, workDir }: Attempt, s: Stage, done: Facele
       hasAudio: null,
     });
   }
+  if (done.clips) await clipFiles(ctx, f, spec, done.clips, workDir, files);
   const voiceFile = path.join(workDir, 'voiceover.wav');
   await ctx.storage.copyToFile(facelessVoiceoverKey(f.orgId, f.videoId), voiceFile);
   files.set(voiceover.mediaId, {
@@ -593,14 +621,35 @@ async function render({ ctx, f, spec, workDir }: Attempt, s: Stage, done: Facele
   return { storageKey: key, bytes: stored.bytes, durationSeconds: probed.duration_seconds ?? videoSeconds(spec, voiceover) };
 }
 
+/** The clips' and the overlay's files in the work folder, for the render. */
+async function clipFiles(
+  ctx: AppContext,
+  f: FacelessRow,
+  spec: FacelessSpec,
+  clips: ClipsOutput,
+  workDir: string,
+  files: Map<string, RenderMedia>,
+): Promise<void> {
+  const frame = { width: spec.width, height: spec.height };
+  for (const [i, id] of clips.mediaIds.entries()) {
+    if (!id) continue;
+    const file = path.join(workDir, `clip-${i + 1}.mp4`);
+    await ctx.storage.copyToFile(facelessClipKey(f.orgId, f.videoId, i), file);
+    files.set(id, { path: file, type: 'video/mp4', kind: 'video', ...frame, durationSeconds: null, hasAudio: false });
+  }
+  const overlay = path.join(workDir, 'overlay.png');
+  await ctx.storage.copyToFile(facelessOverlayKey(f.orgId, f.videoId), overlay);
+  files.set(clips.overlayId, { path: overlay, type: 'image/png', kind: 'image', ...frame, durationSeconds: null, hasAudio: null });
+}
+
 export function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean } {
   if (err instanceof JobFailure) return { detail: err.detail, retry: err.retry };
-  // The image model's failure (FACELESS_IMAGE_MODEL): its code (content_rejected, timeout, ...) and retryability.
+  // The image or video model's failure (FACELESS_IMAGE_MODEL, FACELESS_VIDEO_MODEL): its code (content_rejected, timeout, ...) and retryability.
   if (err instanceof ProviderError) {
     return {
       detail: {
         code: err.code,
-        message: `The image model failed: ${err.message}`.slice(0, 1500),
+        message: `The model making the scenes failed: ${err.message}`.slice(0, 1500),
         retryable: err.retryable,
         context: err.status ? { status: err.status } : {},
       },

@@ -15,13 +15,20 @@ type S = components['schemas'];
 interface Artifacts {
   runs?: unknown;
   voiceover?: { timings?: S['SpeechEngineUse']['timings'] };
-  scenes?: { mediaIds?: string[]; sources?: ({ source?: string; stock?: { attribution?: Partial<StockAttribution> } } | null)[] };
+  scenes?: { mediaIds?: string[]; sources?: (SourceRecord | null)[] };
+  clips?: { mediaIds?: (string | null)[]; sources?: (SourceRecord | null)[] };
+}
+
+/** Where a scene's still or clip came from, as the scenes and clips stages record it. */
+interface SourceRecord {
+  source?: string;
+  stock?: { attribution?: Partial<StockAttribution> };
 }
 
 const text = (v: unknown, max: number) => (typeof v === 'string' ? v.replace(/[\u0000-\u001F\u007F]/g, ' ').slice(0, max) : '');
 const link = (v: unknown) => (typeof v === 'string' && v.length <= 2048 && /^https?:\/\//i.test(v) && URL.canParse(v) ? v : null);
 
-/** A stock photo's credit as the contract spells it. */
+/** A stock photo's or clip's credit as the contract spells it. */
 function attributionOf(a: Partial<StockAttribution>): S['StockAttribution'] {
   return {
     provider: text(a.provider, 40),
@@ -34,14 +41,20 @@ function attributionOf(a: Partial<StockAttribution>): S['StockAttribution'] {
 }
 
 /**
- * Each scene and where its picture came from, once the scenes stage has finished (null before);
- * a scene without a source record was drawn (every scene of a video made without a stock or
- * image-model source).
+ * Each scene and where its picture or clip came from, once the scenes stage has finished (null
+ * before); a scene without a source record was drawn (every scene of a video made without a stock
+ * or model source). A scene the clips stage gave a clip is that clip (stock_video, model_video).
  */
 function scenesOf(artifacts: Artifacts): S['FacelessScene'][] | null {
   const ids = artifacts.scenes?.mediaIds;
   if (!Array.isArray(ids)) return null;
   return ids.map((id, i) => {
+    const clipId = artifacts.clips?.mediaIds?.[i];
+    const clip = artifacts.clips?.sources?.[i];
+    if (typeof clipId === 'string' && (clip?.source === 'stock_video' || clip?.source === 'model_video')) {
+      const credit = clip.source === 'stock_video' && clip.stock?.attribution ? attributionOf(clip.stock.attribution) : null;
+      return { media_id: id, source: clip.source, clip_media_id: clipId, attribution: credit };
+    }
     const src = artifacts.scenes?.sources?.[i];
     const stock = src?.source === 'stock' && src.stock?.attribution ? src.stock.attribution : undefined;
     if (src?.source === 'model') return { media_id: id, source: 'model', attribution: null };
