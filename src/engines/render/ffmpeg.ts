@@ -361,7 +361,11 @@ function overlayItem(g: RenderGraph, item: Item): void {
   const warped = warpFilters(item, fit, fps);
   chain.push(...warped.filters, ...fadeFilters(item));
   if (t.opacity < 1) chain.push(f('lutyuv', { a: `val*${n(t.opacity)}` }));
-  chain.push(`setpts=PTS+${n(item.from_seconds)}/TB`);
+  // Its last frame held two frames longer (the overlay's `enable` still ends it at its end: a stream
+  // that ended would otherwise leave the canvas uncovered from its last frame's time, a black
+  // frame at every cut), on a microsecond time base (shifted by an offset off the frame grid, a
+  // coarse one such as an image's 1/25 would round its frames onto another grid).
+  chain.push(f('tpad', { stop_mode: 'clone', stop_duration: n(2 / fps) }), 'settb=AVTB', `setpts=PTS+${n(item.from_seconds)}/TB`);
   const src = `it${item.item_id.replace(/[^A-Za-z0-9]/g, '')}`;
   g.lines.push(`[${idx}:v]${chain.join(',')}[${src}]`);
 
