@@ -149,7 +149,7 @@ export function scenePrompt(
     `Style: ${styles.join(', ')}.`,
     kind === 'still'
       ? `A ${frame} still of a short video, with calm space at the bottom for captions.`
-      : `A ${frame} shot of a short video: steady, slow camera motion, calm space at the bottom for captions, no sound.`,
+      : `A ${frame} shot of a short video: steady, gentle camera motion, calm space at the bottom for captions, no sound.`,
     `No text, lettering, captions, logos or watermarks in the ${kind === 'still' ? 'image' : 'video'}.`,
   ].join('\n\n');
 }

@@ -114,25 +114,17 @@ export async function jpeg(width: number, height: number, color: string): Promis
     .toBuffer();
 }
 
-/** A silent H.264 MP4 of a flat colour (10 fps), made by our ffmpeg. */
-export async function mp4(width: number, height: number, seconds: number, color: string): Promise<Buffer> {
+/**
+ * A silent H.264 MP4 of a flat colour (10 fps), made by our ffmpeg; with `moving`, a white bar an
+ * eighth of the width wide crosses it left to right every 2 seconds (footage whose frames differ).
+ */
+export async function mp4(width: number, height: number, seconds: number, color: string, moving = false): Promise<Buffer> {
   const file = path.join(os.tmpdir(), `stock-fake-${randomUUID()}.mp4`);
   const src = `color=c=${color.replace('#', '0x')}:s=${width}x${height}:r=10:d=${seconds}`;
-  await runFfmpeg([
-    '-f',
-    'lavfi',
-    '-i',
-    src,
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-pix_fmt',
-    'yuv420p',
-    '-movflags',
-    '+faststart',
-    file,
-  ]);
+  const bar = `color=c=white:s=${2 * Math.max(1, Math.round(width / 16))}x${height}:r=10:d=${seconds}`;
+  const inputs = moving ? ['-f', 'lavfi', '-i', src, '-f', 'lavfi', '-i', bar] : ['-f', 'lavfi', '-i', src];
+  const graph = moving ? ['-filter_complex', "[0:v][1:v]overlay=x='(W-w)*mod(t,2)/2':y=0:shortest=1"] : [];
+  await runFfmpeg([...inputs, ...graph, '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', file]);
   try {
     return await readFile(file);
   } finally {

@@ -11,8 +11,9 @@
 // orientation and size are left to the adapter's own filters, which the tests check.
 // Files: photos at /photos/{id}/pexels-photo-{id}.jpeg, resized as Pexels' image CDN does for the
 // src variants' parameters (w, h, dpr; fit=crop crops, else fits inside, never enlarging): flat
-// JPEGs of the item's colour at that size. Video files at /video-files/{id}/{file}.mp4: flat H.264
-// MP4s of the listed size and the video's duration.
+// JPEGs of the item's colour at that size. Video files at /video-files/{id}/{file}.mp4: H.264 MP4s
+// of the listed size and the video's duration, in the item's colour with a white bar crossing it
+// every 2 seconds (moving footage: frames at two times differ).
 import type http from 'node:http';
 import { jpeg, mp4, startFake, type Fake } from './common.ts';
 
@@ -141,7 +142,7 @@ export async function startPexelsFake(
     downloads.push(`${path}${query.size ? `?${query}` : ''}`);
     const bytes = p
       ? await jpeg(resized(p, query).width, resized(p, query).height, p.color)
-      : await mp4(Number(file![3]), Number(file![4]), v!.duration, v!.color);
+      : await mp4(Number(file![3]), Number(file![4]), v!.duration, v!.color, true);
     res.writeHead(200, { 'content-type': p ? 'image/jpeg' : 'video/mp4', 'content-length': bytes.length }).end(bytes);
   };
 
