@@ -161,7 +161,7 @@ export function createExecutor(ctx: AppContext, handlers: Map<string, AnyHandler
       const handler = handlers.get(call.operationId);
       if (!op || !handler)
         throw new ApiError('not_found', `Unknown operation ${call.operationId}`, { resource: 'route', field: 'operation_id' });
-      const auth = await authorize(ctx, op, call);
+      const auth = await retryRead(op, () => authorize(ctx, op, call));
       // Validated first, refused only once the call is counted (a refused call counts too).
       const checked = checkCall(op, call);
       const counted = await countCall(ctx, op, auth, checked, call.body);
@@ -169,7 +169,7 @@ export function createExecutor(ctx: AppContext, handlers: Map<string, AnyHandler
       const limitHeaders = counted.limitHeaders;
       try {
         if ('refused' in checked) throw checked.refused;
-        const out = await run(ctx, op, handler, call, auth, checked.input);
+        const out = await retryRead(op, () => run(ctx, op, handler, call, auth, checked.input));
         Object.assign(out.headers, limitHeaders);
         return out;
       } catch (err) {
@@ -177,6 +177,22 @@ export function createExecutor(ctx: AppContext, handlers: Map<string, AnyHandler
       }
     },
   };
+}
+
+/**
+ * A read (GET) that met a database connection PostgreSQL had just closed (a restart, an
+ * administrator's pg_terminate_backend, a failover) is tried once more at once: the pool replaces
+ * the connection, and the client should not get a 503 while the database is up. A database that is
+ * really down fails the second try as fast, and the read is answered 503 as before. Writes are not
+ * retried here: their clients retry with the same idempotency key.
+ */
+async function retryRead<T>(op: Pick<IndexEntry, 'method'>, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (op.method !== 'GET' || !isDatabaseUnavailable(err)) throw err;
+    return fn();
+  }
 }
 
 /** The caller of an operation that needs one: authenticated (unless the adapter did), with the scope and plan it needs. */

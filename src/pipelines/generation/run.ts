@@ -24,6 +24,9 @@ export async function runGeneration(ctx: AppContext, job: RunningJob<GenerationJ
     if (g.spec.madeBy) {
       // A template made by its catalog model: the model's part, then the finishing render (template.ts).
       const { outputs } = await runStages(ctx, generationResource, g, templateStages(ctx, g, job, workDir), tools);
+      // The outputs are stored: the work folder goes before the completion commits, so a completed
+      // generation never has a folder left behind (the finally below covers failures).
+      await fs.rm(workDir, { recursive: true, force: true });
       await completeGeneration(ctx, g, outputs.compositing);
       for (const key of [outputs.generating.storageKey, outputs.voice?.storageKey]) if (key) await ctx.storage.delete(key).catch(() => {});
       return;
@@ -33,6 +36,7 @@ export async function runGeneration(ctx: AppContext, job: RunningJob<GenerationJ
       { name: 'rendering', weight: 100, run: (stage) => render(ctx, g, job, workDir, stage) },
     ];
     const { outputs } = await runStages(ctx, generationResource, g, stages, tools);
+    await fs.rm(workDir, { recursive: true, force: true });
     await completeGeneration(ctx, g, outputs.rendering);
   } finally {
     await fs.rm(workDir, { recursive: true, force: true });
