@@ -153,6 +153,70 @@ export interface PictureRecord {
   seconds: number;
 }
 
+/** What a model is asked to make for an item (a picture or a clip): the fields both share. */
+export interface ModelItemRequest {
+  variant: { id: string; label: string; provider?: CatalogImageVariant['provider'] };
+  /** A stable name of the item (its seed): a retry asks for the same output. */
+  key: string;
+  prompt: string;
+  aspectRatio: string;
+  width: number;
+  height: number;
+  brand?: { name: string; colors: string[] };
+  maxInputPixels?: number;
+}
+
+/**
+ * Runs a catalog model for an item on the engine `engine` names (capability `output`), resuming
+ * the provider job `jobs` holds (stored before polling), and returns what it made with the
+ * common part of its record: who ran it, the provider's job id and the seconds it took.
+ */
+export async function runModelItem(
+  engine: Extract<PictureEngine, { made: true }>,
+  modelSlug: string,
+  req: ModelItemRequest,
+  job: Pick<GenerationJob, 'output' | 'referenceImages'> & Partial<GenerationJob>,
+  jobs: JobStore,
+  opts: Pick<GenerateOptions, 'workDir' | 'onProgress'> & { signal: AbortSignal },
+) {
+  const { variant } = req;
+  const request: GenerationJob = {
+    generationId: createHash('sha256').update(req.key).digest('hex').slice(0, 32),
+    type: 'ai_model',
+    prompt: req.prompt,
+    title: variant.label,
+    modelSlug,
+    variantId: variant.id,
+    aspectRatio: req.aspectRatio,
+    width: req.width,
+    height: req.height,
+    brandName: req.brand?.name,
+    brandColors: req.brand?.colors,
+    maxInputPixels: req.maxInputPixels,
+    generateAudio: false,
+    providerModel: engine.use.kind === 'hosted' ? variant.provider : undefined,
+    ...job,
+  };
+  const t0 = performance.now();
+  await fs.mkdir(opts.workDir, { recursive: true });
+  const { result, jobId } = await runRecordedJob(
+    engine.setup,
+    engineFor(job.output, { ...engine.setup, model: request.providerModel }),
+    request,
+    { ...opts, jobs },
+  );
+  const ran = {
+    modelSlug,
+    variantId: variant.id,
+    kind: engine.use.kind,
+    provider: engine.use.provider,
+    model: engine.use.model,
+    providerJobId: jobId,
+    seconds: Math.round(performance.now() - t0) / 1000,
+  };
+  return { made: result, ran };
+}
+
 /** Makes the picture with the engine `engine` names, resuming the provider job `jobs` holds (stored before polling). */
 export async function makePicture(
   engine: Extract<PictureEngine, { made: true }>,
@@ -161,36 +225,13 @@ export async function makePicture(
   jobs: JobStore,
   opts: Pick<GenerateOptions, 'workDir' | 'onProgress'> & { signal: AbortSignal },
 ): Promise<ModelPicture> {
-  const { variant } = req;
-  const job: GenerationJob = {
-    generationId: createHash('sha256').update(req.key).digest('hex').slice(0, 32),
-    type: 'ai_model',
-    output: 'image',
-    prompt: req.prompt,
-    title: variant.label,
+  const { made, ran } = await runModelItem(
+    engine,
     modelSlug,
-    variantId: variant.id,
-    aspectRatio: req.aspectRatio,
-    width: req.width,
-    height: req.height,
-    imageFormat: 'png',
-    brandName: req.brand?.name,
-    brandColors: req.brand?.colors,
-    referenceImages: req.image && takesImage(variant) ? [req.image] : [],
-    maxInputPixels: req.maxInputPixels,
-    generateAudio: false,
-    providerModel: engine.use.kind === 'hosted' ? variant.provider : undefined,
-  };
-  const t0 = performance.now();
-  await fs.mkdir(opts.workDir, { recursive: true });
-  const { result: made, jobId } = await runRecordedJob(
-    engine.setup,
-    engineFor('image', { ...engine.setup, model: job.providerModel }),
-    job,
-    {
-      ...opts,
-      jobs,
-    },
+    req,
+    { output: 'image', imageFormat: 'png', referenceImages: req.image && takesImage(req.variant) ? [req.image] : [] },
+    jobs,
+    opts,
   );
   const bytes = await fs.readFile(made.path);
   await fs.rm(opts.workDir, { recursive: true, force: true });
@@ -199,16 +240,7 @@ export async function makePicture(
     contentType: made.contentType,
     width: made.width,
     height: made.height,
-    record: {
-      source: 'model',
-      modelSlug,
-      variantId: variant.id,
-      kind: engine.use.kind,
-      provider: engine.use.provider,
-      model: engine.use.model,
-      providerJobId: jobId,
-      seconds: Math.round(performance.now() - t0) / 1000,
-    },
+    record: { source: 'model', ...ran },
   };
 }
 

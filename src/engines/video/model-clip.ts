@@ -11,13 +11,10 @@
 // that would, and the pipeline keeps the item's still. The hosted adapters fetch, sniff and bound
 // the output (../hosted/hosted.ts storeOutput); the provider job id is stored before polling
 // through the caller's JobStore (../resumable.ts), so a resumed attempt polls instead of paying again.
-import { createHash } from 'node:crypto';
-import fs from 'node:fs/promises';
 import type { components as CatalogSchema } from '../../../generated/catalog-data.d.ts';
-import type { GenerateOptions, GenerationJob } from '../generation.ts';
-import { type CatalogAiModel, modelEngine, type PictureEngine, type PictureRecord } from '../image/model-picture.ts';
-import { engineFor } from '../index.ts';
-import { runRecordedJob, type JobStore } from '../resumable.ts';
+import type { GenerateOptions } from '../generation.ts';
+import { type CatalogAiModel, modelEngine, type PictureEngine, type PictureRecord, runModelItem } from '../image/model-picture.ts';
+import type { JobStore } from '../resumable.ts';
 
 export type CatalogVideoVariant = CatalogSchema['schemas']['VideoVariant'];
 
@@ -108,53 +105,20 @@ export async function makeClip(
   jobs: JobStore,
   opts: Pick<GenerateOptions, 'workDir' | 'onProgress'> & { signal: AbortSignal },
 ): Promise<ModelClip> {
-  const { variant } = req;
-  const durationSeconds = clipDuration(variant, req.seconds);
-  const job: GenerationJob = {
-    generationId: createHash('sha256').update(req.key).digest('hex').slice(0, 32),
-    type: 'ai_model',
-    output: 'video',
-    prompt: req.prompt,
-    title: variant.label,
+  const durationSeconds = clipDuration(req.variant, req.seconds);
+  const { made, ran } = await runModelItem(
+    engine,
     modelSlug,
-    variantId: variant.id,
-    aspectRatio: req.aspectRatio,
-    width: req.width,
-    height: req.height,
-    durationSeconds,
-    brandName: req.brand?.name,
-    brandColors: req.brand?.colors,
-    referenceImages: req.image && takes(variant, 'image') ? [req.image] : [],
-    maxInputPixels: req.maxInputPixels,
-    generateAudio: false,
-    providerModel: engine.use.kind === 'hosted' ? variant.provider : undefined,
-  };
-  const t0 = performance.now();
-  await fs.mkdir(opts.workDir, { recursive: true });
-  const { result: made, jobId } = await runRecordedJob(
-    engine.setup,
-    engineFor('video', { ...engine.setup, model: job.providerModel }),
-    job,
-    {
-      ...opts,
-      jobs,
-    },
+    req,
+    { output: 'video', durationSeconds, referenceImages: req.image && takes(req.variant, 'image') ? [req.image] : [] },
+    jobs,
+    opts,
   );
   return {
     path: made.path,
     width: made.width,
     height: made.height,
     durationSeconds: made.durationSeconds,
-    record: {
-      source: 'model_video',
-      modelSlug,
-      variantId: variant.id,
-      kind: engine.use.kind,
-      provider: engine.use.provider,
-      model: engine.use.model,
-      providerJobId: jobId,
-      durationSeconds,
-      seconds: Math.round(performance.now() - t0) / 1000,
-    },
+    record: { source: 'model_video', ...ran, durationSeconds },
   };
 }
