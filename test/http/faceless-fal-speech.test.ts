@@ -10,6 +10,7 @@ import { facelessVideos } from '../../src/db/schema/index.ts';
 import { FAL_TONE_HZ, startFalFake } from '../engines/fakes/fal.ts';
 import { startOpenAiSpeechFake } from '../engines/fakes/openai-speech.ts';
 import { toneShare } from '../engines/fakes/tone.ts';
+import { poll } from '../helpers/image-model.ts';
 import { startTestApp } from '../helpers/app.ts';
 import { soundOf } from '../helpers/sound.ts';
 
@@ -41,12 +42,7 @@ t.test('the narration is fal’s audio, in the mapped voice, and the record says
   });
   t.equal(created.status, 200, created.text);
   const id = created.body.video_id as number;
-  let video: any;
-  for (const end = Date.now() + 180_000; ; ) {
-    video = (await app.request('GET', `/api/v1/videos/${id}`, { key: ws.key })).body;
-    if (video.status === 'completed' || video.status === 'error' || Date.now() > end) break;
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  const video = await poll(app, ws.key, `/api/v1/videos/${id}`);
   t.equal(video.status, 'completed', JSON.stringify(video.error));
 
   const submits = fal.seen.filter((r) => r.method === 'POST' && r.path === '/fal-ai/kokoro/american-english');

@@ -8,6 +8,7 @@ import t from 'tap';
 import { facelessVideos } from '../../src/db/schema/index.ts';
 import { OPENAI_TONE_HZ, startOpenAiSpeechFake } from '../engines/fakes/openai-speech.ts';
 import { toneShare } from '../engines/fakes/tone.ts';
+import { poll } from '../helpers/image-model.ts';
 import { startTestApp } from '../helpers/app.ts';
 import { createProject, edit } from '../editor/helpers.ts';
 import { soundOf } from '../helpers/sound.ts';
@@ -38,12 +39,7 @@ t.test(
     });
     t.equal(created.status, 200, created.text);
     const id = created.body.video_id as number;
-    let video: any;
-    for (const end = Date.now() + 180_000; ; ) {
-      video = (await app.request('GET', `/api/v1/videos/${id}`, { key: ws.key })).body;
-      if (video.status === 'completed' || video.status === 'error' || Date.now() > end) break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    const video = await poll(app, ws.key, `/api/v1/videos/${id}`);
     t.equal(video.status, 'completed', JSON.stringify(video.error));
 
     const spoken = fake.seen.filter((r) => r.path === '/v1/audio/speech');

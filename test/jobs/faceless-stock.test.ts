@@ -16,7 +16,8 @@ import { facelessVideos, media } from '../../src/db/schema/index.ts';
 import { extractFrame, probe } from '../../src/media/ffmpeg.ts';
 import { facelessJob } from '../../src/pipelines/faceless-video/job.ts';
 import { startPexelsFake, type FakePhoto } from '../engines/fakes/pexels.ts';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { poll } from '../helpers/image-model.ts';
+import { startTestApp } from '../helpers/app.ts';
 
 const KEY = 'pexels-test-key-4242';
 const PHOTOS: FakePhoto[] = [
@@ -38,16 +39,6 @@ const env = {
 };
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'faceless-stock-'));
 t.teardown(() => fs.rmSync(tmp, { recursive: true, force: true }));
-
-async function poll(app: TestApp, key: string, id: number): Promise<any> {
-  const end = Date.now() + 180_000;
-  for (;;) {
-    const res = await app.request('GET', `/api/v1/videos/${id}`, { key });
-    if (res.body.status === 'completed' || res.body.status === 'error') return res.body;
-    if (Date.now() > end) throw new Error(`video ${id} still ${res.body.status}`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
 
 /** The share of the frame's pixels above the caption band near `rgb`. */
 async function share(file: string, seconds: number, rgb: [number, number, number]): Promise<number> {
@@ -75,7 +66,7 @@ t.test('stock photo scenes over HTTP: queries from the scene texts, the photos i
   const created = await app.request('POST', '/api/v1/faceless-videos', { key: ws.key, body: { script: SCRIPT, duration: '6' } });
   t.equal(created.status, 200, created.text);
   const id = created.body.video_id as number;
-  const video = await poll(app, ws.key, id);
+  const video = await poll(app, ws.key, `/api/v1/videos/${id}`);
   t.equal(video.status, 'completed', JSON.stringify(video.error));
 
   t.same(
