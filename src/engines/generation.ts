@@ -8,6 +8,7 @@
 import type { components as CatalogSchema } from '../../generated/catalog-data.d.ts';
 import type { MediaFile } from '../media/ffmpeg.ts';
 import type { SpokenWord } from './speech/types.ts';
+import type { CustomerCopy } from './write/ad-copy.ts';
 
 /** The hosted model behind an AI model variant (spec/catalog.yaml `provider`). */
 export type ProviderModel = CatalogSchema['schemas']['ProviderModel'];
@@ -33,6 +34,8 @@ export interface GenerationJob {
   type: GenerationType;
   output: OutputKind;
   prompt: string;
+  /** The customer's copy of a template ad (headline, subheadline, cta, offer), used verbatim; see ../write/ad-copy.ts. */
+  copy?: CustomerCopy;
   title: string; // template or model title, for the layout
   templateSlug?: string;
   modelSlug?: string;

@@ -10,7 +10,8 @@ import t, { type Test } from 'tap';
 import { escapeFilterValue, extractFrame, FfmpegError, FFMPEG_PATH, FFPROBE_PATH, probe, runFfmpeg } from '../../src/media/ffmpeg.ts';
 import { LocalProvider } from '../../src/engines/local/ads.ts';
 import { FONT_BOLD as FONT_FILE } from '../../src/engines/local/font.ts';
-import { computeLayout, headlineFrom, paletteFor } from '../../src/engines/local/layout.ts';
+import { computeLayout, paletteFor } from '../../src/engines/local/layout.ts';
+import { headlineFrom } from '../../src/engines/write/ad-copy.ts';
 import { ProviderError, resolveDimensions, type GenerationJob, type ImageFormat } from '../../src/engines/generation.ts';
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'providers-local-'));

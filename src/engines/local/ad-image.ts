@@ -9,18 +9,8 @@ import sharp, { type OverlayOptions, type Sharp } from 'sharp';
 import { DEFAULT_PIXEL_LIMITS } from '../../media/limits.ts';
 import { ProviderError, type GenerationJob, type ImageFormat } from '../generation.ts';
 import { fontFace, type FontFace } from './font.ts';
-import {
-  badgeFrom,
-  computeLayout,
-  ctaFrom,
-  headlineFrom,
-  hexToRgb,
-  paletteFor,
-  rng,
-  type AdLayout,
-  type Palette,
-  type Rect,
-} from './layout.ts';
+import { adCopy } from '../write/ad-copy.ts';
+import { computeLayout, hexToRgb, paletteFor, rng, type AdLayout, type Palette, type Rect } from './layout.ts';
 
 /**
  * full: the finished ad. overlay: texts, brand and CTA on a transparent canvas with scrims (over a
@@ -316,7 +306,7 @@ export async function composeAd(job: GenerationJob, mode: ComposeMode = 'full'):
   const palette = paletteFor(job);
   // A preset has decorations of its own (the background variant is seeded by it).
   const seed = `${job.prompt}|${job.templateSlug ?? job.modelSlug ?? ''}|${layout.kind}${job.presetId ? `|${job.presetId}` : ''}`;
-  const headline = headlineFrom(job.prompt, job.title);
+  const headline = adCopy(job).headline;
   const align = layout.orientation === 'landscape' && layout.kind !== 'model' && mode === 'full' ? 'left' : 'centre';
   const d: AdDraw = { job, layout, palette, mode, align, ...facesFor(job) };
   const layers: OverlayOptions[] = [];
@@ -435,7 +425,7 @@ async function brandLayer({ job, layout, palette, mode, align, bodyFace }: AdDra
 /** The CTA button: a pill in the accent colour with its text. */
 async function ctaLayers({ job, palette, align, bodyFace }: AdDraw, c: Rect): Promise<OverlayOptions[]> {
   const px = Math.max(8, r(c.h * 0.4));
-  const t = await setText(span(`${ctaFrom(job.prompt, job.type)}  →`, palette.onAccent), { w: c.w, h: c.h }, { px, face: bodyFace });
+  const t = await setText(span(`${adCopy(job).cta}  →`, palette.onAccent), { w: c.w, h: c.h }, { px, face: bodyFace });
   const bw = Math.max(Math.min(c.w, t.width + r(c.h * 1.2)), r(c.w * 0.5));
   const bx = align === 'left' ? c.x : c.x + r((c.w - bw) / 2);
   return [
@@ -461,7 +451,7 @@ async function badgeLayers({ job, layout, palette, bodyFace }: AdDraw, b: NonNul
     y0,
   );
   const t = await setText(
-    span(badgeFrom(job.prompt, job.templateSlug ?? ''), palette.onAccent),
+    span(adCopy(job).badge, palette.onAccent),
     { w: r(b.r * 1.4), h: r(b.r * 0.8) },
     { maxPx: r(b.r * 0.6), face: bodyFace },
   );

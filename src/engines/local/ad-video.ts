@@ -11,7 +11,8 @@ import path from 'node:path';
 import { escapeFilterValue as esc, inputArgs, probe, type MediaFile } from '../../media/ffmpeg.ts';
 import { ProviderError, type GenerationJob } from '../generation.ts';
 import { composeAd, encodeRaw, facesFor } from './ad-image.ts';
-import { hash32, LEADING_INSTRUCTION, rng, type AdLayout } from './layout.ts';
+import { hash32, rng, type AdLayout } from './layout.ts';
+import { adCopy } from '../write/ad-copy.ts';
 import type { SpokenWord } from '../speech/types.ts';
 
 export interface VideoSettings {
@@ -110,12 +111,6 @@ export function spokenChunks(words: readonly SpokenWord[], maxChars: number): { 
   return out;
 }
 
-/** The prompt as caption text: without a leading "create a …" instruction, first letter capitalised. */
-export function captionText(prompt: string): string {
-  const t = (prompt || '').replace(/\s+/g, ' ').trim().replace(LEADING_INSTRUCTION, '');
-  return t.charAt(0).toUpperCase() + t.slice(1);
-}
-
 /** drawtext filters for the captions (one per line, each with its own box, fading in). */
 async function captionFilters(job: GenerationJob, layout: AdLayout, duration: number, dir: string, files: string[]): Promise<string[]> {
   const fs = Math.max(12, Math.round(layout.unit * 0.052));
@@ -126,7 +121,7 @@ async function captionFilters(job: GenerationJob, layout: AdLayout, duration: nu
   // Spoken words (a narrated ad): each chunk while it is said; else the prompt, spread evenly.
   const timed = job.spokenWords?.length
     ? spokenChunks(job.spokenWords, maxChars).filter((c) => c.a < duration)
-    : captionChunks(captionText(job.prompt), maxChars, maxChunks).map((lines, i, all) => {
+    : captionChunks(adCopy(job).captions, maxChars, maxChunks).map((lines, i, all) => {
         const slot = (end - start) / all.length;
         return { lines, a: start + i * slot, b: start + i * slot + slot - 0.05 };
       });

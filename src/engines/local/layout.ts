@@ -1,5 +1,5 @@
-// Pure, deterministic layout decisions of the local renderer: the palette, the texts derived
-// from the prompt, and the geometry of every element for a given job. No I/O here, so tests
+// Pure, deterministic layout decisions of the local renderer: the palette (the texts are decided
+// in ../write/ad-copy.ts) and the geometry of every element for a given job. No I/O here, so tests
 // (and the image and video renderers) can ask where the product frame or the caption band is.
 // A template preset picks an arrangement (by its place among the template's presets) and a tone
 // (by the words of its id); a logo takes the end of the brand band; an avatar takes the UGC
@@ -225,54 +225,6 @@ export function paletteFor(
   // A CTA that disappears into the background is no CTA.
   if (contrast(accent, primary) < 1.5) accent = textOn(primary) === '#ffffff' ? '#ffffff' : '#111111';
   return { primary, secondary, accent, onPrimary: textOn(primary), onAccent: textOn(accent) };
-}
-
-// ---------------------------------------------------------------------------------------
-// Texts
-// ---------------------------------------------------------------------------------------
-
-export const LEADING_INSTRUCTION =
-  /^(?:please\s+)?(?:create|make|generate|design|render|produce|draw|show|build|write|give\s+me)\s+(?:me\s+|us\s+)?(?:an?\s+|the\s+|some\s+)?/i;
-const MEDIA_NOUN =
-  /\b(?:static\s+|video\s+|ugc\s+|social\s+|instagram\s+|tiktok\s+)?(?:ad|advert|advertisement|video|image|picture|photo|poster|banner|post|story|reel)s?\s+(?:for|about|of|showing|featuring|with)\s+/i;
-
-/** A short headline from the prompt's first sentence, without the "create an ad for" part. */
-export function headlineFrom(prompt: string, fallback: string): string {
-  const first = (prompt || '').split(/(?<=[.!?])\s+|\n+/)[0]?.trim() ?? '';
-  let text = first.replace(LEADING_INSTRUCTION, '');
-  // "summer sale ad for our shoes" → "summer sale: our shoes"; "an ad for our shoes" → "our shoes".
-  const noun = MEDIA_NOUN.exec(text);
-  if (noun) {
-    const before = text.slice(0, noun.index).trim();
-    const after = text.slice(noun.index + noun[0].length).trim();
-    text = before ? `${before}: ${after}` : after;
-  }
-  text = text.replace(/[.\s]+$/, '').trim();
-  if (!text) text = (fallback || '').trim();
-  if (!text) return 'New';
-  const words = text.split(/\s+/);
-  if (words.length > 12) text = `${words.slice(0, 12).join(' ')}…`;
-  if (text.length > 90) text = `${text.slice(0, 89).trimEnd()}…`;
-  return text.charAt(0).toUpperCase() + text.slice(1);
-}
-
-/** Call to action from the prompt's wording. */
-export function ctaFrom(prompt: string, type: GenerationJob['type']): string {
-  const p = (prompt || '').toLowerCase();
-  if (/\b(app|download|install)\b/.test(p)) return 'Install now';
-  if (/\b(book|reserve|appointment)\b/.test(p)) return 'Book now';
-  if (/\b(sign ?up|join|register|subscribe)\b/.test(p)) return 'Sign up';
-  if (/\b(learn|discover|guide|how to)\b/.test(p)) return 'Learn more';
-  if (/\b(order|delivery|food|menu)\b/.test(p)) return 'Order now';
-  return type === 'ugc_ad' ? 'Get yours' : 'Shop now';
-}
-
-/** Sticker text for banner layouts: a discount from the prompt, else SALE / NEW. */
-export function badgeFrom(prompt: string, slug: string): string {
-  const pct = /(\d{1,2})\s*%/.exec(prompt || '');
-  if (pct) return `-${pct[1]}%`;
-  if (/\bfree shipping\b/i.test(prompt)) return 'FREE';
-  return /sale|offer|deal|countdown/i.test(`${slug} ${prompt}`) ? 'SALE' : 'NEW';
 }
 
 // ---------------------------------------------------------------------------------------
