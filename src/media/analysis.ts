@@ -324,7 +324,7 @@ const TRANSCRIBE_MAX_SECONDS = 780;
 const readLines = async (file: string) => (await fs.readFile(file, 'utf8').catch(() => '')).split('\n');
 
 /** Values of `key=` lines in an ffmpeg `metadata=print` report, with the pts_time of their frame. */
-async function metadataReport(file: string, key: string): Promise<{ t: number; v: number }[]> {
+export async function metadataReport(file: string, key: string): Promise<{ t: number; v: number }[]> {
   const out: { t: number; v: number }[] = [];
   let t = 0;
   for (const line of await readLines(file)) {

@@ -23,6 +23,8 @@ export interface PlacedText {
   /** For video: when it shows (seconds); absent for images (always). */
   fromSeconds?: number;
   toSeconds?: number;
+  /** The glyphs' fill colour (#rrggbb) when known: the contrast check then knows which colour is the text. */
+  color?: string;
 }
 
 /** Fractions of the frame height a platform's UI covers (9:16 feeds: top 0.14, bottom 0.20). */

@@ -1,0 +1,147 @@
+// What the media quality checker (./check.ts) reads from a video or its sound, each in ONE bounded
+// ffmpeg run (src/media/ffmpeg.ts's runFfmpeg: the input forced to its sniffed demuxer, killed at
+// the deadline through its signal):
+//   sampleVideo: the frames at given times at full size (the middle of each text's and scene's
+//     span: select picks the first frame at or after each time), evenly spaced frames at 360 px
+//     wide (nearest-neighbour, so edge bars keep hard edges) and, when asked, the scene cuts
+//     (`select='gt(scene,0.3)'` on a 160 px copy);
+//   measureAudio: the spans that are not silent (silencedetect, −45 dB for 0.4 s) and the peak
+//   level of the whole track (astats, dBFS; −Infinity for digital silence).
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
+import { metadataReport } from '../analysis.ts';
+import { escapeFilterValue, inputArgs, type MediaFile, runFfmpeg } from '../ffmpeg.ts';
+import type { Frame } from './pixels.ts';
+
+/** Decodes an image (bytes or a file) into an RGBA frame, at most `maxWidth` wide (nearest-neighbour). */
+export async function decodeFrame(input: Buffer | string, maxWidth?: number): Promise<Frame> {
+  let img = sharp(input, { failOn: 'error' }).rotate();
+  if (maxWidth) img = img.resize({ width: maxWidth, withoutEnlargement: true, kernel: 'nearest' });
+  const { data, info } = await img.ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+  return { data, width: info.width, height: info.height };
+}
+
+export interface VideoSamples {
+  /** The frame shown at each requested time (full size), by the time asked for. */
+  at: Map<number, Frame>;
+  /** Evenly spaced frames, 360 px wide, with their times. */
+  even: { t: number; frame: Frame }[];
+  /** Scene cuts (seconds), when asked for. */
+  cuts: number[];
+}
+
+export interface SampleOptions {
+  duration: number;
+  fps: number;
+  /** How many evenly spaced frames (at most 2 a second). */
+  evenCount: number;
+  detectCuts: boolean;
+  signal: AbortSignal;
+}
+
+/** Requested times, clamped into the video and merged when closer than 1.5 frames: [time, the times it stands for]. */
+function frameTimes(times: number[], o: SampleOptions): [number, number[]][] {
+  const frame = 1 / o.fps;
+  const last = Math.max(0, o.duration - 1.5 * frame);
+  const sorted = [...new Set(times)].sort((a, b) => a - b);
+  const out: [number, number[]][] = [];
+  for (const t of sorted) {
+    const c = Math.round(Math.min(last, Math.max(0, t)) * 1000) / 1000;
+    const prev = out.at(-1);
+    if (prev && c - prev[0] < 1.5 * frame) prev[1].push(t);
+    else out.push([c, [t]]);
+  }
+  return out;
+}
+
+/** Reads the frames the checks need from `file` in one ffmpeg run (see the head of this file). */
+export async function sampleVideo(file: MediaFile, times: number[], o: SampleOptions): Promise<VideoSamples> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'check-media-'));
+  try {
+    const picks = frameTimes(times, o);
+    const rate = Math.min(2, o.evenCount / Math.max(o.duration, 0.5));
+    const cutsFile = path.join(dir, 'cuts.txt');
+    const branches: { graph: string; out: string[] }[] = [
+      { graph: `fps=fps=${rate.toFixed(4)},scale=360:-2:flags=neighbor`, out: ['-f', 'image2', path.join(dir, 'e-%03d.png')] },
+    ];
+    if (picks.length) {
+      const expr = picks.map(([t]) => `gte(t,${t})*(isnan(prev_pts)+lt(prev_pts*TB,${t}))`).join('+');
+      branches.push({ graph: `select='${expr}'`, out: ['-vsync', '0', '-f', 'image2', path.join(dir, 't-%03d.png')] });
+    }
+    if (o.detectCuts)
+      branches.push({
+        graph: `scale=160:-2,select='gt(scene,0.3)',metadata=print:file=${escapeFilterValue(cutsFile)}`,
+        out: ['-f', 'null', '-'],
+      });
+    const graph = [
+      `[0:v:0]split=${branches.length}${branches.map((_, i) => `[s${i}]`).join('')}`,
+      ...branches.map((b, i) => `[s${i}]${b.graph}[o${i}]`),
+    ].join(';');
+    const outputs = branches.flatMap((b, i) => ['-map', `[o${i}]`, '-compression_level', '1', ...b.out]);
+    await runFfmpeg([...inputArgs(file), '-filter_complex', graph, ...outputs], {
+      cwd: path.dirname(path.resolve(file.path)),
+      signal: o.signal,
+    });
+    const names = (await fs.readdir(dir)).sort();
+    const at = new Map<number, Frame>();
+    const picked = names.filter((n) => n.startsWith('t-'));
+    for (const [i, [, asked]] of picks.entries()) {
+      if (!picked[i]) break;
+      const frame = await decodeFrame(path.join(dir, picked[i]));
+      for (const t of asked) at.set(t, frame);
+    }
+    const even = [];
+    for (const [i, n] of names.filter((n) => n.startsWith('e-')).entries())
+      even.push({ t: Math.round((i / rate) * 1000) / 1000, frame: await decodeFrame(path.join(dir, n)) });
+    const cuts = o.detectCuts ? (await metadataReport(cutsFile, 'lavfi.scene_score')).map((x) => x.t).filter((t) => t > 0) : [];
+    return { at, even, cuts };
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+}
+
+export interface AudioMeasures {
+  /** Peak level of the track in dBFS (−Infinity: digital silence). */
+  peakDb: number;
+  /** The spans (seconds) that are not silent. */
+  sound: { fromSeconds: number; toSeconds: number }[];
+}
+
+/** The first audio track's peak level and non-silent spans, in one ffmpeg run. */
+export async function measureAudio(file: MediaFile, duration: number, signal: AbortSignal): Promise<AudioMeasures> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'check-media-'));
+  try {
+    const silence = path.join(dir, 'silence.txt');
+    const peak = path.join(dir, 'peak.txt');
+    const graph = [
+      '[0:a:0]asplit=2[a1][a2]',
+      `[a1]silencedetect=n=-45dB:d=0.4,ametadata=print:file=${escapeFilterValue(silence)}[s]`,
+      `[a2]astats=metadata=1:reset=0,ametadata=print:key=lavfi.astats.Overall.Peak_level:file=${escapeFilterValue(peak)}[p]`,
+    ].join(';');
+    await runFfmpeg([...inputArgs(file), '-filter_complex', graph, '-map', '[s]', '-f', 'null', '-', '-map', '[p]', '-f', 'null', '-'], {
+      cwd: path.dirname(path.resolve(file.path)),
+      signal,
+    });
+    const last = (await metadataReport(peak, 'lavfi.astats.Overall.Peak_level')).at(-1)?.v;
+    const peakDb = last === undefined || Number.isNaN(last) ? Number.NEGATIVE_INFINITY : last;
+    const starts = (await metadataReport(silence, 'lavfi.silence_start')).map((x) => Math.max(0, x.v));
+    const ends = (await metadataReport(silence, 'lavfi.silence_end')).map((x) => x.v);
+    return { peakDb, sound: complement(starts, ends, duration) };
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** The spans of [0, duration] outside the silences [starts[i], ends[i] ?? duration]. */
+function complement(starts: number[], ends: number[], duration: number): { fromSeconds: number; toSeconds: number }[] {
+  const out: { fromSeconds: number; toSeconds: number }[] = [];
+  let from = 0;
+  for (const [i, s] of starts.entries()) {
+    if (s > from) out.push({ fromSeconds: from, toSeconds: s });
+    from = ends[i] ?? duration;
+  }
+  if (from < duration) out.push({ fromSeconds: from, toSeconds: duration });
+  return out;
+}

@@ -1,0 +1,102 @@
+// Text checks of the media quality checker (./check.ts): where a placed text sits (textPlacement)
+// and whether OCR reads its words back (readBack).
+//
+// Read-back: the box, with a little padding, is cut from the frame, made grey, inverted when the
+// text is lighter than its background (Tesseract reads dark on light best), stretched to full
+// range and upscaled so a line is about 100 px tall, then read by OCR (../ocr.ts). Both the placed
+// words and the words read are normalised (Unicode NFKC, lower case, letters and digits only) and
+// compared without spaces (OCR splits and joins words freely): similarity = 1 − Levenshtein
+// distance ÷ the longer length. It passes at ≥ 0.8 (a real render reads ≥ 0.9; another text or
+// one with a word missing falls well below) AND when the placed text's last word is found at the
+// end of what was read (a clipped line loses its last word first; an edit per 4 letters allowed).
+import type { Box, PlacedText } from './manifest.ts';
+import { MARGIN, type SafeZone } from './manifest.ts';
+
+export const READ_BACK_THRESHOLD = 0.8;
+
+/** Placed words as compared: NFKC, lower case, letters and digits, single spaces. */
+export function normaliseWords(text: string): string {
+  return text
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
+}
+
+/** Levenshtein distance (insert, delete, substitute: 1 each). */
+export function levenshtein(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[b.length];
+}
+
+/** 1 − edit distance ÷ longer length, of the normalised texts without spaces. */
+export function textSimilarity(placed: string, read: string): number {
+  const a = normaliseWords(placed).replace(/ /g, '');
+  const b = normaliseWords(read).replace(/ /g, '');
+  if (!a.length && !b.length) return 1;
+  return 1 - levenshtein(a, b) / Math.max(a.length, b.length);
+}
+
+/** Whether the last word of `placed` ends what was `read` (an edit per 4 letters allowed). */
+export function lastWordRead(placed: string, read: string): boolean {
+  const words = normaliseWords(placed).split(' ').filter(Boolean);
+  const last = words.at(-1);
+  if (!last) return true;
+  const tail = normaliseWords(read)
+    .replace(/ /g, '')
+    .slice(-(last.length + 2));
+  const allowed = Math.floor(last.length / 4);
+  for (let start = 0; start < tail.length; start++)
+    for (const len of [last.length - 1, last.length, last.length + 1])
+      if (len > 0 && start + len <= tail.length && levenshtein(last, tail.slice(start, start + len)) <= allowed) return true;
+  return false;
+}
+
+export interface ReadBackVerdict {
+  similarity: number;
+  lastWord: boolean;
+  pass: boolean;
+}
+
+export function readBackVerdict(placed: string, read: string): ReadBackVerdict {
+  const similarity = textSimilarity(placed, read);
+  const lastWord = lastWordRead(placed, read);
+  return { similarity, lastWord, pass: similarity >= READ_BACK_THRESHOLD && lastWord };
+}
+
+/** The padding around a box that OCR and the overflow test look at: 15 % of its height, 6–24 px. */
+export const padOf = (box: Box) => Math.round(Math.min(24, Math.max(6, 0.15 * box.h)));
+
+/** The upscale factor that makes a short box about 100 px tall (at most 4×). */
+export const upscaleOf = (box: Box) => Math.min(4, Math.max(1, 100 / Math.max(1, box.h)));
+
+export interface Placement {
+  pass: boolean;
+  /** The smallest distance of the box from an edge, as a fraction of that side (negative: outside). */
+  margin: number;
+  problems: string[];
+}
+
+/** Whether a placed box keeps the 4 % margins and stays out of the safe zone's top and bottom bands. */
+export function textPlacement(text: PlacedText, width: number, height: number, safeZone?: SafeZone): Placement {
+  const { x, y, w, h } = text.box;
+  const sides = { left: x / width, right: (width - x - w) / width, top: y / height, bottom: (height - y - h) / height };
+  const problems: string[] = [];
+  const eps = 0.5 / Math.min(width, height);
+  for (const [side, m] of Object.entries(sides)) {
+    if (m < 0) problems.push(`outside the frame at the ${side} (${pct(m)})`);
+    else if (m < MARGIN - eps) problems.push(`${side} margin ${pct(m)} < ${pct(MARGIN)}`);
+  }
+  if (safeZone && sides.top < safeZone.top - eps)
+    problems.push(`inside the top UI zone (${pct(sides.top)} from the top < ${pct(safeZone.top)})`);
+  if (safeZone && sides.bottom < safeZone.bottom - eps)
+    problems.push(`inside the bottom UI zone (${pct(sides.bottom)} from the bottom < ${pct(safeZone.bottom)})`);
+  return { pass: problems.length === 0, margin: Math.min(...Object.values(sides)), problems };
+}
+
+export const pct = (f: number) => `${Math.round(f * 1000) / 10} %`;
