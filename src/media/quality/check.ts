@@ -68,6 +68,8 @@ export interface QualityReport {
   width: number | null;
   height: number | null;
   durationSeconds: number | null;
+  /** Whether a manifest was given (without one, the placed-text checks do not run). */
+  manifest: boolean;
   pass: boolean;
   rows: QualityRow[];
 }
@@ -364,6 +366,7 @@ export async function checkMedia(file: string, manifest?: MediaManifest, opts: C
   return {
     file,
     kind,
+    manifest: !!manifest,
     width: info.width,
     height: info.height,
     durationSeconds: kind === 'image' ? null : info.duration_seconds,
@@ -383,5 +386,6 @@ export function formatReport(report: QualityReport): string {
       .map((v, i) => (i === 5 ? v : (v.length > widths[i] ? `${v.slice(0, widths[i] - 1)}…` : v).padEnd(widths[i])))
       .join('  ')
       .trimEnd();
-  return [head, line(header), ...cells.map(line)].join('\n');
+  const note = report.manifest ? [] : ['(no manifest: the placed-text checks did not run)'];
+  return [head, ...note, line(header), ...cells.map(line)].join('\n');
 }

@@ -13,7 +13,8 @@
 //
 // Glyphs outside the box (inkAcrossEdge): pixels of the text's colour in the bands just left and
 // right of the box (beyond a 2 px tolerance for antialiasing, as far as half the box's height):
-// a line too long for its box runs on past it.
+// a line too long for its box runs on past it, over the same background (a band that is mostly
+// other colours is a neighbour, not the text).
 //
 // Uncovered canvas (uncoveredBar): a straight bar along an edge: at least 2 lines (rows or
 // columns) that are blank (≥ 97 % of their pixels black, max channel ≤ 24, or transparent,
@@ -178,11 +179,10 @@ export function inkAcrossEdge(frame: Frame, box: Box, reach: number, textColor?:
   if (!split || dist2(split.centres[0], split.centres[1]) < 30 ** 2) return undefined;
   const t = split.centres[split.text];
   const bg = split.centres[1 - split.text];
-  const near = dist2(t, bg) * 0.35 ** 2;
-  const inky = (x: number, y: number) => {
+  const near = dist2(t, bg) * 0.3 ** 2;
+  const colourAt = (x: number, y: number): Rgb => {
     const i = (y * frame.width + x) * 4;
-    const c: Rgb = [frame.data[i], frame.data[i + 1], frame.data[i + 2]];
-    return dist2(c, t) <= near && dist2(c, t) < dist2(c, bg);
+    return [frame.data[i], frame.data[i + 1], frame.data[i + 2]];
   };
   const tol = 2;
   const bands = {
@@ -192,13 +192,19 @@ export function inkAcrossEdge(frame: Frame, box: Box, reach: number, textColor?:
   for (const [side, band] of Object.entries(bands) as ['left' | 'right', Box][]) {
     const c = clampBox(band, frame);
     let rows = 0;
-    for (let y = c.y; y < c.y + c.h; y++)
-      for (let x = c.x; x < c.x + c.w; x++)
-        if (inky(x, y)) {
-          rows++;
-          break;
-        }
-    if (c.w > 0 && rows >= Math.max(2, 0.03 * box.h)) return side;
+    let other = 0;
+    for (let y = c.y; y < c.y + c.h; y++) {
+      let ink = false;
+      for (let x = c.x; x < c.x + c.w; x++) {
+        const px = colourAt(x, y);
+        if (dist2(px, t) <= near) ink = true;
+        else if (dist2(px, bg) > near) other++;
+      }
+      if (ink) rows++;
+    }
+    // Glyphs that run on do so over the box's own background; a neighbour's colours are not text.
+    const sameGround = other <= 0.3 * c.w * c.h;
+    if (c.w > 0 && sameGround && rows >= Math.max(2, 0.03 * box.h)) return side;
   }
   return undefined;
 }

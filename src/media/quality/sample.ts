@@ -125,7 +125,8 @@ export async function measureAudio(file: MediaFile, duration: number, signal: Ab
       signal,
     });
     const last = (await metadataReport(peak, 'lavfi.astats.Overall.Peak_level')).at(-1)?.v;
-    const peakDb = last === undefined || Number.isNaN(last) ? Number.NEGATIVE_INFINITY : last;
+    // astats reports digital silence as -inf (or, from some decoders, as thousands of dB below zero).
+    const peakDb = last === undefined || Number.isNaN(last) || last < -200 ? Number.NEGATIVE_INFINITY : last;
     const starts = (await metadataReport(silence, 'lavfi.silence_start')).map((x) => Math.max(0, x.v));
     const ends = (await metadataReport(silence, 'lavfi.silence_end')).map((x) => x.v);
     return { peakDb, sound: complement(starts, ends, duration) };
