@@ -11,10 +11,11 @@
 // away from any text pixel (the worst part of a gradient or photo behind the text, not its
 // average). A box of one colour has no visible text: ratio 1.
 //
-// Glyphs outside the box (inkAcrossEdge): pixels of the text's colour in the bands just left and
-// right of the box (beyond a 2 px tolerance for antialiasing, as far as half the box's height):
-// a line too long for its box runs on past it, over the same background (a band that is mostly
-// other colours is a neighbour, not the text).
+// Glyphs outside the box (inkAcrossEdge): strokes of the text's colour in the bands just left and
+// right of the box (beyond a 2 px tolerance for antialiasing, as far as half the box's height),
+// each a run of text colour enclosed by the box's own background (or cut by the frame's edge): a
+// line too long for its box runs on past it. Other colours end the band (a neighbour, another
+// ground), and a run of text colour that does not end is an area of that colour, not a stroke.
 //
 // Uncovered canvas (uncoveredBar): a straight bar along an edge: at least 2 lines (rows or
 // columns) that are blank (≥ 97 % of their pixels black, max channel ≤ 24, or transparent,
@@ -169,9 +170,9 @@ export function textContrast(frame: Frame, box: Box, textColor?: string): Contra
 }
 
 /**
- * The side of `box` its glyphs run past, or undefined: text-coloured pixels in the band beside
- * the box's left or right edge (from 2 px out to `reach` px out; a word cut at the edge lies
- * there) on at least 3 % of the box's rows.
+ * The side of `box` its glyphs run past, or undefined (see the head of this file): rows whose band
+ * beside the box, walked outward from 2 px off its edge, holds a stroke of the text's colour
+ * enclosed by the box's background (or cut by the frame's edge) before any other colour.
  */
 export function inkAcrossEdge(frame: Frame, box: Box, reach: number, textColor?: string): 'left' | 'right' | undefined {
   const { rgb } = grid(frame, box);
@@ -180,33 +181,49 @@ export function inkAcrossEdge(frame: Frame, box: Box, reach: number, textColor?:
   const t = split.centres[split.text];
   const bg = split.centres[1 - split.text];
   const near = dist2(t, bg) * 0.3 ** 2;
-  const colourAt = (x: number, y: number): Rgb => {
+  const kind = (x: number, y: number): 'ink' | 'ground' | 'other' => {
     const i = (y * frame.width + x) * 4;
-    return [frame.data[i], frame.data[i + 1], frame.data[i + 2]];
+    const c: Rgb = [frame.data[i], frame.data[i + 1], frame.data[i + 2]];
+    return dist2(c, t) <= near ? 'ink' : dist2(c, bg) <= near ? 'ground' : 'other';
   };
-  const tol = 2;
-  const bands = {
-    left: { x: box.x - reach, y: box.y, w: reach - tol, h: box.h },
-    right: { x: box.x + box.w + tol, y: box.y, w: reach - tol, h: box.h },
-  };
-  for (const [side, band] of Object.entries(bands) as ['left' | 'right', Box][]) {
-    const c = clampBox(band, frame);
-    let rows = 0;
-    let other = 0;
-    for (let y = c.y; y < c.y + c.h; y++) {
-      let ink = false;
-      for (let x = c.x; x < c.x + c.w; x++) {
-        const px = colourAt(x, y);
-        if (dist2(px, t) <= near) ink = true;
-        else if (dist2(px, bg) > near) other++;
-      }
-      if (ink) rows++;
-    }
-    // Glyphs that run on do so over the box's own background; a neighbour's colours are not text.
-    const sameGround = other <= 0.3 * c.w * c.h;
-    if (c.w > 0 && sameGround && rows >= Math.max(2, 0.03 * box.h)) return side;
+  const rows = clampBox(box, frame);
+  const maxStroke = Math.max(3, box.h / 3);
+  for (const [side, dir, x0] of [
+    ['left', -1, Math.floor(box.x) - 3],
+    ['right', 1, Math.ceil(box.x + box.w) + 2],
+  ] as const) {
+    let crossing = 0;
+    for (let y = rows.y; y < rows.y + rows.h; y++) if (strokeInRow(kind, frame.width, x0, dir, reach, y, maxStroke)) crossing++;
+    if (crossing >= Math.max(2, 0.03 * box.h)) return side;
   }
   return undefined;
+}
+
+/** Whether row `y`, walked from `x0` in `dir` for `reach` px, has an ink run after ground, closed by ground or the frame's edge. */
+function strokeInRow(
+  kind: (x: number, y: number) => 'ink' | 'ground' | 'other',
+  width: number,
+  x0: number,
+  dir: 1 | -1,
+  reach: number,
+  y: number,
+  maxStroke: number,
+): boolean {
+  let groundSeen = false;
+  let run = 0;
+  for (let k = 0, x = x0; k < reach; k++, x += dir) {
+    if (x < 0 || x >= width) return run > 0 && run <= maxStroke;
+    const c = kind(x, y);
+    if (c === 'other') return false;
+    if (c === 'ink') {
+      if (groundSeen) run++;
+      continue;
+    }
+    if (run > 0 && run <= maxStroke) return true;
+    run = 0;
+    groundSeen = true;
+  }
+  return false;
 }
 
 export interface Bar {

@@ -1,0 +1,163 @@
+// The media quality checker on still images (src/media/quality/check.ts): each check passes on a
+// poster a designer would publish and FAILS on one with exactly that defect (clipped text, low
+// contrast, text in the 9:16 top zone, a transparent border, words other than those placed),
+// while the checks that defect does not concern still pass. The posters are drawn as the local
+// renderers draw text (sharp, pango, the bundled DejaVu Sans Bold).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
+import t from 'tap';
+import { stopOcr } from '../../src/media/ocr.ts';
+import { type CheckName, checkMedia, checkSlides, type QualityReport } from '../../src/media/quality/check.ts';
+import { PORTRAIT_SAFE_ZONE } from '../../src/media/quality/manifest.ts';
+import { contrastRatio, relativeLuminance } from '../../src/media/quality/pixels.ts';
+import { lastWordRead, textSimilarity } from '../../src/media/quality/text.ts';
+import { inDir, type PosterSpec, poster } from './quality-fixtures.ts';
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quality-image-'));
+const at = inDir(dir);
+t.teardown(async () => {
+  await stopOcr();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const W = 720;
+const H = 900;
+const brand: Omit<PosterSpec, 'texts'> = {
+  width: W,
+  height: H,
+  background: 'url(#g)',
+  gradient: ['#1d2b64', '#f8cdda'],
+  pattern: 'circles',
+};
+const headline = { text: 'Fresh citrus water', px: 64, color: '#ffffff', x: 72, y: 120, maxWidth: 560, scrim: 'rgba(10,12,30,0.78)' };
+const cta = { text: 'Order today', px: 40, color: '#111111', x: 72, y: 700, role: 'cta', scrim: '#ffd23f' };
+
+const rows = (r: QualityReport, check: CheckName) => r.rows.filter((row) => row.check === check);
+const failed = (r: QualityReport) => r.rows.filter((row) => !row.pass).map((row) => `${row.check} ${row.subject}: ${row.detail}`);
+
+t.test('WCAG contrast and the read-back measure', async (t) => {
+  t.equal(Math.round(contrastRatio(relativeLuminance(255, 255, 255), relativeLuminance(0, 0, 0)) * 10) / 10, 21);
+  // #767676 on white is the classic just-passing grey (4.54:1); #777777 just fails (4.48:1).
+  t.ok(contrastRatio(relativeLuminance(0x76, 0x76, 0x76), 1) >= 4.5);
+  t.ok(contrastRatio(relativeLuminance(0x77, 0x77, 0x77), 1) < 4.5);
+  t.equal(textSimilarity('Fresh citrus water!', 'FRESH citrus\nwater'), 1, 'case, punctuation and line breaks do not count');
+  t.ok(textSimilarity('Fresh citrus water', 'Fresh citrus') < 0.8, 'a missing word fails');
+  t.ok(textSimilarity('Fresh citrus water', 'Summer sale now on') < 0.5, 'other words fail');
+  t.ok(lastWordRead('Starts now', 'Starts now'));
+  t.notOk(lastWordRead('Summer sale starts now', 'Summer sale starts no'), 'a cut last word is missing');
+});
+
+t.test('a good poster passes every check', async (t) => {
+  const m = await poster(at('good.png'), { ...brand, texts: [headline, cta] });
+  const r = await checkMedia(at('good.png'), m);
+  t.same(failed(r), [], 'nothing fails');
+  t.equal(r.pass, true);
+  t.equal(rows(r, 'text-readback').length, 2, 'both texts read back');
+  t.equal(rows(r, 'text-fit').length, 2);
+  for (const row of rows(r, 'text-contrast')) t.ok((row.value as number) >= 10, `${row.subject}: ${row.value}:1`);
+  t.equal(rows(r, 'uncovered-canvas').length, 1);
+});
+
+t.test('a line too long for its box is clipped: text-fit and read-back fail', async (t) => {
+  const m = await poster(at('clipped.png'), {
+    ...brand,
+    texts: [{ ...headline, text: 'Sparkling citrus water for summer', maxWidth: undefined, claimWidth: 576 }],
+  });
+  const r = await checkMedia(at('clipped.png'), m);
+  t.equal(r.pass, false);
+  t.match(rows(r, 'text-fit')[0], { pass: false, detail: /run past the box's right edge/ });
+  t.match(rows(r, 'text-readback')[0], { pass: false, detail: /last word is missing/ });
+  t.equal(rows(r, 'text-contrast')[0].pass, true, 'the words that show are legible');
+});
+
+t.test('white text on a pale background fails contrast, on a dark scrim it passes', async (t) => {
+  const plain = { ...headline, scrim: undefined };
+  const pale = await poster(at('pale.png'), { width: W, height: H, background: '#f3eee3', pattern: 'none', texts: [plain] });
+  const r = await checkMedia(at('pale.png'), pale);
+  t.match(rows(r, 'text-contrast')[0], { pass: false });
+  t.ok((rows(r, 'text-contrast')[0].value as number) < 1.5, `white on cream: ${rows(r, 'text-contrast')[0].value}:1`);
+  t.equal(rows(r, 'text-fit')[0].pass, true);
+  const scrim = await poster(at('scrim.png'), { width: W, height: H, background: '#f3eee3', pattern: 'none', texts: [headline] });
+  const s = await checkMedia(at('scrim.png'), scrim);
+  t.same(failed(s), [], 'the same text on a dark scrim passes');
+  // The manifest's colour decides which cluster is the text; a wrong colour is not needed for this.
+  const grey = await poster(at('grey.png'), {
+    width: W,
+    height: H,
+    background: '#ffffff',
+    pattern: 'none',
+    texts: [{ ...plain, color: '#8a8a8a' }],
+  });
+  const g = await checkMedia(at('grey.png'), grey);
+  t.match(rows(g, 'text-contrast')[0], { pass: false }, `mid grey on white (3.4:1): ${rows(g, 'text-contrast')[0].value}`);
+});
+
+t.test('text inside the 9:16 top UI zone fails text-fit; below it passes', async (t) => {
+  const spec: PosterSpec = {
+    width: 540,
+    height: 960,
+    background: 'url(#g)',
+    gradient: ['#0b3d2e', '#1f7a5a'],
+    pattern: 'stripes',
+    safeZone: PORTRAIT_SAFE_ZONE,
+    texts: [{ text: 'New flavour', px: 48, color: '#ffffff', x: 48, y: 60, scrim: 'rgba(0,0,0,0.6)' }],
+  };
+  const high = await poster(at('zone-top.png'), spec);
+  const r = await checkMedia(at('zone-top.png'), high);
+  t.match(rows(r, 'text-fit')[0], { pass: false, detail: /inside the top UI zone/ });
+  t.equal(rows(r, 'text-readback')[0].pass, true);
+  const low = await poster(at('zone-ok.png'), { ...spec, texts: [{ ...spec.texts[0], y: 200 }] });
+  const ok = await checkMedia(at('zone-ok.png'), low);
+  t.same(failed(ok), []);
+  // The same box at the bottom, within 20 %, fails too; and one outside the 4 % margin.
+  const bottom = await checkMedia(at('zone-ok.png'), { ...low, texts: [{ ...low.texts[0], box: { ...low.texts[0].box, y: 820 } }] });
+  t.match(rows(bottom, 'text-fit')[0], { pass: false, detail: /bottom UI zone/ });
+  const edge = await checkMedia(at('zone-ok.png'), { ...low, texts: [{ ...low.texts[0], box: { ...low.texts[0].box, x: 10 } }] });
+  t.match(rows(edge, 'text-fit')[0], { pass: false, detail: /left margin/ });
+});
+
+t.test('words other than those placed fail the read-back', async (t) => {
+  const m = await poster(at('words.png'), { ...brand, texts: [headline] });
+  const r = await checkMedia(at('words.png'), { ...m, texts: [{ ...m.texts[0], text: 'Summer sale now on' }] });
+  t.match(rows(r, 'text-readback')[0], { pass: false });
+});
+
+t.test('transparent or black edge bars fail; a dark design does not', async (t) => {
+  await poster(at('inner.png'), { ...brand, width: W, height: 780, texts: [] });
+  await sharp({ create: { width: W, height: H, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } })
+    .composite([{ input: at('inner.png'), top: 120, left: 0 }])
+    .png()
+    .toFile(at('transparent.png'));
+  const r = await checkMedia(at('transparent.png'));
+  t.match(rows(r, 'uncovered-canvas')[0], { pass: false, detail: /top bar of 13\.\d %/ });
+  t.equal(r.manifest, false);
+
+  const dark = await poster(at('dark.png'), {
+    width: W,
+    height: H,
+    background: '#000000',
+    pattern: 'none',
+    texts: [{ text: 'Midnight edition', px: 56, color: '#ffffff', x: 100, y: 400 }],
+  });
+  t.same(failed(await checkMedia(at('dark.png'), dark)), [], 'black all round a white headline is a design, not a bar');
+  const fade = await poster(at('dark-gradient.png'), {
+    width: W,
+    height: H,
+    background: 'url(#g)',
+    gradient: ['#000000', '#2a2a2a'],
+    pattern: 'none',
+    texts: [{ text: 'Midnight edition', px: 56, color: '#ffffff', x: 100, y: 400 }],
+  });
+  t.same(failed(await checkMedia(at('dark-gradient.png'), fade)), [], 'nor is a gradient out of black');
+});
+
+t.test('slides: consecutive alike images fail scene-distinct', async (t) => {
+  await poster(at('s1.png'), { ...brand, texts: [headline] });
+  await poster(at('s2.png'), { ...brand, gradient: ['#ffb347', '#b33939'], pattern: 'stripes', texts: [cta] });
+  const same = await checkSlides([at('s1.png'), at('s1.png'), at('s2.png')]);
+  t.match(same, { check: 'scene-distinct', pass: false, value: 0, detail: /slides 1→2: 0 bits/ });
+  const distinct = await checkSlides([at('s1.png'), at('s2.png'), at('s1.png')]);
+  t.equal(distinct.pass, true, `distances: ${distinct.detail}`);
+});
