@@ -70,6 +70,10 @@ t.test('a good video passes every check, within seconds', async (t) => {
   const heard = await checkMedia(at('good.mp4'), undefined, { expectNarration: true });
   t.same(failed(heard), []);
   t.match(rows(heard, 'narration-coverage')[0], { pass: true, value: '100 %' });
+  // Bounded: with maxTexts 1 only the first text is read; the other gets the geometric checks.
+  const bounded = await checkMedia(at('good.mp4'), twoScenes(), { maxTexts: 1 });
+  t.equal(rows(bounded, 'text-readback').length, 1);
+  t.match(rows(bounded, 'text-fit')[1], { pass: true, detail: /pixels not looked at: 1 of 2 texts are/ });
 });
 
 t.test('a text shown at another time than the manifest says fails its read-back', async (t) => {
@@ -143,6 +147,9 @@ t.test('a silent audio track fails; no audio stream passes', async (t) => {
   t.same(failed(r), ['silent-audio audio: a silent audio track']);
   await slideVideo(at('mute.mp4'), [at('a.png'), at('b.png')], 3);
   t.match(rows(await checkMedia(at('mute.mp4'), twoScenes()), 'silent-audio')[0], { pass: true, value: 'no audio stream' });
+  // Narration the manifest lists cannot be in a file without sound.
+  const unheard = await checkMedia(at('mute.mp4'), twoScenes([{ fromSeconds: 0, toSeconds: 6 }]));
+  t.match(rows(unheard, 'narration-coverage')[0], { pass: false, value: '0 %', detail: /no audio stream/ });
   // A sound file alone is checked for its track too.
   await ffmpeg(['-f', 'lavfi', '-t', '2', '-i', 'anullsrc=r=48000:cl=mono', '-c:a', 'aac', at('silent.m4a')]);
   const audio = await checkMedia(at('silent.m4a'));

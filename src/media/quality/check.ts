@@ -149,6 +149,7 @@ interface TextContext {
   manifest: MediaManifest;
   frameOf: (t: PlacedText) => Frame | undefined;
   measured: Set<number>;
+  textCount: number;
   ocrDeadlineMs: number;
 }
 
@@ -166,10 +167,25 @@ async function textRows(t: PlacedText, index: number, c: TextContext): Promise<Q
       pass: fitProblems.length === 0,
       value: pct(place.margin),
       limit: `margins ≥ ${pct(0.04)}${c.manifest.safeZone ? `, out of top ${pct(c.manifest.safeZone.top)} / bottom ${pct(c.manifest.safeZone.bottom)}` : ''}`,
-      detail: fitProblems.join('; ') || (frame ? 'inside its box and the frame' : 'inside the frame (pixels not looked at)'),
+      detail:
+        fitProblems.join('; ') ||
+        (frame
+          ? 'inside its box and the frame'
+          : `inside the frame (pixels not looked at: ${c.measured.size} of ${c.textCount} texts are)`),
     },
   ];
-  if (!frame) return rows;
+  if (!frame) {
+    if (c.measured.has(index))
+      rows.push({
+        check: 'text-readback',
+        subject,
+        pass: false,
+        value: 0,
+        limit: `≥ ${READ_BACK_THRESHOLD}, last word read`,
+        detail: 'no frame could be decoded while the text shows',
+      });
+    return rows;
+  }
   const contrast = textContrast(frame, t.box, t.color);
   rows.push({
     check: 'text-contrast',
@@ -304,7 +320,14 @@ async function audioRows(
     detail: measured ? (measured.peakDb > LIMITS.silentDb ? 'the track has sound' : 'a silent audio track') : 'no audio stream (allowed)',
   });
   if (manifest?.narration)
-    rows.push(...narrationRows(manifest.narration, manifest.requestedSeconds ?? duration, duration, 'manifest narration spans'));
+    rows.push(
+      ...narrationRows(
+        hasAudio ? manifest.narration : [],
+        manifest.requestedSeconds ?? duration,
+        duration,
+        hasAudio ? 'manifest narration spans' : 'the manifest lists narration, the file has no audio stream',
+      ),
+    );
   else if (o.expectNarration)
     rows.push(
       ...narrationRows(measured?.sound ?? [], manifest?.requestedSeconds ?? duration, duration, 'non-silent audio, silencedetect −45 dB'),
@@ -349,7 +372,15 @@ export async function checkMedia(file: string, manifest?: MediaManifest, opts: C
     canvasFrames = s.even;
   }
   opts.signal?.throwIfAborted();
-  const context: TextContext = { width, height, manifest: manifest!, frameOf, measured, ocrDeadlineMs: opts.ocrDeadlineMs ?? 8000 };
+  const context: TextContext = {
+    width,
+    height,
+    manifest: manifest!,
+    frameOf,
+    measured,
+    textCount: texts.length,
+    ocrDeadlineMs: opts.ocrDeadlineMs ?? 8000,
+  };
   for (const [i, t] of texts.entries()) rows.push(...(await textRows(t, i, context)));
   if (canvasFrames.length) rows.push(canvasRow(canvasFrames));
   if (samples) {
