@@ -10,10 +10,11 @@ import sharp from 'sharp';
 import t from 'tap';
 import { stopOcr } from '../../src/media/ocr.ts';
 import { type CheckName, checkMedia, checkSlides, type QualityReport } from '../../src/media/quality/check.ts';
-import { PORTRAIT_SAFE_ZONE } from '../../src/media/quality/manifest.ts';
+import { FONT_BOLD } from '../../src/engines/local/font.ts';
+import { type MediaManifest, PORTRAIT_SAFE_ZONE } from '../../src/media/quality/manifest.ts';
 import { contrastRatio, relativeLuminance } from '../../src/media/quality/pixels.ts';
 import { lastWordRead, textSimilarity } from '../../src/media/quality/text.ts';
-import { inDir, type PosterSpec, poster } from './quality-fixtures.ts';
+import { ffmpeg, inDir, type PosterSpec, poster } from './quality-fixtures.ts';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quality-image-'));
 const at = inDir(dir);
@@ -92,6 +93,46 @@ t.test('white text on a pale background fails contrast, on a dark scrim it passe
   });
   const g = await checkMedia(at('grey.png'), grey);
   t.match(rows(g, 'text-contrast')[0], { pass: false }, `mid grey on white (3.4:1): ${rows(g, 'text-contrast')[0].value}`);
+  // Without the colour in the manifest the text is told from its background by k-means: same verdicts.
+  const unnamed = (m: MediaManifest) => ({ ...m, texts: m.texts.map(({ color: _, ...x }) => x) });
+  t.match(rows(await checkMedia(at('pale.png'), unnamed(pale)), 'text-contrast')[0], { pass: false });
+  t.same(failed(await checkMedia(at('scrim.png'), unnamed(scrim))), []);
+  t.match(rows(await checkMedia(at('grey.png'), unnamed(grey)), 'text-contrast')[0], { pass: false });
+});
+
+t.test('an outlined caption over bright colour bars passes; the same caption without its outline fails contrast', async (t) => {
+  await ffmpeg(['-f', 'lavfi', '-i', 'testsrc2=s=1080x1920:d=1', '-frames:v', '1', at('bars.png')]);
+  const caption = 'Small changes add up';
+  // The box the caption's glyphs fit in: pango's layout of the same face and size, where drawtext puts it.
+  const { width, height } = await sharp({
+    text: { text: caption, fontfile: FONT_BOLD, font: 'DejaVu Sans Bold 56px', dpi: 72 },
+  }).metadata();
+  const m: MediaManifest = {
+    width: 1080,
+    height: 1920,
+    texts: [{ text: caption, role: 'caption', color: '#ffffff', box: { x: 114, y: 1294, w: (width ?? 0) + 12, h: (height ?? 0) + 12 } }],
+  };
+  for (const [name, border] of [
+    ['outlined.png', 5],
+    ['plain.png', 0],
+  ] as const)
+    await ffmpeg([
+      '-i',
+      at('bars.png'),
+      '-vf',
+      `drawtext=fontfile=${FONT_BOLD}:text='${caption}':fontsize=56:fontcolor=white:borderw=${border}:bordercolor=black:x=120:y=1300`,
+      at(name),
+    ]);
+  const outlined = await checkMedia(at('outlined.png'), m);
+  t.same(failed(outlined), [], 'a black outline is what the glyphs are seen against');
+  t.ok((rows(outlined, 'text-contrast')[0].value as number) >= 15);
+  const plain = await checkMedia(at('plain.png'), m);
+  t.same(
+    failed(plain),
+    [`text-contrast caption "${caption}": ${rows(plain, 'text-contrast')[0].detail}`],
+    'white on yellow and cyan fails',
+  );
+  t.ok((rows(plain, 'text-contrast')[0].value as number) < 1.5);
 });
 
 t.test('text inside the 9:16 top UI zone fails text-fit; below it passes', async (t) => {

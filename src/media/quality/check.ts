@@ -31,7 +31,7 @@ import distanceModule from 'sharp-phash/distance.js';
 import { type MediaFile, probe, sniffFile } from '../ffmpeg.ts';
 import { recognizeText } from '../ocr.ts';
 import type { Box, MediaManifest, PlacedText } from './manifest.ts';
-import { clampBox, type Frame, inkAcrossEdge, textContrast, uncoveredBar } from './pixels.ts';
+import { clampBox, type Frame, inkAcrossEdge, inkImage, inkOf, textContrast, uncoveredBar } from './pixels.ts';
 import { decodeFrame, measureAudio, sampleVideo, type VideoSamples } from './sample.ts';
 import { padOf, pct, READ_BACK_THRESHOLD, readBackVerdict, textPlacement, upscaleOf } from './text.ts';
 
@@ -128,19 +128,16 @@ function scaledTexts(manifest: MediaManifest | undefined, width: number, height:
   return manifest.texts.map((t) => ({ ...t, box: { x: t.box.x * sx, y: t.box.y * sy, w: t.box.w * sx, h: t.box.h * sy } }));
 }
 
-/** The box with padding, cut from the frame, grey, dark on light, stretched and upscaled, as PNG for OCR. */
-async function ocrImage(frame: Frame, box: Box, lighter: boolean): Promise<Buffer | undefined> {
+/** The box with padding as a black-on-white image of the text's colour (./pixels.ts inkImage), upscaled, as PNG for OCR. */
+async function ocrImage(frame: Frame, box: Box, color?: string): Promise<Buffer | undefined> {
+  const found = inkOf(frame, box, color);
   const pad = padOf(box);
   const r = clampBox({ x: box.x - pad, y: box.y - pad, w: box.w + 2 * pad, h: box.h + 2 * pad }, frame);
-  if (r.w < 4 || r.h < 4) return undefined;
+  if (!found || r.w < 4 || r.h < 4) return undefined;
   const scale = upscaleOf(box);
-  let img = sharp(frame.data, { raw: { width: frame.width, height: frame.height, channels: 4 } })
-    .extract({ left: r.x, top: r.y, width: r.w, height: r.h })
-    .removeAlpha()
-    .greyscale();
+  let img = sharp(inkImage(frame, r, found), { raw: { width: r.w, height: r.h, channels: 1 } });
   if (scale > 1) img = img.resize({ width: Math.round(r.w * scale), height: Math.round(r.h * scale), kernel: 'lanczos3' });
-  if (lighter) img = img.negate();
-  return img.normalise().png({ compressionLevel: 1 }).toBuffer();
+  return img.png({ compressionLevel: 1 }).toBuffer();
 }
 
 interface TextContext {
@@ -198,7 +195,7 @@ async function textRows(t: PlacedText, index: number, c: TextContext): Promise<Q
         ? 'no text visible in the box (one colour)'
         : `text luminance ${round(contrast.text, 3)} on ${round(contrast.background, 3)} (${Math.round(contrast.textShare * 100)} % of the box is text)`,
   });
-  const png = await ocrImage(frame, t.box, contrast.text > contrast.background);
+  const png = await ocrImage(frame, t.box, t.color);
   const ocr = png ? await recognizeText(png, c.ocrDeadlineMs) : { text: '', timedOut: false };
   const verdict = readBackVerdict(t.text, ocr.text);
   rows.push({

@@ -1,15 +1,19 @@
 // Pixel measures of the media quality checker (./check.ts), on decoded RGBA frames.
 //
 // Contrast of a placed text (textContrast): WCAG 2 relative luminance and contrast ratio
-// ((L1 + 0.05) / (L2 + 0.05)). The text's colour and the colour behind it come from the box's own
-// pixels: they are split into two colours by k-means (k = 2, in RGB, seeded with the 5th and 95th
-// luminance percentiles). The text is the cluster nearer to the colour the renderer says it drew
-// (PlacedText.color), else the smaller cluster (glyphs cover less of their box than the background
-// does). Antialiased glyph edges are blends of both, so the measure is taken away from them: the
-// text's luminance is the 90th percentile of its cluster towards its own extreme (the glyph cores),
-// the background's is the 90th percentile towards the text of the background pixels at least 2 px
-// away from any text pixel (the worst part of a gradient or photo behind the text, not its
-// average). A box of one colour has no visible text: ratio 1.
+// ((L1 + 0.05) / (L2 + 0.05)) between the glyphs and the pixels right next to them. Which pixels
+// are the glyphs: those within RGB distance 48 (at most half-way to the background's colour) of
+// the colour the renderer says it drew (PlacedText.color); without one, the box's pixels are split into two colours by k-means (k = 2,
+// in RGB, seeded with the 5th and 95th luminance percentiles) and the smaller cluster is the text
+// (glyphs cover less of their box than the background does). Antialiased glyph edges are blends,
+// so the measure is taken away from them: the text's luminance is the 90th percentile of its
+// pixels towards its own extreme (the glyph cores), the background's is the median of the pixels
+// 2–5 px from the nearest glyph pixel (what the eye sees the glyph against: a scrim, an outline, the
+// page). A gradient or photo varies along the line, so the box is cut into square-ish segments
+// along its width and the worst segment counts. A box of one colour has no visible text: ratio 1.
+//
+// OCR input (inkImage): each pixel's distance from the text's colour as grey, so the glyphs come
+// out black on white whatever is behind them (an outline, a photo, a scrim).
 //
 // Glyphs outside the box (inkAcrossEdge): strokes of the text's colour in the bands just left and
 // right of the box (beyond a 2 px tolerance for antialiasing, as far as half the box's height),
@@ -127,46 +131,102 @@ export function splitColours(rgb: Rgb[], textColor?: string): Split | undefined 
 
 export interface ContrastEstimate {
   ratio: number;
-  /** Relative luminance of the text and of the background behind it. */
+  /** Relative luminance of the text and of the background next to it, where the contrast is worst. */
   text: number;
   background: number;
   /** The share of the box's pixels that are the text's colour. */
   textShare: number;
 }
 
-/** The contrast of the text drawn in `box` against the pixels behind it (see the head of this file). */
-export function textContrast(frame: Frame, box: Box, textColor?: string): ContrastEstimate {
-  const { step, gw, gh, rgb } = grid(frame, box);
-  const split = splitColours(rgb, textColor);
-  const none = { ratio: 1, text: 0, background: 0, textShare: 0 };
-  if (!split || dist2(split.centres[0], split.centres[1]) < 10 ** 2) return none;
-  const isText = (i: number) => split.label[i] === split.text;
-  const textLums: number[] = [];
-  const bgLums: number[] = [];
-  const reach = Math.max(1, Math.round(2 / step));
-  for (let gy = 0; gy < gh; gy++)
-    for (let gx = 0; gx < gw; gx++) {
-      const i = gy * gw + gx;
-      if (isText(i)) {
-        textLums.push(lumOf(rgb[i]));
-        continue;
-      }
-      let nearText = false;
-      for (let dy = -reach; dy <= reach && !nearText; dy++)
-        for (let dx = -reach; dx <= reach && !nearText; dx++) {
-          const x = gx + dx;
-          const y = gy + dy;
-          if (x >= 0 && y >= 0 && x < gw && y < gh && isText(y * gw + x)) nearText = true;
-        }
-      if (!nearText) bgLums.push(lumOf(rgb[i]));
+/** The text's colour and the background's main colour in a box, and which pixels are the text's. */
+export interface Ink {
+  ink: Rgb;
+  ground: Rgb;
+  isText: (c: Rgb) => boolean;
+}
+
+/** How near (RGB distance) a pixel must be to a colour the renderer names to be that text's (at most half-way to the background's). */
+const GIVEN_TOLERANCE = 48;
+
+/** The text's colour in `box` (the one named, else the smaller k-means cluster) and the background's. */
+export function inkOf(frame: Frame, box: Box, textColor?: string): Ink | undefined {
+  const split = splitColours(grid(frame, box).rgb, textColor);
+  if (!split || dist2(split.centres[0], split.centres[1]) < 10 ** 2) return undefined;
+  const given = parseHex(textColor);
+  const ink = given ?? split.centres[split.text];
+  const ground = split.centres[1 - split.text];
+  const tolerance = Math.min(GIVEN_TOLERANCE, 0.5 * Math.sqrt(dist2(ink, ground)));
+  const isText = given
+    ? (c: Rgb) => dist2(c, given) <= tolerance ** 2
+    : (c: Rgb) => dist2(c, split.centres[split.text]) <= dist2(c, ground);
+  return { ink, ground, isText };
+}
+
+/** City-block distance (in cells) of each cell to the nearest text cell (two-pass chamfer). */
+function distanceToText(text: boolean[], gw: number, gh: number): Uint16Array {
+  const d = new Uint16Array(gw * gh).map((_, i) => (text[i] ? 0 : 65535));
+  for (let y = 0; y < gh; y++)
+    for (let x = 0; x < gw; x++) {
+      const i = y * gw + x;
+      if (x > 0) d[i] = Math.min(d[i], d[i - 1] + 1);
+      if (y > 0) d[i] = Math.min(d[i], d[i - gw] + 1);
     }
-  if (!textLums.length) return none;
-  if (!bgLums.length) for (const [i, k] of split.label.entries()) if (k !== split.text) bgLums.push(lumOf(rgb[i]));
-  if (!bgLums.length) return none;
-  const lighter = lumOf(split.centres[split.text]) > lumOf(split.centres[1 - split.text]);
-  const text = percentile(textLums, lighter ? 90 : 10);
-  const background = percentile(bgLums, lighter ? 90 : 10);
-  return { ratio: contrastRatio(text, background), text, background, textShare: textLums.length / rgb.length };
+  for (let y = gh - 1; y >= 0; y--)
+    for (let x = gw - 1; x >= 0; x--) {
+      const i = y * gw + x;
+      if (x < gw - 1) d[i] = Math.min(d[i], d[i + 1] + 1);
+      if (y < gh - 1) d[i] = Math.min(d[i], d[i + gw] + 1);
+    }
+  return d;
+}
+
+/** The contrast of the text drawn in `box` against the pixels next to it (see the head of this file). */
+export function textContrast(frame: Frame, box: Box, textColor?: string): ContrastEstimate {
+  const none = { ratio: 1, text: 0, background: 0, textShare: 0 };
+  const found = inkOf(frame, box, textColor);
+  if (!found) return none;
+  const { step, gw, gh, rgb } = grid(frame, box);
+  const text = rgb.map(found.isText);
+  const dist = distanceToText(text, gw, gh);
+  const near = Math.max(1, Math.ceil(2 / step));
+  const far = Math.max(near + 1, Math.round(5 / step));
+  const lighter = lumOf(found.ink) > lumOf(found.ground);
+  const segments = Math.min(8, Math.max(1, Math.round(gw / Math.max(1, gh))));
+  let worst: ContrastEstimate | undefined;
+  for (let sgm = 0; sgm < segments; sgm++) {
+    const textLums: number[] = [];
+    const ring: number[] = [];
+    for (let gy = 0; gy < gh; gy++)
+      for (let gx = Math.floor((sgm * gw) / segments); gx < Math.floor(((sgm + 1) * gw) / segments); gx++) {
+        const i = gy * gw + gx;
+        if (text[i]) textLums.push(lumOf(rgb[i]));
+        else if (dist[i] >= near && dist[i] <= far) ring.push(lumOf(rgb[i]));
+      }
+    if (textLums.length < 3 || ring.length < 3) continue;
+    const t = percentile(textLums, lighter ? 90 : 10);
+    const b = percentile(ring, 50);
+    const ratio = contrastRatio(t, b);
+    if (!worst || ratio < worst.ratio) worst = { ratio, text: t, background: b, textShare: 0 };
+  }
+  if (!worst) return none;
+  return { ...worst, textShare: text.filter(Boolean).length / rgb.length };
+}
+
+/**
+ * The region as a grey image for OCR: each pixel's distance from the text's colour, so the glyphs
+ * come out black on white whatever is behind them (an outline, a photo, a scrim). One byte a pixel.
+ */
+export function inkImage(frame: Frame, region: Box, found: Ink): Buffer {
+  const r = clampBox(region, frame);
+  const out = Buffer.alloc(r.w * r.h);
+  const scale = 255 / Math.max(40, 0.5 * Math.sqrt(dist2(found.ink, found.ground)));
+  for (let y = 0; y < r.h; y++)
+    for (let x = 0; x < r.w; x++) {
+      const i = ((r.y + y) * frame.width + r.x + x) * 4;
+      const d = Math.sqrt(dist2([frame.data[i], frame.data[i + 1], frame.data[i + 2]], found.ink));
+      out[y * r.w + x] = Math.min(255, Math.round(d * scale));
+    }
+  return out;
 }
 
 /**

@@ -1,9 +1,10 @@
 // Text checks of the media quality checker (./check.ts): where a placed text sits (textPlacement)
 // and whether OCR reads its words back (readBack).
 //
-// Read-back: the box, with a little padding, is cut from the frame, made grey, inverted when the
-// text is lighter than its background (Tesseract reads dark on light best), stretched to full
-// range and upscaled so a line is about 100 px tall, then read by OCR (../ocr.ts). Both the placed
+// Read-back: the box, with a little padding, is cut from the frame as the distance of each pixel
+// from the text's colour (./pixels.ts inkImage: black glyphs on white, which Tesseract reads best,
+// whatever outline, scrim or photo is behind them), upscaled so a line is about 100 px tall, then
+// read by OCR (../ocr.ts). Both the placed
 // words and the words read are normalised (Unicode NFKC, lower case, letters and digits only) and
 // compared without spaces (OCR splits and joins words freely): similarity = 1 − Levenshtein
 // distance ÷ the longer length. It passes at ≥ 0.8 (a real render reads ≥ 0.9; another text or
