@@ -24,6 +24,8 @@ export interface TextSpec {
   role?: string;
   /** A dark panel behind the text (rgba), padded by 0.4 × px. */
   scrim?: string;
+  /** One word in another colour (a karaoke caption's current word). */
+  highlight?: { word: string; color: string };
 }
 
 export interface PosterSpec {
@@ -40,10 +42,16 @@ export interface PosterSpec {
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
+/** The text as pango markup, its highlighted word in its own colour. */
+const highlighted = (t: TextSpec) =>
+  t.highlight
+    ? esc(t.text).replace(esc(t.highlight.word), `<span foreground="${t.highlight.color}">${esc(t.highlight.word)}</span>`)
+    : esc(t.text);
+
 async function textLayer(t: TextSpec): Promise<{ input: Buffer; width: number; height: number }> {
   const img = sharp({
     text: {
-      text: `<span foreground="${t.color}">${esc(t.text)}</span>`,
+      text: `<span foreground="${t.color}">${highlighted(t)}</span>`,
       fontfile: FONT_BOLD,
       font: `DejaVu Sans Bold ${t.px}px`,
       rgba: true,
@@ -103,6 +111,7 @@ export async function poster(file: string, p: PosterSpec): Promise<MediaManifest
       text: t.text,
       role: t.role ?? 'headline',
       color: t.color,
+      ...(t.highlight ? { colors: [t.highlight.color] } : {}),
       box: { x: t.x, y: t.y, w: t.claimWidth ?? layer.width, h: layer.height },
     });
   }

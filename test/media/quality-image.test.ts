@@ -135,6 +135,36 @@ t.test('an outlined caption over bright colour bars passes; the same caption wit
   t.ok((rows(plain, 'text-contrast')[0].value as number) < 1.5);
 });
 
+t.test('a karaoke caption reads back when its highlight colour is named, or when no colour is', async (t) => {
+  const m = await poster(at('karaoke.png'), {
+    width: 1080,
+    height: 1920,
+    background: 'url(#g)',
+    gradient: ['#ffb347', '#b33939'],
+    pattern: 'stripes',
+    texts: [
+      {
+        text: 'Small changes add up fast',
+        px: 64,
+        color: '#ffffff',
+        x: 120,
+        y: 1250,
+        maxWidth: 840,
+        role: 'caption',
+        scrim: 'rgba(0,0,0,0.7)',
+        highlight: { word: 'changes', color: '#ffd23f' },
+      },
+    ],
+  });
+  t.same(m.texts[0].colors, ['#ffd23f']);
+  t.same(failed(await checkMedia(at('karaoke.png'), m)), []);
+  const estimated = await checkMedia(at('karaoke.png'), { ...m, texts: m.texts.map(({ colors: _, color: __, ...x }) => x) });
+  t.same(failed(estimated), []);
+  // Naming white alone says the yellow word is not the text's: it is not read, and that fails.
+  const whiteOnly = await checkMedia(at('karaoke.png'), { ...m, texts: m.texts.map(({ colors: _, ...x }) => x) });
+  t.match(rows(whiteOnly, 'text-readback')[0], { pass: false, detail: /read "Small add up/ });
+});
+
 t.test('text inside the 9:16 top UI zone fails text-fit; below it passes', async (t) => {
   const spec: PosterSpec = {
     width: 540,

@@ -90,6 +90,8 @@ export interface CheckOptions {
 export const LIMITS = { contrast: 4.5, sceneBits: 10, coverage: 0.9, tailSeconds: 1.5, silentDb: -60 } as const;
 
 const round = (v: number, digits = 2) => Math.round(v * 10 ** digits) / 10 ** digits;
+/** The text's fill colours the manifest names, main first. */
+const colorsOf = (t: PlacedText) => [t.color, ...(t.colors ?? [])].filter((c): c is string => !!c);
 const subjectOf = (t: PlacedText) => `${t.role} "${t.text.length > 28 ? `${t.text.slice(0, 27)}…` : t.text}"`;
 
 /** At most `max` indices of `n`, evenly spread, first and last included. */
@@ -129,8 +131,8 @@ function scaledTexts(manifest: MediaManifest | undefined, width: number, height:
 }
 
 /** The box with padding as a black-on-white image of the text's colour (./pixels.ts inkImage), upscaled, as PNG for OCR. */
-async function ocrImage(frame: Frame, box: Box, color?: string): Promise<Buffer | undefined> {
-  const found = inkOf(frame, box, color);
+async function ocrImage(frame: Frame, box: Box, colors: string[]): Promise<Buffer | undefined> {
+  const found = inkOf(frame, box, colors);
   const pad = padOf(box);
   const r = clampBox({ x: box.x - pad, y: box.y - pad, w: box.w + 2 * pad, h: box.h + 2 * pad }, frame);
   if (!found || r.w < 4 || r.h < 4) return undefined;
@@ -183,7 +185,7 @@ async function textRows(t: PlacedText, index: number, c: TextContext): Promise<Q
       });
     return rows;
   }
-  const contrast = textContrast(frame, t.box, t.color);
+  const contrast = textContrast(frame, t.box, colorsOf(t));
   rows.push({
     check: 'text-contrast',
     subject,
@@ -195,7 +197,7 @@ async function textRows(t: PlacedText, index: number, c: TextContext): Promise<Q
         ? 'no text visible in the box (one colour)'
         : `text luminance ${round(contrast.text, 3)} on ${round(contrast.background, 3)} (${Math.round(contrast.textShare * 100)} % of the box is text)`,
   });
-  const png = await ocrImage(frame, t.box, t.color);
+  const png = await ocrImage(frame, t.box, colorsOf(t));
   const ocr = png ? await recognizeText(png, c.ocrDeadlineMs) : { text: '', timedOut: false };
   const verdict = readBackVerdict(t.text, ocr.text);
   rows.push({

@@ -25,6 +25,8 @@ export interface PlacedText {
   toSeconds?: number;
   /** The glyphs' fill colour (#rrggbb) when known: the contrast check then knows which colour is the text. */
   color?: string;
+  /** Other fill colours some of its glyphs have (a karaoke or highlight word), when known. */
+  colors?: string[];
 }
 
 /** Fractions of the frame height a platform's UI covers (9:16 feeds: top 0.14, bottom 0.20). */

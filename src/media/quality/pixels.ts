@@ -3,7 +3,7 @@
 // Contrast of a placed text (textContrast): WCAG 2 relative luminance and contrast ratio
 // ((L1 + 0.05) / (L2 + 0.05)) between the glyphs and the pixels right next to them. Which pixels
 // are the glyphs: those within RGB distance 48 (at most half-way to the background's colour) of
-// the colour the renderer says it drew (PlacedText.color); without one, the box's pixels are split into two colours by k-means (k = 2,
+// a colour the renderer says it drew (PlacedText.color and .colors); without one, the box's pixels are split into two colours by k-means (k = 2,
 // in RGB, seeded with the 5th and 95th luminance percentiles) and the smaller cluster is the text
 // (glyphs cover less of their box than the background does). Antialiased glyph edges are blends,
 // so the measure is taken away from them: the text's luminance is the 90th percentile of its
@@ -12,7 +12,7 @@
 // page). A gradient or photo varies along the line, so the box is cut into square-ish segments
 // along its width and the worst segment counts. A box of one colour has no visible text: ratio 1.
 //
-// OCR input (inkImage): each pixel's distance from the text's colour as grey, so the glyphs come
+// OCR input (inkImage): each pixel's distance from the text's colour (the nearest of its colours) as grey, so the glyphs come
 // out black on white whatever is behind them (an outline, a photo, a scrim).
 //
 // Glyphs outside the box (inkAcrossEdge): strokes of the text's colour in the bands just left and
@@ -138,28 +138,31 @@ export interface ContrastEstimate {
   textShare: number;
 }
 
-/** The text's colour and the background's main colour in a box, and which pixels are the text's. */
+/** The text's colours and the background's main colour in a box, and which pixels are the text's. */
 export interface Ink {
-  ink: Rgb;
+  /** The text's colours: the ones named (main first), else the smaller k-means cluster's centre. */
+  inks: Rgb[];
   ground: Rgb;
+  /** Whether the colours were named (else estimated). */
+  named: boolean;
   isText: (c: Rgb) => boolean;
 }
 
 /** How near (RGB distance) a pixel must be to a colour the renderer names to be that text's (at most half-way to the background's). */
 const GIVEN_TOLERANCE = 48;
 
-/** The text's colour in `box` (the one named, else the smaller k-means cluster) and the background's. */
-export function inkOf(frame: Frame, box: Box, textColor?: string): Ink | undefined {
-  const split = splitColours(grid(frame, box).rgb, textColor);
+/** The text's colours in `box` (those named, else the smaller k-means cluster) and the background's. */
+export function inkOf(frame: Frame, box: Box, colors: string[] = []): Ink | undefined {
+  const split = splitColours(grid(frame, box).rgb, colors[0]);
   if (!split || dist2(split.centres[0], split.centres[1]) < 10 ** 2) return undefined;
-  const given = parseHex(textColor);
-  const ink = given ?? split.centres[split.text];
   const ground = split.centres[1 - split.text];
-  const tolerance = Math.min(GIVEN_TOLERANCE, 0.5 * Math.sqrt(dist2(ink, ground)));
-  const isText = given
-    ? (c: Rgb) => dist2(c, given) <= tolerance ** 2
-    : (c: Rgb) => dist2(c, split.centres[split.text]) <= dist2(c, ground);
-  return { ink, ground, isText };
+  const given = colors.map(parseHex).filter((c): c is Rgb => c !== undefined);
+  if (!given.length) {
+    const centre = split.centres[split.text];
+    return { inks: [centre], ground, named: false, isText: (c) => dist2(c, centre) <= dist2(c, ground) };
+  }
+  const tolerance = given.map((g) => Math.min(GIVEN_TOLERANCE, 0.5 * Math.sqrt(dist2(g, ground))) ** 2);
+  return { inks: given, ground, named: true, isText: (c) => given.some((g, k) => dist2(c, g) <= tolerance[k]) };
 }
 
 /** City-block distance (in cells) of each cell to the nearest text cell (two-pass chamfer). */
@@ -181,16 +184,16 @@ function distanceToText(text: boolean[], gw: number, gh: number): Uint16Array {
 }
 
 /** The contrast of the text drawn in `box` against the pixels next to it (see the head of this file). */
-export function textContrast(frame: Frame, box: Box, textColor?: string): ContrastEstimate {
+export function textContrast(frame: Frame, box: Box, colors: string[] = []): ContrastEstimate {
   const none = { ratio: 1, text: 0, background: 0, textShare: 0 };
-  const found = inkOf(frame, box, textColor);
+  const found = inkOf(frame, box, colors);
   if (!found) return none;
   const { step, gw, gh, rgb } = grid(frame, box);
   const text = rgb.map(found.isText);
   const dist = distanceToText(text, gw, gh);
   const near = Math.max(1, Math.ceil(2 / step));
   const far = Math.max(near + 1, Math.round(5 / step));
-  const lighter = lumOf(found.ink) > lumOf(found.ground);
+  const lighter = lumOf(found.inks[0]) > lumOf(found.ground);
   const segments = Math.min(8, Math.max(1, Math.round(gw / Math.max(1, gh))));
   let worst: ContrastEstimate | undefined;
   for (let sgm = 0; sgm < segments; sgm++) {
@@ -219,12 +222,15 @@ export function textContrast(frame: Frame, box: Box, textColor?: string): Contra
 export function inkImage(frame: Frame, region: Box, found: Ink): Buffer {
   const r = clampBox(region, frame);
   const out = Buffer.alloc(r.w * r.h);
-  const scale = 255 / Math.max(40, 0.5 * Math.sqrt(dist2(found.ink, found.ground)));
+  const scale = 255 / Math.max(40, 0.5 * Math.sqrt(dist2(found.inks[0], found.ground)));
   for (let y = 0; y < r.h; y++)
     for (let x = 0; x < r.w; x++) {
       const i = ((r.y + y) * frame.width + r.x + x) * 4;
-      const d = Math.sqrt(dist2([frame.data[i], frame.data[i + 1], frame.data[i + 2]], found.ink));
-      out[y * r.w + x] = Math.min(255, Math.round(d * scale));
+      const c: Rgb = [frame.data[i], frame.data[i + 1], frame.data[i + 2]];
+      const d = Math.sqrt(Math.min(...found.inks.map((ink) => dist2(c, ink))));
+      // An estimated colour is a blend of the text's colours: grey by how much nearer to it than to the background.
+      const g = Math.sqrt(dist2(c, found.ground));
+      out[y * r.w + x] = found.named ? Math.min(255, Math.round(d * scale)) : Math.round((255 * d) / Math.max(1, d + g));
     }
   return out;
 }
