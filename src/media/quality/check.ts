@@ -28,11 +28,11 @@
 import sharp, { type SharpOptions } from 'sharp';
 import phashModule from 'sharp-phash';
 import distanceModule from 'sharp-phash/distance.js';
-import { type MediaFile, probe, sniffFile } from '../ffmpeg.ts';
+import { type MediaFile, type ProbeResult, probe, sniffFile } from '../ffmpeg.ts';
 import { recognizeText } from '../ocr.ts';
 import type { Box, MediaManifest, PlacedText } from './manifest.ts';
 import { clampBox, type Frame, inkAcrossEdge, inkImage, inkOf, textContrast, uncoveredBar } from './pixels.ts';
-import { decodeFrame, measureAudio, sampleVideo, type VideoSamples } from './sample.ts';
+import { decodeFrame, measureAudio, sampleVideo } from './sample.ts';
 import { padOf, pct, READ_BACK_THRESHOLD, readBackVerdict, textPlacement, upscaleOf } from './text.ts';
 
 // sharp-phash is CommonJS (module.exports = fn); its typings declare ES default exports.
@@ -173,18 +173,7 @@ async function textRows(t: PlacedText, index: number, c: TextContext): Promise<Q
           : `inside the frame (pixels not looked at: ${c.measured.size} of ${c.textCount} texts are)`),
     },
   ];
-  if (!frame) {
-    if (c.measured.has(index))
-      rows.push({
-        check: 'text-readback',
-        subject,
-        pass: false,
-        value: 0,
-        limit: `≥ ${READ_BACK_THRESHOLD}, last word read`,
-        detail: 'no frame could be decoded while the text shows',
-      });
-    return rows;
-  }
+  if (!frame) return c.measured.has(index) ? [...rows, readBackRow(subject, null, c.ocrDeadlineMs)] : rows;
   const contrast = textContrast(frame, t.box, colorsOf(t));
   rows.push({
     check: 'text-contrast',
@@ -199,18 +188,22 @@ async function textRows(t: PlacedText, index: number, c: TextContext): Promise<Q
   });
   const png = await ocrImage(frame, t.box, colorsOf(t));
   const ocr = png ? await recognizeText(png, c.ocrDeadlineMs) : { text: '', timedOut: false };
-  const verdict = readBackVerdict(t.text, ocr.text);
-  rows.push({
-    check: 'text-readback',
-    subject,
-    pass: !ocr.timedOut && verdict.pass,
-    value: round(verdict.similarity),
-    limit: `≥ ${READ_BACK_THRESHOLD}, last word read`,
-    detail: ocr.timedOut
-      ? `OCR ran past its ${c.ocrDeadlineMs} ms deadline`
-      : `read "${ocr.text.replace(/\s+/g, ' ').slice(0, 60)}"${verdict.lastWord ? '' : '; the last word is missing (clipped?)'}`,
-  });
+  rows.push(readBackRow(subject, ocr.timedOut ? 'timeout' : { placed: t.text, read: ocr.text }, c.ocrDeadlineMs));
   return rows;
+}
+
+/** The read-back row of a text: what OCR read against what was placed (null: no frame; 'timeout': OCR ran out of time). */
+function readBackRow(subject: string, ocr: { placed: string; read: string } | 'timeout' | null, deadlineMs: number): QualityRow {
+  const row = { check: 'text-readback' as const, subject, limit: `≥ ${READ_BACK_THRESHOLD}, last word read` };
+  if (ocr === null) return { ...row, pass: false, value: 0, detail: 'no frame could be decoded while the text shows' };
+  if (ocr === 'timeout') return { ...row, pass: false, value: 0, detail: `OCR ran past its ${deadlineMs} ms deadline` };
+  const verdict = readBackVerdict(ocr.placed, ocr.read);
+  return {
+    ...row,
+    pass: verdict.pass,
+    value: round(verdict.similarity),
+    detail: `read "${ocr.read.replace(/\s+/g, ' ').slice(0, 60)}"${verdict.lastWord ? '' : '; the last word is missing (clipped?)'}`,
+  };
 }
 
 /** The uncovered-canvas row over sampled frames. */
@@ -334,72 +327,86 @@ async function audioRows(
   return rows;
 }
 
+/** The frames the checks look at: each measured text's, the sampled ones, one per scene. */
+interface Frames {
+  frameOf: (t: PlacedText) => Frame | undefined;
+  sampled: { t?: number; frame: Frame }[];
+  scenes: Frame[];
+}
+
+/** Decodes the image, or reads the video's frames in one ffmpeg pass (./sample.ts). */
+async function framesOf(
+  media: MediaFile,
+  info: ProbeResult,
+  texts: PlacedText[],
+  measured: Set<number>,
+  manifest: MediaManifest | undefined,
+  opts: CheckOptions & { signal: AbortSignal },
+): Promise<Frames> {
+  if (media.type.startsWith('image/')) {
+    const full = await decodeFrame(media.path);
+    return { frameOf: () => full, sampled: [{ frame: await decodeFrame(media.path, 720) }], scenes: [] };
+  }
+  if (!info.has_video) return { frameOf: () => undefined, sampled: [], scenes: [] };
+  const duration = info.duration_seconds ?? 0;
+  const fromManifest = (manifest?.sceneStarts?.length ?? 0) >= 2;
+  const mids = fromManifest ? sceneMids(manifest?.sceneStarts ?? [], duration) : [];
+  const textTimes = texts.flatMap((t, i) => (measured.has(i) ? [textTime(t, duration)] : []));
+  const s = await sampleVideo(media, [...textTimes, ...mids], {
+    duration,
+    fps: info.fps ?? 25,
+    evenCount: opts.maxSamples ?? 16,
+    detectCuts: !fromManifest,
+    signal: opts.signal,
+  });
+  const nearest = (t: number) => s.even.reduce((a, b) => (Math.abs(b.t - t) < Math.abs(a.t - t) ? b : a)).frame;
+  const scenes = fromManifest
+    ? mids.map((t) => s.at.get(t)).filter((f): f is Frame => f !== undefined)
+    : s.even.length
+      ? sceneMids([0, ...s.cuts], duration).map(nearest)
+      : [];
+  return { frameOf: (t) => s.at.get(textTime(t, duration)), sampled: s.even, scenes };
+}
+
 /** Checks one media file (see the head of this file). */
 export async function checkMedia(file: string, manifest?: MediaManifest, opts: CheckOptions = {}): Promise<QualityReport> {
-  const maxTexts = opts.maxTexts ?? 24;
   const ffmpegSignal = () => AbortSignal.any([AbortSignal.timeout(opts.ffmpegDeadlineMs ?? 90_000), ...(opts.signal ? [opts.signal] : [])]);
   const media = await sniffFile(file);
   const info = await probe(media, { signal: ffmpegSignal() });
   const kind = media.type.startsWith('image/') ? 'image' : info.has_video ? 'video' : 'audio';
   const duration = info.duration_seconds ?? 0;
   const rows: QualityRow[] = [];
-  const width = info.width ?? 0;
-  const height = info.height ?? 0;
+  const [width, height] = [info.width ?? 0, info.height ?? 0];
   const texts = kind === 'audio' ? [] : scaledTexts(manifest, width, height, rows);
-  const measured = pickEvenly(texts.length, maxTexts);
-  let frameOf: (t: PlacedText) => Frame | undefined = () => undefined;
-  let canvasFrames: { t?: number; frame: Frame }[] = [];
-  let samples: VideoSamples | undefined;
-  let scenes: number[] = [];
-  if (kind === 'image') {
-    const full = await decodeFrame(file);
-    frameOf = () => full;
-    canvasFrames = [{ frame: await decodeFrame(file, 720) }];
-  } else if (kind === 'video') {
-    const fromManifest = (manifest?.sceneStarts?.length ?? 0) >= 2;
-    scenes = fromManifest ? sceneMids(manifest!.sceneStarts!, duration) : [];
-    const textTimes = texts.flatMap((t, i) => (measured.has(i) ? [textTime(t, duration)] : []));
-    samples = await sampleVideo(media, [...textTimes, ...scenes], {
-      duration,
-      fps: info.fps ?? 25,
-      evenCount: opts.maxSamples ?? 16,
-      detectCuts: !fromManifest,
-      signal: ffmpegSignal(),
-    });
-    const s = samples;
-    frameOf = (t) => s.at.get(textTime(t, duration));
-    canvasFrames = s.even;
-  }
+  const measured = pickEvenly(texts.length, opts.maxTexts ?? 24);
+  const frames = await framesOf(media, info, texts, measured, manifest, { ...opts, signal: ffmpegSignal() });
   opts.signal?.throwIfAborted();
-  const context: TextContext = {
-    width,
-    height,
-    manifest: manifest!,
-    frameOf,
-    measured,
-    textCount: texts.length,
-    ocrDeadlineMs: opts.ocrDeadlineMs ?? 8000,
-  };
-  for (const [i, t] of texts.entries()) rows.push(...(await textRows(t, i, context)));
-  if (canvasFrames.length) rows.push(canvasRow(canvasFrames));
-  if (samples) {
-    const s = samples;
-    const frames = scenes.length
-      ? scenes.map((t) => s.at.get(t)).filter((f): f is Frame => f !== undefined)
-      : sceneMids([0, ...s.cuts], duration).map((t) => s.even.reduce((a, b) => (Math.abs(b.t - t) < Math.abs(a.t - t) ? b : a)).frame);
-    if (frames.length >= 2) rows.push(await sceneRow(frames, 'scenes'));
+  if (manifest) {
+    const context = {
+      width,
+      height,
+      manifest,
+      frameOf: frames.frameOf,
+      measured,
+      textCount: texts.length,
+      ocrDeadlineMs: opts.ocrDeadlineMs ?? 8000,
+    };
+    for (const [i, t] of texts.entries()) rows.push(...(await textRows(t, i, context)));
   }
+  if (frames.sampled.length) rows.push(canvasRow(frames.sampled));
+  if (frames.scenes.length >= 2) rows.push(await sceneRow(frames.scenes, 'scenes'));
   if (kind !== 'image')
     rows.push(
       ...(await audioRows(media, info.has_audio, duration, manifest, { expectNarration: !!opts.expectNarration, signal: ffmpegSignal })),
     );
+  const durationSeconds = kind === 'image' ? null : info.duration_seconds;
   return {
     file,
     kind,
     manifest: !!manifest,
     width: info.width,
     height: info.height,
-    durationSeconds: kind === 'image' ? null : info.duration_seconds,
+    durationSeconds,
     pass: rows.every((r) => r.pass),
     rows,
   };
