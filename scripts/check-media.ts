@@ -12,11 +12,11 @@ import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { stopOcr } from '../src/media/ocr.ts';
 import { checkMedia, checkSlides, formatReport, type QualityReport } from '../src/media/quality/check.ts';
-import type { MediaManifest } from '../src/media/quality/manifest.ts';
+import { type MediaManifest, manifestPathOf } from '../src/media/quality/manifest.ts';
 
 /** FILE.media.json, when present; a manifest that is not one is an error. */
 function manifestOf(file: string): MediaManifest | undefined {
-  const at = `${file}.media.json`;
+  const at = manifestPathOf(file);
   if (!fs.existsSync(at)) return undefined;
   const m = JSON.parse(fs.readFileSync(at, 'utf8')) as MediaManifest;
   if (typeof m?.width !== 'number' || typeof m.height !== 'number' || !Array.isArray(m.texts))

@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import sharp, { type OverlayOptions } from 'sharp';
 import { FONT_BOLD } from '../../src/engines/local/font.ts';
 import { FFMPEG_PATH } from '../../src/media/ffmpeg.ts';
-import type { MediaManifest, PlacedText, SafeZone } from '../../src/media/quality/manifest.ts';
+import { type MediaManifest, manifestPathOf, type PlacedText, type SafeZone } from '../../src/media/quality/manifest.ts';
 
 const run = promisify(execFile);
 
@@ -154,7 +154,7 @@ export async function slideVideo(file: string, images: string[], seconds: number
 
 /** Writes a manifest next to a file (FILE.media.json), as `npm run check:media` reads it. */
 export function writeManifest(file: string, manifest: MediaManifest): void {
-  fs.writeFileSync(`${file}.media.json`, JSON.stringify(manifest, null, 2));
+  fs.writeFileSync(manifestPathOf(file), JSON.stringify(manifest, null, 2));
 }
 
 export const inDir = (dir: string) => (name: string) => path.join(dir, name);

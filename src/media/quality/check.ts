@@ -8,17 +8,22 @@
 //   stopOcr() (../ocr.ts)                                         ends the OCR worker (call at shutdown)
 //
 // A report has one row per check and subject, {check, subject, pass, value, limit, detail}, and
-// `pass` when every row passes. The manifest (./manifest.ts) is what the renderer knows it made;
-// without it the checks that need none still run. The checks:
+// `pass` when every row passes. The manifest (./manifest.ts) is what the renderer knows it made:
+// each text's words, box, time span and fill colours (color, and colors for highlighted words:
+// name them, or the contrast and OCR have to guess which pixels are the text), the safe zone, the
+// scene starts, the narration spans and the requested length. Without it the checks that need
+// none still run. The checks:
 //   text-fit         every placed box inside the frame with ≥ 4 % margins, out of the safe zone's
 //                    top and bottom bands, and no glyphs running past its left or right edge (./pixels.ts)
 //   text-readback    OCR of the box reads the placed words back (./text.ts: similarity ≥ 0.8 and the last word read)
-//   text-contrast    WCAG contrast ≥ 4.5:1 between the text's colour and the pixels behind it (./pixels.ts)
+//   text-contrast    WCAG contrast ≥ 4.5:1 between the glyphs and the pixels right next to them,
+//                    worst segment of the line (./pixels.ts; an outline or a scrim counts)
 //   uncovered-canvas no straight black or transparent bar along an edge of any sampled frame (./pixels.ts)
 //   scene-distinct   consecutive scenes (manifest.sceneStarts, else detected cuts; checkSlides: images)
 //                    differ by ≥ 10 of the 64 bits of their perceptual hashes (sharp-phash)
 //   narration-coverage / narration-tail   when narration is expected (manifest.narration, or
-//                    opts.expectNarration with the non-silent audio as narration): its spans cover
+//                    opts.expectNarration with the non-silent audio as narration: a music bed
+//                    then counts as speech, so renderers should list their spans): they cover
 //                    ≥ 90 % of requestedSeconds (else the duration) and leave no tail over 1.5 s
 //   silent-audio     an audio stream peaks above −60 dBFS (no audio stream at all passes)
 // Texts of a video are looked at in the frame at the middle of their span (the whole video's middle

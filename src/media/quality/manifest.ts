@@ -55,6 +55,9 @@ export const PORTRAIT_SAFE_ZONE: SafeZone = { top: 0.14, bottom: 0.2 };
 /** The margin every text keeps from each edge (fraction of the frame's side). */
 export const MARGIN = 0.04;
 
+/** Where `npm run check:media` looks for the manifest of `file`. */
+export const manifestPathOf = (file: string): string => `${file}.media.json`;
+
 /** The safe zone of an output of this size: 9:16-like portrait frames have one, others none. */
 export function safeZoneFor(width: number, height: number): SafeZone | undefined {
   return height / width >= 1.6 ? PORTRAIT_SAFE_ZONE : undefined;
