@@ -6,7 +6,7 @@
 // (src/media/quality/manifest.ts: what the renderer placed), prints one table per file (a row per
 // check: pass or FAIL, the value against its limit) and exits 1 when any check fails, 2 when a file
 // cannot be read. --narration: narration is expected even where no manifest lists it (the
-// non-silent audio counts as narration). --slides: the FILEs (images) are also one sequence whose
+// speech heard in the audio counts as narration). --slides: the FILEs (images) are also one sequence whose
 // consecutive members must differ. --json: the reports as JSON instead of tables.
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';

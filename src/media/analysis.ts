@@ -335,6 +335,10 @@ export async function metadataReport(file: string, key: string): Promise<{ t: nu
   return out;
 }
 
+/** The filter chain that prints the voice band's RMS level (dBFS) of every 100 ms of audio into `file` (metadataReport key lavfi.astats.Overall.RMS_level). */
+export const voiceBandLevels = (file: string) =>
+  `aresample=16000,highpass=f=250,lowpass=f=3500,asetnsamples=n=1600:p=0,astats=metadata=1:reset=1,ametadata=print:key=lavfi.astats.Overall.RMS_level:file=${escapeFilterValue(file)}`;
+
 /** The speech heuristic of the head of this file, over 100 ms voice-band RMS levels (dBFS). */
 export function looksLikeSpeech(levels: number[]): boolean {
   if (levels.length < 5) return false;
@@ -401,7 +405,7 @@ async function measureVideo(
       ? [
           '[0:a:0]asplit=2[a1][a2]',
           `[a1]ebur128=metadata=1,ametadata=print:key=lavfi.r128.I:file=${escapeFilterValue(loud)}[l]`,
-          `[a2]aresample=16000,highpass=f=250,lowpass=f=3500,asetnsamples=n=1600:p=0,astats=metadata=1:reset=1,ametadata=print:key=lavfi.astats.Overall.RMS_level:file=${escapeFilterValue(voice)}[s]`,
+          `[a2]${voiceBandLevels(voice)}[s]`,
         ]
       : []),
   ].join(';');

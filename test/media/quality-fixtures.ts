@@ -127,14 +127,14 @@ export async function ffmpeg(args: string[]): Promise<void> {
   await run(FFMPEG_PATH, ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', ...args]);
 }
 
-/** A video of still images (`seconds` each) with optional audio arguments (a lavfi source). */
-export async function slideVideo(file: string, images: string[], seconds: number, audio?: string): Promise<void> {
+/** A video of still images (`seconds` each) with optional sound: a lavfi source, or a file. */
+export async function slideVideo(file: string, images: string[], seconds: number, audio?: string | { file: string }): Promise<void> {
   const inputs = images.flatMap((img) => ['-loop', '1', '-t', String(seconds), '-i', img]);
   const concat = `${images.map((_, i) => `[${i}:v]setsar=1,fps=25,format=yuv420p[v${i}]`).join(';')};${images.map((_, i) => `[v${i}]`).join('')}concat=n=${images.length}:v=1:a=0[v]`;
   const total = images.length * seconds;
   await ffmpeg([
     ...inputs,
-    ...(audio ? ['-f', 'lavfi', '-t', String(total), '-i', audio] : []),
+    ...(typeof audio === 'string' ? ['-f', 'lavfi', '-t', String(total), '-i', audio] : audio ? ['-i', audio.file] : []),
     '-filter_complex',
     concat,
     '-map',

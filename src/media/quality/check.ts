@@ -22,8 +22,8 @@
 //   scene-distinct   consecutive scenes (manifest.sceneStarts, else detected cuts; checkSlides: images)
 //                    differ by ≥ 10 of the 64 bits of their perceptual hashes (sharp-phash)
 //   narration-coverage / narration-tail   when narration is expected (manifest.narration, or
-//                    opts.expectNarration with the non-silent audio as narration: a music bed
-//                    then counts as speech, so renderers should list their spans): they cover
+//                    opts.expectNarration with the speech heard in the audio as narration:
+//                    ./sample.ts speechSpans, a music bed alone is not speech): they cover
 //                    ≥ 90 % of requestedSeconds (else the duration) and leave no tail over 1.5 s
 //   silent-audio     an audio stream peaks above −60 dBFS (no audio stream at all passes)
 // Texts of a video are looked at in the frame at the middle of their span (the whole video's middle
@@ -80,7 +80,7 @@ export interface QualityReport {
 }
 
 export interface CheckOptions {
-  /** Narration is expected though the manifest lists none: the non-silent audio counts as narration. */
+  /** Narration is expected though the manifest lists none: the speech heard in the audio counts as narration. */
   expectNarration?: boolean;
   /** Texts read and measured (default 24). */
   maxTexts?: number;
@@ -307,7 +307,7 @@ async function audioRows(
   o: Required<Pick<CheckOptions, 'expectNarration'>> & { signal: () => AbortSignal },
 ): Promise<QualityRow[]> {
   const rows: QualityRow[] = [];
-  const measured = hasAudio ? await measureAudio(media, duration, o.signal()) : undefined;
+  const measured = hasAudio ? await measureAudio(media, o.signal()) : undefined;
   rows.push({
     check: 'silent-audio',
     subject: 'audio',
@@ -326,9 +326,7 @@ async function audioRows(
       ),
     );
   else if (o.expectNarration)
-    rows.push(
-      ...narrationRows(measured?.sound ?? [], manifest?.requestedSeconds ?? duration, duration, 'non-silent audio, silencedetect −45 dB'),
-    );
+    rows.push(...narrationRows(measured?.speech ?? [], manifest?.requestedSeconds ?? duration, duration, 'speech heard in the voice band'));
   return rows;
 }
 

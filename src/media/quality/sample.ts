@@ -5,13 +5,14 @@
 //     span: select picks the first frame at or after each time), evenly spaced frames at 360 px
 //     wide (nearest-neighbour, so edge bars keep hard edges) and, when asked, the scene cuts
 //     (`select='gt(scene,0.3)'` on a 160 px copy);
-//   measureAudio: the spans that are not silent (silencedetect, −45 dB for 0.4 s) and the peak
-//   level of the whole track (astats, dBFS; −Infinity for digital silence).
+//   measureAudio: the peak level of the whole track (astats, dBFS; −Infinity for digital silence)
+//   and the spans that sound like speech (speechSpans: the voice band's level every 100 ms, the
+//   speech heuristic of ../analysis.ts over sliding 1.5 s windows; a music bed alone is not speech).
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { metadataReport } from '../analysis.ts';
+import { looksLikeSpeech, metadataReport, voiceBandLevels } from '../analysis.ts';
 import { escapeFilterValue, inputArgs, type MediaFile, runFfmpeg } from '../ffmpeg.ts';
 import type { Frame } from './pixels.ts';
 
@@ -105,19 +106,19 @@ export async function sampleVideo(file: MediaFile, times: number[], o: SampleOpt
 export interface AudioMeasures {
   /** Peak level of the track in dBFS (−Infinity: digital silence). */
   peakDb: number;
-  /** The spans (seconds) that are not silent. */
-  sound: { fromSeconds: number; toSeconds: number }[];
+  /** The spans (seconds) that sound like speech (see speechSpans). */
+  speech: { fromSeconds: number; toSeconds: number }[];
 }
 
-/** The first audio track's peak level and non-silent spans, in one ffmpeg run. */
-export async function measureAudio(file: MediaFile, duration: number, signal: AbortSignal): Promise<AudioMeasures> {
+/** The first audio track's peak level and the spans that sound like speech, in one ffmpeg run. */
+export async function measureAudio(file: MediaFile, signal: AbortSignal): Promise<AudioMeasures> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'check-media-'));
   try {
-    const silence = path.join(dir, 'silence.txt');
+    const voice = path.join(dir, 'voice.txt');
     const peak = path.join(dir, 'peak.txt');
     const graph = [
       '[0:a:0]asplit=2[a1][a2]',
-      `[a1]silencedetect=n=-45dB:d=0.4,ametadata=print:file=${escapeFilterValue(silence)}[s]`,
+      `[a1]${voiceBandLevels(voice)}[s]`,
       `[a2]astats=metadata=1:reset=0,ametadata=print:key=lavfi.astats.Overall.Peak_level:file=${escapeFilterValue(peak)}[p]`,
     ].join(';');
     await runFfmpeg([...inputArgs(file), '-filter_complex', graph, '-map', '[s]', '-f', 'null', '-', '-map', '[p]', '-f', 'null', '-'], {
@@ -127,22 +128,35 @@ export async function measureAudio(file: MediaFile, duration: number, signal: Ab
     const last = (await metadataReport(peak, 'lavfi.astats.Overall.Peak_level')).at(-1)?.v;
     // astats reports digital silence as -inf (or, from some decoders, as thousands of dB below zero).
     const peakDb = last === undefined || Number.isNaN(last) || last < -200 ? Number.NEGATIVE_INFINITY : last;
-    const starts = (await metadataReport(silence, 'lavfi.silence_start')).map((x) => Math.max(0, x.v));
-    const ends = (await metadataReport(silence, 'lavfi.silence_end')).map((x) => x.v);
-    return { peakDb, sound: complement(starts, ends, duration) };
+    const levels = (await metadataReport(voice, 'lavfi.astats.Overall.RMS_level')).map((x) => (Number.isFinite(x.v) ? x.v : -120));
+    return { peakDb, speech: speechSpans(levels) };
   } finally {
     await fs.rm(dir, { recursive: true, force: true });
   }
 }
 
-/** The spans of [0, duration] outside the silences [starts[i], ends[i] ?? duration]. */
-function complement(starts: number[], ends: number[], duration: number): { fromSeconds: number; toSeconds: number }[] {
-  const out: { fromSeconds: number; toSeconds: number }[] = [];
-  let from = 0;
-  for (const [i, s] of starts.entries()) {
-    if (s > from) out.push({ fromSeconds: from, toSeconds: s });
-    from = ends[i] ?? duration;
+/** Voice-band level (dBFS) above which a 100 ms window is voiced (as ../analysis.ts). */
+const VOICED_DB = -45;
+
+/**
+ * The spans that sound like speech, from the voice band's level of every 100 ms: the 1.5 s
+ * windows (every 0.5 s) that ../analysis.ts's speech heuristic calls speech (voiced often enough,
+ * modulated the way syllables modulate it: a steady music bed or hum is not), and in them the
+ * voiced 100 ms steps, joined across pauses shorter than 0.7 s.
+ */
+export function speechSpans(levels: number[]): { fromSeconds: number; toSeconds: number }[] {
+  const inSpeech = new Uint8Array(levels.length);
+  for (let start = 0; start < levels.length; start += 5) {
+    const window = levels.slice(start, start + 15);
+    if (window.length >= 5 && looksLikeSpeech(window)) inSpeech.fill(1, start, start + window.length);
   }
-  if (from < duration) out.push({ fromSeconds: from, toSeconds: duration });
-  return out;
+  const spans: { fromSeconds: number; toSeconds: number }[] = [];
+  for (const [i, v] of levels.entries()) {
+    if (!inSpeech[i] || v <= VOICED_DB) continue;
+    const [from, to] = [i / 10, (i + 1) / 10];
+    const prev = spans.at(-1);
+    if (prev && from - prev.toSeconds < 0.7) prev.toSeconds = to;
+    else spans.push({ fromSeconds: from, toSeconds: to });
+  }
+  return spans;
 }
