@@ -59,6 +59,16 @@ t.test('a good poster passes every check', async (t) => {
   t.equal(rows(r, 'text-fit').length, 2);
   for (const row of rows(r, 'text-contrast')) t.ok((row.value as number) >= 10, `${row.subject}: ${row.value}:1`);
   t.equal(rows(r, 'uncovered-canvas').length, 1);
+  // A manifest of another size is a renderer's mistake: reported, and its boxes scaled to still check the texts.
+  const half = {
+    ...m,
+    width: W / 2,
+    height: H / 2,
+    texts: m.texts.map((x) => ({ ...x, box: { x: x.box.x / 2, y: x.box.y / 2, w: x.box.w / 2, h: x.box.h / 2 } })),
+  };
+  const scaled = await checkMedia(at('good.png'), half);
+  t.same(failed(scaled), ['manifest size: the manifest describes another size than the file has; its boxes were scaled']);
+  t.equal(rows(scaled, 'text-readback').filter((x) => x.pass).length, 2);
 });
 
 t.test('a line too long for its box is clipped: text-fit and read-back fail', async (t) => {

@@ -70,6 +70,9 @@ t.test('a good video passes every check, within seconds', async (t) => {
   t.ok((rows(r, 'scene-distinct')[0].value as number) >= 10);
   t.match(rows(r, 'silent-audio')[0], { pass: true, detail: 'the track has sound' });
   t.match(rows(r, 'narration-coverage')[0], { pass: true, value: '93.3 %' });
+  // Without a manifest the scenes are found by their cut.
+  const cut = await checkMedia(at('good.mp4'));
+  t.match(rows(cut, 'scene-distinct')[0], { pass: true, subject: '2 scenes' });
   // Bounded: with maxTexts 1 only the first text is read; the other gets the geometric checks.
   const bounded = await checkMedia(at('good.mp4'), twoScenes(), { maxTexts: 1 });
   t.equal(rows(bounded, 'text-readback').length, 1);
