@@ -45,6 +45,7 @@ t.test('WCAG contrast and the read-back measure', async (t) => {
   t.ok(contrastRatio(relativeLuminance(0x77, 0x77, 0x77), 1) < 4.5);
   t.equal(textSimilarity('Fresh citrus water!', 'FRESH citrus\nwater'), 1, 'case, punctuation and line breaks do not count');
   t.ok(textSimilarity('Fresh citrus water', 'Fresh citrus') < 0.8, 'a missing word fails');
+  t.equal(textSimilarity('Größer, schöner: Café', 'Grosser schoner Cafe'), 1, 'accents do not count (the OCR model is English); ß is ss');
   t.ok(textSimilarity('Fresh citrus water', 'Summer sale now on') < 0.5, 'other words fail');
   t.ok(lastWordRead('Starts now', 'Starts now'));
   t.notOk(lastWordRead('Summer sale starts now', 'Summer sale starts no'), 'a cut last word is missing');

@@ -5,7 +5,8 @@
 // from the text's colour (./pixels.ts inkImage: black glyphs on white, which Tesseract reads best,
 // whatever outline, scrim or photo is behind them), upscaled so a line is about 100 px tall, then
 // read by OCR (../ocr.ts). Both the placed
-// words and the words read are normalised (Unicode NFKC, lower case, letters and digits only) and
+// words and the words read are normalised (Unicode NFKD without accents, since the bundled OCR
+// model is English and reads é as e; lower case, letters and digits only) and
 // compared without spaces (OCR splits and joins words freely): similarity = 1 − Levenshtein
 // distance ÷ the longer length. It passes at ≥ 0.8 (a real render reads ≥ 0.9; another text or
 // one with a word missing falls well below) AND when the placed text's last word is found at the
@@ -15,11 +16,13 @@ import { MARGIN, type SafeZone } from './manifest.ts';
 
 export const READ_BACK_THRESHOLD = 0.8;
 
-/** Placed words as compared: NFKC, lower case, letters and digits, single spaces. */
+/** Placed words as compared: NFKD without accents (the bundled OCR model is English), lower case, letters and digits, single spaces. */
 export function normaliseWords(text: string): string {
   return text
-    .normalize('NFKC')
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
     .toLowerCase()
+    .replace(/ß/g, 'ss')
     .replace(/[^\p{L}\p{N}]+/gu, ' ')
     .trim();
 }
