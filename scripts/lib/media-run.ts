@@ -11,10 +11,14 @@ import { loadConfig } from '../../src/config.ts';
 import { startService, type Service } from '../../src/server.ts';
 import { createApiKey } from '../../src/services/workspaces/api-keys.ts';
 import { createOrganization } from '../../src/services/workspaces/organizations.ts';
+import { sql } from 'drizzle-orm';
+import type { MediaManifest } from '../../src/media/quality/manifest.ts';
 import type { MatrixCase } from './media-matrix.ts';
 
 export interface CaseResult {
   case: MatrixCase;
+  /** What the renderer recorded it placed (texts, scenes, narration), for the quality checker. */
+  manifest?: MediaManifest;
   /** The downloaded output (absent when the case failed). */
   file?: string;
   /** Seconds from the request to completion (queueing included). */
@@ -85,7 +89,7 @@ export async function startRunner(outDir: string, env: Record<string, string> = 
       const started = Date.now();
       try {
         const created = await call('POST', c.path, c.body);
-        const poll = pollPath(c, created);
+        const { poll, table, id } = made(c, created);
         let body: any;
         for (;;) {
           body = await call('GET', poll);
@@ -99,7 +103,8 @@ export async function startRunner(outDir: string, env: Record<string, string> = 
         const res = await fetch(url, { signal: AbortSignal.timeout(60_000) });
         if (res.status !== 200) throw new Error(`download ${url}: ${res.status}`);
         const ext = c.pipeline === 'static_ad' ? (res.headers.get('content-type')?.split('/')[1] ?? 'png') : 'mp4';
-        return { case: c, file: await save(c, ext, Buffer.from(await res.arrayBuffer())), seconds };
+        const file = await save(c, ext, Buffer.from(await res.arrayBuffer()));
+        return { case: c, file, seconds, manifest: await manifestOf(table, id) };
       } catch (err) {
         return { case: c, seconds: (Date.now() - started) / 1000, error: (err as Error).message };
       }
@@ -110,6 +115,16 @@ export async function startRunner(outDir: string, env: Record<string, string> = 
     },
   };
 
+  /** The manifest the pipeline recorded with its output (in its row's stage state). */
+  async function manifestOf(table: string, id: string | number): Promise<MediaManifest | undefined> {
+    const column = table === 'faceless_videos' ? 'artifacts' : 'state';
+    const key = table === 'faceless_videos' ? 'video_id' : 'id';
+    const rows = (await service.ctx.db.execute(
+      sql`select jsonb_path_query_first(${sql.identifier(column)}, 'strict $.**.manifest') as m from ${sql.identifier(table)} where ${sql.identifier(key)} = ${id}`,
+    )) as unknown as { m: MediaManifest | null }[];
+    return rows[0]?.m ?? undefined;
+  }
+
   async function save(c: MatrixCase, ext: string, bytes: Buffer): Promise<string> {
     const file = path.join(outDir, `${c.name}.${ext}`);
     fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -118,10 +133,18 @@ export async function startRunner(outDir: string, env: Record<string, string> = 
   }
 }
 
-function pollPath(c: MatrixCase, created: any): string {
-  if (c.path === '/api/v1/generations') return `/api/v1/generations/${created.generations[0].id}`;
-  if (c.path === '/api/v1/slideshows') return `/api/v1/slideshows/${created.slideshow_id ?? created.id}`;
-  return `/api/v1/videos/${created.video_id ?? created.id}`;
+/** Where a created case is polled, and the row its pipeline keeps its state in. */
+function made(c: MatrixCase, created: any): { poll: string; table: string; id: string | number } {
+  if (c.path === '/api/v1/generations') {
+    const id = created.generations[0].id;
+    return { poll: `/api/v1/generations/${id}`, table: 'generations', id };
+  }
+  if (c.path === '/api/v1/slideshows') {
+    const id = created.slideshow_id ?? created.id;
+    return { poll: `/api/v1/slideshows/${id}`, table: 'slideshows', id };
+  }
+  const id = created.video_id ?? created.id;
+  return { poll: `/api/v1/videos/${id}`, table: 'faceless_videos', id };
 }
 
 /** Runs `cases` `parallel` at a time, reporting each as it finishes. */
