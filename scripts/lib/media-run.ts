@@ -11,8 +11,8 @@ import { loadConfig } from '../../src/config.ts';
 import { startService, type Service } from '../../src/server.ts';
 import { createApiKey } from '../../src/services/workspaces/api-keys.ts';
 import { createOrganization } from '../../src/services/workspaces/organizations.ts';
-import { sql } from 'drizzle-orm';
 import type { MediaManifest } from '../../src/media/quality/manifest.ts';
+import { type RecordedKind, recordedManifest } from '../../src/pipelines/recorded-manifest.ts';
 import type { MatrixCase } from './media-matrix.ts';
 
 export interface CaseResult {
@@ -89,7 +89,7 @@ export async function startRunner(outDir: string, env: Record<string, string> = 
       const started = Date.now();
       try {
         const created = await call('POST', c.path, c.body);
-        const { poll, table, id } = made(c, created);
+        const { poll, kind, id } = made(c, created);
         let body: any;
         for (;;) {
           body = await call('GET', poll);
@@ -104,7 +104,7 @@ export async function startRunner(outDir: string, env: Record<string, string> = 
         if (res.status !== 200) throw new Error(`download ${url}: ${res.status}`);
         const ext = c.pipeline === 'static_ad' ? (res.headers.get('content-type')?.split('/')[1] ?? 'png') : 'mp4';
         const file = await save(c, ext, Buffer.from(await res.arrayBuffer()));
-        return { case: c, file, seconds, manifest: await manifestOf(table, id) };
+        return { case: c, file, seconds, manifest: await recordedManifest(service.ctx.db, kind, id) };
       } catch (err) {
         return { case: c, seconds: (Date.now() - started) / 1000, error: (err as Error).message };
       }
@@ -115,16 +115,6 @@ export async function startRunner(outDir: string, env: Record<string, string> = 
     },
   };
 
-  /** The manifest the pipeline recorded with its output (in its row's stage state). */
-  async function manifestOf(table: string, id: string | number): Promise<MediaManifest | undefined> {
-    const column = table === 'faceless_videos' ? 'artifacts' : 'state';
-    const key = table === 'faceless_videos' ? 'video_id' : 'id';
-    const rows = (await service.ctx.db.execute(
-      sql`select jsonb_path_query_first(${sql.identifier(column)}, 'strict $.**.manifest') as m from ${sql.identifier(table)} where ${sql.identifier(key)} = ${id}`,
-    )) as unknown as { m: MediaManifest | null }[];
-    return rows[0]?.m ?? undefined;
-  }
-
   async function save(c: MatrixCase, ext: string, bytes: Buffer): Promise<string> {
     const file = path.join(outDir, `${c.name}.${ext}`);
     fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -134,17 +124,17 @@ export async function startRunner(outDir: string, env: Record<string, string> = 
 }
 
 /** Where a created case is polled, and the row its pipeline keeps its state in. */
-function made(c: MatrixCase, created: any): { poll: string; table: string; id: string | number } {
+function made(c: MatrixCase, created: any): { poll: string; kind: RecordedKind; id: string | number } {
   if (c.path === '/api/v1/generations') {
     const id = created.generations[0].id;
-    return { poll: `/api/v1/generations/${id}`, table: 'generations', id };
+    return { poll: `/api/v1/generations/${id}`, kind: 'generation', id };
   }
   if (c.path === '/api/v1/slideshows') {
     const id = created.slideshow_id ?? created.id;
-    return { poll: `/api/v1/slideshows/${id}`, table: 'slideshows', id };
+    return { poll: `/api/v1/slideshows/${id}`, kind: 'slideshow', id };
   }
   const id = created.video_id ?? created.id;
-  return { poll: `/api/v1/videos/${id}`, table: 'faceless_videos', id };
+  return { poll: `/api/v1/videos/${id}`, kind: 'faceless_video', id };
 }
 
 /** Runs `cases` `parallel` at a time, reporting each as it finishes. */
