@@ -36,7 +36,7 @@ const rows: Row[] = [];
 say(`quality bench: ${cases.length} outputs, ${values.parallel} at a time (embedded PostgreSQL, local engines) …`);
 const runner = await startRunner(out);
 try {
-  await runAll(runner, cases, Number(values.parallel), async (r, done, total) => {
+  await runAll(runner.run, cases, Number(values.parallel), async (r, done, total) => {
     const started = Date.now();
     const report = r.file
       ? await checkMedia(r.file, r.manifest, { expectNarration: r.case.pipeline === 'faceless_video' && !r.manifest?.narration })

@@ -90,7 +90,7 @@ say(`gallery: rendering ${cases.length} outputs with the local engines (this tak
 const runner = await startRunner(work);
 let failed = 0;
 try {
-  await runAll(runner, cases, 2, async (r: CaseResult, done, total) => {
+  await runAll(runner.run, cases, 2, async (r: CaseResult, done, total) => {
     if (!r.file) {
       failed++;
       say(`[${done}/${total}] ${r.case.name}: FAILED ${r.error}`);

@@ -92,18 +92,27 @@ const SLIDESHOW_PROMPTS: Record<string, string> = {
   German: 'Fünf Gewohnheiten für ruhige Morgen: Wasser, Tageslicht, ein kurzer Spaziergang, kein Handy, eine Priorität',
 };
 
-function slideshowCases(): MatrixCase[] {
+/** Every aspect × overlays × language; `pairs`: every aspect × overlays once, the languages in turn (each twice). */
+function slideshowCases(pairs: boolean, slides: number): MatrixCase[] {
   const out: MatrixCase[] = [];
+  const languages = Object.keys(SLIDESHOW_PROMPTS);
+  let i = 0;
   for (const aspect of ['9:16', '4:5', '1:1'])
     for (const overlays of [true, false])
-      for (const language of Object.keys(SLIDESHOW_PROMPTS)) {
+      for (const language of pairs ? [languages[i++ % languages.length]] : languages) {
         out.push({
           name: `slideshow/${aspectName(aspect)}-${overlays ? 'text' : 'plain'}-${slug(language)}`,
           pipeline: 'slideshow',
           label: `${language} · ${aspect} · ${overlays ? 'text overlays' : 'no overlays'}`,
           aspect,
           path: '/api/v1/slideshows',
-          body: { prompt: SLIDESHOW_PROMPTS[language], slide_count: 5, aspect_ratio: aspect, language, generate_text_overlays: overlays },
+          body: {
+            prompt: SLIDESHOW_PROMPTS[language],
+            slide_count: slides,
+            aspect_ratio: aspect,
+            language,
+            generate_text_overlays: overlays,
+          },
         });
       }
   return out;
@@ -139,6 +148,10 @@ function facelessCases(durations: number[]): MatrixCase[] {
 export interface MatrixOptions {
   /** Faceless durations (seconds); default 15, 30, 60. */
   durations?: number[];
+  /** Slideshows: every aspect × overlays pair once with the languages in turn (default: the full product). */
+  slideshowPairs?: boolean;
+  /** Slides per slideshow (default 5). */
+  slides?: number;
   /** Only cases whose name contains one of these. */
   only?: string[];
 }
@@ -148,7 +161,7 @@ export function mediaMatrix(opts: MatrixOptions = {}): MatrixCase[] {
     ...adCases('static_ads', 'static_ad', ['1:1', '4:5', '9:16', '16:9']),
     ...adCases('video_ads', 'video_ad', ['9:16', '16:9']),
     ...adCases('ugc_ads', 'ugc_ad', ['9:16', '16:9']),
-    ...slideshowCases(),
+    ...slideshowCases(opts.slideshowPairs ?? false, opts.slides ?? 5),
     ...facelessCases(opts.durations ?? [15, 30, 60]),
   ];
   const only = opts.only?.filter(Boolean);
