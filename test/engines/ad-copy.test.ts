@@ -52,7 +52,8 @@ t.test('a derived headline has at most 7 words, a CTA at most 3, and neither is 
 
 t.test('headlines a designer would write', async (t) => {
   const h = (p: string) => adCopy(job(p)).headline;
-  t.equal(h('Show off the STM32F3 Discovery board for embedded Rust beginners'), 'STM32F3 Discovery board for embedded Rust beginners');
+  const stm = adCopy(job('Show off the STM32F3 Discovery board for embedded Rust beginners'));
+  t.same([stm.headline, stm.subheadline], ['STM32F3 Discovery board', 'For embedded Rust beginners'], 'the purpose is the second line');
   t.equal(h('Why sparkling water is the easiest healthy swap for soda, in three facts.'), 'Sparkling water: the easiest healthy swap');
   t.equal(h('Studio photo of a glass bottle of sparkling water, lime slices, soft shadows.'), 'Glass bottle of sparkling water');
   t.equal(h('Five quick tips for staying hydrated at work, ending with our sparkling water.'), 'Five quick tips for staying hydrated');
@@ -96,7 +97,9 @@ t.test("the customer's copy comes first, verbatim", async (t) => {
 
 t.test('an offer only when the prompt states one; a subheadline when it has a benefit', async (t) => {
   t.equal(adCopy(job('Handmade ceramic mugs for slow mornings')).offer, null);
-  t.equal(adCopy(job('Handmade ceramic mugs for slow mornings')).subheadline, null);
+  t.equal(adCopy(job('Handmade ceramic mugs for slow mornings')).subheadline, 'For slow mornings');
+  t.equal(adCopy(job('Handmade ceramic mugs for slow mornings')).headline, 'Handmade ceramic mugs');
+  t.equal(adCopy(job('Neon gaming keyboard with clicky switches')).subheadline, null, 'no benefit, no purpose: no second line');
   t.equal(adCopy(job('Fresh lemonade, 20% off')).offer, '20% off');
   t.equal(adCopy(job('Fresh lemonade, 20% off')).badge, '-20%');
   t.equal(adCopy(job('Running socks with free shipping')).offer, 'Free shipping');

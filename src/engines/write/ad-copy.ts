@@ -43,8 +43,11 @@ export function adCopy(job: AdCopyInput): AdCopy {
   const quoted = quotedCopy(job.prompt || '');
   const given: CustomerCopy = { ...quoted.copy, ...definedFields(job.copy) };
   const derived = headlineFrom(quoted.rest, job.title);
-  const headline = given.headline ?? derived;
-  const subheadline = given.subheadline ?? (given.headline ? distinct(derived, headline) : benefitFrom(quoted.rest, headline));
+  const benefit = benefitFrom(quoted.rest, derived);
+  // "Fresh lemonade for hot days" → "Fresh lemonade" over "For hot days", when no benefit takes the second line.
+  const split = given.headline || benefit ? null : splitPurpose(derived);
+  const headline = given.headline ?? split?.[0] ?? derived;
+  const subheadline = given.subheadline ?? (given.headline ? distinct(derived, headline) : (split?.[1] ?? benefit));
   const offer = given.offer ?? offerFrom(quoted.rest);
   const cta = given.cta ?? ctaFrom(quoted.rest, job.type);
   return {
@@ -195,6 +198,15 @@ export function headlineFrom(prompt: string, fallback: string): string {
   text = shorten(text, HEADLINE_MAX_WORDS);
   if (!/\p{L}|\p{N}/u.test(text)) text = shorten((fallback || '').trim(), HEADLINE_MAX_WORDS);
   return text ? capitalise(text) : 'New';
+}
+
+/** A headline of 4 words or more with a "for …" purpose: the subject and the purpose as two lines. */
+function splitPurpose(headline: string): [string, string] | null {
+  const words = headline.split(/\s+/);
+  const at = words.findIndex((w, i) => i >= 2 && /^for$/i.test(w));
+  const list = /^(?:\d+|two|three|four|five|six|seven|eight|nine|ten)$/i.test(words[0]);
+  if (words.length < 4 || at < 0 || at > words.length - 2 || headline.includes(':') || list) return null;
+  return [words.slice(0, at).join(' '), capitalise(words.slice(at).join(' '))];
 }
 
 /** A second line: the prompt's next sentence that states a fact or benefit (not an instruction), else null. */
