@@ -1,6 +1,7 @@
 // The words of a template ad (src/engines/write/ad-copy.ts): the customer's copy verbatim, then the
 // prompt's quoted copy verbatim, else short copy derived from the prompt that never pastes it.
 import t from 'tap';
+import { captionChunks } from '../../src/engines/local/ad-video.ts';
 import { adCopy, type AdCopyInput } from '../../src/engines/write/ad-copy.ts';
 
 const job = (prompt: string, extra: Partial<AdCopyInput> = {}): AdCopyInput => ({
@@ -110,4 +111,15 @@ t.test('an offer only when the prompt states one; a subheadline when it has a be
   t.equal(shoes.subheadline, 'Light, fast and made for every day');
   t.equal(shoes.offer, '30% off');
   t.equal(adCopy(job('A carousel about our new cold brew. Make it punchy.')).subheadline, null, 'an instruction is not a benefit');
+});
+
+t.test('a video ad shows each line of the copy as a caption of its own, whole lines dropped without an ellipsis', async (t) => {
+  const c = adCopy(job('Create a summer sale ad for our new running shoes with 30% off. Light, fast and made for every day.'));
+  const chunks = captionChunks(c.captions, 24, 10).map((lines) => lines.join(' '));
+  t.same(chunks, ['Summer sale: our new running shoes', 'Light, fast and made for every day', '30% off', 'Shop now']);
+  t.same(
+    captionChunks(c.captions, 24, 3).map((lines) => lines.join(' ')),
+    ['Summer sale: our new running shoes', 'Light, fast and made for every day', '30% off'],
+  );
+  t.same(captionChunks('one two three four five six seven', 9, 1), [['one two', 'three…']], 'a line cut short ends with an ellipsis');
 });
