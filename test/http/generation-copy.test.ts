@@ -3,11 +3,11 @@
 // without it the headline is short copy derived from the prompt, never the prompt pasted; `copy`
 // on an ai_model generation, a blank field or an unknown one is a 400 naming it, nothing charged.
 import { eq } from 'drizzle-orm';
-import sharp from 'sharp';
 import t from 'tap';
 import { generations } from '../../src/db/schema/index.ts';
-import { recognizeText, stopOcr } from '../../src/media/ocr.ts';
+import { stopOcr } from '../../src/media/ocr.ts';
 import { startTestApp } from '../helpers/app.ts';
+import { normWords, ocrWords } from '../helpers/ocr.ts';
 
 t.teardown(() => stopOcr());
 const app = await startTestApp(t, { RATE_LIMIT_GENERATIONS: '1000' }, { workers: true });
@@ -35,31 +35,7 @@ async function render(body: Record<string, unknown>): Promise<{ id: string; byte
   return { id, bytes: Buffer.from(await (await fetch(g.url)).arrayBuffer()) };
 }
 
-/**
- * The words OCR reads, lower case, punctuation dropped: the whole image, then overlapping bands
- * of a quarter of its height (Tesseract skips a short line inside a button on the whole page).
- */
-async function ocrWords(png: Buffer): Promise<string> {
-  const { width = 0, height = 0 } = await sharp(png).metadata();
-  const parts = [png];
-  for (let i = 0; i < 7; i++) {
-    const top = Math.round((i * height) / 8);
-    const band = { left: 0, top, width, height: Math.min(Math.round(height / 4), height - top) };
-    parts.push(await sharp(png).extract(band).greyscale().normalise().png().toBuffer());
-  }
-  const read: string[] = [];
-  for (const part of parts) {
-    const { text, timedOut } = await recognizeText(part, 60_000);
-    if (timedOut) throw new Error('OCR timed out');
-    read.push(norm(text));
-  }
-  return read.join(' | ');
-}
-const norm = (s: string) =>
-  s
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}]+/gu, ' ')
-    .trim();
+const norm = normWords;
 
 t.test('copy on the wrong type, blank, too long or unknown is a 400 naming it; nothing is charged', async (t) => {
   const model = (await api('GET', '/models')).body.ai_models[0].slug;
