@@ -37,6 +37,16 @@ t.test('scripts are whole sentences: no fragment of the prompt spliced in, none 
       }
     }
   }
+  // A faceless video without a title is titled with its prompt's first 80 characters: not a subject.
+  const titled = writeLocalScript({
+    prompt: PROMPTS[0],
+    title: PROMPTS[0].slice(0, 60),
+    language: 'en',
+    targetSeconds: 27,
+    wordsPerSecond: 2.6,
+  });
+  t.notMatch(all(titled), /about Why|with Why/, `a title cut from the prompt is not spliced in: ${all(titled)}`);
+  t.match(all(titled), /embedded Rust/);
   const rust = all(script(PROMPTS[0]));
   t.match(rust, /embedded Rust/, 'the subject is the noun phrase');
   t.notMatch(rust, /Small changes with Why/);

@@ -108,10 +108,13 @@ const LIST_PREPOSITION = /^(?:for|to|on|about|of|de|para|pour|für|per|sobre|zu|
 export function readBriefText(
   pack: LanguagePack,
   sentences: string[],
-  title: string | undefined,
+  givenTitle: string | undefined,
   aboutAt: (s: string) => { at: number; word: string } | undefined,
 ): ReadBrief {
   const usable = sentences.filter((s) => !INSTRUCTION.test(s.trim()));
+  // A title that is only the brief's beginning (a faceless video's title made from its prompt) is not a subject.
+  const squash = (s: string) => s.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
+  const title = givenTitle && squash(sentences.join(' ')).startsWith(squash(givenTitle)) ? undefined : givenTitle;
   const first = usable[0] ?? '';
   // "Show off the board" → "the board": the instruction goes, the article stays (it reads mid-sentence).
   const instruction = pack.code === 'en' ? LEADING_INSTRUCTION.exec(first) : null;
