@@ -117,4 +117,11 @@ t.test('slide copy differs per slide and carries the brief and the product conte
   t.match(text, /It has zero sugar\./);
   t.notMatch(text, /Why sparkling water/, 'not the question pasted');
   t.equal(new Set(why.slides.map((s) => s.body)).size, 5);
+  const calm = writeLocalSlides({ prompt: 'Five habits of calm mornings. Start with water, then light.', language: 'en', slideCount: 5 });
+  t.ok(
+    calm.slides.some((s) => s.body === 'Start with water, then light.'),
+    'a sentence that starts like an instruction but is content is kept',
+  );
+  const shoes = writeLocalSlides({ prompt: 'Create a carousel for our new running shoes with 30% off.', language: 'en', slideCount: 4 });
+  t.equal(shoes.title, 'Our new running shoes', 'the format ("a carousel for") is not the subject');
 });

@@ -114,7 +114,7 @@ export const LEADING_INSTRUCTION =
   /^(?:(?:please|now|also)\s+)?(?:(?:i|we)\s+(?:want|need|would like)(?:\s+to\s+\w+)?|(?:can|could)\s+you\s+\w+|create|make|generate|design|render|produce|draw|show\s+off|show(?:case)?|highlight|promote|advertise|announce|introduce|present|feature|build|write|craft|give\s+me|let'?s\s+\w+)\s+(?:me\s+|us\s+)?(?:an?\s+|the\s+|some\s+)?/i;
 const MEDIA_WORDS =
   'ad|advert|advertisement|commercial|spot|video|clip|image|picture|photo|photograph|shot|close-?up|render|reveal|poster|banner|flyer|post|story|reel|carousel|visual|graphic|creative|campaign|promo';
-const MEDIA_NOUN = new RegExp(
+export const MEDIA_NOUN = new RegExp(
   String.raw`\b(?:${MEDIA_WORDS})s?\s+(?:for|about|of|showing|featuring|with|promoting|announcing|introducing|on)\s+`,
   'i',
 );

@@ -2,7 +2,7 @@
 // sentence ("embedded Rust", not "Why embedded Rust is worth"), the claim it makes ("Embedded Rust
 // is worth learning."), the list it announces ("three reasons", "five quick tips for …") and its
 // other sentences, instructions of style left out. Per language (BRIEF_WORDS); nothing is translated.
-import { LEADING_INSTRUCTION } from './ad-copy.ts';
+import { LEADING_INSTRUCTION, MEDIA_NOUN } from './ad-copy.ts';
 import { BRIEF_WORDS, type LanguagePack } from './languages.ts';
 
 export interface ReadBrief {
@@ -19,7 +19,7 @@ export interface ReadBrief {
 const TOPIC_MAX_WORDS = 8;
 /** Sentences that only instruct the writer (tone, format, style), never narration. */
 const INSTRUCTION =
-  /^(?:make it|keep it|use|style|tone|mood|no\s|don'?t|do not|in the style|shot on|lighting|colou?rs?|aspect|format|end(?:ing)? with|start with|include|mention|add)\b/i;
+  /^(?:make it|keep it|style|tone|mood|no\s|don'?t|do not|in the style|shot on|lighting|colou?rs?|aspect ratio|format)\b/i;
 
 const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const stripEnd = (text: string) => text.replace(/[\s.!?।。,;:–—-]+$/u, '');
@@ -99,7 +99,7 @@ function nounPhrase(raw: string): string {
   return cut > 0 ? w.slice(0, cut).join(' ') : raw;
 }
 
-const LIST_PREPOSITION = /^(?:for|to|on|about|of|de|para|pour|für|per|sobre|zu|sur)\s+/iu;
+const LIST_PREPOSITION = /^(?:for|on|about|of|de|para|pour|für|per|sobre|sur)\s+/iu;
 
 /**
  * A brief's sentences read: its subject (the title when given), its claim, its list and the
@@ -119,6 +119,9 @@ export function readBriefText(
   // "Show off the board" → "the board": the instruction goes, the article stays (it reads mid-sentence).
   const instruction = pack.code === 'en' ? LEADING_INSTRUCTION.exec(first) : null;
   let head = instruction ? `${/\bthe\s+$/i.test(instruction[0]) ? 'the ' : ''}${first.slice(instruction[0].length)}` : first;
+  // "a carousel for our shoes" → "our shoes" (a media noun at the start names the format, not the subject).
+  const medium = pack.code === 'en' ? MEDIA_NOUN.exec(head) : null;
+  if (medium && words(head.slice(0, medium.index)).length <= 2) head = head.slice(medium.index + medium[0].length);
   const about = aboutAt(head);
   if (about) head = head.slice(about.at + about.word.length).trim();
   const list = listIn(pack.code, head);
