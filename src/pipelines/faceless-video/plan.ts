@@ -1,7 +1,6 @@
 // The pure parts of the faceless pipeline: a narration in parts (hook, beats, call to action),
 // speech rate fitting, caption cues from word timings, scene times and the editor timeline the
 // video is rendered from (and that the editor opens afterwards). No I/O here.
-import { MAX_TEMPO, MIN_TEMPO } from '../../engines/speech/retime.ts';
 import { speechTokens } from '../../engines/speech/timings.ts';
 import type { SpokenWord } from '../../engines/speech/types.ts';
 import {
@@ -80,11 +79,9 @@ export function narrationEnd(targetMs: number): { min: number; ideal: number; ma
 export function fitSpeed(spokenMs: number, speed: number, targetMs: number): number {
   const end = narrationEnd(targetMs);
   if (spokenMs >= end.min && spokenMs <= end.max) return speed;
-  // From speed 1 (the synthesis rate) within MIN_SPEED..MAX_SPEED; from a measured synthesis, the
-  // tempo change (retime.ts) may go a step further, as far as the tempo bounds allow.
-  const lowest = speed < 1 ? Math.min(MIN_SPEED, speed * MIN_TEMPO) : MIN_SPEED;
-  const highest = speed > 1 ? Math.max(MAX_SPEED, speed * MAX_TEMPO) : MAX_SPEED;
-  return Math.max(lowest, Math.min(highest, (speed * spokenMs) / end.ideal));
+  // Never slower than MIN_SPEED in all (synthesis rate times tempo): slower speech drags; a script
+  // written here is sized to the duration with the voices' real rate, so it needs little of either.
+  return Math.max(MIN_SPEED, Math.min(MAX_SPEED, (speed * spokenMs) / end.ideal));
 }
 
 /** Where each part starts in the narration (ms), from the words' timings. */
