@@ -375,6 +375,8 @@ export interface BriefWords {
   listNouns: string[];
   listHook: string;
   items: string[];
+  /** Short whole sentences about the subject, for scripts of a few seconds. */
+  short: string[];
 }
 
 export const BRIEF_WORDS: Record<string, BriefWords> = {
@@ -387,6 +389,7 @@ export const BRIEF_WORDS: Record<string, BriefWords> = {
         ' ',
       ),
     listHook: 'Here are {list}.',
+    short: ['{topic} matters.', 'Try {topic}.', '{topic} just works.'],
     items: [
       'Number one.',
       'Number two.',
@@ -406,6 +409,7 @@ export const BRIEF_WORDS: Record<string, BriefWords> = {
     numbers: ['cero', 'uno', 'dos', 'tres', 'cuatro', 'cinco', 'seis', 'siete', 'ocho', 'nueve', 'diez'],
     listNouns: 'razones motivos consejos formas maneras datos cosas pasos hábitos errores ideas secretos beneficios trucos'.split(' '),
     listHook: 'Aquí tienes {list}.',
+    short: ['{topic} vale la pena.', 'Prueba {topic}.', '{topic} marca la diferencia.'],
     items: [
       'Número uno.',
       'Número dos.',
@@ -425,6 +429,7 @@ export const BRIEF_WORDS: Record<string, BriefWords> = {
     numbers: ['zéro', 'un', 'deux', 'trois', 'quatre', 'cinq', 'six', 'sept', 'huit', 'neuf', 'dix'],
     listNouns: 'raisons conseils façons astuces faits choses étapes habitudes erreurs idées secrets bienfaits'.split(' '),
     listHook: 'Voici {list}.',
+    short: ['{topic} en vaut la peine.', 'Essayez {topic}.', '{topic} change tout.'],
     items: [
       'Numéro un.',
       'Numéro deux.',
@@ -444,6 +449,7 @@ export const BRIEF_WORDS: Record<string, BriefWords> = {
     numbers: ['null', 'eins', 'zwei', 'drei', 'vier', 'fünf', 'sechs', 'sieben', 'acht', 'neun', 'zehn'],
     listNouns: 'gründe tipps wege fakten dinge schritte gewohnheiten fehler ideen geheimnisse vorteile tricks'.split(' '),
     listHook: 'Hier sind {list}.',
+    short: ['{topic} lohnt sich.', 'Probier {topic} aus.', '{topic} macht den Unterschied.'],
     items: [
       'Nummer eins.',
       'Nummer zwei.',
@@ -463,6 +469,7 @@ export const BRIEF_WORDS: Record<string, BriefWords> = {
     numbers: ['zero', 'um', 'dois', 'três', 'quatro', 'cinco', 'seis', 'sete', 'oito', 'nove', 'dez'],
     listNouns: 'razões motivos dicas formas maneiras fatos coisas passos hábitos erros ideias segredos benefícios truques'.split(' '),
     listHook: 'Aqui vão {list}.',
+    short: ['{topic} vale a pena.', 'Experimente {topic}.', '{topic} faz a diferença.'],
     items: [
       'Número um.',
       'Número dois.',
@@ -482,6 +489,7 @@ export const BRIEF_WORDS: Record<string, BriefWords> = {
     numbers: ['zero', 'uno', 'due', 'tre', 'quattro', 'cinque', 'sei', 'sette', 'otto', 'nove', 'dieci'],
     listNouns: 'motivi ragioni consigli modi fatti cose passi abitudini errori idee segreti benefici trucchi'.split(' '),
     listHook: 'Ecco {list}.',
+    short: ['{topic} vale la pena.', 'Prova {topic}.', '{topic} fa la differenza.'],
     items: [
       'Numero uno.',
       'Numero due.',
@@ -501,6 +509,7 @@ export const BRIEF_WORDS: Record<string, BriefWords> = {
     numbers: ['शून्य', 'एक', 'दो', 'तीन', 'चार', 'पाँच', 'छह', 'सात', 'आठ', 'नौ', 'दस'],
     listNouns: ['कारण', 'टिप्स', 'तरीके', 'बातें', 'आदतें', 'गलतियाँ'],
     listHook: 'ये रहे {list}।',
+    short: ['{topic} आज़माएँ।', '{topic} से फ़र्क पड़ता है।', '{topic} काम का है।'],
     items: ['नंबर एक।', 'नंबर दो।', 'नंबर तीन।', 'नंबर चार।', 'नंबर पाँच।', 'नंबर छह।', 'नंबर सात।', 'नंबर आठ।', 'नंबर नौ।', 'नंबर दस।'],
   },
 };

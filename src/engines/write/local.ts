@@ -23,6 +23,8 @@ import {
 export const MAX_INPUT_CHARS = 20_000;
 /** Longest script the local writer writes, in words (about ten minutes of narration). */
 export const MAX_SCRIPT_WORDS = 1800;
+/** Below this many words a script is a few seconds long: its beats are the shortest sentences. */
+const SHORT_SCRIPT_WORDS = 30;
 /** Fewest words per part (hook, each beat, call to action). */
 const MIN_PART_WORDS = 3;
 export const HEADING_MAX = 60;
@@ -271,7 +273,10 @@ export function writeLocalScript(req: ScriptRequest): Script {
   const target = scriptWords(req);
   const brief = readBrief(pack, req.prompt, req.title, 24);
   const h = hash(`${req.prompt}\u0000${req.title ?? ''}`);
-  const fillers = new Fillers(pack.fillers.map((_, i) => fill(pack.fillers[(i + h) % pack.fillers.length], brief.topic, pack.code)));
+  const rotated = pack.fillers.map((_, i) => fill(pack.fillers[(i + h) % pack.fillers.length], brief.topic, pack.code));
+  // A script of a few seconds says short sentences (the shortest are taken first).
+  const short = target < SHORT_SCRIPT_WORDS ? bw.short.map((x) => sentenceCase(fill(x, brief.topic, pack.code))) : [];
+  const fillers = new Fillers([...short, ...rotated]);
   const beatCount = brief.list?.count ?? (target < 50 ? 3 : target < 110 ? 4 : 5);
   const hookBudget = Math.max(MIN_PART_WORDS, Math.round(target * 0.15));
   const ctaBudget = Math.max(MIN_PART_WORDS, Math.round(target * 0.12));
