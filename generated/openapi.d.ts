@@ -1401,6 +1401,7 @@ export interface components {
             type: components["schemas"]["GenerationType"];
             /** @description What to generate. With preset_id or custom_reference_inspiration_id on template workflows, the prompt is kept as is (not rewritten). */
             prompt?: string;
+            copy?: components["schemas"]["AdCopyText"];
             /** @description For static_ad, video_ad and ugc_ad; a slug of the matching catalog section. */
             template_slug?: string;
             /** @description For ai_model; an ai_models[].slug of the catalog. */
@@ -1483,6 +1484,13 @@ export interface components {
             request_count: number;
             /** @description Used when the Idempotency-Key header is absent (see the header). */
             idempotency_key?: string;
+        };
+        /** @description The ad's texts, shown verbatim (static_ad, video_ad, ugc_ad; not ai_model). Fields left out are written from the prompt, where `headline "…"` or `CTA "…"` also count. */
+        AdCopyText: {
+            headline?: string;
+            subheadline?: string;
+            cta?: string;
+            offer?: string;
         };
         /** @description Response of POST /generations. status queued: every requested generation was queued; partial: only some were (only those are listed and charged; retry with the same idempotency key to queue the rest, `error` says why). */
         GenerationBatch: {

@@ -1166,17 +1166,18 @@ validate37.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createGeneration = validate40;
 const schema54 = {"$ref":"https://media-api.local/components#/$defs/CreateGenerationRequest","$id":"https://media-api.local/components/request/createGeneration"};
-const schema55 = {"type":"object","description":"Body of POST /generations. Only `type` is required. static_ad, video_ad and ugc_ad need a template_slug; ai_model needs a model_slug. Fields that do not apply to the chosen type or variant (or to the hosted model that makes it) are refused (400) except the defaulted quality_tier and generate_audio, which are ignored where they do not apply. Each `*_media_id` is used instead of the matching `*_url`; give at most one of each pair.","additionalProperties":false,"required":["type"],"properties":{"type":{"$ref":"https://media-api.local/components#/$defs/GenerationType"},"prompt":{"type":"string","description":"What to generate. With preset_id or custom_reference_inspiration_id on template workflows, the prompt is kept as is (not rewritten).","maxLength":8000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"template_slug":{"type":"string","description":"For static_ad, video_ad and ugc_ad; a slug of the matching catalog section.","maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"model_slug":{"type":"string","description":"For ai_model; an ai_models[].slug of the catalog.","maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"variant_id":{"type":"string","description":"For ai_model; a variant of the selected model. Defaults to the model's default_variant_id.","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"preset_id":{"type":["string","null"],"description":"A presets[].id of the selected template; sets the layout and, without brand or reference colours, the colours.","maxLength":220,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"aspect_ratio":{"type":"string","description":"Output aspect ratio; common values 1:1, 9:16, 16:9, 4:5, auto. Defaults to the template's or variant's default.","maxLength":24,"pattern":"^([1-9][0-9]{0,2}:[1-9][0-9]{0,2}|auto)$","examples":["9:16"]},"duration":{"type":"integer","format":"int32","description":"Seconds, for video outputs when supported; must be one of the selected quality tier's duration_options. Defaults to the tier's or variant's default_duration.","minimum":1,"maximum":30},"resolution":{"type":"string","description":"Output resolution, e.g. 720p, 1080p, 1K (static ads usually 1K).","maxLength":24,"pattern":"^[0-9A-Za-z]+$"},"quality_tier":{"type":"string","description":"For video_ad and ugc_ad; a quality_tiers[].id of the template.","enum":["high","low"],"default":"high"},"brand_kit_id":{"$ref":"https://media-api.local/components#/$defs/IntegerId","description":"A brand_kits[].id of GET /assets; its colours, logo and fonts are used. A hosted AI model gets the kit's name, colours by role and fonts appended to the prompt, and its logo as an extra input image where the model takes several reference images."},"avatar_id":{"type":"string","description":"A custom or public avatar (avatars[].id of GET /assets), shown as the presenter. Not for ai_model.","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"custom_reference_inspiration_id":{"type":["string","null"],"format":"uuid","description":"A ready saved reference (POST /reference-inspirations); its colours are used when no brand kit is given.","maxLength":36},"reference_image_urls":{"type":"array","description":"Public image URLs used as references.","maxItems":10,"items":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}},"reference_media_ids":{"type":"array","description":"Completed image media ids of the editor library; appended to reference_image_urls (10 in total at most).","maxItems":10,"items":{"type":"string","format":"uuid","maxLength":36}},"source_video_url":{"type":"string","format":"uri","description":"Source video for edit or video-to-video variants.","maxLength":2048,"pattern":"^https?://"},"source_video_media_id":{"type":"string","format":"uuid","description":"Completed video media id, used instead of source_video_url.","maxLength":36},"motion_video_url":{"type":"string","format":"uri","description":"Motion reference for motion-control variants.","maxLength":2048,"pattern":"^https?://"},"motion_video_media_id":{"type":"string","format":"uuid","description":"Completed video media id, used instead of motion_video_url.","maxLength":36},"audio_url":{"type":"string","format":"uri","description":"Driving audio for audio-driven variants.","maxLength":2048,"pattern":"^https?://"},"audio_media_id":{"type":"string","format":"uuid","description":"Completed audio media id, used instead of audio_url.","maxLength":36},"generate_audio":{"type":"boolean","description":"Generate a soundtrack for video outputs (ignored for images).","default":true},"request_count":{"type":"integer","format":"int32","description":"Number of outputs to queue (each is charged).","minimum":1,"maximum":10,"default":1},"idempotency_key":{"type":"string","description":"Used when the Idempotency-Key header is absent (see the header).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
+const schema55 = {"type":"object","description":"Body of POST /generations. Only `type` is required. static_ad, video_ad and ugc_ad need a template_slug; ai_model needs a model_slug. Fields that do not apply to the chosen type or variant (or to the hosted model that makes it) are refused (400) except the defaulted quality_tier and generate_audio, which are ignored where they do not apply. Each `*_media_id` is used instead of the matching `*_url`; give at most one of each pair.","additionalProperties":false,"required":["type"],"properties":{"type":{"$ref":"https://media-api.local/components#/$defs/GenerationType"},"prompt":{"type":"string","description":"What to generate. With preset_id or custom_reference_inspiration_id on template workflows, the prompt is kept as is (not rewritten).","maxLength":8000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"copy":{"$ref":"https://media-api.local/components#/$defs/AdCopyText"},"template_slug":{"type":"string","description":"For static_ad, video_ad and ugc_ad; a slug of the matching catalog section.","maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"model_slug":{"type":"string","description":"For ai_model; an ai_models[].slug of the catalog.","maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"variant_id":{"type":"string","description":"For ai_model; a variant of the selected model. Defaults to the model's default_variant_id.","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"preset_id":{"type":["string","null"],"description":"A presets[].id of the selected template; sets the layout and, without brand or reference colours, the colours.","maxLength":220,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"aspect_ratio":{"type":"string","description":"Output aspect ratio; common values 1:1, 9:16, 16:9, 4:5, auto. Defaults to the template's or variant's default.","maxLength":24,"pattern":"^([1-9][0-9]{0,2}:[1-9][0-9]{0,2}|auto)$","examples":["9:16"]},"duration":{"type":"integer","format":"int32","description":"Seconds, for video outputs when supported; must be one of the selected quality tier's duration_options. Defaults to the tier's or variant's default_duration.","minimum":1,"maximum":30},"resolution":{"type":"string","description":"Output resolution, e.g. 720p, 1080p, 1K (static ads usually 1K).","maxLength":24,"pattern":"^[0-9A-Za-z]+$"},"quality_tier":{"type":"string","description":"For video_ad and ugc_ad; a quality_tiers[].id of the template.","enum":["high","low"],"default":"high"},"brand_kit_id":{"$ref":"https://media-api.local/components#/$defs/IntegerId","description":"A brand_kits[].id of GET /assets; its colours, logo and fonts are used. A hosted AI model gets the kit's name, colours by role and fonts appended to the prompt, and its logo as an extra input image where the model takes several reference images."},"avatar_id":{"type":"string","description":"A custom or public avatar (avatars[].id of GET /assets), shown as the presenter. Not for ai_model.","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"custom_reference_inspiration_id":{"type":["string","null"],"format":"uuid","description":"A ready saved reference (POST /reference-inspirations); its colours are used when no brand kit is given.","maxLength":36},"reference_image_urls":{"type":"array","description":"Public image URLs used as references.","maxItems":10,"items":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}},"reference_media_ids":{"type":"array","description":"Completed image media ids of the editor library; appended to reference_image_urls (10 in total at most).","maxItems":10,"items":{"type":"string","format":"uuid","maxLength":36}},"source_video_url":{"type":"string","format":"uri","description":"Source video for edit or video-to-video variants.","maxLength":2048,"pattern":"^https?://"},"source_video_media_id":{"type":"string","format":"uuid","description":"Completed video media id, used instead of source_video_url.","maxLength":36},"motion_video_url":{"type":"string","format":"uri","description":"Motion reference for motion-control variants.","maxLength":2048,"pattern":"^https?://"},"motion_video_media_id":{"type":"string","format":"uuid","description":"Completed video media id, used instead of motion_video_url.","maxLength":36},"audio_url":{"type":"string","format":"uri","description":"Driving audio for audio-driven variants.","maxLength":2048,"pattern":"^https?://"},"audio_media_id":{"type":"string","format":"uuid","description":"Completed audio media id, used instead of audio_url.","maxLength":36},"generate_audio":{"type":"boolean","description":"Generate a soundtrack for video outputs (ignored for images).","default":true},"request_count":{"type":"integer","format":"int32","description":"Number of outputs to queue (each is charged).","minimum":1,"maximum":10,"default":1},"idempotency_key":{"type":"string","description":"Used when the Idempotency-Key header is absent (see the header).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
 const schema56 = {"type":"string","description":"Generation kind.","enum":["static_ad","video_ad","ugc_ad","ai_model"]};
-const schema57 = {"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991};
+const schema57 = {"type":"object","description":"The ad's texts, shown verbatim (static_ad, video_ad, ugc_ad; not ai_model). Fields left out are written from the prompt, where `headline \"…\"` or `CTA \"…\"` also count.","additionalProperties":false,"properties":{"headline":{"type":"string","minLength":1,"maxLength":80,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"subheadline":{"type":"string","minLength":1,"maxLength":120,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"cta":{"type":"string","minLength":1,"maxLength":24,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"offer":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
+const schema58 = {"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991};
 const func21 = Object.prototype.hasOwnProperty;
 const pattern19 = new RegExp("^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$", "u");
-const pattern20 = new RegExp("^[a-z0-9][a-z0-9._-]*$", "u");
-const pattern22 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._:-]*$", "u");
-const pattern24 = new RegExp("^([1-9][0-9]{0,2}:[1-9][0-9]{0,2}|auto)$", "u");
-const pattern25 = new RegExp("^[0-9A-Za-z]+$", "u");
-const pattern27 = new RegExp("^https?://", "u");
-const pattern31 = new RegExp("^[\\x21-\\x7E]+$", "u");
+const pattern24 = new RegExp("^[a-z0-9][a-z0-9._-]*$", "u");
+const pattern26 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._:-]*$", "u");
+const pattern28 = new RegExp("^([1-9][0-9]{0,2}:[1-9][0-9]{0,2}|auto)$", "u");
+const pattern29 = new RegExp("^[0-9A-Za-z]+$", "u");
+const pattern31 = new RegExp("^https?://", "u");
+const pattern35 = new RegExp("^[\\x21-\\x7E]+$", "u");
 const formats0 = require("ajv-formats/dist/formats").fullFormats.int32;
 const formats2 = require("ajv-formats/dist/formats").fullFormats.int64;
 const formats4 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
@@ -1282,11 +1283,12 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data.template_slug !== undefined){
-let data2 = data.template_slug;
-if(typeof data2 === "string"){
-if(func1(data2) > 160){
-const err7 = {instancePath:instancePath+"/template_slug",schemaPath:"#/properties/template_slug/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"};
+if(data.copy !== undefined){
+let data2 = data.copy;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+for(const key1 in data2){
+if(!((((key1 === "headline") || (key1 === "subheadline")) || (key1 === "cta")) || (key1 === "offer"))){
+const err7 = {instancePath:instancePath+"/copy",schemaPath:"https://media-api.local/components#/$defs/AdCopyText/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1295,8 +1297,12 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!pattern20.test(data2)){
-const err8 = {instancePath:instancePath+"/template_slug",schemaPath:"#/properties/template_slug/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]*$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]*$"+"\""};
+}
+if(data2.headline !== undefined){
+let data3 = data2.headline;
+if(typeof data3 === "string"){
+if(func1(data3) > 80){
+const err8 = {instancePath:instancePath+"/copy/headline",schemaPath:"https://media-api.local/components#/$defs/AdCopyText/properties/headline/maxLength",keyword:"maxLength",params:{limit: 80},message:"must NOT have more than 80 characters"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -1305,9 +1311,8 @@ vErrors.push(err8);
 }
 errors++;
 }
-}
-else {
-const err9 = {instancePath:instancePath+"/template_slug",schemaPath:"#/properties/template_slug/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data3) < 1){
+const err9 = {instancePath:instancePath+"/copy/headline",schemaPath:"https://media-api.local/components#/$defs/AdCopyText/properties/headline/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -1316,12 +1321,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-}
-if(data.model_slug !== undefined){
-let data3 = data.model_slug;
-if(typeof data3 === "string"){
-if(func1(data3) > 160){
-const err10 = {instancePath:instancePath+"/model_slug",schemaPath:"#/properties/model_slug/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"};
+if(!pattern4.test(data3)){
+const err10 = {instancePath:instancePath+"/copy/headline",schemaPath:"https://media-api.local/components#/$defs/AdCopyText/properties/headline/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -1330,8 +1331,9 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(!pattern20.test(data3)){
-const err11 = {instancePath:instancePath+"/model_slug",schemaPath:"#/properties/model_slug/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]*$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]*$"+"\""};
+}
+else {
+const err11 = {instancePath:instancePath+"/copy/headline",schemaPath:"https://media-api.local/components#/$defs/AdCopyText/properties/headline/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -1341,8 +1343,11 @@ vErrors.push(err11);
 errors++;
 }
 }
-else {
-const err12 = {instancePath:instancePath+"/model_slug",schemaPath:"#/properties/model_slug/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.subheadline !== undefined){
+let data4 = data2.subheadline;
+if(typeof data4 === "string"){
+if(func1(data4) > 120){
+const err12 = {instancePath:instancePath+"/copy/subheadline",schemaPath:"https://media-api.local/components#/$defs/AdCopyText/properties/subheadline/maxLength",keyword:"maxLength",params:{limit: 120},message:"must NOT have more than 120 characters"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -1351,12 +1356,8 @@ vErrors.push(err12);
 }
 errors++;
 }
-}
-if(data.variant_id !== undefined){
-let data4 = data.variant_id;
-if(typeof data4 === "string"){
-if(func1(data4) > 160){
-const err13 = {instancePath:instancePath+"/variant_id",schemaPath:"#/properties/variant_id/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"};
+if(func1(data4) < 1){
+const err13 = {instancePath:instancePath+"/copy/subheadline",schemaPath:"https://media-api.local/components#/$defs/AdCopyText/properties/subheadline/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -1365,8 +1366,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern22.test(data4)){
-const err14 = {instancePath:instancePath+"/variant_id",schemaPath:"#/properties/variant_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._:-]*$"+"\""};
+if(!pattern4.test(data4)){
+const err14 = {instancePath:instancePath+"/copy/subheadline",schemaPath:"https://media-api.local/components#/$defs/AdCopyText/properties/subheadline/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -1377,7 +1378,7 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/variant_id",schemaPath:"#/properties/variant_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err15 = {instancePath:instancePath+"/copy/subheadline",schemaPath:"https://media-api.local/components#/$defs/AdCopyText/properties/subheadline/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -1387,10 +1388,11 @@ vErrors.push(err15);
 errors++;
 }
 }
-if(data.preset_id !== undefined){
-let data5 = data.preset_id;
-if((typeof data5 !== "string") && (data5 !== null)){
-const err16 = {instancePath:instancePath+"/preset_id",schemaPath:"#/properties/preset_id/type",keyword:"type",params:{type: schema55.properties.preset_id.type},message:"must be string,null"};
+if(data2.cta !== undefined){
+let data5 = data2.cta;
+if(typeof data5 === "string"){
+if(func1(data5) > 24){
+const err16 = {instancePath:instancePath+"/copy/cta",schemaPath:"https://media-api.local/components#/$defs/AdCopyText/properties/cta/maxLength",keyword:"maxLength",params:{limit: 24},message:"must NOT have more than 24 characters"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -1399,9 +1401,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(typeof data5 === "string"){
-if(func1(data5) > 220){
-const err17 = {instancePath:instancePath+"/preset_id",schemaPath:"#/properties/preset_id/maxLength",keyword:"maxLength",params:{limit: 220},message:"must NOT have more than 220 characters"};
+if(func1(data5) < 1){
+const err17 = {instancePath:instancePath+"/copy/cta",schemaPath:"https://media-api.local/components#/$defs/AdCopyText/properties/cta/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -1410,8 +1411,8 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(!pattern22.test(data5)){
-const err18 = {instancePath:instancePath+"/preset_id",schemaPath:"#/properties/preset_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._:-]*$"+"\""};
+if(!pattern4.test(data5)){
+const err18 = {instancePath:instancePath+"/copy/cta",schemaPath:"https://media-api.local/components#/$defs/AdCopyText/properties/cta/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -1421,12 +1422,8 @@ vErrors.push(err18);
 errors++;
 }
 }
-}
-if(data.aspect_ratio !== undefined){
-let data6 = data.aspect_ratio;
-if(typeof data6 === "string"){
-if(func1(data6) > 24){
-const err19 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"#/properties/aspect_ratio/maxLength",keyword:"maxLength",params:{limit: 24},message:"must NOT have more than 24 characters"};
+else {
+const err19 = {instancePath:instancePath+"/copy/cta",schemaPath:"https://media-api.local/components#/$defs/AdCopyText/properties/cta/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -1435,8 +1432,12 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(!pattern24.test(data6)){
-const err20 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"#/properties/aspect_ratio/pattern",keyword:"pattern",params:{pattern: "^([1-9][0-9]{0,2}:[1-9][0-9]{0,2}|auto)$"},message:"must match pattern \""+"^([1-9][0-9]{0,2}:[1-9][0-9]{0,2}|auto)$"+"\""};
+}
+if(data2.offer !== undefined){
+let data6 = data2.offer;
+if(typeof data6 === "string"){
+if(func1(data6) > 40){
+const err20 = {instancePath:instancePath+"/copy/offer",schemaPath:"https://media-api.local/components#/$defs/AdCopyText/properties/offer/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -1445,9 +1446,8 @@ vErrors.push(err20);
 }
 errors++;
 }
-}
-else {
-const err21 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"#/properties/aspect_ratio/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data6) < 1){
+const err21 = {instancePath:instancePath+"/copy/offer",schemaPath:"https://media-api.local/components#/$defs/AdCopyText/properties/offer/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -1456,11 +1456,8 @@ vErrors.push(err21);
 }
 errors++;
 }
-}
-if(data.duration !== undefined){
-let data7 = data.duration;
-if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err22 = {instancePath:instancePath+"/duration",schemaPath:"#/properties/duration/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(!pattern4.test(data6)){
+const err22 = {instancePath:instancePath+"/copy/offer",schemaPath:"https://media-api.local/components#/$defs/AdCopyText/properties/offer/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -1469,9 +1466,9 @@ vErrors.push(err22);
 }
 errors++;
 }
-if((typeof data7 == "number") && (isFinite(data7))){
-if(data7 > 30 || isNaN(data7)){
-const err23 = {instancePath:instancePath+"/duration",schemaPath:"#/properties/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 30},message:"must be <= 30"};
+}
+else {
+const err23 = {instancePath:instancePath+"/copy/offer",schemaPath:"https://media-api.local/components#/$defs/AdCopyText/properties/offer/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -1480,8 +1477,10 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(data7 < 1 || isNaN(data7)){
-const err24 = {instancePath:instancePath+"/duration",schemaPath:"#/properties/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/copy",schemaPath:"https://media-api.local/components#/$defs/AdCopyText/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -1490,8 +1489,12 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(!(formats0.validate(data7))){
-const err25 = {instancePath:instancePath+"/duration",schemaPath:"#/properties/duration/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+}
+if(data.template_slug !== undefined){
+let data7 = data.template_slug;
+if(typeof data7 === "string"){
+if(func1(data7) > 160){
+const err25 = {instancePath:instancePath+"/template_slug",schemaPath:"#/properties/template_slug/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -1500,13 +1503,8 @@ vErrors.push(err25);
 }
 errors++;
 }
-}
-}
-if(data.resolution !== undefined){
-let data8 = data.resolution;
-if(typeof data8 === "string"){
-if(func1(data8) > 24){
-const err26 = {instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/maxLength",keyword:"maxLength",params:{limit: 24},message:"must NOT have more than 24 characters"};
+if(!pattern24.test(data7)){
+const err26 = {instancePath:instancePath+"/template_slug",schemaPath:"#/properties/template_slug/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]*$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -1515,8 +1513,9 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(!pattern25.test(data8)){
-const err27 = {instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/pattern",keyword:"pattern",params:{pattern: "^[0-9A-Za-z]+$"},message:"must match pattern \""+"^[0-9A-Za-z]+$"+"\""};
+}
+else {
+const err27 = {instancePath:instancePath+"/template_slug",schemaPath:"#/properties/template_slug/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -1526,8 +1525,11 @@ vErrors.push(err27);
 errors++;
 }
 }
-else {
-const err28 = {instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.model_slug !== undefined){
+let data8 = data.model_slug;
+if(typeof data8 === "string"){
+if(func1(data8) > 160){
+const err28 = {instancePath:instancePath+"/model_slug",schemaPath:"#/properties/model_slug/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -1536,10 +1538,8 @@ vErrors.push(err28);
 }
 errors++;
 }
-}
-let data9 = data.quality_tier;
-if(typeof data9 !== "string"){
-const err29 = {instancePath:instancePath+"/quality_tier",schemaPath:"#/properties/quality_tier/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!pattern24.test(data8)){
+const err29 = {instancePath:instancePath+"/model_slug",schemaPath:"#/properties/model_slug/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]*$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -1548,8 +1548,9 @@ vErrors.push(err29);
 }
 errors++;
 }
-if(!((data9 === "high") || (data9 === "low"))){
-const err30 = {instancePath:instancePath+"/quality_tier",schemaPath:"#/properties/quality_tier/enum",keyword:"enum",params:{allowedValues: schema55.properties.quality_tier.enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err30 = {instancePath:instancePath+"/model_slug",schemaPath:"#/properties/model_slug/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -1558,10 +1559,12 @@ vErrors.push(err30);
 }
 errors++;
 }
-if(data.brand_kit_id !== undefined){
-let data10 = data.brand_kit_id;
-if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err31 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+if(data.variant_id !== undefined){
+let data9 = data.variant_id;
+if(typeof data9 === "string"){
+if(func1(data9) > 160){
+const err31 = {instancePath:instancePath+"/variant_id",schemaPath:"#/properties/variant_id/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -1570,9 +1573,8 @@ vErrors.push(err31);
 }
 errors++;
 }
-if((typeof data10 == "number") && (isFinite(data10))){
-if(data10 > 9007199254740991 || isNaN(data10)){
-const err32 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(!pattern26.test(data9)){
+const err32 = {instancePath:instancePath+"/variant_id",schemaPath:"#/properties/variant_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._:-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -1581,8 +1583,9 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(data10 < 1 || isNaN(data10)){
-const err33 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+else {
+const err33 = {instancePath:instancePath+"/variant_id",schemaPath:"#/properties/variant_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -1591,8 +1594,11 @@ vErrors.push(err33);
 }
 errors++;
 }
-if(!(formats2.validate(data10))){
-const err34 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+}
+if(data.preset_id !== undefined){
+let data10 = data.preset_id;
+if((typeof data10 !== "string") && (data10 !== null)){
+const err34 = {instancePath:instancePath+"/preset_id",schemaPath:"#/properties/preset_id/type",keyword:"type",params:{type: schema55.properties.preset_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -1601,13 +1607,9 @@ vErrors.push(err34);
 }
 errors++;
 }
-}
-}
-if(data.avatar_id !== undefined){
-let data11 = data.avatar_id;
-if(typeof data11 === "string"){
-if(func1(data11) > 160){
-const err35 = {instancePath:instancePath+"/avatar_id",schemaPath:"#/properties/avatar_id/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"};
+if(typeof data10 === "string"){
+if(func1(data10) > 220){
+const err35 = {instancePath:instancePath+"/preset_id",schemaPath:"#/properties/preset_id/maxLength",keyword:"maxLength",params:{limit: 220},message:"must NOT have more than 220 characters"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -1616,8 +1618,8 @@ vErrors.push(err35);
 }
 errors++;
 }
-if(!pattern22.test(data11)){
-const err36 = {instancePath:instancePath+"/avatar_id",schemaPath:"#/properties/avatar_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._:-]*$"+"\""};
+if(!pattern26.test(data10)){
+const err36 = {instancePath:instancePath+"/preset_id",schemaPath:"#/properties/preset_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._:-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -1627,8 +1629,12 @@ vErrors.push(err36);
 errors++;
 }
 }
-else {
-const err37 = {instancePath:instancePath+"/avatar_id",schemaPath:"#/properties/avatar_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data.aspect_ratio !== undefined){
+let data11 = data.aspect_ratio;
+if(typeof data11 === "string"){
+if(func1(data11) > 24){
+const err37 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"#/properties/aspect_ratio/maxLength",keyword:"maxLength",params:{limit: 24},message:"must NOT have more than 24 characters"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -1637,11 +1643,8 @@ vErrors.push(err37);
 }
 errors++;
 }
-}
-if(data.custom_reference_inspiration_id !== undefined){
-let data12 = data.custom_reference_inspiration_id;
-if((typeof data12 !== "string") && (data12 !== null)){
-const err38 = {instancePath:instancePath+"/custom_reference_inspiration_id",schemaPath:"#/properties/custom_reference_inspiration_id/type",keyword:"type",params:{type: schema55.properties.custom_reference_inspiration_id.type},message:"must be string,null"};
+if(!pattern28.test(data11)){
+const err38 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"#/properties/aspect_ratio/pattern",keyword:"pattern",params:{pattern: "^([1-9][0-9]{0,2}:[1-9][0-9]{0,2}|auto)$"},message:"must match pattern \""+"^([1-9][0-9]{0,2}:[1-9][0-9]{0,2}|auto)$"+"\""};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -1650,9 +1653,9 @@ vErrors.push(err38);
 }
 errors++;
 }
-if(typeof data12 === "string"){
-if(func1(data12) > 36){
-const err39 = {instancePath:instancePath+"/custom_reference_inspiration_id",schemaPath:"#/properties/custom_reference_inspiration_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
+}
+else {
+const err39 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"#/properties/aspect_ratio/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -1661,8 +1664,11 @@ vErrors.push(err39);
 }
 errors++;
 }
-if(!(formats4.test(data12))){
-const err40 = {instancePath:instancePath+"/custom_reference_inspiration_id",schemaPath:"#/properties/custom_reference_inspiration_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+}
+if(data.duration !== undefined){
+let data12 = data.duration;
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+const err40 = {instancePath:instancePath+"/duration",schemaPath:"#/properties/duration/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -1671,13 +1677,9 @@ vErrors.push(err40);
 }
 errors++;
 }
-}
-}
-if(data.reference_image_urls !== undefined){
-let data13 = data.reference_image_urls;
-if(Array.isArray(data13)){
-if(data13.length > 10){
-const err41 = {instancePath:instancePath+"/reference_image_urls",schemaPath:"#/properties/reference_image_urls/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"};
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 > 30 || isNaN(data12)){
+const err41 = {instancePath:instancePath+"/duration",schemaPath:"#/properties/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 30},message:"must be <= 30"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -1686,12 +1688,8 @@ vErrors.push(err41);
 }
 errors++;
 }
-const len0 = data13.length;
-for(let i0=0; i0<len0; i0++){
-let data14 = data13[i0];
-if(typeof data14 === "string"){
-if(func1(data14) > 2048){
-const err42 = {instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"#/properties/reference_image_urls/items/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+if(data12 < 1 || isNaN(data12)){
+const err42 = {instancePath:instancePath+"/duration",schemaPath:"#/properties/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -1700,8 +1698,8 @@ vErrors.push(err42);
 }
 errors++;
 }
-if(!pattern27.test(data14)){
-const err43 = {instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"#/properties/reference_image_urls/items/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
+if(!(formats0.validate(data12))){
+const err43 = {instancePath:instancePath+"/duration",schemaPath:"#/properties/duration/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -1710,8 +1708,13 @@ vErrors.push(err43);
 }
 errors++;
 }
-if(!(formats6(data14))){
-const err44 = {instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"#/properties/reference_image_urls/items/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+}
+}
+if(data.resolution !== undefined){
+let data13 = data.resolution;
+if(typeof data13 === "string"){
+if(func1(data13) > 24){
+const err44 = {instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/maxLength",keyword:"maxLength",params:{limit: 24},message:"must NOT have more than 24 characters"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -1720,9 +1723,8 @@ vErrors.push(err44);
 }
 errors++;
 }
-}
-else {
-const err45 = {instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"#/properties/reference_image_urls/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!pattern29.test(data13)){
+const err45 = {instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/pattern",keyword:"pattern",params:{pattern: "^[0-9A-Za-z]+$"},message:"must match pattern \""+"^[0-9A-Za-z]+$"+"\""};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -1732,9 +1734,8 @@ vErrors.push(err45);
 errors++;
 }
 }
-}
 else {
-const err46 = {instancePath:instancePath+"/reference_image_urls",schemaPath:"#/properties/reference_image_urls/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err46 = {instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -1744,11 +1745,9 @@ vErrors.push(err46);
 errors++;
 }
 }
-if(data.reference_media_ids !== undefined){
-let data15 = data.reference_media_ids;
-if(Array.isArray(data15)){
-if(data15.length > 10){
-const err47 = {instancePath:instancePath+"/reference_media_ids",schemaPath:"#/properties/reference_media_ids/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"};
+let data14 = data.quality_tier;
+if(typeof data14 !== "string"){
+const err47 = {instancePath:instancePath+"/quality_tier",schemaPath:"#/properties/quality_tier/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -1757,12 +1756,8 @@ vErrors.push(err47);
 }
 errors++;
 }
-const len1 = data15.length;
-for(let i1=0; i1<len1; i1++){
-let data16 = data15[i1];
-if(typeof data16 === "string"){
-if(func1(data16) > 36){
-const err48 = {instancePath:instancePath+"/reference_media_ids/" + i1,schemaPath:"#/properties/reference_media_ids/items/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
+if(!((data14 === "high") || (data14 === "low"))){
+const err48 = {instancePath:instancePath+"/quality_tier",schemaPath:"#/properties/quality_tier/enum",keyword:"enum",params:{allowedValues: schema55.properties.quality_tier.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -1771,8 +1766,10 @@ vErrors.push(err48);
 }
 errors++;
 }
-if(!(formats4.test(data16))){
-const err49 = {instancePath:instancePath+"/reference_media_ids/" + i1,schemaPath:"#/properties/reference_media_ids/items/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(data.brand_kit_id !== undefined){
+let data15 = data.brand_kit_id;
+if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+const err49 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -1781,9 +1778,9 @@ vErrors.push(err49);
 }
 errors++;
 }
-}
-else {
-const err50 = {instancePath:instancePath+"/reference_media_ids/" + i1,schemaPath:"#/properties/reference_media_ids/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data15 == "number") && (isFinite(data15))){
+if(data15 > 9007199254740991 || isNaN(data15)){
+const err50 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -1792,10 +1789,8 @@ vErrors.push(err50);
 }
 errors++;
 }
-}
-}
-else {
-const err51 = {instancePath:instancePath+"/reference_media_ids",schemaPath:"#/properties/reference_media_ids/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data15 < 1 || isNaN(data15)){
+const err51 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -1804,12 +1799,8 @@ vErrors.push(err51);
 }
 errors++;
 }
-}
-if(data.source_video_url !== undefined){
-let data17 = data.source_video_url;
-if(typeof data17 === "string"){
-if(func1(data17) > 2048){
-const err52 = {instancePath:instancePath+"/source_video_url",schemaPath:"#/properties/source_video_url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+if(!(formats2.validate(data15))){
+const err52 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -1818,8 +1809,13 @@ vErrors.push(err52);
 }
 errors++;
 }
-if(!pattern27.test(data17)){
-const err53 = {instancePath:instancePath+"/source_video_url",schemaPath:"#/properties/source_video_url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
+}
+}
+if(data.avatar_id !== undefined){
+let data16 = data.avatar_id;
+if(typeof data16 === "string"){
+if(func1(data16) > 160){
+const err53 = {instancePath:instancePath+"/avatar_id",schemaPath:"#/properties/avatar_id/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -1828,8 +1824,8 @@ vErrors.push(err53);
 }
 errors++;
 }
-if(!(formats6(data17))){
-const err54 = {instancePath:instancePath+"/source_video_url",schemaPath:"#/properties/source_video_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+if(!pattern26.test(data16)){
+const err54 = {instancePath:instancePath+"/avatar_id",schemaPath:"#/properties/avatar_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._:-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -1840,7 +1836,7 @@ errors++;
 }
 }
 else {
-const err55 = {instancePath:instancePath+"/source_video_url",schemaPath:"#/properties/source_video_url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err55 = {instancePath:instancePath+"/avatar_id",schemaPath:"#/properties/avatar_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -1850,11 +1846,10 @@ vErrors.push(err55);
 errors++;
 }
 }
-if(data.source_video_media_id !== undefined){
-let data18 = data.source_video_media_id;
-if(typeof data18 === "string"){
-if(func1(data18) > 36){
-const err56 = {instancePath:instancePath+"/source_video_media_id",schemaPath:"#/properties/source_video_media_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
+if(data.custom_reference_inspiration_id !== undefined){
+let data17 = data.custom_reference_inspiration_id;
+if((typeof data17 !== "string") && (data17 !== null)){
+const err56 = {instancePath:instancePath+"/custom_reference_inspiration_id",schemaPath:"#/properties/custom_reference_inspiration_id/type",keyword:"type",params:{type: schema55.properties.custom_reference_inspiration_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -1863,8 +1858,9 @@ vErrors.push(err56);
 }
 errors++;
 }
-if(!(formats4.test(data18))){
-const err57 = {instancePath:instancePath+"/source_video_media_id",schemaPath:"#/properties/source_video_media_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(typeof data17 === "string"){
+if(func1(data17) > 36){
+const err57 = {instancePath:instancePath+"/custom_reference_inspiration_id",schemaPath:"#/properties/custom_reference_inspiration_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -1873,9 +1869,8 @@ vErrors.push(err57);
 }
 errors++;
 }
-}
-else {
-const err58 = {instancePath:instancePath+"/source_video_media_id",schemaPath:"#/properties/source_video_media_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(formats4.test(data17))){
+const err58 = {instancePath:instancePath+"/custom_reference_inspiration_id",schemaPath:"#/properties/custom_reference_inspiration_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -1885,11 +1880,12 @@ vErrors.push(err58);
 errors++;
 }
 }
-if(data.motion_video_url !== undefined){
-let data19 = data.motion_video_url;
-if(typeof data19 === "string"){
-if(func1(data19) > 2048){
-const err59 = {instancePath:instancePath+"/motion_video_url",schemaPath:"#/properties/motion_video_url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+}
+if(data.reference_image_urls !== undefined){
+let data18 = data.reference_image_urls;
+if(Array.isArray(data18)){
+if(data18.length > 10){
+const err59 = {instancePath:instancePath+"/reference_image_urls",schemaPath:"#/properties/reference_image_urls/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -1898,8 +1894,12 @@ vErrors.push(err59);
 }
 errors++;
 }
-if(!pattern27.test(data19)){
-const err60 = {instancePath:instancePath+"/motion_video_url",schemaPath:"#/properties/motion_video_url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
+const len0 = data18.length;
+for(let i0=0; i0<len0; i0++){
+let data19 = data18[i0];
+if(typeof data19 === "string"){
+if(func1(data19) > 2048){
+const err60 = {instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"#/properties/reference_image_urls/items/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -1908,8 +1908,8 @@ vErrors.push(err60);
 }
 errors++;
 }
-if(!(formats6(data19))){
-const err61 = {instancePath:instancePath+"/motion_video_url",schemaPath:"#/properties/motion_video_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+if(!pattern31.test(data19)){
+const err61 = {instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"#/properties/reference_image_urls/items/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -1918,9 +1918,8 @@ vErrors.push(err61);
 }
 errors++;
 }
-}
-else {
-const err62 = {instancePath:instancePath+"/motion_video_url",schemaPath:"#/properties/motion_video_url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(formats6(data19))){
+const err62 = {instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"#/properties/reference_image_urls/items/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -1930,11 +1929,8 @@ vErrors.push(err62);
 errors++;
 }
 }
-if(data.motion_video_media_id !== undefined){
-let data20 = data.motion_video_media_id;
-if(typeof data20 === "string"){
-if(func1(data20) > 36){
-const err63 = {instancePath:instancePath+"/motion_video_media_id",schemaPath:"#/properties/motion_video_media_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
+else {
+const err63 = {instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"#/properties/reference_image_urls/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -1943,8 +1939,10 @@ vErrors.push(err63);
 }
 errors++;
 }
-if(!(formats4.test(data20))){
-const err64 = {instancePath:instancePath+"/motion_video_media_id",schemaPath:"#/properties/motion_video_media_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+}
+}
+else {
+const err64 = {instancePath:instancePath+"/reference_image_urls",schemaPath:"#/properties/reference_image_urls/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -1954,8 +1952,11 @@ vErrors.push(err64);
 errors++;
 }
 }
-else {
-const err65 = {instancePath:instancePath+"/motion_video_media_id",schemaPath:"#/properties/motion_video_media_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.reference_media_ids !== undefined){
+let data20 = data.reference_media_ids;
+if(Array.isArray(data20)){
+if(data20.length > 10){
+const err65 = {instancePath:instancePath+"/reference_media_ids",schemaPath:"#/properties/reference_media_ids/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -1964,12 +1965,12 @@ vErrors.push(err65);
 }
 errors++;
 }
-}
-if(data.audio_url !== undefined){
-let data21 = data.audio_url;
+const len1 = data20.length;
+for(let i1=0; i1<len1; i1++){
+let data21 = data20[i1];
 if(typeof data21 === "string"){
-if(func1(data21) > 2048){
-const err66 = {instancePath:instancePath+"/audio_url",schemaPath:"#/properties/audio_url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+if(func1(data21) > 36){
+const err66 = {instancePath:instancePath+"/reference_media_ids/" + i1,schemaPath:"#/properties/reference_media_ids/items/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -1978,8 +1979,8 @@ vErrors.push(err66);
 }
 errors++;
 }
-if(!pattern27.test(data21)){
-const err67 = {instancePath:instancePath+"/audio_url",schemaPath:"#/properties/audio_url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
+if(!(formats4.test(data21))){
+const err67 = {instancePath:instancePath+"/reference_media_ids/" + i1,schemaPath:"#/properties/reference_media_ids/items/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -1988,8 +1989,9 @@ vErrors.push(err67);
 }
 errors++;
 }
-if(!(formats6(data21))){
-const err68 = {instancePath:instancePath+"/audio_url",schemaPath:"#/properties/audio_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+}
+else {
+const err68 = {instancePath:instancePath+"/reference_media_ids/" + i1,schemaPath:"#/properties/reference_media_ids/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -1999,8 +2001,9 @@ vErrors.push(err68);
 errors++;
 }
 }
+}
 else {
-const err69 = {instancePath:instancePath+"/audio_url",schemaPath:"#/properties/audio_url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err69 = {instancePath:instancePath+"/reference_media_ids",schemaPath:"#/properties/reference_media_ids/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -2010,11 +2013,11 @@ vErrors.push(err69);
 errors++;
 }
 }
-if(data.audio_media_id !== undefined){
-let data22 = data.audio_media_id;
+if(data.source_video_url !== undefined){
+let data22 = data.source_video_url;
 if(typeof data22 === "string"){
-if(func1(data22) > 36){
-const err70 = {instancePath:instancePath+"/audio_media_id",schemaPath:"#/properties/audio_media_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
+if(func1(data22) > 2048){
+const err70 = {instancePath:instancePath+"/source_video_url",schemaPath:"#/properties/source_video_url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -2023,8 +2026,8 @@ vErrors.push(err70);
 }
 errors++;
 }
-if(!(formats4.test(data22))){
-const err71 = {instancePath:instancePath+"/audio_media_id",schemaPath:"#/properties/audio_media_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(!pattern31.test(data22)){
+const err71 = {instancePath:instancePath+"/source_video_url",schemaPath:"#/properties/source_video_url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -2033,9 +2036,8 @@ vErrors.push(err71);
 }
 errors++;
 }
-}
-else {
-const err72 = {instancePath:instancePath+"/audio_media_id",schemaPath:"#/properties/audio_media_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(formats6(data22))){
+const err72 = {instancePath:instancePath+"/source_video_url",schemaPath:"#/properties/source_video_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -2045,8 +2047,8 @@ vErrors.push(err72);
 errors++;
 }
 }
-if(typeof data.generate_audio !== "boolean"){
-const err73 = {instancePath:instancePath+"/generate_audio",schemaPath:"#/properties/generate_audio/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+else {
+const err73 = {instancePath:instancePath+"/source_video_url",schemaPath:"#/properties/source_video_url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -2055,9 +2057,12 @@ vErrors.push(err73);
 }
 errors++;
 }
-let data24 = data.request_count;
-if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
-const err74 = {instancePath:instancePath+"/request_count",schemaPath:"#/properties/request_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+if(data.source_video_media_id !== undefined){
+let data23 = data.source_video_media_id;
+if(typeof data23 === "string"){
+if(func1(data23) > 36){
+const err74 = {instancePath:instancePath+"/source_video_media_id",schemaPath:"#/properties/source_video_media_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -2066,9 +2071,8 @@ vErrors.push(err74);
 }
 errors++;
 }
-if((typeof data24 == "number") && (isFinite(data24))){
-if(data24 > 10 || isNaN(data24)){
-const err75 = {instancePath:instancePath+"/request_count",schemaPath:"#/properties/request_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
+if(!(formats4.test(data23))){
+const err75 = {instancePath:instancePath+"/source_video_media_id",schemaPath:"#/properties/source_video_media_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -2077,8 +2081,9 @@ vErrors.push(err75);
 }
 errors++;
 }
-if(data24 < 1 || isNaN(data24)){
-const err76 = {instancePath:instancePath+"/request_count",schemaPath:"#/properties/request_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+else {
+const err76 = {instancePath:instancePath+"/source_video_media_id",schemaPath:"#/properties/source_video_media_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -2087,8 +2092,12 @@ vErrors.push(err76);
 }
 errors++;
 }
-if(!(formats0.validate(data24))){
-const err77 = {instancePath:instancePath+"/request_count",schemaPath:"#/properties/request_count/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+}
+if(data.motion_video_url !== undefined){
+let data24 = data.motion_video_url;
+if(typeof data24 === "string"){
+if(func1(data24) > 2048){
+const err77 = {instancePath:instancePath+"/motion_video_url",schemaPath:"#/properties/motion_video_url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -2097,12 +2106,8 @@ vErrors.push(err77);
 }
 errors++;
 }
-}
-if(data.idempotency_key !== undefined){
-let data25 = data.idempotency_key;
-if(typeof data25 === "string"){
-if(func1(data25) > 160){
-const err78 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"};
+if(!pattern31.test(data24)){
+const err78 = {instancePath:instancePath+"/motion_video_url",schemaPath:"#/properties/motion_video_url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -2111,8 +2116,8 @@ vErrors.push(err78);
 }
 errors++;
 }
-if(func1(data25) < 1){
-const err79 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(!(formats6(data24))){
+const err79 = {instancePath:instancePath+"/motion_video_url",schemaPath:"#/properties/motion_video_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -2121,8 +2126,9 @@ vErrors.push(err79);
 }
 errors++;
 }
-if(!pattern31.test(data25)){
-const err80 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7E]+$"},message:"must match pattern \""+"^[\\x21-\\x7E]+$"+"\""};
+}
+else {
+const err80 = {instancePath:instancePath+"/motion_video_url",schemaPath:"#/properties/motion_video_url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -2132,8 +2138,11 @@ vErrors.push(err80);
 errors++;
 }
 }
-else {
-const err81 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.motion_video_media_id !== undefined){
+let data25 = data.motion_video_media_id;
+if(typeof data25 === "string"){
+if(func1(data25) > 36){
+const err81 = {instancePath:instancePath+"/motion_video_media_id",schemaPath:"#/properties/motion_video_media_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -2142,15 +2151,214 @@ vErrors.push(err81);
 }
 errors++;
 }
-}
-}
-else {
-const err82 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!(formats4.test(data25))){
+const err82 = {instancePath:instancePath+"/motion_video_media_id",schemaPath:"#/properties/motion_video_media_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err82];
 }
 else {
 vErrors.push(err82);
+}
+errors++;
+}
+}
+else {
+const err83 = {instancePath:instancePath+"/motion_video_media_id",schemaPath:"#/properties/motion_video_media_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err83];
+}
+else {
+vErrors.push(err83);
+}
+errors++;
+}
+}
+if(data.audio_url !== undefined){
+let data26 = data.audio_url;
+if(typeof data26 === "string"){
+if(func1(data26) > 2048){
+const err84 = {instancePath:instancePath+"/audio_url",schemaPath:"#/properties/audio_url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
+}
+errors++;
+}
+if(!pattern31.test(data26)){
+const err85 = {instancePath:instancePath+"/audio_url",schemaPath:"#/properties/audio_url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
+if(vErrors === null){
+vErrors = [err85];
+}
+else {
+vErrors.push(err85);
+}
+errors++;
+}
+if(!(formats6(data26))){
+const err86 = {instancePath:instancePath+"/audio_url",schemaPath:"#/properties/audio_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
+}
+errors++;
+}
+}
+else {
+const err87 = {instancePath:instancePath+"/audio_url",schemaPath:"#/properties/audio_url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err87];
+}
+else {
+vErrors.push(err87);
+}
+errors++;
+}
+}
+if(data.audio_media_id !== undefined){
+let data27 = data.audio_media_id;
+if(typeof data27 === "string"){
+if(func1(data27) > 36){
+const err88 = {instancePath:instancePath+"/audio_media_id",schemaPath:"#/properties/audio_media_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
+if(vErrors === null){
+vErrors = [err88];
+}
+else {
+vErrors.push(err88);
+}
+errors++;
+}
+if(!(formats4.test(data27))){
+const err89 = {instancePath:instancePath+"/audio_media_id",schemaPath:"#/properties/audio_media_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err89];
+}
+else {
+vErrors.push(err89);
+}
+errors++;
+}
+}
+else {
+const err90 = {instancePath:instancePath+"/audio_media_id",schemaPath:"#/properties/audio_media_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err90];
+}
+else {
+vErrors.push(err90);
+}
+errors++;
+}
+}
+if(typeof data.generate_audio !== "boolean"){
+const err91 = {instancePath:instancePath+"/generate_audio",schemaPath:"#/properties/generate_audio/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err91];
+}
+else {
+vErrors.push(err91);
+}
+errors++;
+}
+let data29 = data.request_count;
+if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
+const err92 = {instancePath:instancePath+"/request_count",schemaPath:"#/properties/request_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err92];
+}
+else {
+vErrors.push(err92);
+}
+errors++;
+}
+if((typeof data29 == "number") && (isFinite(data29))){
+if(data29 > 10 || isNaN(data29)){
+const err93 = {instancePath:instancePath+"/request_count",schemaPath:"#/properties/request_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
+if(vErrors === null){
+vErrors = [err93];
+}
+else {
+vErrors.push(err93);
+}
+errors++;
+}
+if(data29 < 1 || isNaN(data29)){
+const err94 = {instancePath:instancePath+"/request_count",schemaPath:"#/properties/request_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err94];
+}
+else {
+vErrors.push(err94);
+}
+errors++;
+}
+if(!(formats0.validate(data29))){
+const err95 = {instancePath:instancePath+"/request_count",schemaPath:"#/properties/request_count/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err95];
+}
+else {
+vErrors.push(err95);
+}
+errors++;
+}
+}
+if(data.idempotency_key !== undefined){
+let data30 = data.idempotency_key;
+if(typeof data30 === "string"){
+if(func1(data30) > 160){
+const err96 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"};
+if(vErrors === null){
+vErrors = [err96];
+}
+else {
+vErrors.push(err96);
+}
+errors++;
+}
+if(func1(data30) < 1){
+const err97 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err97];
+}
+else {
+vErrors.push(err97);
+}
+errors++;
+}
+if(!pattern35.test(data30)){
+const err98 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7E]+$"},message:"must match pattern \""+"^[\\x21-\\x7E]+$"+"\""};
+if(vErrors === null){
+vErrors = [err98];
+}
+else {
+vErrors.push(err98);
+}
+errors++;
+}
+}
+else {
+const err99 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err99];
+}
+else {
+vErrors.push(err99);
+}
+errors++;
+}
+}
+}
+else {
+const err100 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err100];
+}
+else {
+vErrors.push(err100);
 }
 errors++;
 }
@@ -2181,8 +2389,8 @@ return errors === 0;
 validate40.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createSlideshow = validate43;
-const schema58 = {"$ref":"https://media-api.local/components#/$defs/CreateSlideshowRequest","$id":"https://media-api.local/components/request/createSlideshow"};
-const schema59 = {"type":"object","description":"Body of POST /slideshows.","additionalProperties":false,"required":["prompt"],"properties":{"prompt":{"type":"string","description":"What the slideshow is about.","minLength":1,"maxLength":8000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"title":{"type":"string","description":"Title of the slideshow and its editor video; generated when omitted.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"slide_count":{"type":"integer","format":"int32","enum":[3,4,5,6,8,9,10],"minimum":3,"maximum":10,"default":6},"aspect_ratio":{"type":"string","enum":["9:16","1:1","4:5"],"default":"4:5"},"product_image_urls":{"type":"array","description":"Public product image URLs to feature.","maxItems":10,"items":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}},"avatar_id":{"type":"string","description":"An avatars[].id of GET /assets.","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"avatar_image_url":{"type":"string","format":"uri","description":"A public image of a person to feature instead of an avatar.","maxLength":2048,"pattern":"^https?://"},"brand_kit_id":{"$ref":"https://media-api.local/components#/$defs/IntegerId","description":"A brand_kits[].id of GET /assets."},"custom_reference_inspiration_id":{"type":"string","format":"uuid","description":"A ready saved reference (POST /reference-inspirations).","maxLength":36},"language":{"type":"string","description":"Language of the slide text, by name or code, e.g. English, Spanish, de-DE. The built-in writer writes English, Spanish, French, German, Portuguese, Italian and Hindi (another language is 400 naming this field); a deployment with a remote writer (SCRIPT_PROVIDER_URL) takes any.","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$","default":"English"},"product_context":{"type":"string","description":"Facts about the product or offer the slides may use (the copy writer draws the body slides and the call to action from them).","maxLength":4000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"generate_text_overlays":{"type":"boolean","description":"true generates editable text overlays; false creates slides without generated overlay text.","default":false},"idempotency_key":{"type":"string","description":"Used when the Idempotency-Key header is absent (see the header).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
+const schema59 = {"$ref":"https://media-api.local/components#/$defs/CreateSlideshowRequest","$id":"https://media-api.local/components/request/createSlideshow"};
+const schema60 = {"type":"object","description":"Body of POST /slideshows.","additionalProperties":false,"required":["prompt"],"properties":{"prompt":{"type":"string","description":"What the slideshow is about.","minLength":1,"maxLength":8000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"title":{"type":"string","description":"Title of the slideshow and its editor video; generated when omitted.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"slide_count":{"type":"integer","format":"int32","enum":[3,4,5,6,8,9,10],"minimum":3,"maximum":10,"default":6},"aspect_ratio":{"type":"string","enum":["9:16","1:1","4:5"],"default":"4:5"},"product_image_urls":{"type":"array","description":"Public product image URLs to feature.","maxItems":10,"items":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}},"avatar_id":{"type":"string","description":"An avatars[].id of GET /assets.","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"avatar_image_url":{"type":"string","format":"uri","description":"A public image of a person to feature instead of an avatar.","maxLength":2048,"pattern":"^https?://"},"brand_kit_id":{"$ref":"https://media-api.local/components#/$defs/IntegerId","description":"A brand_kits[].id of GET /assets."},"custom_reference_inspiration_id":{"type":"string","format":"uuid","description":"A ready saved reference (POST /reference-inspirations).","maxLength":36},"language":{"type":"string","description":"Language of the slide text, by name or code, e.g. English, Spanish, de-DE. The built-in writer writes English, Spanish, French, German, Portuguese, Italian and Hindi (another language is 400 naming this field); a deployment with a remote writer (SCRIPT_PROVIDER_URL) takes any.","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$","default":"English"},"product_context":{"type":"string","description":"Facts about the product or offer the slides may use (the copy writer draws the body slides and the call to action from them).","maxLength":4000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"generate_text_overlays":{"type":"boolean","description":"true generates editable text overlays; false creates slides without generated overlay text.","default":false},"idempotency_key":{"type":"string","description":"Used when the Idempotency-Key header is absent (see the header).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
 
 function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -2218,7 +2426,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!(func21.call(schema59.properties, key0))){
+if(!(func21.call(schema60.properties, key0))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -2321,7 +2529,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!(((((((data2 === 3) || (data2 === 4)) || (data2 === 5)) || (data2 === 6)) || (data2 === 8)) || (data2 === 9)) || (data2 === 10))){
-const err10 = {instancePath:instancePath+"/slide_count",schemaPath:"#/properties/slide_count/enum",keyword:"enum",params:{allowedValues: schema59.properties.slide_count.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/slide_count",schemaPath:"#/properties/slide_count/enum",keyword:"enum",params:{allowedValues: schema60.properties.slide_count.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -2374,7 +2582,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!(((data3 === "9:16") || (data3 === "1:1")) || (data3 === "4:5"))){
-const err15 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"#/properties/aspect_ratio/enum",keyword:"enum",params:{allowedValues: schema59.properties.aspect_ratio.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"#/properties/aspect_ratio/enum",keyword:"enum",params:{allowedValues: schema60.properties.aspect_ratio.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -2410,7 +2618,7 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(!pattern27.test(data5)){
+if(!pattern31.test(data5)){
 const err18 = {instancePath:instancePath+"/product_image_urls/" + i0,schemaPath:"#/properties/product_image_urls/items/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err18];
@@ -2467,7 +2675,7 @@ vErrors.push(err22);
 }
 errors++;
 }
-if(!pattern22.test(data6)){
+if(!pattern26.test(data6)){
 const err23 = {instancePath:instancePath+"/avatar_id",schemaPath:"#/properties/avatar_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._:-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err23];
@@ -2502,7 +2710,7 @@ vErrors.push(err25);
 }
 errors++;
 }
-if(!pattern27.test(data7)){
+if(!pattern31.test(data7)){
 const err26 = {instancePath:instancePath+"/avatar_image_url",schemaPath:"#/properties/avatar_image_url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err26];
@@ -2715,7 +2923,7 @@ vErrors.push(err44);
 }
 errors++;
 }
-if(!pattern31.test(data13)){
+if(!pattern35.test(data13)){
 const err45 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7E]+$"},message:"must match pattern \""+"^[\\x21-\\x7E]+$"+"\""};
 if(vErrors === null){
 vErrors = [err45];
@@ -2775,13 +2983,13 @@ return errors === 0;
 validate43.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo = validate46;
-const schema61 = {"$ref":"https://media-api.local/components#/$defs/CreateFacelessVideoRequest","$id":"https://media-api.local/components/request/createFacelessVideo"};
-const schema62 = {"type":"object","description":"Body of POST /faceless-videos. Give a prompt, a script, or both (at least one; 400 otherwise): with a script the voiceover reads it as written.","additionalProperties":false,"properties":{"prompt":{"type":"string","description":"Topic or brief; the service writes the script.","maxLength":8000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"script":{"type":"string","description":"The exact narration to use.","maxLength":10000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"aspect_ratio":{"type":"string","enum":["9:16","16:9"],"default":"9:16"},"duration":{"type":"string","description":"Target length in seconds, as a string of digits (seed 4.5), e.g. \"26\"; 5 to 180 (400 naming duration otherwise). The video is within 10 % of it.","maxLength":3,"pattern":"^[1-9][0-9]{0,2}$","default":"26"},"image_style":{"$ref":"https://media-api.local/components#/$defs/FacelessImageStyle"},"voice_id":{"type":"string","description":"A voices[].id of GET /assets (the voice also sets the price; unknown → 404 naming voice_id). Default: the first built-in voice whose locale speaks `language`. A voice whose locales do not speak `language` is refused (400 naming voice_id).","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"language":{"type":"string","description":"Language of the script and voiceover: a name (English, Spanish, German, French, Portuguese, Hindi, Japanese, Italian) or a BCP 47 tag (en, en-GB, es-MX…). Default English, or the voice's language when only voice_id is given. A language no built-in voice speaks is refused (400 naming language).","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"reference_image_urls":{"type":"array","description":"Public image URLs (PNG, JPEG or WebP) composited into the scenes, one per scene in turn. Fetched only through the guarded client: a private or loopback address is refused before anything is charged (400 naming the URL); a URL that fails later fails the video (refunded).","maxItems":10,"items":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}},"selected_ai_styles":{"type":"array","description":"Texture motifs drawn over every scene, in the order given (see FacelessAiStyle).","maxItems":6,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/FacelessAiStyle"}},"selected_flux_dev_styles":{"type":"array","description":"Grades (colour filters) applied to every scene, reference images included, in the order given (see FacelessFluxDevStyle).","maxItems":6,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/FacelessFluxDevStyle"}},"brand_kit_id":{"$ref":"https://media-api.local/components#/$defs/IntegerId","description":"A brand_kits[].id of GET /assets (404 naming brand_kit_id otherwise). Every scene shows the kit's colours (kit_data colors / primary_color…) as a band, its name and its kit_data.logo_url (fetched through the guarded client; a logo that cannot be fetched is left out)."},"idempotency_key":{"type":"string","description":"Used when the Idempotency-Key header is absent (see the header).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
-const schema63 = {"type":"string","description":"The look of every scene of a faceless video (palette, background, typography). cinematic: deep teal and amber, letterbox bars. watercolor: soft paper tones, washes, serif type. comic: bold primaries, halftone dots, thick outlines. minimal: off-white, one accent, thin type. neon: near-black with glowing magenta and cyan lines. vintage: sepia, grain, serif type. Default cinematic.","enum":["cinematic","watercolor","comic","minimal","neon","vintage"],"default":"cinematic"};
-const schema64 = {"type":"string","description":"A texture motif drawn over every scene. bokeh: soft light circles. geometric: outlined triangles and squares. halftone: a dot screen. grain: film grain. light_leaks: warm glows from the corners. scanlines: horizontal CRT lines.","enum":["bokeh","geometric","halftone","grain","light_leaks","scanlines"]};
-const schema65 = {"type":"string","description":"A colour grade applied to every scene (reference images included). warm: orange tint. cool: blue tint. high_contrast: stretched contrast. muted: desaturated. black_and_white: greyscale. vignette: darkened edges.","enum":["warm","cool","high_contrast","muted","black_and_white","vignette"]};
+const schema62 = {"$ref":"https://media-api.local/components#/$defs/CreateFacelessVideoRequest","$id":"https://media-api.local/components/request/createFacelessVideo"};
+const schema63 = {"type":"object","description":"Body of POST /faceless-videos. Give a prompt, a script, or both (at least one; 400 otherwise): with a script the voiceover reads it as written.","additionalProperties":false,"properties":{"prompt":{"type":"string","description":"Topic or brief; the service writes the script.","maxLength":8000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"script":{"type":"string","description":"The exact narration to use.","maxLength":10000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"aspect_ratio":{"type":"string","enum":["9:16","16:9"],"default":"9:16"},"duration":{"type":"string","description":"Target length in seconds, as a string of digits (seed 4.5), e.g. \"26\"; 5 to 180 (400 naming duration otherwise). The video is within 10 % of it.","maxLength":3,"pattern":"^[1-9][0-9]{0,2}$","default":"26"},"image_style":{"$ref":"https://media-api.local/components#/$defs/FacelessImageStyle"},"voice_id":{"type":"string","description":"A voices[].id of GET /assets (the voice also sets the price; unknown → 404 naming voice_id). Default: the first built-in voice whose locale speaks `language`. A voice whose locales do not speak `language` is refused (400 naming voice_id).","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"language":{"type":"string","description":"Language of the script and voiceover: a name (English, Spanish, German, French, Portuguese, Hindi, Japanese, Italian) or a BCP 47 tag (en, en-GB, es-MX…). Default English, or the voice's language when only voice_id is given. A language no built-in voice speaks is refused (400 naming language).","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"reference_image_urls":{"type":"array","description":"Public image URLs (PNG, JPEG or WebP) composited into the scenes, one per scene in turn. Fetched only through the guarded client: a private or loopback address is refused before anything is charged (400 naming the URL); a URL that fails later fails the video (refunded).","maxItems":10,"items":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}},"selected_ai_styles":{"type":"array","description":"Texture motifs drawn over every scene, in the order given (see FacelessAiStyle).","maxItems":6,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/FacelessAiStyle"}},"selected_flux_dev_styles":{"type":"array","description":"Grades (colour filters) applied to every scene, reference images included, in the order given (see FacelessFluxDevStyle).","maxItems":6,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/FacelessFluxDevStyle"}},"brand_kit_id":{"$ref":"https://media-api.local/components#/$defs/IntegerId","description":"A brand_kits[].id of GET /assets (404 naming brand_kit_id otherwise). Every scene shows the kit's colours (kit_data colors / primary_color…) as a band, its name and its kit_data.logo_url (fetched through the guarded client; a logo that cannot be fetched is left out)."},"idempotency_key":{"type":"string","description":"Used when the Idempotency-Key header is absent (see the header).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
+const schema64 = {"type":"string","description":"The look of every scene of a faceless video (palette, background, typography). cinematic: deep teal and amber, letterbox bars. watercolor: soft paper tones, washes, serif type. comic: bold primaries, halftone dots, thick outlines. minimal: off-white, one accent, thin type. neon: near-black with glowing magenta and cyan lines. vintage: sepia, grain, serif type. Default cinematic.","enum":["cinematic","watercolor","comic","minimal","neon","vintage"],"default":"cinematic"};
+const schema65 = {"type":"string","description":"A texture motif drawn over every scene. bokeh: soft light circles. geometric: outlined triangles and squares. halftone: a dot screen. grain: film grain. light_leaks: warm glows from the corners. scanlines: horizontal CRT lines.","enum":["bokeh","geometric","halftone","grain","light_leaks","scanlines"]};
+const schema66 = {"type":"string","description":"A colour grade applied to every scene (reference images included). warm: orange tint. cool: blue tint. high_contrast: stretched contrast. muted: desaturated. black_and_white: greyscale. vignette: darkened edges.","enum":["warm","cool","high_contrast","muted","black_and_white","vignette"]};
 const func0 = require("ajv/dist/runtime/equal").default;
-const pattern43 = new RegExp("^[1-9][0-9]{0,2}$", "u");
+const pattern47 = new RegExp("^[1-9][0-9]{0,2}$", "u");
 
 function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -2801,7 +3009,7 @@ if(data.duration === undefined){
 data.duration = "26";
 }
 for(const key0 in data){
-if(!(func21.call(schema62.properties, key0))){
+if(!(func21.call(schema63.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -2929,7 +3137,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!((data3 === "9:16") || (data3 === "16:9"))){
-const err11 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"#/properties/aspect_ratio/enum",keyword:"enum",params:{allowedValues: schema62.properties.aspect_ratio.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"#/properties/aspect_ratio/enum",keyword:"enum",params:{allowedValues: schema63.properties.aspect_ratio.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -2950,7 +3158,7 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(!pattern43.test(data4)){
+if(!pattern47.test(data4)){
 const err13 = {instancePath:instancePath+"/duration",schemaPath:"#/properties/duration/pattern",keyword:"pattern",params:{pattern: "^[1-9][0-9]{0,2}$"},message:"must match pattern \""+"^[1-9][0-9]{0,2}$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -2984,7 +3192,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!((((((data5 === "cinematic") || (data5 === "watercolor")) || (data5 === "comic")) || (data5 === "minimal")) || (data5 === "neon")) || (data5 === "vintage"))){
-const err16 = {instancePath:instancePath+"/image_style",schemaPath:"https://media-api.local/components#/$defs/FacelessImageStyle/enum",keyword:"enum",params:{allowedValues: schema63.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/image_style",schemaPath:"https://media-api.local/components#/$defs/FacelessImageStyle/enum",keyword:"enum",params:{allowedValues: schema64.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -3007,7 +3215,7 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(!pattern22.test(data6)){
+if(!pattern26.test(data6)){
 const err18 = {instancePath:instancePath+"/voice_id",schemaPath:"#/properties/voice_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._:-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err18];
@@ -3091,7 +3299,7 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(!pattern27.test(data9)){
+if(!pattern31.test(data9)){
 const err25 = {instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"#/properties/reference_image_urls/items/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err25];
@@ -3162,7 +3370,7 @@ vErrors.push(err30);
 errors++;
 }
 if(!((((((data11 === "bokeh") || (data11 === "geometric")) || (data11 === "halftone")) || (data11 === "grain")) || (data11 === "light_leaks")) || (data11 === "scanlines"))){
-const err31 = {instancePath:instancePath+"/selected_ai_styles/" + i1,schemaPath:"https://media-api.local/components#/$defs/FacelessAiStyle/enum",keyword:"enum",params:{allowedValues: schema64.enum},message:"must be equal to one of the allowed values"};
+const err31 = {instancePath:instancePath+"/selected_ai_styles/" + i1,schemaPath:"https://media-api.local/components#/$defs/FacelessAiStyle/enum",keyword:"enum",params:{allowedValues: schema65.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -3231,7 +3439,7 @@ vErrors.push(err35);
 errors++;
 }
 if(!((((((data13 === "warm") || (data13 === "cool")) || (data13 === "high_contrast")) || (data13 === "muted")) || (data13 === "black_and_white")) || (data13 === "vignette"))){
-const err36 = {instancePath:instancePath+"/selected_flux_dev_styles/" + i3,schemaPath:"https://media-api.local/components#/$defs/FacelessFluxDevStyle/enum",keyword:"enum",params:{allowedValues: schema65.enum},message:"must be equal to one of the allowed values"};
+const err36 = {instancePath:instancePath+"/selected_flux_dev_styles/" + i3,schemaPath:"https://media-api.local/components#/$defs/FacelessFluxDevStyle/enum",keyword:"enum",params:{allowedValues: schema66.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -3341,7 +3549,7 @@ vErrors.push(err44);
 }
 errors++;
 }
-if(!pattern31.test(data15)){
+if(!pattern35.test(data15)){
 const err45 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7E]+$"},message:"must match pattern \""+"^[\\x21-\\x7E]+$"+"\""};
 if(vErrors === null){
 vErrors = [err45];
@@ -3401,13 +3609,13 @@ return errors === 0;
 validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createReferenceInspiration = validate49;
-const schema67 = {"$ref":"https://media-api.local/components#/$defs/CreateReferenceInspirationRequest","$id":"https://media-api.local/components/request/createReferenceInspiration"};
-const schema68 = {"type":"object","description":"Body of POST /reference-inspirations. Image references: 1 to 10 images in total from image_urls and images. Video references (media_kind video): video_url is required and no images are given. Inline images count toward the request body size limit (413); send many or large images as image_urls.","additionalProperties":false,"required":["template_slug","media_kind"],"properties":{"template_slug":{"type":"string","description":"The target template (reference_template_targets[].template_slug or a suggestion).","maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"template_category":{"$ref":"https://media-api.local/components#/$defs/TemplateCategory"},"media_kind":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaKind"},"visibility":{"type":"string","description":"private references are usable at once; public ones are reviewed before others see them.","enum":["private","public"],"default":"private"},"label":{"type":"string","description":"User-facing label.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"image_urls":{"type":"array","description":"Existing public image URLs.","maxItems":10,"items":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}},"images":{"type":"array","description":"Inline images.","maxItems":10,"items":{"$ref":"https://media-api.local/components#/$defs/InlineReferenceImage"}},"video_url":{"type":"string","format":"uri","description":"Public video URL; required when media_kind is video.","maxLength":2048,"pattern":"^https?://"},"idempotency_key":{"type":"string","description":"Used when the Idempotency-Key header is absent (see the header).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
-const schema69 = {"type":"string","description":"Template category of a reference target.","enum":["static-ads","video-templates","slideshow-carousel"]};
-const schema70 = {"type":"string","description":"Kind of reference media.","enum":["image","slideshow","video"]};
-const schema71 = {"type":"object","description":"An inline image of a reference; PNG, JPEG or WebP, at most about 10 MB decoded.","additionalProperties":false,"required":["filename","data"],"properties":{"filename":{"type":"string","description":"Original filename.","minLength":1,"maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"content_type":{"type":"string","description":"MIME type; detected from the bytes when omitted (and must match them when given).","enum":["image/png","image/jpeg","image/webp"]},"data":{"type":"string","description":"Base64 bytes or a data URL (data:image/png;base64,...). At most about 10 MB decoded.","minLength":4,"maxLength":14000000,"pattern":"^(data:[a-z]+/[A-Za-z0-9.+-]+;base64,)?[A-Za-z0-9+/=\\r\\n]+$"}}};
-const pattern51 = new RegExp("^[^\\u0000-\\u001F\\u007F/\\\\]+$", "u");
-const pattern52 = new RegExp("^(data:[a-z]+/[A-Za-z0-9.+-]+;base64,)?[A-Za-z0-9+/=\\r\\n]+$", "u");
+const schema68 = {"$ref":"https://media-api.local/components#/$defs/CreateReferenceInspirationRequest","$id":"https://media-api.local/components/request/createReferenceInspiration"};
+const schema69 = {"type":"object","description":"Body of POST /reference-inspirations. Image references: 1 to 10 images in total from image_urls and images. Video references (media_kind video): video_url is required and no images are given. Inline images count toward the request body size limit (413); send many or large images as image_urls.","additionalProperties":false,"required":["template_slug","media_kind"],"properties":{"template_slug":{"type":"string","description":"The target template (reference_template_targets[].template_slug or a suggestion).","maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"template_category":{"$ref":"https://media-api.local/components#/$defs/TemplateCategory"},"media_kind":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaKind"},"visibility":{"type":"string","description":"private references are usable at once; public ones are reviewed before others see them.","enum":["private","public"],"default":"private"},"label":{"type":"string","description":"User-facing label.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"image_urls":{"type":"array","description":"Existing public image URLs.","maxItems":10,"items":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}},"images":{"type":"array","description":"Inline images.","maxItems":10,"items":{"$ref":"https://media-api.local/components#/$defs/InlineReferenceImage"}},"video_url":{"type":"string","format":"uri","description":"Public video URL; required when media_kind is video.","maxLength":2048,"pattern":"^https?://"},"idempotency_key":{"type":"string","description":"Used when the Idempotency-Key header is absent (see the header).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
+const schema70 = {"type":"string","description":"Template category of a reference target.","enum":["static-ads","video-templates","slideshow-carousel"]};
+const schema71 = {"type":"string","description":"Kind of reference media.","enum":["image","slideshow","video"]};
+const schema72 = {"type":"object","description":"An inline image of a reference; PNG, JPEG or WebP, at most about 10 MB decoded.","additionalProperties":false,"required":["filename","data"],"properties":{"filename":{"type":"string","description":"Original filename.","minLength":1,"maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"content_type":{"type":"string","description":"MIME type; detected from the bytes when omitted (and must match them when given).","enum":["image/png","image/jpeg","image/webp"]},"data":{"type":"string","description":"Base64 bytes or a data URL (data:image/png;base64,...). At most about 10 MB decoded.","minLength":4,"maxLength":14000000,"pattern":"^(data:[a-z]+/[A-Za-z0-9.+-]+;base64,)?[A-Za-z0-9+/=\\r\\n]+$"}}};
+const pattern55 = new RegExp("^[^\\u0000-\\u001F\\u007F/\\\\]+$", "u");
+const pattern56 = new RegExp("^(data:[a-z]+/[A-Za-z0-9.+-]+;base64,)?[A-Za-z0-9+/=\\r\\n]+$", "u");
 
 function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -3444,7 +3652,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!(func21.call(schema68.properties, key0))){
+if(!(func21.call(schema69.properties, key0))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -3468,7 +3676,7 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(!pattern20.test(data0)){
+if(!pattern24.test(data0)){
 const err4 = {instancePath:instancePath+"/template_slug",schemaPath:"#/properties/template_slug/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]*$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -3503,7 +3711,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!(((data1 === "static-ads") || (data1 === "video-templates")) || (data1 === "slideshow-carousel"))){
-const err7 = {instancePath:instancePath+"/template_category",schemaPath:"https://media-api.local/components#/$defs/TemplateCategory/enum",keyword:"enum",params:{allowedValues: schema69.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/template_category",schemaPath:"https://media-api.local/components#/$defs/TemplateCategory/enum",keyword:"enum",params:{allowedValues: schema70.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -3526,7 +3734,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!(((data2 === "image") || (data2 === "slideshow")) || (data2 === "video"))){
-const err9 = {instancePath:instancePath+"/media_kind",schemaPath:"https://media-api.local/components#/$defs/ReferenceMediaKind/enum",keyword:"enum",params:{allowedValues: schema70.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/media_kind",schemaPath:"https://media-api.local/components#/$defs/ReferenceMediaKind/enum",keyword:"enum",params:{allowedValues: schema71.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -3548,7 +3756,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!((data3 === "private") || (data3 === "public"))){
-const err11 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema68.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema69.properties.visibility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -3619,7 +3827,7 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(!pattern27.test(data6)){
+if(!pattern31.test(data6)){
 const err17 = {instancePath:instancePath+"/image_urls/" + i0,schemaPath:"#/properties/image_urls/items/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -3735,7 +3943,7 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(!pattern51.test(data9)){
+if(!pattern55.test(data9)){
 const err27 = {instancePath:instancePath+"/images/" + i1+"/filename",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/filename/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F/\\\\]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F/\\\\]+$"+"\""};
 if(vErrors === null){
 vErrors = [err27];
@@ -3770,7 +3978,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!(((data10 === "image/png") || (data10 === "image/jpeg")) || (data10 === "image/webp"))){
-const err30 = {instancePath:instancePath+"/images/" + i1+"/content_type",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/content_type/enum",keyword:"enum",params:{allowedValues: schema71.properties.content_type.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/images/" + i1+"/content_type",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/content_type/enum",keyword:"enum",params:{allowedValues: schema72.properties.content_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -3803,7 +4011,7 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(!pattern52.test(data11)){
+if(!pattern56.test(data11)){
 const err33 = {instancePath:instancePath+"/images/" + i1+"/data",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/data/pattern",keyword:"pattern",params:{pattern: "^(data:[a-z]+/[A-Za-z0-9.+-]+;base64,)?[A-Za-z0-9+/=\\r\\n]+$"},message:"must match pattern \""+"^(data:[a-z]+/[A-Za-z0-9.+-]+;base64,)?[A-Za-z0-9+/=\\r\\n]+$"+"\""};
 if(vErrors === null){
 vErrors = [err33];
@@ -3862,7 +4070,7 @@ vErrors.push(err37);
 }
 errors++;
 }
-if(!pattern27.test(data12)){
+if(!pattern31.test(data12)){
 const err38 = {instancePath:instancePath+"/video_url",schemaPath:"#/properties/video_url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err38];
@@ -3917,7 +4125,7 @@ vErrors.push(err42);
 }
 errors++;
 }
-if(!pattern31.test(data13)){
+if(!pattern35.test(data13)){
 const err43 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7E]+$"},message:"must match pattern \""+"^[\\x21-\\x7E]+$"+"\""};
 if(vErrors === null){
 vErrors = [err43];
@@ -3977,9 +4185,9 @@ return errors === 0;
 validate49.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo = validate52;
-const schema72 = {"$ref":"https://media-api.local/components#/$defs/CreateEditorVideoRequest","$id":"https://media-api.local/components/request/createEditorVideo"};
-const schema73 = {"type":"object","description":"Body of POST /editor/videos. width and height override the frame size derived from the aspect ratio (9:16 1080x1920, 16:9 1920x1080, 1:1 1080x1080, 4:5 1080x1350); give both or neither, even numbers, matching the aspect ratio.","additionalProperties":false,"properties":{"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$","default":"Untitled video"},"aspect_ratio":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorAspectRatio"}],"default":"9:16"},"fps":{"type":"number","minimum":1,"maximum":60,"default":30},"width":{"type":"integer","format":"int32","minimum":16,"maximum":4096,"multipleOf":2},"height":{"type":"integer","format":"int32","minimum":16,"maximum":4096,"multipleOf":2}}};
-const schema74 = {"type":"string","description":"Project aspect ratio; sets the default frame size (1080 px on the short side).","enum":["9:16","16:9","1:1","4:5"]};
+const schema73 = {"$ref":"https://media-api.local/components#/$defs/CreateEditorVideoRequest","$id":"https://media-api.local/components/request/createEditorVideo"};
+const schema74 = {"type":"object","description":"Body of POST /editor/videos. width and height override the frame size derived from the aspect ratio (9:16 1080x1920, 16:9 1920x1080, 1:1 1080x1080, 4:5 1080x1350); give both or neither, even numbers, matching the aspect ratio.","additionalProperties":false,"properties":{"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$","default":"Untitled video"},"aspect_ratio":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorAspectRatio"}],"default":"9:16"},"fps":{"type":"number","minimum":1,"maximum":60,"default":30},"width":{"type":"integer","format":"int32","minimum":16,"maximum":4096,"multipleOf":2},"height":{"type":"integer","format":"int32","minimum":16,"maximum":4096,"multipleOf":2}}};
+const schema75 = {"type":"string","description":"Project aspect ratio; sets the default frame size (1080 px on the short side).","enum":["9:16","16:9","1:1","4:5"]};
 
 function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4058,7 +4266,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!((((data1 === "9:16") || (data1 === "16:9")) || (data1 === "1:1")) || (data1 === "4:5"))){
-const err5 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/EditorAspectRatio/enum",keyword:"enum",params:{allowedValues: schema74.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/EditorAspectRatio/enum",keyword:"enum",params:{allowedValues: schema75.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -4250,16 +4458,16 @@ return errors === 0;
 validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits = validate55;
-const schema75 = {"$ref":"https://media-api.local/components#/$defs/ApplyEditorEditsRequest","$id":"https://media-api.local/components/request/applyEditorEdits"};
-const schema76 = {"type":"object","description":"Body of PATCH /editor/videos/{id} (and its deprecated POST alias).","additionalProperties":false,"required":["operations"],"properties":{"instructions":{"type":"string","description":"The user's request in words; stored in the project's edit history.","maxLength":4000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"operations":{"type":"array","description":"Applied in order, atomically (all or nothing).","minItems":1,"maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/EditorOperation"}},"expected_version":{"type":"integer","format":"int64","description":"Optimistic concurrency guard: the version you read. When the project's version differs, nothing is applied and the answer is 400 bad_request with context.field body.expected_version and context.current_version.","minimum":1,"maximum":9007199254740991}}};
-const schema77 = {"type":"object","description":"One edit operation, selected by `type`.","discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"https://media-api.local/components#/$defs/SetTitleOperation"},{"$ref":"https://media-api.local/components#/$defs/RemoveItemOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemTimingOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemSourceOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemAudioOperation"},{"$ref":"https://media-api.local/components#/$defs/SetAudioLevelsOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemAnimationOperation"},{"$ref":"https://media-api.local/components#/$defs/ApplyItemTransitionOperation"},{"$ref":"https://media-api.local/components#/$defs/SplitItemOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemTransformOperation"},{"$ref":"https://media-api.local/components#/$defs/MoveItemToTrackOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemLayerOrderOperation"},{"$ref":"https://media-api.local/components#/$defs/AddTextOperation"},{"$ref":"https://media-api.local/components#/$defs/UpdateTextOperation"},{"$ref":"https://media-api.local/components#/$defs/AddCaptionsOperation"},{"$ref":"https://media-api.local/components#/$defs/UpdateCaptionsOperation"},{"$ref":"https://media-api.local/components#/$defs/AddSoundEffectOperation"},{"$ref":"https://media-api.local/components#/$defs/AddVoiceoverOperation"},{"$ref":"https://media-api.local/components#/$defs/GenerateCaptionsFromItemsOperation"}]};
-const schema124 = {"type":"object","description":"Renames the project.","additionalProperties":false,"required":["type","title"],"properties":{"type":{"type":"string","const":"set_title"},"title":{"type":"string","minLength":1,"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
-const schema125 = {"type":"object","description":"Adds a sound effect (audio_role sound_effect) from exactly one of: sound_effect_id (the built-in library, see the list_editor_sound_effects tool), media_id (library audio) or url (direct public HTTPS URL). duration_seconds defaults to the effect's length.","additionalProperties":false,"required":["type"],"properties":{"type":{"type":"string","const":"add_sound_effect"},"sound_effect_id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$"},"url":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https://"},"media_id":{"type":"string","format":"uuid","maxLength":36},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400},"volume_db":{"type":"number","minimum":-60,"maximum":12,"default":0}}};
-const pattern88 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]*$", "u");
-const pattern89 = new RegExp("^https://", "u");
-const schema78 = {"type":"object","description":"Removes an item from the timeline (its media stays in the library).","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"remove_item"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"}}};
-const schema79 = {"type":"string","description":"Timeline item id (unique within the project).","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]*$"};
-const pattern57 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]*$", "u");
+const schema76 = {"$ref":"https://media-api.local/components#/$defs/ApplyEditorEditsRequest","$id":"https://media-api.local/components/request/applyEditorEdits"};
+const schema77 = {"type":"object","description":"Body of PATCH /editor/videos/{id} (and its deprecated POST alias).","additionalProperties":false,"required":["operations"],"properties":{"instructions":{"type":"string","description":"The user's request in words; stored in the project's edit history.","maxLength":4000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"operations":{"type":"array","description":"Applied in order, atomically (all or nothing).","minItems":1,"maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/EditorOperation"}},"expected_version":{"type":"integer","format":"int64","description":"Optimistic concurrency guard: the version you read. When the project's version differs, nothing is applied and the answer is 400 bad_request with context.field body.expected_version and context.current_version.","minimum":1,"maximum":9007199254740991}}};
+const schema78 = {"type":"object","description":"One edit operation, selected by `type`.","discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"https://media-api.local/components#/$defs/SetTitleOperation"},{"$ref":"https://media-api.local/components#/$defs/RemoveItemOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemTimingOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemSourceOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemAudioOperation"},{"$ref":"https://media-api.local/components#/$defs/SetAudioLevelsOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemAnimationOperation"},{"$ref":"https://media-api.local/components#/$defs/ApplyItemTransitionOperation"},{"$ref":"https://media-api.local/components#/$defs/SplitItemOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemTransformOperation"},{"$ref":"https://media-api.local/components#/$defs/MoveItemToTrackOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemLayerOrderOperation"},{"$ref":"https://media-api.local/components#/$defs/AddTextOperation"},{"$ref":"https://media-api.local/components#/$defs/UpdateTextOperation"},{"$ref":"https://media-api.local/components#/$defs/AddCaptionsOperation"},{"$ref":"https://media-api.local/components#/$defs/UpdateCaptionsOperation"},{"$ref":"https://media-api.local/components#/$defs/AddSoundEffectOperation"},{"$ref":"https://media-api.local/components#/$defs/AddVoiceoverOperation"},{"$ref":"https://media-api.local/components#/$defs/GenerateCaptionsFromItemsOperation"}]};
+const schema125 = {"type":"object","description":"Renames the project.","additionalProperties":false,"required":["type","title"],"properties":{"type":{"type":"string","const":"set_title"},"title":{"type":"string","minLength":1,"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
+const schema126 = {"type":"object","description":"Adds a sound effect (audio_role sound_effect) from exactly one of: sound_effect_id (the built-in library, see the list_editor_sound_effects tool), media_id (library audio) or url (direct public HTTPS URL). duration_seconds defaults to the effect's length.","additionalProperties":false,"required":["type"],"properties":{"type":{"type":"string","const":"add_sound_effect"},"sound_effect_id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$"},"url":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https://"},"media_id":{"type":"string","format":"uuid","maxLength":36},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400},"volume_db":{"type":"number","minimum":-60,"maximum":12,"default":0}}};
+const pattern92 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]*$", "u");
+const pattern93 = new RegExp("^https://", "u");
+const schema79 = {"type":"object","description":"Removes an item from the timeline (its media stays in the library).","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"remove_item"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"}}};
+const schema80 = {"type":"string","description":"Timeline item id (unique within the project).","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]*$"};
+const pattern61 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]*$", "u");
 
 function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4350,7 +4558,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern57.test(data1)){
+if(!pattern61.test(data1)){
 const err7 = {instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -4388,7 +4596,7 @@ return errors === 0;
 }
 validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema80 = {"type":"object","description":"Moves (from_seconds) and/or resizes (duration_seconds) an item on the timeline; give at least one.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_timing"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"from_seconds":{"type":"number","minimum":0,"maximum":14400},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400}}};
+const schema81 = {"type":"object","description":"Moves (from_seconds) and/or resizes (duration_seconds) an item on the timeline; give at least one.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_timing"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"from_seconds":{"type":"number","minimum":0,"maximum":14400},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400}}};
 
 function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4479,7 +4687,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern57.test(data1)){
+if(!pattern61.test(data1)){
 const err7 = {instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -4587,7 +4795,7 @@ return errors === 0;
 }
 validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema82 = {"type":"object","description":"Trims into a video or audio item's source (source_start_seconds) and/or changes its speed (playback_rate, 1 is normal); the timeline duration is kept.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_source"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"source_start_seconds":{"type":"number","minimum":0,"maximum":86400},"playback_rate":{"type":"number","minimum":0.25,"maximum":4}}};
+const schema83 = {"type":"object","description":"Trims into a video or audio item's source (source_start_seconds) and/or changes its speed (playback_rate, 1 is normal); the timeline duration is kept.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_source"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"source_start_seconds":{"type":"number","minimum":0,"maximum":86400},"playback_rate":{"type":"number","minimum":0.25,"maximum":4}}};
 
 function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4678,7 +4886,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern57.test(data1)){
+if(!pattern61.test(data1)){
 const err7 = {instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -4786,7 +4994,7 @@ return errors === 0;
 }
 validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema84 = {"type":"object","description":"Sets one video or audio item's volume (dB, 0 unchanged, -60 silent) and fades.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_audio"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"volume_db":{"type":"number","minimum":-60,"maximum":12},"audio_fade_in_seconds":{"type":"number","minimum":0,"maximum":600},"audio_fade_out_seconds":{"type":"number","minimum":0,"maximum":600}}};
+const schema85 = {"type":"object","description":"Sets one video or audio item's volume (dB, 0 unchanged, -60 silent) and fades.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_audio"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"volume_db":{"type":"number","minimum":-60,"maximum":12},"audio_fade_in_seconds":{"type":"number","minimum":0,"maximum":600},"audio_fade_out_seconds":{"type":"number","minimum":0,"maximum":600}}};
 
 function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4877,7 +5085,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern57.test(data1)){
+if(!pattern61.test(data1)){
 const err7 = {instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -5020,8 +5228,8 @@ return errors === 0;
 }
 validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema86 = {"type":"object","description":"Sets volume and fades on many audio-bearing items at once, selected by item_ids, item_types and/or audio_roles (all given selectors must match; none selects every video and audio item), minus exclude_item_ids. For example duck music with audio_roles [music] and volume_db -18.","additionalProperties":false,"required":["type"],"properties":{"type":{"type":"string","const":"set_audio_levels"},"item_ids":{"type":"array","maxItems":2000,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}},"exclude_item_ids":{"type":"array","maxItems":2000,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}},"item_types":{"type":"array","maxItems":2,"uniqueItems":true,"items":{"type":"string","enum":["video","audio"]}},"audio_roles":{"type":"array","maxItems":6,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/AudioRole"}},"volume_db":{"type":"number","minimum":-60,"maximum":12},"audio_fade_in_seconds":{"type":"number","minimum":0,"maximum":600},"audio_fade_out_seconds":{"type":"number","minimum":0,"maximum":600}}};
-const schema89 = {"type":"string","description":"Role of an audio-bearing item, used by the mixer and by set_audio_levels: music (background music), voiceover (generated narration), voice (recorded speech), sound_effect, source_video (the audio track of a video item), audio (anything else).","enum":["sound_effect","music","voiceover","voice","source_video","audio"]};
+const schema87 = {"type":"object","description":"Sets volume and fades on many audio-bearing items at once, selected by item_ids, item_types and/or audio_roles (all given selectors must match; none selects every video and audio item), minus exclude_item_ids. For example duck music with audio_roles [music] and volume_db -18.","additionalProperties":false,"required":["type"],"properties":{"type":{"type":"string","const":"set_audio_levels"},"item_ids":{"type":"array","maxItems":2000,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}},"exclude_item_ids":{"type":"array","maxItems":2000,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}},"item_types":{"type":"array","maxItems":2,"uniqueItems":true,"items":{"type":"string","enum":["video","audio"]}},"audio_roles":{"type":"array","maxItems":6,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/AudioRole"}},"volume_db":{"type":"number","minimum":-60,"maximum":12},"audio_fade_in_seconds":{"type":"number","minimum":0,"maximum":600},"audio_fade_out_seconds":{"type":"number","minimum":0,"maximum":600}}};
+const schema90 = {"type":"string","description":"Role of an audio-bearing item, used by the mixer and by set_audio_levels: music (background music), voiceover (generated narration), voice (recorded speech), sound_effect, source_video (the audio track of a video item), audio (anything else).","enum":["sound_effect","music","voiceover","voice","source_video","audio"]};
 
 function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5116,7 +5324,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern57.test(data2)){
+if(!pattern61.test(data2)){
 const err7 = {instancePath:instancePath+"/item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -5187,7 +5395,7 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(!pattern57.test(data4)){
+if(!pattern61.test(data4)){
 const err13 = {instancePath:instancePath+"/exclude_item_ids/" + i1,schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -5248,7 +5456,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!((data6 === "video") || (data6 === "audio"))){
-const err18 = {instancePath:instancePath+"/item_types/" + i2,schemaPath:"#/properties/item_types/items/enum",keyword:"enum",params:{allowedValues: schema86.properties.item_types.items.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/item_types/" + i2,schemaPath:"#/properties/item_types/items/enum",keyword:"enum",params:{allowedValues: schema87.properties.item_types.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -5321,7 +5529,7 @@ vErrors.push(err22);
 errors++;
 }
 if(!((((((data8 === "sound_effect") || (data8 === "music")) || (data8 === "voiceover")) || (data8 === "voice")) || (data8 === "source_video")) || (data8 === "audio"))){
-const err23 = {instancePath:instancePath+"/audio_roles/" + i4,schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema89.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/audio_roles/" + i4,schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema90.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -5484,9 +5692,9 @@ return errors === 0;
 }
 validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema90 = {"type":"object","description":"Sets an item's enter and/or exit animation; an omitted field is unchanged, null clears it.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_animation"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"enter":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/Animation"},{"type":"null"}]},"exit":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/Animation"},{"type":"null"}]}}};
-const schema92 = {"type":"object","description":"An enter or exit animation. enter sets how an item appears (over the first duration_seconds of the item), exit how it leaves (over the last duration_seconds; the motion is mirrored). fade: opacity 0→1. slide: moves in from outside the frame. swipe: a fast, short slide with a fade. float: a gentle drift with a fade. scale: grows from nothing to full size. zoom: shrinks from 140 % to full size while fading in. bounce: drops in and bounces. flip: turns around the vertical axis. glitch: jitters sideways and flickers. snap: a quick pop from 85 %. pan (image and video items; text fades): the item is drawn 12 % larger than its box and drifts across it for duration_seconds (no fade; faceless videos use it over a whole scene for a slow camera move). direction applies to slide, swipe, float and pan (the direction of the motion; default up). enter and exit together may not be longer than the item.","additionalProperties":false,"required":["type"],"properties":{"type":{"$ref":"https://media-api.local/components#/$defs/AnimationType"},"duration_seconds":{"type":"number","minimum":0.05,"maximum":10,"default":0.5},"direction":{"type":"string","enum":["left","right","up","down"]}}};
-const schema93 = {"type":"string","description":"Enter/exit animation types.","enum":["fade","slide","scale","bounce","flip","zoom","glitch","swipe","float","snap","pan"]};
+const schema91 = {"type":"object","description":"Sets an item's enter and/or exit animation; an omitted field is unchanged, null clears it.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_animation"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"enter":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/Animation"},{"type":"null"}]},"exit":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/Animation"},{"type":"null"}]}}};
+const schema93 = {"type":"object","description":"An enter or exit animation. enter sets how an item appears (over the first duration_seconds of the item), exit how it leaves (over the last duration_seconds; the motion is mirrored). fade: opacity 0→1. slide: moves in from outside the frame. swipe: a fast, short slide with a fade. float: a gentle drift with a fade. scale: grows from nothing to full size. zoom: shrinks from 140 % to full size while fading in. bounce: drops in and bounces. flip: turns around the vertical axis. glitch: jitters sideways and flickers. snap: a quick pop from 85 %. pan (image and video items; text fades): the item is drawn 12 % larger than its box and drifts across it for duration_seconds (no fade; faceless videos use it over a whole scene for a slow camera move). direction applies to slide, swipe, float and pan (the direction of the motion; default up). enter and exit together may not be longer than the item.","additionalProperties":false,"required":["type"],"properties":{"type":{"$ref":"https://media-api.local/components#/$defs/AnimationType"},"duration_seconds":{"type":"number","minimum":0.05,"maximum":10,"default":0.5},"direction":{"type":"string","enum":["left","right","up","down"]}}};
+const schema94 = {"type":"string","description":"Enter/exit animation types.","enum":["fade","slide","scale","bounce","flip","zoom","glitch","swipe","float","snap","pan"]};
 
 function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5537,7 +5745,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!(((((((((((data0 === "fade") || (data0 === "slide")) || (data0 === "scale")) || (data0 === "bounce")) || (data0 === "flip")) || (data0 === "zoom")) || (data0 === "glitch")) || (data0 === "swipe")) || (data0 === "float")) || (data0 === "snap")) || (data0 === "pan"))){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/AnimationType/enum",keyword:"enum",params:{allowedValues: schema93.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/AnimationType/enum",keyword:"enum",params:{allowedValues: schema94.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -5593,7 +5801,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((data2 === "left") || (data2 === "right")) || (data2 === "up")) || (data2 === "down"))){
-const err8 = {instancePath:instancePath+"/direction",schemaPath:"#/properties/direction/enum",keyword:"enum",params:{allowedValues: schema92.properties.direction.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/direction",schemaPath:"#/properties/direction/enum",keyword:"enum",params:{allowedValues: schema93.properties.direction.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -5709,7 +5917,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern57.test(data1)){
+if(!pattern61.test(data1)){
 const err7 = {instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -5865,7 +6073,7 @@ return errors === 0;
 }
 validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema94 = {"type":"object","description":"Transition between two items: moves the incoming item (to_item_id) earlier so it overlaps the outgoing one (from_item_id) by overlap_seconds, and sets the incoming item's enter animation and the outgoing item's exit animation (default: fade both over the overlap).","additionalProperties":false,"required":["type","from_item_id","to_item_id"],"properties":{"type":{"type":"string","const":"apply_item_transition"},"from_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"to_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"overlap_seconds":{"type":"number","minimum":0,"maximum":10,"default":0.5},"enter":{"$ref":"https://media-api.local/components#/$defs/Animation"},"exit":{"$ref":"https://media-api.local/components#/$defs/Animation"}}};
+const schema95 = {"type":"object","description":"Transition between two items: moves the incoming item (to_item_id) earlier so it overlaps the outgoing one (from_item_id) by overlap_seconds, and sets the incoming item's enter animation and the outgoing item's exit animation (default: fade both over the overlap).","additionalProperties":false,"required":["type","from_item_id","to_item_id"],"properties":{"type":{"type":"string","const":"apply_item_transition"},"from_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"to_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"overlap_seconds":{"type":"number","minimum":0,"maximum":10,"default":0.5},"enter":{"$ref":"https://media-api.local/components#/$defs/Animation"},"exit":{"$ref":"https://media-api.local/components#/$defs/Animation"}}};
 
 function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5969,7 +6177,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!pattern57.test(data1)){
+if(!pattern61.test(data1)){
 const err8 = {instancePath:instancePath+"/from_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -6014,7 +6222,7 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(!pattern57.test(data2)){
+if(!pattern61.test(data2)){
 const err12 = {instancePath:instancePath+"/to_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -6097,7 +6305,7 @@ return errors === 0;
 }
 validate67.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema97 = {"type":"object","description":"Splits an item at a timeline time (strictly inside the item) into two items whose sources continue; the first keeps item_id, the second gets a new id (see applied_operations).","additionalProperties":false,"required":["type","item_id","at_seconds"],"properties":{"type":{"type":"string","const":"split_item"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"at_seconds":{"type":"number","description":"Timeline time of the cut.","minimum":0,"maximum":14400}}};
+const schema98 = {"type":"object","description":"Splits an item at a timeline time (strictly inside the item) into two items whose sources continue; the first keeps item_id, the second gets a new id (see applied_operations).","additionalProperties":false,"required":["type","item_id","at_seconds"],"properties":{"type":{"type":"string","const":"split_item"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"at_seconds":{"type":"number","description":"Timeline time of the cut.","minimum":0,"maximum":14400}}};
 
 function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -6198,7 +6406,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!pattern57.test(data1)){
+if(!pattern61.test(data1)){
 const err8 = {instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -6271,7 +6479,7 @@ return errors === 0;
 }
 validate70.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema99 = {"type":"object","description":"Sets a visual item's placement in fractions of the frame (see Transform); omitted fields are unchanged.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_transform"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"left":{"type":"number","minimum":-2,"maximum":2},"top":{"type":"number","minimum":-2,"maximum":2},"width":{"type":"number","minimum":0.01,"maximum":4},"height":{"type":"number","minimum":0.01,"maximum":4},"opacity":{"type":"number","minimum":0,"maximum":1}}};
+const schema100 = {"type":"object","description":"Sets a visual item's placement in fractions of the frame (see Transform); omitted fields are unchanged.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_transform"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"left":{"type":"number","minimum":-2,"maximum":2},"top":{"type":"number","minimum":-2,"maximum":2},"width":{"type":"number","minimum":0.01,"maximum":4},"height":{"type":"number","minimum":0.01,"maximum":4},"opacity":{"type":"number","minimum":0,"maximum":1}}};
 
 function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -6362,7 +6570,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern57.test(data1)){
+if(!pattern61.test(data1)){
 const err7 = {instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -6575,8 +6783,8 @@ return errors === 0;
 }
 validate71.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema101 = {"type":"object","description":"Moves an item to another track of a compatible type.","additionalProperties":false,"required":["type","item_id","track_id"],"properties":{"type":{"type":"string","const":"move_item_to_track"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"}}};
-const schema103 = {"type":"string","description":"Track id (unique within the project).","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]*$"};
+const schema102 = {"type":"object","description":"Moves an item to another track of a compatible type.","additionalProperties":false,"required":["type","item_id","track_id"],"properties":{"type":{"type":"string","const":"move_item_to_track"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"}}};
+const schema104 = {"type":"string","description":"Track id (unique within the project).","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]*$"};
 
 function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -6677,7 +6885,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!pattern57.test(data1)){
+if(!pattern61.test(data1)){
 const err8 = {instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -6722,7 +6930,7 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(!pattern57.test(data2)){
+if(!pattern61.test(data2)){
 const err12 = {instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -6760,7 +6968,7 @@ return errors === 0;
 }
 validate72.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema104 = {"type":"object","description":"Changes an item's z-order: front (above every item), back (below every item), forward (one step up) or backward (one step down).","additionalProperties":false,"required":["type","item_id","position"],"properties":{"type":{"type":"string","const":"set_item_layer_order"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"position":{"type":"string","enum":["front","back","forward","backward"]}}};
+const schema105 = {"type":"object","description":"Changes an item's z-order: front (above every item), back (below every item), forward (one step up) or backward (one step down).","additionalProperties":false,"required":["type","item_id","position"],"properties":{"type":{"type":"string","const":"set_item_layer_order"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"position":{"type":"string","enum":["front","back","forward","backward"]}}};
 
 function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -6861,7 +7069,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!pattern57.test(data1)){
+if(!pattern61.test(data1)){
 const err8 = {instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -6896,7 +7104,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!((((data2 === "front") || (data2 === "back")) || (data2 === "forward")) || (data2 === "backward"))){
-const err11 = {instancePath:instancePath+"/position",schemaPath:"#/properties/position/enum",keyword:"enum",params:{allowedValues: schema104.properties.position.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/position",schemaPath:"#/properties/position/enum",keyword:"enum",params:{allowedValues: schema105.properties.position.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -6922,11 +7130,11 @@ return errors === 0;
 }
 validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema106 = {"type":"object","description":"Adds a text overlay on a front layer. When style.top is omitted a vertical slot is chosen that avoids existing timed text.","additionalProperties":false,"required":["type","text"],"properties":{"type":{"type":"string","const":"add_text"},"text":{"type":"string","minLength":1,"maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400,"default":3},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
-const schema107 = {"type":"object","description":"Style of a text or captions item; every field is optional and merges into the current style (text defaults: DejaVu Sans 64 px weight 700, #FFFFFF, centered, no background, black stroke 3 px; captions default to 56 px, a #FFD400 highlight and the lower part of the frame). Bundled families: DejaVu Sans, DejaVu Serif, DejaVu Sans Mono, DejaVu Sans Condensed; other names (Inter, Roboto, Montserrat, Bebas Neue, ...) are kept and rendered with the closest bundled family. Weights of 600 and above render bold. font_size and stroke_width are pixels at the project's resolution; top and left are fractions of the frame for the text block's anchor (its top edge; its left edge for align left, center for center, right edge for right); the block wraps within the item's transform width. A background_color draws a box behind the text (and replaces the stroke). highlight_color colours the words of word-timed captions as they are spoken. When top is omitted for a new overlay, a vertical slot is chosen that avoids existing timed text.","additionalProperties":false,"properties":{"font_family":{"type":"string","description":"A bundled font family, e.g. Inter, Montserrat, Roboto, Bebas Neue.","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9 ._-]*$"},"font_size":{"type":"number","minimum":4,"maximum":512},"font_weight":{"type":"integer","format":"int32","minimum":100,"maximum":900,"multipleOf":100},"color":{"$ref":"https://media-api.local/components#/$defs/Color"},"background_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_width":{"type":"number","minimum":0,"maximum":50},"align":{"type":"string","enum":["left","center","right"]},"top":{"type":"number","minimum":0,"maximum":1},"left":{"type":"number","minimum":0,"maximum":1},"highlight_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"text_transform":{"type":"string","enum":["none","uppercase","lowercase","capitalize"]}}};
-const schema108 = {"type":"string","description":"#RRGGBB or #RRGGBBAA (alpha last).","maxLength":9,"pattern":"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"};
-const pattern72 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 ._-]*$", "u");
-const pattern73 = new RegExp("^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$", "u");
+const schema107 = {"type":"object","description":"Adds a text overlay on a front layer. When style.top is omitted a vertical slot is chosen that avoids existing timed text.","additionalProperties":false,"required":["type","text"],"properties":{"type":{"type":"string","const":"add_text"},"text":{"type":"string","minLength":1,"maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400,"default":3},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
+const schema108 = {"type":"object","description":"Style of a text or captions item; every field is optional and merges into the current style (text defaults: DejaVu Sans 64 px weight 700, #FFFFFF, centered, no background, black stroke 3 px; captions default to 56 px, a #FFD400 highlight and the lower part of the frame). Bundled families: DejaVu Sans, DejaVu Serif, DejaVu Sans Mono, DejaVu Sans Condensed; other names (Inter, Roboto, Montserrat, Bebas Neue, ...) are kept and rendered with the closest bundled family. Weights of 600 and above render bold. font_size and stroke_width are pixels at the project's resolution; top and left are fractions of the frame for the text block's anchor (its top edge; its left edge for align left, center for center, right edge for right); the block wraps within the item's transform width. A background_color draws a box behind the text (and replaces the stroke). highlight_color colours the words of word-timed captions as they are spoken. When top is omitted for a new overlay, a vertical slot is chosen that avoids existing timed text.","additionalProperties":false,"properties":{"font_family":{"type":"string","description":"A bundled font family, e.g. Inter, Montserrat, Roboto, Bebas Neue.","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9 ._-]*$"},"font_size":{"type":"number","minimum":4,"maximum":512},"font_weight":{"type":"integer","format":"int32","minimum":100,"maximum":900,"multipleOf":100},"color":{"$ref":"https://media-api.local/components#/$defs/Color"},"background_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_width":{"type":"number","minimum":0,"maximum":50},"align":{"type":"string","enum":["left","center","right"]},"top":{"type":"number","minimum":0,"maximum":1},"left":{"type":"number","minimum":0,"maximum":1},"highlight_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"text_transform":{"type":"string","enum":["none","uppercase","lowercase","capitalize"]}}};
+const schema109 = {"type":"string","description":"#RRGGBB or #RRGGBBAA (alpha last).","maxLength":9,"pattern":"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"};
+const pattern76 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 ._-]*$", "u");
+const pattern77 = new RegExp("^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$", "u");
 
 function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -6940,7 +7148,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func21.call(schema107.properties, key0))){
+if(!(func21.call(schema108.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -6964,7 +7172,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(!pattern72.test(data0)){
+if(!pattern76.test(data0)){
 const err2 = {instancePath:instancePath+"/font_family",schemaPath:"#/properties/font_family/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9 ._-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9 ._-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err2];
@@ -7090,7 +7298,7 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(!pattern73.test(data3)){
+if(!pattern77.test(data3)){
 const err13 = {instancePath:instancePath+"/color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -7125,7 +7333,7 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(!pattern73.test(data4)){
+if(!pattern77.test(data4)){
 const err16 = {instancePath:instancePath+"/background_color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -7160,7 +7368,7 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!pattern73.test(data5)){
+if(!pattern77.test(data5)){
 const err19 = {instancePath:instancePath+"/stroke_color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -7230,7 +7438,7 @@ vErrors.push(err24);
 errors++;
 }
 if(!(((data7 === "left") || (data7 === "center")) || (data7 === "right"))){
-const err25 = {instancePath:instancePath+"/align",schemaPath:"#/properties/align/enum",keyword:"enum",params:{allowedValues: schema107.properties.align.enum},message:"must be equal to one of the allowed values"};
+const err25 = {instancePath:instancePath+"/align",schemaPath:"#/properties/align/enum",keyword:"enum",params:{allowedValues: schema108.properties.align.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -7323,7 +7531,7 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(!pattern73.test(data10)){
+if(!pattern77.test(data10)){
 const err33 = {instancePath:instancePath+"/highlight_color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""};
 if(vErrors === null){
 vErrors = [err33];
@@ -7358,7 +7566,7 @@ vErrors.push(err35);
 errors++;
 }
 if(!((((data11 === "none") || (data11 === "uppercase")) || (data11 === "lowercase")) || (data11 === "capitalize"))){
-const err36 = {instancePath:instancePath+"/text_transform",schemaPath:"#/properties/text_transform/enum",keyword:"enum",params:{allowedValues: schema107.properties.text_transform.enum},message:"must be equal to one of the allowed values"};
+const err36 = {instancePath:instancePath+"/text_transform",schemaPath:"#/properties/text_transform/enum",keyword:"enum",params:{allowedValues: schema108.properties.text_transform.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -7590,7 +7798,7 @@ return errors === 0;
 }
 validate74.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema112 = {"type":"object","description":"Changes a text item's text and/or style (style fields merge).","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"update_text"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"text":{"type":"string","minLength":1,"maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
+const schema113 = {"type":"object","description":"Changes a text item's text and/or style (style fields merge).","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"update_text"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"text":{"type":"string","minLength":1,"maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
 
 function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -7681,7 +7889,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern57.test(data1)){
+if(!pattern61.test(data1)){
 const err7 = {instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -7770,9 +7978,9 @@ return errors === 0;
 }
 validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema114 = {"type":"object","description":"Adds a captions item on a front layer from caption cues (times relative to from_seconds). duration_seconds defaults to the end of the last cue.","additionalProperties":false,"required":["type","captions"],"properties":{"type":{"type":"string","const":"add_captions"},"captions":{"type":"array","minItems":1,"maxItems":5000,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionEntry"}},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
-const schema115 = {"type":"object","description":"One caption cue (camelCase fields, as the seed defines them). startMs/endMs are integer milliseconds from the start of the captions item; words give word-level timing for word-by-word highlighting.","additionalProperties":false,"required":["text","startMs","endMs"],"properties":{"text":{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"startMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"endMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"timestampMs":{"type":"integer","format":"int32","description":"Optional anchor time of the cue (e.g. from a transcription provider).","minimum":0,"maximum":86400000},"confidence":{"type":"number","minimum":0,"maximum":1},"words":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionWord"}}}};
-const schema116 = {"type":"object","description":"Word-level timing inside a caption cue (same time base as the cue).","additionalProperties":false,"required":["text","startMs","endMs"],"properties":{"text":{"type":"string","minLength":1,"maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"startMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"endMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"confidence":{"type":"number","minimum":0,"maximum":1}}};
+const schema115 = {"type":"object","description":"Adds a captions item on a front layer from caption cues (times relative to from_seconds). duration_seconds defaults to the end of the last cue.","additionalProperties":false,"required":["type","captions"],"properties":{"type":{"type":"string","const":"add_captions"},"captions":{"type":"array","minItems":1,"maxItems":5000,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionEntry"}},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
+const schema116 = {"type":"object","description":"One caption cue (camelCase fields, as the seed defines them). startMs/endMs are integer milliseconds from the start of the captions item; words give word-level timing for word-by-word highlighting.","additionalProperties":false,"required":["text","startMs","endMs"],"properties":{"text":{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"startMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"endMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"timestampMs":{"type":"integer","format":"int32","description":"Optional anchor time of the cue (e.g. from a transcription provider).","minimum":0,"maximum":86400000},"confidence":{"type":"number","minimum":0,"maximum":1},"words":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionWord"}}}};
+const schema117 = {"type":"object","description":"Word-level timing inside a caption cue (same time base as the cue).","additionalProperties":false,"required":["text","startMs","endMs"],"properties":{"text":{"type":"string","minLength":1,"maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"startMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"endMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"confidence":{"type":"number","minimum":0,"maximum":1}}};
 
 function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8513,7 +8721,7 @@ return errors === 0;
 }
 validate79.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema117 = {"type":"object","description":"Replaces a captions item's cues and/or changes its style (style fields merge).","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"update_captions"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"captions":{"type":"array","minItems":1,"maxItems":5000,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionEntry"}},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
+const schema118 = {"type":"object","description":"Replaces a captions item's cues and/or changes its style (style fields merge).","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"update_captions"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"captions":{"type":"array","minItems":1,"maxItems":5000,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionEntry"}},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
 
 function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8604,7 +8812,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern57.test(data1)){
+if(!pattern61.test(data1)){
 const err7 = {instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -8690,8 +8898,8 @@ return errors === 0;
 }
 validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema119 = {"type":"object","description":"Synthesizes speech from text with a voice (voice_id from GET /assets voices; a default voice when omitted), stores it as voice media and places it (audio_role voiceover) at from_seconds; its duration is the speech's length.","additionalProperties":false,"required":["type","text"],"properties":{"type":{"type":"string","const":"add_voiceover"},"text":{"type":"string","minLength":1,"maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"voice_id":{"type":"string","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"volume_db":{"type":"number","minimum":-60,"maximum":12,"default":0},"voice_settings":{"$ref":"https://media-api.local/components#/$defs/VoiceSettings"}}};
-const schema120 = {"type":"object","description":"Speech synthesis settings of add_voiceover: speed scales the speaking rate, pitch shifts the voice, volume_db is applied to the synthesized file (the item's own volume_db comes on top).","additionalProperties":false,"properties":{"speed":{"type":"number","description":"Speaking rate multiplier (1 is normal).","minimum":0.5,"maximum":2,"default":1},"pitch":{"type":"number","description":"Pitch shift in semitones.","minimum":-12,"maximum":12,"default":0},"volume_db":{"type":"number","description":"Gain applied to the synthesized speech, in dB.","minimum":-60,"maximum":12,"default":0}}};
+const schema120 = {"type":"object","description":"Synthesizes speech from text with a voice (voice_id from GET /assets voices; a default voice when omitted), stores it as voice media and places it (audio_role voiceover) at from_seconds; its duration is the speech's length.","additionalProperties":false,"required":["type","text"],"properties":{"type":{"type":"string","const":"add_voiceover"},"text":{"type":"string","minLength":1,"maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"voice_id":{"type":"string","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"volume_db":{"type":"number","minimum":-60,"maximum":12,"default":0},"voice_settings":{"$ref":"https://media-api.local/components#/$defs/VoiceSettings"}}};
+const schema121 = {"type":"object","description":"Speech synthesis settings of add_voiceover: speed scales the speaking rate, pitch shifts the voice, volume_db is applied to the synthesized file (the item's own volume_db comes on top).","additionalProperties":false,"properties":{"speed":{"type":"number","description":"Speaking rate multiplier (1 is normal).","minimum":0.5,"maximum":2,"default":1},"pitch":{"type":"number","description":"Pitch shift in semitones.","minimum":-12,"maximum":12,"default":0},"volume_db":{"type":"number","description":"Gain applied to the synthesized speech, in dB.","minimum":-60,"maximum":12,"default":0}}};
 
 function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8823,7 +9031,7 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(!pattern22.test(data2)){
+if(!pattern26.test(data2)){
 const err10 = {instancePath:instancePath+"/voice_id",schemaPath:"#/properties/voice_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._:-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err10];
@@ -9062,7 +9270,7 @@ return errors === 0;
 }
 validate86.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema121 = {"type":"object","description":"Transcribes the selected video/audio items (respecting placement, trims, rate and duration) into word-timed captions, creating a captions item on a front layer or replacing the cues of captions_item_id. Without source_item_ids every audible video and audio item is used. Needs items with remote media and an available transcription provider (400 otherwise); voiceovers made by add_voiceover are captioned exactly.","additionalProperties":false,"required":["type"],"properties":{"type":{"type":"string","const":"generate_captions_from_items"},"source_item_ids":{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}},"captions_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"language":{"type":"string","description":"Spoken language (BCP 47, e.g. en or en-US); detected when omitted.","maxLength":35,"pattern":"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
+const schema122 = {"type":"object","description":"Transcribes the selected video/audio items (respecting placement, trims, rate and duration) into word-timed captions, creating a captions item on a front layer or replacing the cues of captions_item_id. Without source_item_ids every audible video and audio item is used. Needs items with remote media and an available transcription provider (400 otherwise); voiceovers made by add_voiceover are captioned exactly.","additionalProperties":false,"required":["type"],"properties":{"type":{"type":"string","const":"generate_captions_from_items"},"source_item_ids":{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}},"captions_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"language":{"type":"string","description":"Spoken language (BCP 47, e.g. en or en-US); detected when omitted.","maxLength":35,"pattern":"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
 
 function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -9167,7 +9375,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!pattern57.test(data2)){
+if(!pattern61.test(data2)){
 const err8 = {instancePath:instancePath+"/source_item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -9224,7 +9432,7 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(!pattern57.test(data3)){
+if(!pattern61.test(data3)){
 const err13 = {instancePath:instancePath+"/captions_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -9633,7 +9841,7 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(!pattern88.test(data3)){
+if(!pattern92.test(data3)){
 const err15 = {instancePath:instancePath+"/sound_effect_id",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/sound_effect_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -9668,7 +9876,7 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(!pattern89.test(data4)){
+if(!pattern93.test(data4)){
 const err18 = {instancePath:instancePath+"/url",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""};
 if(vErrors === null){
 vErrors = [err18];
@@ -10101,7 +10309,7 @@ return errors === 0;
 validate55.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost = validate108;
-const schema126 = {"$ref":"https://media-api.local/components#/$defs/ApplyEditorEditsRequest","$id":"https://media-api.local/components/request/applyEditorEditsViaPost"};
+const schema127 = {"$ref":"https://media-api.local/components#/$defs/ApplyEditorEditsRequest","$id":"https://media-api.local/components/request/applyEditorEditsViaPost"};
 
 function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -10296,10 +10504,10 @@ return errors === 0;
 validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia = validate112;
-const schema128 = {"$ref":"https://media-api.local/components#/$defs/AddEditorMediaRequest","$id":"https://media-api.local/components/request/addEditorMedia"};
-const schema129 = {"type":"object","description":"Body of POST /editor/videos/{id}/media. Exactly one of media_id and url (400 otherwise); media_type and filename describe a url (detected when omitted).","additionalProperties":false,"properties":{"media_id":{"type":"string","format":"uuid","description":"Existing library media (GET /editor/media).","maxLength":36},"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the file; private, loopback and link-local addresses are refused.","maxLength":2048,"pattern":"^https://"},"media_type":{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"},"filename":{"type":"string","minLength":1,"maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"from_seconds":{"type":"number","description":"Start on the timeline.","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","description":"Length on the timeline; defaults to the media's duration (5 s for images).","minimum":0.01,"maximum":14400},"fit":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/Fit"}],"default":"cover"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"},"audio_role":{"$ref":"https://media-api.local/components#/$defs/AudioRole"}}};
-const schema130 = {"type":"string","description":"Kind of editor media. voice is speech (generated voiceovers and voice uploads); audio is any other audio.","enum":["image","video","audio","voice"]};
-const schema131 = {"type":"string","description":"How a visual item fills its transform box: cover (fill the box, cropping overflow), contain (fit inside, letterboxing), fill (stretch to the box), none (original pixel size, centered, cropped by the box).","enum":["cover","contain","fill","none"]};
+const schema129 = {"$ref":"https://media-api.local/components#/$defs/AddEditorMediaRequest","$id":"https://media-api.local/components/request/addEditorMedia"};
+const schema130 = {"type":"object","description":"Body of POST /editor/videos/{id}/media. Exactly one of media_id and url (400 otherwise); media_type and filename describe a url (detected when omitted).","additionalProperties":false,"properties":{"media_id":{"type":"string","format":"uuid","description":"Existing library media (GET /editor/media).","maxLength":36},"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the file; private, loopback and link-local addresses are refused.","maxLength":2048,"pattern":"^https://"},"media_type":{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"},"filename":{"type":"string","minLength":1,"maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"from_seconds":{"type":"number","description":"Start on the timeline.","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","description":"Length on the timeline; defaults to the media's duration (5 s for images).","minimum":0.01,"maximum":14400},"fit":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/Fit"}],"default":"cover"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"},"audio_role":{"$ref":"https://media-api.local/components#/$defs/AudioRole"}}};
+const schema131 = {"type":"string","description":"Kind of editor media. voice is speech (generated voiceovers and voice uploads); audio is any other audio.","enum":["image","video","audio","voice"]};
+const schema132 = {"type":"string","description":"How a visual item fills its transform box: cover (fill the box, cropping overflow), contain (fit inside, letterboxing), fill (stretch to the box), none (original pixel size, centered, cropped by the box).","enum":["cover","contain","fill","none"]};
 
 function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -10319,7 +10527,7 @@ if(data.fit === undefined){
 data.fit = "cover";
 }
 for(const key0 in data){
-if(!(func21.call(schema129.properties, key0))){
+if(!(func21.call(schema130.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -10378,7 +10586,7 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(!pattern89.test(data1)){
+if(!pattern93.test(data1)){
 const err5 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -10423,7 +10631,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!((((data2 === "image") || (data2 === "video")) || (data2 === "audio")) || (data2 === "voice"))){
-const err9 = {instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema130.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema131.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -10456,7 +10664,7 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(!pattern51.test(data3)){
+if(!pattern55.test(data3)){
 const err12 = {instancePath:instancePath+"/filename",schemaPath:"#/properties/filename/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F/\\\\]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F/\\\\]+$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -10558,7 +10766,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!((((data6 === "cover") || (data6 === "contain")) || (data6 === "fill")) || (data6 === "none"))){
-const err21 = {instancePath:instancePath+"/fit",schemaPath:"https://media-api.local/components#/$defs/Fit/enum",keyword:"enum",params:{allowedValues: schema131.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/fit",schemaPath:"https://media-api.local/components#/$defs/Fit/enum",keyword:"enum",params:{allowedValues: schema132.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -10590,7 +10798,7 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(!pattern57.test(data7)){
+if(!pattern61.test(data7)){
 const err24 = {instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err24];
@@ -10625,7 +10833,7 @@ vErrors.push(err26);
 errors++;
 }
 if(!((((((data8 === "sound_effect") || (data8 === "music")) || (data8 === "voiceover")) || (data8 === "voice")) || (data8 === "source_video")) || (data8 === "audio"))){
-const err27 = {instancePath:instancePath+"/audio_role",schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema89.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/audio_role",schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema90.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -10673,8 +10881,8 @@ return errors === 0;
 validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo = validate115;
-const schema134 = {"$ref":"https://media-api.local/components#/$defs/CreateEditorExportRequest","$id":"https://media-api.local/components/request/exportEditorVideo"};
-const schema135 = {"type":"object","description":"Body of POST /editor/videos/{id}/exports (optional). quality sets the encoder effort and bitrate: draft (fastest, larger artefacts), standard (default) or high (slowest, best).","additionalProperties":false,"properties":{"quality":{"type":"string","enum":["draft","standard","high"],"default":"standard"}}};
+const schema135 = {"$ref":"https://media-api.local/components#/$defs/CreateEditorExportRequest","$id":"https://media-api.local/components/request/exportEditorVideo"};
+const schema136 = {"type":"object","description":"Body of POST /editor/videos/{id}/exports (optional). quality sets the encoder effort and bitrate: draft (fastest, larger artefacts), standard (default) or high (slowest, best).","additionalProperties":false,"properties":{"quality":{"type":"string","enum":["draft","standard","high"],"default":"standard"}}};
 
 function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/exportEditorVideo" */;
@@ -10715,7 +10923,7 @@ vErrors.push(err1);
 errors++;
 }
 if(!(((data0 === "draft") || (data0 === "standard")) || (data0 === "high"))){
-const err2 = {instancePath:instancePath+"/quality",schemaPath:"https://media-api.local/components#/$defs/CreateEditorExportRequest/properties/quality/enum",keyword:"enum",params:{allowedValues: schema135.properties.quality.enum},message:"must be equal to one of the allowed values"};
+const err2 = {instancePath:instancePath+"/quality",schemaPath:"https://media-api.local/components#/$defs/CreateEditorExportRequest/properties/quality/enum",keyword:"enum",params:{allowedValues: schema136.properties.quality.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -10741,12 +10949,12 @@ return errors === 0;
 validate115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia = validate116;
-const schema136 = {"$ref":"https://media-api.local/components#/$defs/UploadEditorMediaRequest","$id":"https://media-api.local/components/request/uploadEditorMedia"};
-const schema137 = {"type":"object","description":"JSON body of POST /editor/media.","additionalProperties":false,"required":["media"],"properties":{"media_type":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"}],"description":"Kind of media; detected from the bytes when omitted (audio unless given as voice)."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"video_id":{"$ref":"https://media-api.local/components#/$defs/IntegerId","description":"The editor video to add the upload to (only with add_to_editor)."},"add_to_editor":{"type":"boolean","description":"Also place the upload on video_id's timeline.","default":false},"media":{"$ref":"https://media-api.local/components#/$defs/InlineMedia"},"placement":{"$ref":"https://media-api.local/components#/$defs/EditorMediaPlacement"}}};
-const schema140 = {"type":"object","description":"An inline file for POST /editor/media. Local file paths and file:// URIs are not valid.","additionalProperties":false,"required":["filename","data"],"properties":{"filename":{"type":"string","minLength":1,"maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"content_type":{"type":"string","description":"Declared MIME type; must match the bytes (detected when omitted).","maxLength":255,"pattern":"^[a-z]+/[A-Za-z0-9.+-]+$"},"data":{"type":"string","description":"Base64 bytes or a data URL (data:<type>;base64,...), at most about 25 MB decoded. Local file paths and file:// URIs are refused with 400.","minLength":4,"maxLength":35000000,"pattern":"^[^\\u0000-\\u0009\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"}}};
-const pattern96 = new RegExp("^[a-z]+/[A-Za-z0-9.+-]+$", "u");
-const pattern97 = new RegExp("^[^\\u0000-\\u0009\\u000B\\u000C\\u000E-\\u001F\\u007F]*$", "u");
-const schema141 = {"type":"object","description":"Where an upload goes on the editor video's timeline, only with add_to_editor true. Without track_id the item is packed onto the first compatible track with room, else a new track. Sent without add_to_editor true it is refused: 400 naming placement.","additionalProperties":false,"properties":{"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","description":"Length on the timeline; defaults to the media's duration (5 s for images).","minimum":0.01,"maximum":14400},"fit":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/Fit"}],"default":"cover"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"},"audio_role":{"$ref":"https://media-api.local/components#/$defs/AudioRole"}}};
+const schema137 = {"$ref":"https://media-api.local/components#/$defs/UploadEditorMediaRequest","$id":"https://media-api.local/components/request/uploadEditorMedia"};
+const schema138 = {"type":"object","description":"JSON body of POST /editor/media.","additionalProperties":false,"required":["media"],"properties":{"media_type":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"}],"description":"Kind of media; detected from the bytes when omitted (audio unless given as voice)."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"video_id":{"$ref":"https://media-api.local/components#/$defs/IntegerId","description":"The editor video to add the upload to (only with add_to_editor)."},"add_to_editor":{"type":"boolean","description":"Also place the upload on video_id's timeline.","default":false},"media":{"$ref":"https://media-api.local/components#/$defs/InlineMedia"},"placement":{"$ref":"https://media-api.local/components#/$defs/EditorMediaPlacement"}}};
+const schema141 = {"type":"object","description":"An inline file for POST /editor/media. Local file paths and file:// URIs are not valid.","additionalProperties":false,"required":["filename","data"],"properties":{"filename":{"type":"string","minLength":1,"maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"content_type":{"type":"string","description":"Declared MIME type; must match the bytes (detected when omitted).","maxLength":255,"pattern":"^[a-z]+/[A-Za-z0-9.+-]+$"},"data":{"type":"string","description":"Base64 bytes or a data URL (data:<type>;base64,...), at most about 25 MB decoded. Local file paths and file:// URIs are refused with 400.","minLength":4,"maxLength":35000000,"pattern":"^[^\\u0000-\\u0009\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"}}};
+const pattern100 = new RegExp("^[a-z]+/[A-Za-z0-9.+-]+$", "u");
+const pattern101 = new RegExp("^[^\\u0000-\\u0009\\u000B\\u000C\\u000E-\\u001F\\u007F]*$", "u");
+const schema142 = {"type":"object","description":"Where an upload goes on the editor video's timeline, only with add_to_editor true. Without track_id the item is packed onto the first compatible track with room, else a new track. Sent without add_to_editor true it is refused: 400 naming placement.","additionalProperties":false,"properties":{"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","description":"Length on the timeline; defaults to the media's duration (5 s for images).","minimum":0.01,"maximum":14400},"fit":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/Fit"}],"default":"cover"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"},"audio_role":{"$ref":"https://media-api.local/components#/$defs/AudioRole"}}};
 
 function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -10857,7 +11065,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((data2 === "cover") || (data2 === "contain")) || (data2 === "fill")) || (data2 === "none"))){
-const err8 = {instancePath:instancePath+"/fit",schemaPath:"https://media-api.local/components#/$defs/Fit/enum",keyword:"enum",params:{allowedValues: schema131.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/fit",schemaPath:"https://media-api.local/components#/$defs/Fit/enum",keyword:"enum",params:{allowedValues: schema132.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -10889,7 +11097,7 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(!pattern57.test(data3)){
+if(!pattern61.test(data3)){
 const err11 = {instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -10924,7 +11132,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((((((data4 === "sound_effect") || (data4 === "music")) || (data4 === "voiceover")) || (data4 === "voice")) || (data4 === "source_video")) || (data4 === "audio"))){
-const err14 = {instancePath:instancePath+"/audio_role",schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema89.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/audio_role",schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema90.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -11000,7 +11208,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!((((data0 === "image") || (data0 === "video")) || (data0 === "audio")) || (data0 === "voice"))){
-const err3 = {instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema130.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema131.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -11158,7 +11366,7 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(!pattern51.test(data5)){
+if(!pattern55.test(data5)){
 const err17 = {instancePath:instancePath+"/media/filename",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/filename/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F/\\\\]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F/\\\\]+$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -11193,7 +11401,7 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(!pattern96.test(data6)){
+if(!pattern100.test(data6)){
 const err20 = {instancePath:instancePath+"/media/content_type",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/content_type/pattern",keyword:"pattern",params:{pattern: "^[a-z]+/[A-Za-z0-9.+-]+$"},message:"must match pattern \""+"^[a-z]+/[A-Za-z0-9.+-]+$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
@@ -11238,7 +11446,7 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(!pattern97.test(data7)){
+if(!pattern101.test(data7)){
 const err24 = {instancePath:instancePath+"/media/data",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/data/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0009\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0009\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err24];
@@ -11316,10 +11524,10 @@ return errors === 0;
 validate116.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createWebhookEndpoint = validate121;
-const schema145 = {"$ref":"https://media-api.local/components#/$defs/CreateWebhookEndpointRequest","$id":"https://media-api.local/components/request/createWebhookEndpoint"};
-const schema146 = {"type":"object","description":"A webhook endpoint to register.","additionalProperties":false,"required":["url","event_types"],"properties":{"url":{"type":"string","format":"uri","description":"Public HTTPS URL that receives the events (no credentials in it; private, loopback, link-local and reserved addresses are refused, at creation and at every delivery).","minLength":9,"maxLength":2048,"pattern":"^https://[^\\u0000-\\u0020\\u007F]+$"},"description":{"type":"string","description":"A note for people (e.g. which system receives it).","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"event_types":{"type":"array","description":"The event types to receive (at least one).","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"}}}};
-const schema147 = {"type":"string","description":"A completion event: `<resource>.completed` when the work succeeded, `<resource>.failed` when it finally failed (after its retries; paid work is refunded).","enum":["generation.completed","generation.failed","slideshow.completed","slideshow.failed","faceless_video.completed","faceless_video.failed","export.completed","export.failed","publication.completed","publication.failed"]};
-const pattern99 = new RegExp("^https://[^\\u0000-\\u0020\\u007F]+$", "u");
+const schema146 = {"$ref":"https://media-api.local/components#/$defs/CreateWebhookEndpointRequest","$id":"https://media-api.local/components/request/createWebhookEndpoint"};
+const schema147 = {"type":"object","description":"A webhook endpoint to register.","additionalProperties":false,"required":["url","event_types"],"properties":{"url":{"type":"string","format":"uri","description":"Public HTTPS URL that receives the events (no credentials in it; private, loopback, link-local and reserved addresses are refused, at creation and at every delivery).","minLength":9,"maxLength":2048,"pattern":"^https://[^\\u0000-\\u0020\\u007F]+$"},"description":{"type":"string","description":"A note for people (e.g. which system receives it).","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"event_types":{"type":"array","description":"The event types to receive (at least one).","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"}}}};
+const schema148 = {"type":"string","description":"A completion event: `<resource>.completed` when the work succeeded, `<resource>.failed` when it finally failed (after its retries; paid work is refunded).","enum":["generation.completed","generation.failed","slideshow.completed","slideshow.failed","faceless_video.completed","faceless_video.failed","export.completed","export.failed","publication.completed","publication.failed"]};
+const pattern103 = new RegExp("^https://[^\\u0000-\\u0020\\u007F]+$", "u");
 
 function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -11387,7 +11595,7 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(!pattern99.test(data0)){
+if(!pattern103.test(data0)){
 const err5 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://[^\\u0000-\\u0020\\u007F]+$"},message:"must match pattern \""+"^https://[^\\u0000-\\u0020\\u007F]+$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -11491,7 +11699,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((((((((((data3 === "generation.completed") || (data3 === "generation.failed")) || (data3 === "slideshow.completed")) || (data3 === "slideshow.failed")) || (data3 === "faceless_video.completed")) || (data3 === "faceless_video.failed")) || (data3 === "export.completed")) || (data3 === "export.failed")) || (data3 === "publication.completed")) || (data3 === "publication.failed"))){
-const err14 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema147.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema148.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -11571,8 +11779,8 @@ return errors === 0;
 validate121.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.mcp__create_workspace_asset = validate124;
-const schema148 = {"$ref":"https://media-api.local/components#/$defs/CreateWorkspaceAssetInput","$id":"https://media-api.local/components/request/mcp__create_workspace_asset"};
-const schema149 = {"type":"object","description":"`kind` and the fields of that kind: brand_kit (name, colors, fonts, logo), avatar (name, image), voice (name, language, sample); as POST /brand-kits, /avatars and /voices take them.","additionalProperties":false,"required":["kind","name"],"properties":{"kind":{"type":"string","enum":["brand_kit","avatar","voice"]},"name":{"type":"string","minLength":1,"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"colors":{"$ref":"https://media-api.local/components#/$defs/BrandColors"},"fonts":{"$ref":"https://media-api.local/components#/$defs/BrandFonts"},"logo":{"$ref":"https://media-api.local/components#/$defs/InlineImageUpload"},"image":{"$ref":"https://media-api.local/components#/$defs/InlineImageUpload"},"language":{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"},"sample":{"$ref":"https://media-api.local/components#/$defs/InlineAudioUpload"}}};
+const schema149 = {"$ref":"https://media-api.local/components#/$defs/CreateWorkspaceAssetInput","$id":"https://media-api.local/components/request/mcp__create_workspace_asset"};
+const schema150 = {"type":"object","description":"`kind` and the fields of that kind: brand_kit (name, colors, fonts, logo), avatar (name, image), voice (name, language, sample); as POST /brand-kits, /avatars and /voices take them.","additionalProperties":false,"required":["kind","name"],"properties":{"kind":{"type":"string","enum":["brand_kit","avatar","voice"]},"name":{"type":"string","minLength":1,"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"colors":{"$ref":"https://media-api.local/components#/$defs/BrandColors"},"fonts":{"$ref":"https://media-api.local/components#/$defs/BrandFonts"},"logo":{"$ref":"https://media-api.local/components#/$defs/InlineImageUpload"},"image":{"$ref":"https://media-api.local/components#/$defs/InlineImageUpload"},"language":{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"},"sample":{"$ref":"https://media-api.local/components#/$defs/InlineAudioUpload"}}};
 
 function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -11630,7 +11838,7 @@ vErrors.push(err3);
 errors++;
 }
 if(!(((data0 === "brand_kit") || (data0 === "avatar")) || (data0 === "voice"))){
-const err4 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema149.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema150.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -11875,9 +12083,9 @@ return errors === 0;
 validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.mcp__delete_workspace_asset = validate129;
-const schema153 = {"$ref":"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput","$id":"https://media-api.local/components/request/mcp__delete_workspace_asset"};
-const schema154 = {"type":"object","additionalProperties":false,"required":["kind","id"],"properties":{"kind":{"type":"string","enum":["brand_kit","avatar","voice"]},"id":{"type":"string","description":"Its id: an avatar's or voice's UUID, or a brand kit's integer id written as DELETE /brand-kits/{id} takes it (decimal digits without leading zeros, 1 to 9007199254740991; another form is bad_request).","maxLength":36,"pattern":"^[0-9A-Fa-f-]{1,36}$"}}};
-const pattern106 = new RegExp("^[0-9A-Fa-f-]{1,36}$", "u");
+const schema154 = {"$ref":"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput","$id":"https://media-api.local/components/request/mcp__delete_workspace_asset"};
+const schema155 = {"type":"object","additionalProperties":false,"required":["kind","id"],"properties":{"kind":{"type":"string","enum":["brand_kit","avatar","voice"]},"id":{"type":"string","description":"Its id: an avatar's or voice's UUID, or a brand kit's integer id written as DELETE /brand-kits/{id} takes it (decimal digits without leading zeros, 1 to 9007199254740991; another form is bad_request).","maxLength":36,"pattern":"^[0-9A-Fa-f-]{1,36}$"}}};
+const pattern110 = new RegExp("^[0-9A-Fa-f-]{1,36}$", "u");
 
 function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__delete_workspace_asset" */;
@@ -11936,7 +12144,7 @@ vErrors.push(err3);
 errors++;
 }
 if(!(((data0 === "brand_kit") || (data0 === "avatar")) || (data0 === "voice"))){
-const err4 = {instancePath:instancePath+"/kind",schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/properties/kind/enum",keyword:"enum",params:{allowedValues: schema154.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/kind",schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/properties/kind/enum",keyword:"enum",params:{allowedValues: schema155.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -11959,7 +12167,7 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(!pattern106.test(data1)){
+if(!pattern110.test(data1)){
 const err6 = {instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/properties/id/pattern",keyword:"pattern",params:{pattern: "^[0-9A-Fa-f-]{1,36}$"},message:"must match pattern \""+"^[0-9A-Fa-f-]{1,36}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -11998,8 +12206,8 @@ return errors === 0;
 validate129.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.mcp__get_workspace = validate130;
-const schema155 = {"$ref":"https://media-api.local/components#/$defs/GetWorkspaceInput","$id":"https://media-api.local/components/request/mcp__get_workspace"};
-const schema156 = {"type":"object","description":"get_workspace takes no arguments.","additionalProperties":false,"properties":{}};
+const schema156 = {"$ref":"https://media-api.local/components#/$defs/GetWorkspaceInput","$id":"https://media-api.local/components/request/mcp__get_workspace"};
+const schema157 = {"type":"object","description":"get_workspace takes no arguments.","additionalProperties":false,"properties":{}};
 
 function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__get_workspace" */;
@@ -12040,9 +12248,9 @@ return errors === 0;
 validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.mcp__list_social_accounts = validate131;
-const schema157 = {"$ref":"https://media-api.local/components#/$defs/ListSocialAccountsInput","$id":"https://media-api.local/components/request/mcp__list_social_accounts"};
-const schema158 = {"type":"object","description":"Arguments of list_social_accounts.","additionalProperties":false,"properties":{"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"}}};
-const schema159 = {"type":"string","description":"A social network.","enum":["instagram","facebook","tiktok","x","linkedin","threads","youtube","pinterest"]};
+const schema158 = {"$ref":"https://media-api.local/components#/$defs/ListSocialAccountsInput","$id":"https://media-api.local/components/request/mcp__list_social_accounts"};
+const schema159 = {"type":"object","description":"Arguments of list_social_accounts.","additionalProperties":false,"properties":{"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"}}};
+const schema160 = {"type":"string","description":"A social network.","enum":["instagram","facebook","tiktok","x","linkedin","threads","youtube","pinterest"]};
 
 function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -12080,7 +12288,7 @@ vErrors.push(err1);
 errors++;
 }
 if(!((((((((data0 === "instagram") || (data0 === "facebook")) || (data0 === "tiktok")) || (data0 === "x")) || (data0 === "linkedin")) || (data0 === "threads")) || (data0 === "youtube")) || (data0 === "pinterest"))){
-const err2 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema159.enum},message:"must be equal to one of the allowed values"};
+const err2 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema160.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -12128,10 +12336,10 @@ return errors === 0;
 validate131.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.mcp__publish_media_to_social = validate134;
-const schema160 = {"$ref":"https://media-api.local/components#/$defs/PublishMediaToSocialInput","$id":"https://media-api.local/components/request/mcp__publish_media_to_social"};
-const schema161 = {"type":"object","description":"Arguments of publish_media_to_social: the accounts (duplicates ignored), exactly one of media_id, generation_id, export_id, slideshow_id and url (or none for a text-only post, which needs a caption), a caption and optional per-platform options.","additionalProperties":false,"required":["account_ids"],"properties":{"account_ids":{"type":"array","description":"Ids from list_social_accounts; duplicates are ignored.","minItems":1,"maxItems":20,"items":{"type":"string","format":"uuid","maxLength":36}},"media_id":{"type":"string","format":"uuid","description":"An editor media id (image or video).","maxLength":36},"generation_id":{"type":"string","format":"uuid","maxLength":36},"export_id":{"type":"string","format":"uuid","maxLength":36},"slideshow_id":{"type":"string","format":"uuid","maxLength":36},"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the image or video (e.g. a completed generation's url).","maxLength":4096,"pattern":"^https://"},"caption":{"type":"string","description":"Post text (each platform's own length limit applies; X allows 280 characters).","maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"platform_options":{"$ref":"https://media-api.local/components#/$defs/SocialPlatformOptions"},"idempotency_key":{"type":"string","description":"Makes a retry safe: the same key with the same arguments answers the stored publication with idempotent_replay (nothing is published again); with other arguments, or while the first call is still in flight, 409 idempotency_conflict. Keys are kept for 24 hours.","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
-const schema162 = {"type":"object","description":"Options for specific platforms; ignored for accounts of other platforms.","additionalProperties":false,"properties":{"instagram":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","description":"feed: images (a carousel) or a video (a reel shown in the feed); reel: one video; story: one image or video.","enum":["feed","reel","story"],"default":"feed"}}},"facebook":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","description":"Only feed is published for now (reel and story are bad_request).","enum":["feed","reel","story"],"default":"feed"}}},"tiktok":{"type":"object","additionalProperties":false,"properties":{"privacy_level":{"type":"string","description":"Required for TikTok; must be one the creator allows.","enum":["public","friends","followers","private"]},"allow_comments":{"type":"boolean","default":true}}},"youtube":{"type":"object","additionalProperties":false,"properties":{"title":{"type":"string","description":"Video title (defaults to the caption's first line).","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"privacy_status":{"type":"string","enum":["public","unlisted","private"],"default":"public"}}},"pinterest":{"type":"object","additionalProperties":false,"properties":{"board_id":{"type":"string","description":"Required for Pinterest.","maxLength":100,"pattern":"^[A-Za-z0-9_-]+$"},"title":{"type":"string","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"link":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}}}}};
-const pattern110 = new RegExp("^[A-Za-z0-9_-]+$", "u");
+const schema161 = {"$ref":"https://media-api.local/components#/$defs/PublishMediaToSocialInput","$id":"https://media-api.local/components/request/mcp__publish_media_to_social"};
+const schema162 = {"type":"object","description":"Arguments of publish_media_to_social: the accounts (duplicates ignored), exactly one of media_id, generation_id, export_id, slideshow_id and url (or none for a text-only post, which needs a caption), a caption and optional per-platform options.","additionalProperties":false,"required":["account_ids"],"properties":{"account_ids":{"type":"array","description":"Ids from list_social_accounts; duplicates are ignored.","minItems":1,"maxItems":20,"items":{"type":"string","format":"uuid","maxLength":36}},"media_id":{"type":"string","format":"uuid","description":"An editor media id (image or video).","maxLength":36},"generation_id":{"type":"string","format":"uuid","maxLength":36},"export_id":{"type":"string","format":"uuid","maxLength":36},"slideshow_id":{"type":"string","format":"uuid","maxLength":36},"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the image or video (e.g. a completed generation's url).","maxLength":4096,"pattern":"^https://"},"caption":{"type":"string","description":"Post text (each platform's own length limit applies; X allows 280 characters).","maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"platform_options":{"$ref":"https://media-api.local/components#/$defs/SocialPlatformOptions"},"idempotency_key":{"type":"string","description":"Makes a retry safe: the same key with the same arguments answers the stored publication with idempotent_replay (nothing is published again); with other arguments, or while the first call is still in flight, 409 idempotency_conflict. Keys are kept for 24 hours.","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
+const schema163 = {"type":"object","description":"Options for specific platforms; ignored for accounts of other platforms.","additionalProperties":false,"properties":{"instagram":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","description":"feed: images (a carousel) or a video (a reel shown in the feed); reel: one video; story: one image or video.","enum":["feed","reel","story"],"default":"feed"}}},"facebook":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","description":"Only feed is published for now (reel and story are bad_request).","enum":["feed","reel","story"],"default":"feed"}}},"tiktok":{"type":"object","additionalProperties":false,"properties":{"privacy_level":{"type":"string","description":"Required for TikTok; must be one the creator allows.","enum":["public","friends","followers","private"]},"allow_comments":{"type":"boolean","default":true}}},"youtube":{"type":"object","additionalProperties":false,"properties":{"title":{"type":"string","description":"Video title (defaults to the caption's first line).","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"privacy_status":{"type":"string","enum":["public","unlisted","private"],"default":"public"}}},"pinterest":{"type":"object","additionalProperties":false,"properties":{"board_id":{"type":"string","description":"Required for Pinterest.","maxLength":100,"pattern":"^[A-Za-z0-9_-]+$"},"title":{"type":"string","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"link":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}}}}};
+const pattern114 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 
 function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -12155,7 +12363,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!(func21.call(schema161.properties, key0))){
+if(!(func21.call(schema162.properties, key0))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -12390,7 +12598,7 @@ vErrors.push(err20);
 }
 errors++;
 }
-if(!pattern89.test(data6)){
+if(!pattern93.test(data6)){
 const err21 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""};
 if(vErrors === null){
 vErrors = [err21];
@@ -12502,7 +12710,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!(((data10 === "feed") || (data10 === "reel")) || (data10 === "story"))){
-const err30 = {instancePath:instancePath+"/platform_options/instagram/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema162.properties.instagram.properties.post_type.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/platform_options/instagram/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema163.properties.instagram.properties.post_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -12553,7 +12761,7 @@ vErrors.push(err33);
 errors++;
 }
 if(!(((data12 === "feed") || (data12 === "reel")) || (data12 === "story"))){
-const err34 = {instancePath:instancePath+"/platform_options/facebook/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema162.properties.facebook.properties.post_type.enum},message:"must be equal to one of the allowed values"};
+const err34 = {instancePath:instancePath+"/platform_options/facebook/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema163.properties.facebook.properties.post_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -12605,7 +12813,7 @@ vErrors.push(err37);
 errors++;
 }
 if(!((((data14 === "public") || (data14 === "friends")) || (data14 === "followers")) || (data14 === "private"))){
-const err38 = {instancePath:instancePath+"/platform_options/tiktok/privacy_level",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/privacy_level/enum",keyword:"enum",params:{allowedValues: schema162.properties.tiktok.properties.privacy_level.enum},message:"must be equal to one of the allowed values"};
+const err38 = {instancePath:instancePath+"/platform_options/tiktok/privacy_level",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/privacy_level/enum",keyword:"enum",params:{allowedValues: schema163.properties.tiktok.properties.privacy_level.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -12702,7 +12910,7 @@ vErrors.push(err45);
 errors++;
 }
 if(!(((data18 === "public") || (data18 === "unlisted")) || (data18 === "private"))){
-const err46 = {instancePath:instancePath+"/platform_options/youtube/privacy_status",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/privacy_status/enum",keyword:"enum",params:{allowedValues: schema162.properties.youtube.properties.privacy_status.enum},message:"must be equal to one of the allowed values"};
+const err46 = {instancePath:instancePath+"/platform_options/youtube/privacy_status",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/privacy_status/enum",keyword:"enum",params:{allowedValues: schema163.properties.youtube.properties.privacy_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -12751,7 +12959,7 @@ vErrors.push(err49);
 }
 errors++;
 }
-if(!pattern110.test(data20)){
+if(!pattern114.test(data20)){
 const err50 = {instancePath:instancePath+"/platform_options/pinterest/board_id",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/board_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+$"+"\""};
 if(vErrors === null){
 vErrors = [err50];
@@ -12821,7 +13029,7 @@ vErrors.push(err55);
 }
 errors++;
 }
-if(!pattern27.test(data22)){
+if(!pattern31.test(data22)){
 const err56 = {instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err56];
@@ -12900,7 +13108,7 @@ vErrors.push(err62);
 }
 errors++;
 }
-if(!pattern31.test(data23)){
+if(!pattern35.test(data23)){
 const err63 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7E]+$"},message:"must match pattern \""+"^[\\x21-\\x7E]+$"+"\""};
 if(vErrors === null){
 vErrors = [err63];
@@ -12960,8 +13168,8 @@ return errors === 0;
 validate134.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.mcp__get_social_publication = validate137;
-const schema163 = {"$ref":"https://media-api.local/components#/$defs/GetSocialPublicationInput","$id":"https://media-api.local/components/request/mcp__get_social_publication"};
-const schema164 = {"type":"object","description":"Arguments of get_social_publication.","additionalProperties":false,"required":["id"],"properties":{"id":{"type":"string","format":"uuid","maxLength":36}}};
+const schema164 = {"$ref":"https://media-api.local/components#/$defs/GetSocialPublicationInput","$id":"https://media-api.local/components/request/mcp__get_social_publication"};
+const schema165 = {"type":"object","description":"Arguments of get_social_publication.","additionalProperties":false,"required":["id"],"properties":{"id":{"type":"string","format":"uuid","maxLength":36}}};
 
 function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__get_social_publication" */;
@@ -13049,8 +13257,8 @@ return errors === 0;
 validate137.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.mcp__list_social_publications = validate138;
-const schema165 = {"$ref":"https://media-api.local/components#/$defs/ListSocialPublicationsInput","$id":"https://media-api.local/components/request/mcp__list_social_publications"};
-const schema166 = {"type":"object","description":"Arguments of list_social_publications.","additionalProperties":false,"properties":{"limit":{"type":"integer","format":"int32","minimum":1,"maximum":50,"default":20}}};
+const schema166 = {"$ref":"https://media-api.local/components#/$defs/ListSocialPublicationsInput","$id":"https://media-api.local/components/request/mcp__list_social_publications"};
+const schema167 = {"type":"object","description":"Arguments of list_social_publications.","additionalProperties":false,"properties":{"limit":{"type":"integer","format":"int32","minimum":1,"maximum":50,"default":20}}};
 
 function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__list_social_publications" */;
@@ -13139,8 +13347,8 @@ return errors === 0;
 validate138.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.mcp__recommend_voice = validate139;
-const schema167 = {"$ref":"https://media-api.local/components#/$defs/RecommendVoiceInput","$id":"https://media-api.local/components/request/mcp__recommend_voice"};
-const schema168 = {"type":"object","description":"Arguments of recommend_voice.","additionalProperties":false,"required":["script"],"properties":{"script":{"type":"string","description":"The narration (or a representative excerpt).","minLength":1,"maxLength":10000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"language":{"type":"string","description":"Language or locale, e.g. English or en-US; detected from the script when omitted.","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"style":{"type":"string","description":"Desired delivery in words, e.g. calm documentary narrator.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":20,"default":5}}};
+const schema168 = {"$ref":"https://media-api.local/components#/$defs/RecommendVoiceInput","$id":"https://media-api.local/components/request/mcp__recommend_voice"};
+const schema169 = {"type":"object","description":"Arguments of recommend_voice.","additionalProperties":false,"required":["script"],"properties":{"script":{"type":"string","description":"The narration (or a representative excerpt).","minLength":1,"maxLength":10000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"language":{"type":"string","description":"Language or locale, e.g. English or en-US; detected from the script when omitted.","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"style":{"type":"string","description":"Desired delivery in words, e.g. calm documentary narrator.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":20,"default":5}}};
 
 function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__recommend_voice" */;
@@ -13354,9 +13562,9 @@ return errors === 0;
 validate139.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.mcp__list_editor_sound_effects = validate140;
-const schema169 = {"$ref":"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput","$id":"https://media-api.local/components/request/mcp__list_editor_sound_effects"};
-const schema170 = {"type":"object","description":"Arguments of list_editor_sound_effects.","additionalProperties":false,"properties":{"query":{"type":"string","description":"Search over names and tags.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","description":"Only this category (e.g. transition, impact, ui, ambience, comedy, notification).","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":200,"default":50}}};
-const pattern118 = new RegExp("^[a-z][a-z0-9_-]*$", "u");
+const schema170 = {"$ref":"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput","$id":"https://media-api.local/components/request/mcp__list_editor_sound_effects"};
+const schema171 = {"type":"object","description":"Arguments of list_editor_sound_effects.","additionalProperties":false,"properties":{"query":{"type":"string","description":"Search over names and tags.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","description":"Only this category (e.g. transition, impact, ui, ambience, comedy, notification).","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":200,"default":50}}};
+const pattern122 = new RegExp("^[a-z][a-z0-9_-]*$", "u");
 
 function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__list_editor_sound_effects" */;
@@ -13433,7 +13641,7 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(!pattern118.test(data1)){
+if(!pattern122.test(data1)){
 const err5 = {instancePath:instancePath+"/category",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/category/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]*$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -13515,8 +13723,8 @@ return errors === 0;
 validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.mcp__upload_editor_media_from_url = validate141;
-const schema171 = {"$ref":"https://media-api.local/components#/$defs/UploadEditorMediaFromUrlInput","$id":"https://media-api.local/components/request/mcp__upload_editor_media_from_url"};
-const schema172 = {"type":"object","description":"Arguments of upload_editor_media_from_url.","additionalProperties":false,"required":["url"],"properties":{"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the file; private, loopback and link-local addresses are refused.","maxLength":2048,"pattern":"^https://"},"media_type":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"}],"description":"Kind of media; detected from the bytes when omitted."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"video_id":{"$ref":"https://media-api.local/components#/$defs/IntegerId","description":"The editor video to add the file to (only with add_to_editor)."},"add_to_editor":{"type":"boolean","default":false},"placement":{"$ref":"https://media-api.local/components#/$defs/EditorMediaPlacement"}}};
+const schema172 = {"$ref":"https://media-api.local/components#/$defs/UploadEditorMediaFromUrlInput","$id":"https://media-api.local/components/request/mcp__upload_editor_media_from_url"};
+const schema173 = {"type":"object","description":"Arguments of upload_editor_media_from_url.","additionalProperties":false,"required":["url"],"properties":{"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the file; private, loopback and link-local addresses are refused.","maxLength":2048,"pattern":"^https://"},"media_type":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"}],"description":"Kind of media; detected from the bytes when omitted."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"video_id":{"$ref":"https://media-api.local/components#/$defs/IntegerId","description":"The editor video to add the file to (only with add_to_editor)."},"add_to_editor":{"type":"boolean","default":false},"placement":{"$ref":"https://media-api.local/components#/$defs/EditorMediaPlacement"}}};
 
 function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -13567,7 +13775,7 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(!pattern89.test(data0)){
+if(!pattern93.test(data0)){
 const err3 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -13612,7 +13820,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((((data1 === "image") || (data1 === "video")) || (data1 === "audio")) || (data1 === "voice"))){
-const err7 = {instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema130.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema131.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }

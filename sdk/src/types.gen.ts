@@ -768,6 +768,7 @@ export type CreateGenerationRequest = {
      * What to generate. With preset_id or custom_reference_inspiration_id on template workflows, the prompt is kept as is (not rewritten).
      */
     prompt?: string;
+    copy?: AdCopyText;
     /**
      * For static_ad, video_ad and ugc_ad; a slug of the matching catalog section.
      */
@@ -856,6 +857,16 @@ export type CreateGenerationRequest = {
      * Used when the Idempotency-Key header is absent (see the header).
      */
     idempotency_key?: string;
+};
+
+/**
+ * The ad's texts, shown verbatim (static_ad, video_ad, ugc_ad; not ai_model). Fields left out are written from the prompt, where `headline "…"` or `CTA "…"` also count.
+ */
+export type AdCopyText = {
+    headline?: string;
+    subheadline?: string;
+    cta?: string;
+    offer?: string;
 };
 
 /**

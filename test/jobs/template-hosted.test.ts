@@ -16,6 +16,8 @@ import { png, startFake } from '../engines/fakes/common.ts';
 import { startFalFake } from '../engines/fakes/fal.ts';
 import { startReplicateFake } from '../engines/fakes/replicate.ts';
 import { startTestApp } from '../helpers/app.ts';
+import { normWords, ocrWords } from '../helpers/ocr.ts';
+import { stopOcr } from '../../src/media/ocr.ts';
 
 const replicate = await startReplicateFake('r8_test_token');
 const fal = await startFalFake('fal-key-id:fal-key-secret');
@@ -28,7 +30,7 @@ refs.files.set('product.png', {
     .png()
     .toBuffer(),
 });
-t.teardown(() => Promise.all([replicate.close(), fal.close(), refs.close()]));
+t.teardown(() => Promise.all([replicate.close(), fal.close(), refs.close(), stopOcr()]));
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'template-hosted-'));
 t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
 
@@ -115,6 +117,16 @@ t.test('a static ad: the hero image by Flux on Replicate, the template composite
   });
   t.ok(record.state.generating.seconds >= 0);
   t.notOk(await app.service.ctx.storage.stat(record.state.generating.storageKey), "the model's picture is removed once composited");
+});
+
+t.test("a composited static ad shows the customer's copy verbatim over the model's picture", async (t) => {
+  const copy = { headline: 'Cold. Crisp. Yours.', cta: 'Grab a bottle' };
+  const { g } = await generate({ type: 'static_ad', template_slug: 'bold-sale-banner', prompt: 'Lemonade summer sale', copy });
+  t.equal(g.status, 'completed', JSON.stringify(g.error));
+  t.match(g.engine, { kind: 'hosted' }, 'made by the model, composited here');
+  const read = await ocrWords(await bytesOf(g.url));
+  t.ok(read.includes(normWords(copy.headline)), `the headline is drawn verbatim (read: ${read})`);
+  t.ok(read.includes(normWords(copy.cta)), `the CTA is drawn verbatim (read: ${read})`);
 });
 
 t.test('a static ad with a product image: Flux Kontext edits it', async (t) => {

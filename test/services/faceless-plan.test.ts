@@ -2,7 +2,14 @@
 // word timings, scene start times, the timeline (scenes back to back from 0, a pan on each, the
 // voiceover, one captions item) and the price rule.
 import t from 'tap';
-import { captionCues, facelessTimeline, fitSpeed, partsFromScript, partStarts } from '../../src/pipelines/faceless-video/plan.ts';
+import {
+  captionCues,
+  facelessTimeline,
+  fitSpeed,
+  narrationEnd,
+  partsFromScript,
+  partStarts,
+} from '../../src/pipelines/faceless-video/plan.ts';
 import { facelessPrice, parseLanguage } from '../../src/pipelines/faceless-video/request.ts';
 
 t.test('a script becomes at most seven parts: hook, beats, call to action', async (t) => {
@@ -17,11 +24,19 @@ t.test('a script becomes at most seven parts: hook, beats, call to action', asyn
   );
 });
 
-t.test('the speech rate is corrected only outside 60–96 % of the target, within the bounds', async (t) => {
-  t.equal(fitSpeed(8000, 1, 10_000), 1, 'already fits');
-  t.ok(Math.abs(fitSpeed(12_000, 1, 10_000) - 12 / 9) < 1e-9, 'too long: faster, to 90 % of the target');
-  t.equal(fitSpeed(40_000, 1, 10_000), 1.6, 'never faster than 1.6');
-  t.equal(fitSpeed(2000, 1, 10_000), 0.8, 'never slower than 0.8');
+t.test('the speech rate is corrected to end the narration just before the video ends, within the bounds', async (t) => {
+  t.equal(fitSpeed(9500, 1, 10_000), 1, 'already fits (ends 0.5 s before the end)');
+  t.equal(fitSpeed(4600, 1, 5000), 1, 'a 5 s video: ends 0.4 s before the end');
+  t.equal(fitSpeed(28_900, 1, 30_000) === 1, false, 'a tail over 1 s is corrected');
+  t.ok(Math.abs(fitSpeed(8000, 1, 10_000) - 8 / 9.5) < 1e-9, 'too short (80 %): slower, to end 0.5 s before the end');
+  t.ok(Math.abs(fitSpeed(24_000, 1, 30_000) - 24 / 29.5) < 1e-9, 'too short at 30 s: to end 0.5 s before the end');
+  t.ok(Math.abs(fitSpeed(12_000, 1, 10_000) - 12 / 9.5) < 1e-9, 'too long: faster');
+  t.equal(fitSpeed(40_000, 1, 10_000), 1.6, 'never faster than 1.6 from speed 1');
+  t.equal(fitSpeed(2000, 1, 10_000), 0.8, 'never slower than 0.8 from speed 1');
+  t.ok(Math.abs(fitSpeed(27_000, 0.9, 30_000) - (0.9 * 27_000) / 29_500) < 1e-9, 'a measured synthesis: the tempo corrects it');
+  t.equal(fitSpeed(10_000, 0.9, 30_000), 0.8, 'never slower than 0.8 in all');
+  const end = narrationEnd(30_000);
+  t.ok(30_000 - end.min <= 1500 && end.min >= 0.9 * 30_000, 'the window leaves no tail over 1.5 s and covers 90 %');
 });
 
 const words = ['Cold', 'brew', 'is', 'smooth.', 'Make', 'it', 'tonight.', 'Drink', 'it', 'tomorrow', 'morning', 'early.'].map(

@@ -48,9 +48,9 @@ function filter(name: string, opts: Record<string, string | number>): string {
   return parts.length ? `${name}=${parts.join(':')}` : name;
 }
 
-/** Caption lines of the prompt, grouped into timed chunks of at most two lines. */
-export function captionChunks(prompt: string, maxChars: number, maxChunks: number): string[][] {
-  const words = (prompt || '').replace(/\s+/g, ' ').trim().split(' ').filter(Boolean);
+/** Words wrapped into lines of at most `maxChars` (a longer word is cut with an ellipsis). */
+function wrapWords(text: string, maxChars: number): string[] {
+  const words = text.replace(/\s+/g, ' ').trim().split(' ').filter(Boolean);
   const lines: string[] = [];
   let cur = '';
   for (const w0 of words) {
@@ -63,14 +63,30 @@ export function captionChunks(prompt: string, maxChars: number, maxChunks: numbe
     }
   }
   if (cur) lines.push(cur);
-  const maxLines = Math.max(1, maxChunks) * 2;
-  if (lines.length > maxLines) {
-    lines.length = maxLines;
-    const last = lines[maxLines - 1];
-    lines[maxLines - 1] = last.length + 1 <= maxChars ? `${last}…` : `${last.slice(0, maxChars - 1)}…`;
-  }
+  return lines;
+}
+
+/** Caption lines of the ad copy (one caption per line of it), grouped into timed chunks of at most two lines. */
+export function captionChunks(text: string, maxChars: number, maxChunks: number): string[][] {
   const chunks: string[][] = [];
-  for (let i = 0; i < lines.length; i += 2) chunks.push(lines.slice(i, i + 2));
+  /** Whether each chunk goes on with the line of the one before. */
+  const goesOn: boolean[] = [];
+  for (const line of (text || '').split('\n')) {
+    const lines = wrapWords(line, maxChars);
+    for (let i = 0; i < lines.length; i += 2) {
+      chunks.push(lines.slice(i, i + 2));
+      goesOn.push(i > 0);
+    }
+  }
+  const max = Math.max(1, maxChunks);
+  if (chunks.length > max) {
+    chunks.length = max;
+    // Whole lines dropped need no ellipsis; a line cut short does.
+    if (!goesOn[max]) return chunks;
+    const last = chunks[max - 1];
+    const end = last[last.length - 1];
+    last[last.length - 1] = end.length + 1 <= maxChars ? `${end}…` : `${end.slice(0, maxChars - 1)}…`;
+  }
   return chunks;
 }
 

@@ -1,8 +1,12 @@
 // The words of a template ad (static, video and UGC ads, local or composited over a model's
 // picture): its headline, subheadline, call to action, offer, badge and the caption lines a video
-// ad shows in order. The customer's `copy` fields (POST /generations `copy`) are used verbatim;
-// whatever they leave out is derived from the prompt here. Every ad renderer reads its texts
-// through adCopy(), so the words are decided in one place.
+// ad shows in order. In this order of precedence: the customer's `copy` fields (POST /generations
+// `copy`), verbatim; then text the prompt quotes after a label (`headline "Zero sugar."`,
+// `CTA: "Try it free"`), verbatim; then short copy derived from the rest of the prompt: a headline
+// of at most 7 words (the subject and its benefit, without the instruction, the scene and the
+// style words), a call to action of at most 3 words, a subheadline when the prompt states a benefit
+// worth a second line, an offer only when the prompt states one. Nothing here pastes the prompt.
+// Every ad renderer reads its texts through adCopy(), so the words are decided in one place.
 import type { GenerationJob } from '../generation.ts';
 
 /** The copy a customer sent with a template generation (each field optional, used verbatim). */
@@ -24,71 +28,256 @@ export interface AdCopy {
   offer: string | null;
   /** Sticker text of banner layouts (SALE, NEW, -20%). */
   badge: string;
-  /** The caption text of a video ad without narration, in reading order. */
+  /** The caption lines of a video ad without narration, in reading order, one per line ('\n'). */
   captions: string;
 }
 
 export type AdCopyInput = Pick<GenerationJob, 'prompt' | 'title' | 'type' | 'templateSlug' | 'copy'>;
 
-/** The texts of the ad of `job`: the customer's copy first, else derived from the prompt. */
+/** The most words a derived headline has. */
+export const HEADLINE_MAX_WORDS = 7;
+const SUBHEADLINE_MAX_WORDS = 12;
+
+/** The texts of the ad of `job`: the customer's copy first, then the prompt's quoted copy, else derived. */
 export function adCopy(job: AdCopyInput): AdCopy {
-  const given = job.copy ?? {};
+  const quoted = quotedCopy(job.prompt || '');
+  const given: CustomerCopy = { ...quoted.copy, ...definedFields(job.copy) };
+  const derived = headlineFrom(quoted.rest, job.title);
+  const benefit = benefitFrom(quoted.rest, derived);
+  // "Fresh lemonade for hot days" → "Fresh lemonade" over "For hot days", when no benefit takes the second line.
+  const split = given.headline || benefit ? null : splitPurpose(derived);
+  const headline = given.headline ?? split?.[0] ?? derived;
+  const subheadline = given.subheadline ?? (given.headline ? distinct(derived, headline) : (split?.[1] ?? benefit));
+  const offer = given.offer ?? offerFrom(quoted.rest);
+  const cta = given.cta ?? ctaFrom(quoted.rest, job.type);
   return {
-    headline: given.headline ?? headlineFrom(job.prompt, job.title),
-    subheadline: given.subheadline ?? null,
-    cta: given.cta ?? ctaFrom(job.prompt, job.type),
-    offer: given.offer ?? null,
-    badge: badgeFrom(job.prompt, job.templateSlug ?? ''),
-    captions: captionText(job.prompt),
+    headline,
+    subheadline,
+    cta,
+    offer,
+    badge: badgeFrom(`${offer ?? ''} ${quoted.rest}`, job.templateSlug ?? ''),
+    captions: [headline, subheadline, offer, cta].filter((x): x is string => Boolean(x)).join('\n'),
   };
 }
 
-export const LEADING_INSTRUCTION =
-  /^(?:please\s+)?(?:create|make|generate|design|render|produce|draw|show|build|write|give\s+me)\s+(?:me\s+|us\s+)?(?:an?\s+|the\s+|some\s+)?/i;
-const MEDIA_NOUN =
-  /\b(?:static\s+|video\s+|ugc\s+|social\s+|instagram\s+|tiktok\s+)?(?:ad|advert|advertisement|video|image|picture|photo|poster|banner|post|story|reel)s?\s+(?:for|about|of|showing|featuring|with)\s+/i;
+const definedFields = (copy: CustomerCopy | undefined): CustomerCopy =>
+  Object.fromEntries(Object.entries(copy ?? {}).filter(([, v]) => typeof v === 'string' && v.trim())) as CustomerCopy;
 
-/** A short headline from the prompt's first sentence, without the "create an ad for" part. */
-export function headlineFrom(prompt: string, fallback: string): string {
-  const first = (prompt || '').split(/(?<=[.!?])\s+|\n+/)[0]?.trim() ?? '';
-  let text = first.replace(LEADING_INSTRUCTION, '');
-  // "summer sale ad for our shoes" → "summer sale: our shoes"; "an ad for our shoes" → "our shoes".
-  const noun = MEDIA_NOUN.exec(text);
-  if (noun) {
-    const before = text.slice(0, noun.index).trim();
-    const after = text.slice(noun.index + noun[0].length).trim();
-    text = before ? `${before}: ${after}` : after;
-  }
-  text = text.replace(/[.\s]+$/, '').trim();
-  if (!text) text = (fallback || '').trim();
-  if (!text) return 'New';
-  const words = text.split(/\s+/);
-  if (words.length > 12) text = `${words.slice(0, 12).join(' ')}…`;
-  if (text.length > 90) text = `${text.slice(0, 89).trimEnd()}…`;
-  return text.charAt(0).toUpperCase() + text.slice(1);
+/** `text` unless it says the same as `other` (then null). */
+function distinct(text: string, other: string): string | null {
+  const norm = (s: string) =>
+    s
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}]+/gu, ' ')
+      .trim();
+  return norm(text) && norm(text) !== norm(other) && !/^new$/i.test(text) ? text : null;
 }
 
-/** Call to action from the prompt's wording. */
+// ------------------------------------------------------------------ quoted copy in the prompt
+
+const LABELS: [keyof CustomerCopy, string][] = [
+  ['subheadline', 'sub-?head(?:line|ing)?|sub-?title|sub ?line'],
+  ['headline', 'head(?:line|ing)|title|tag ?line|slogan'],
+  ['cta', 'cta|call[- ]to[- ]action|button(?: text| label)?'],
+  ['offer', 'offer|promo(?:tion)?|deal'],
+];
+// A label, an optional ":"/"=" or "reads"/"saying", then the words in double or single quotes
+// (straight or curly; an apostrophe inside single quotes is kept: 'Don't wait').
+const QUOTED = new RegExp(
+  String.raw`(?:[,;]\s*|\s+(?:and|with|plus)\s+)?(?:(?:the|a|an|its|our)\s+)?\b(${LABELS.map(([, l]) => l).join('|')})\b` +
+    String.raw`\s*(?:[:=]|\s(?:reads?|reading|says?|saying|of|is|should be|like))?\s*` +
+    String.raw`(?:["“”„«]([^"“”„«»\n]+)["”“»]|[‘'’]((?:[^‘'’\n]|['’](?=\p{L}))+)[’'‘](?!\p{L}))`,
+  'giu',
+);
+
+/** The copy the prompt quotes after a label, and the prompt without those parts. */
+export function quotedCopy(prompt: string): { copy: CustomerCopy; rest: string } {
+  const copy: CustomerCopy = {};
+  const rest = prompt.replace(QUOTED, (_m, label: string, dq?: string, sq?: string) => {
+    const field = LABELS.find(([, l]) => new RegExp(`^(?:${l})$`, 'i').test(label))![0];
+    const text = (dq ?? sq ?? '').trim();
+    if (text && copy[field] === undefined) copy[field] = text;
+    return '';
+  });
+  return {
+    copy,
+    rest: rest
+      .replace(/\s+([,.;:!?])/g, '$1')
+      .replace(/^[\s,;:]+|[\s,;:]+$/g, '')
+      .replace(/\s{2,}/g, ' '),
+  };
+}
+
+// ------------------------------------------------------------------ headline
+
+export const LEADING_INSTRUCTION =
+  /^(?:(?:please|now|also)\s+)?(?:(?:i|we)\s+(?:want|need|would like)(?:\s+to\s+\w+)?|(?:can|could)\s+you\s+\w+|create|make|generate|design|render|produce|draw|show\s+off|show(?:case)?|highlight|promote|advertise|announce|introduce|present|feature|build|write|craft|give\s+me|let'?s\s+\w+)\s+(?:me\s+|us\s+)?(?:an?\s+|the\s+|some\s+)?/i;
+const MEDIA_WORDS =
+  'ad|advert|advertisement|commercial|spot|video|clip|image|picture|photo|photograph|shot|close-?up|render|reveal|poster|banner|flyer|post|story|reel|carousel|visual|graphic|creative|campaign|promo';
+export const MEDIA_NOUN = new RegExp(
+  String.raw`\b(?:${MEDIA_WORDS})s?\s+(?:for|about|of|showing|featuring|with|promoting|announcing|introducing|on)\s+`,
+  'i',
+);
+/** Words before "ad for …" worth keeping ("summer sale ad for …" → "Summer sale: …"); style words are not. */
+const OCCASION =
+  /\b(?:sale|launch|promo|deal|offer|drop|collection|event|summer|winter|spring|autumn|fall|holiday|christmas|black friday|cyber monday|anniversary|back to school|valentine'?s?)\b/i;
+/** A scene after the subject: "on a sunny kitchen counter", "against marble", "in the kitchen". */
+const SCENE =
+  /\s+(?:(?:on|against|atop|over|in front of|surrounded by|set (?:on|in|against)|lying on|sitting on|placed on)\s+|(?:in|at|by|near|inside|under|beside|next to|under)\s+(?:an?|the|some)\s+).*$/i;
+const PERSON_WITH =
+  /^(?:(?:an?|the|some|two|three)\s+)?(?:[\w-]+\s+){0,2}?(?:woman|women|man|men|girl|boy|person|people|customer|creator|friends?|family|couple|model|athlete|runner|chef|kids?|child(?:ren)?|mom|dad|student|developer|barista|influencer|presenter|someone)\s+(?:(?:is|are)\s+)?(?:using|holding|wearing|drinking|eating|enjoying|applying|unboxing|trying|opening|pouring|showing|reviewing|with)\s+/i;
+/** A sentence that only instructs (style, tone, format), never copy. */
+const STYLE_SENTENCE =
+  /^(?:make it|keep it|use|style|tone|mood|no\s|don'?t|do not|in the style|shot on|lighting|colou?rs?|aspect|format|end with|ending with|start with)\b/i;
+const TAIL_WORDS = new Set(
+  'a an the of and or with for to on in at by from our your their its is are was be that which who while when so as but into than this these those my'.split(
+    ' ',
+  ),
+);
+
+/** The first sentence of `text` that is not an instruction of style. */
+function firstSentence(text: string): string {
+  const sentences = text
+    .split(/(?<=[.!?])\s+|\n+/)
+    .map((s) => s.trim())
+    .filter((s) => /\p{L}/u.test(s));
+  return sentences.find((s) => !STYLE_SENTENCE.test(s)) ?? '';
+}
+
+/** The subject of a prompt's sentence: without the instruction, the media noun, the scene and trailing clauses. */
+function subjectOf(sentence: string): string {
+  let text = sentence.replace(OFFER_PHRASE, ' ').replace(/\s{2,}/g, ' ');
+  text = text.split(/\s*(?:[,;(]|\s[-–—]\s|:\s)\s*/)[0] ?? '';
+  text = text.replace(LEADING_INSTRUCTION, '');
+  const noun = MEDIA_NOUN.exec(text);
+  if (noun) {
+    const before = text
+      .slice(0, noun.index)
+      .trim()
+      .replace(/^(?:an?|the)\s+/i, '');
+    const after = text.slice(noun.index + noun[0].length).trim();
+    text = OCCASION.test(before) && after ? `${before}: ${after}` : after || before;
+  }
+  // "a woman using our serum" → "our serum": the product, not the person in the scene.
+  text = text.replace(PERSON_WITH, '');
+  const scene = text.replace(SCENE, '');
+  if (scene.split(/\s+/).length >= 2 || !text.includes(' ')) text = scene;
+  return text
+    .replace(/^(?:an?|the|some)\s+/i, '')
+    .replace(/[\s.!?,;:"'“”]+$/u, '')
+    .trim();
+}
+
+/** At most `max` words: trailing clauses dropped first, then "X is Y" as "X: Y", then a cut that never ends on a small word. */
+export function shorten(text: string, max: number): string {
+  let words = text.split(/\s+/).filter(Boolean);
+  const clause = /^(?:for|with|that|which|who|while|when|so|to|in|at|and|because|by|from|without|into|on)$/i;
+  while (words.length > max) {
+    const cut = words.findLastIndex((w, i) => i >= 2 && clause.test(w));
+    if (cut < 0) break;
+    words = words.slice(0, cut);
+  }
+  if (words.length > max) {
+    const verb = words.findIndex((w, i) => i >= 1 && /^(?:is|are|makes|keeps|gives|helps|turns|brings)$/i.test(w));
+    if (verb > 0 && verb < words.length - 1) {
+      const subject = words.slice(0, verb).filter((w, i) => i > 0 || !/^(?:why|how|what)$/i.test(w));
+      if (subject.length) words = [...subject.slice(0, -1), `${subject.at(-1)}:`, ...words.slice(verb + 1)];
+    }
+  }
+  if (words.length > max) words = words.slice(0, max);
+  while (words.length > 1 && TAIL_WORDS.has(words.at(-1)!.toLowerCase().replace(/[:,]$/, ''))) words.pop();
+  return words.join(' ').replace(/[:,;]$/, '');
+}
+
+const capitalise = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+/** A short headline (at most 7 words) from the prompt's subject; the title, else "New", when it has none. */
+export function headlineFrom(prompt: string, fallback: string): string {
+  let text = subjectOf(firstSentence(prompt || ''));
+  if (/^our\s+new\s/i.test(text)) text = `Meet o${text.slice(1)}`;
+  text = shorten(text, HEADLINE_MAX_WORDS);
+  if (!/\p{L}|\p{N}/u.test(text)) text = shorten((fallback || '').trim(), HEADLINE_MAX_WORDS);
+  return text ? capitalise(text) : 'New';
+}
+
+/** A headline of 4 words or more with a "for …" purpose: the subject and the purpose as two lines. */
+function splitPurpose(headline: string): [string, string] | null {
+  const words = headline.split(/\s+/);
+  const at = words.findIndex((w, i) => i >= 2 && /^for$/i.test(w));
+  const list = /^(?:\d+|two|three|four|five|six|seven|eight|nine|ten)$/i.test(words[0]);
+  if (words.length < 4 || at < 0 || at > words.length - 2 || headline.includes(':') || list) return null;
+  return [words.slice(0, at).join(' '), capitalise(words.slice(at).join(' '))];
+}
+
+/** A second line: the prompt's next sentence that states a fact or benefit (not an instruction), else null. */
+export function benefitFrom(prompt: string, headline: string): string | null {
+  const sentences = (prompt || '')
+    .replace(OFFER_PHRASE, ' ')
+    .split(/(?<=[.!?])\s+|\n+/)
+    .map((s) => s.trim())
+    .filter((s) => /\p{L}/u.test(s));
+  for (const s of sentences.slice(1)) {
+    if (STYLE_SENTENCE.test(s) || LEADING_INSTRUCTION.test(s)) continue;
+    const line = shorten(s.replace(/[\s.!?,;:]+$/u, ''), SUBHEADLINE_MAX_WORDS);
+    if (line.split(/\s+/).length >= 2) return distinct(capitalise(line), headline);
+  }
+  return null;
+}
+
+// ------------------------------------------------------------------ offer, call to action, badge
+
+const perPeriod = (price: string) => (/\/\s*(?:month|mo)/i.test(price) ? '/month' : /\/\s*(?:year|yr)/i.test(price) ? '/year' : '');
+
+/** The offers a prompt can state (a discount, a deal, a price, free shipping, a free trial), with their wording. */
+const OFFERS: [RegExp, (m: RegExpExecArray) => string][] = [
+  [
+    /\b(?:save\s+)?(\d{1,2})\s*%\s*off\b(?:\s+(?:everything|all\s+\w+|sitewide))?(\s+(?:this\s+(?:week|weekend|month)|today(?:\s+only)?|until\s+\w+|for\s+(?:a\s+limited\s+time|\d+\s+days)))?/i,
+    (m) => `${m[1]}% off${m[2] ?? ''}`,
+  ],
+  [/\bsave\s+(\d{1,2})\s*%/i, (m) => `Save ${m[1]}%`],
+  [/\b(?:buy\s+one,?\s+get\s+one(?:\s+free)?|bogo)\b/i, () => 'Buy one, get one free'],
+  [
+    /\b(only|just|from|for|at)?\s*([$€£]\s?\d+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?\s?(?:€|EUR|USD|dollars|euros))(?:\s*\/\s*(?:month|mo|year|yr))?/i,
+    (m) => `${/^from$/i.test(m[1] ?? '') ? 'From' : 'Only'} ${m[2].replace(/\s+/g, '')}${perPeriod(m[0])}`,
+  ],
+  [/\bfree\s+(?:shipping|delivery)\b/i, (m) => (/delivery/i.test(m[0]) ? 'Free delivery' : 'Free shipping')],
+  [/\b(?:(\d{1,3})[- ]day\s+)?free\s+trial\b/i, (m) => (m[1] ? `${m[1]}-day free trial` : 'Free trial')],
+  [/\bfirst\s+(month|box|order|lesson|class)\s+(?:is\s+)?free\b/i, (m) => `First ${m[1].toLowerCase()} free`],
+];
+/** The wording of every offer (with a "with"/"at" before it), removed from what the headline is made of. */
+const OFFER_PHRASE = new RegExp(
+  String.raw`(?:\s*,?\s*(?:with|and|plus|now|at|get|enjoy)\s+)?(?:${OFFERS.map(([r]) => r.source).join('|')})`,
+  'gi',
+);
+
+/** The offer the prompt states (at most two, joined), else null. */
+export function offerFrom(prompt: string): string | null {
+  const found: string[] = [];
+  for (const [re, word] of OFFERS) {
+    const m = re.exec(prompt || '');
+    if (m) found.push(capitalise(word(m).trim()));
+  }
+  if (!found.length) return null;
+  const two = found.length > 1 ? `${found[0]} + ${found[1].charAt(0).toLowerCase()}${found[1].slice(1)}` : found[0];
+  return two.length <= 40 ? two : found[0];
+}
+
+/** Call to action (at most 3 words) from the prompt's wording. */
 export function ctaFrom(prompt: string, type: GenerationJob['type']): string {
   const p = (prompt || '').toLowerCase();
+  if (/\bfree trial\b/.test(p)) return 'Try it free';
   if (/\b(app|download|install)\b/.test(p)) return 'Install now';
   if (/\b(book|reserve|appointment)\b/.test(p)) return 'Book now';
-  if (/\b(sign ?up|join|register|subscribe)\b/.test(p)) return 'Sign up';
-  if (/\b(learn|discover|guide|how to)\b/.test(p)) return 'Learn more';
-  if (/\b(order|delivery|food|menu)\b/.test(p)) return 'Order now';
+  if (/\b(sign ?up|join|register|subscribe|newsletter|waitlist)\b/.test(p)) return 'Sign up';
+  if (/\b(learn|discover|guide|how to|course|webinar)\b/.test(p)) return 'Learn more';
+  if (/\b(order|delivery|food|menu|restaurant|pizza)\b/.test(p)) return 'Order now';
   return type === 'ugc_ad' ? 'Get yours' : 'Shop now';
 }
 
-/** Sticker text for banner layouts: a discount from the prompt, else SALE / NEW. */
+/** Sticker text for banner layouts: a discount from the offer or prompt, else FREE / SALE / NEW. */
 export function badgeFrom(prompt: string, slug: string): string {
   const pct = /(\d{1,2})\s*%/.exec(prompt || '');
   if (pct) return `-${pct[1]}%`;
-  if (/\bfree shipping\b/i.test(prompt)) return 'FREE';
+  if (/\bfree (?:shipping|delivery)\b/i.test(prompt)) return 'FREE';
   return /sale|offer|deal|countdown/i.test(`${slug} ${prompt}`) ? 'SALE' : 'NEW';
-}
-
-/** The prompt as caption text: without a leading "create a …" instruction, first letter capitalised. */
-export function captionText(prompt: string): string {
-  const t = (prompt || '').replace(/\s+/g, ' ').trim().replace(LEADING_INSTRUCTION, '');
-  return t.charAt(0).toUpperCase() + t.slice(1);
 }

@@ -360,3 +360,156 @@ export function languagePack(language: string): LanguagePack | undefined {
   const code = supportedWriterLanguage(language);
   return code ? PACKS[code] : undefined;
 }
+
+/**
+ * What the local writer needs to read a brief in each language and to keep a count it announces:
+ * the question words and copulas of "Why X is Y" (the subject is X, the claim "X is Y"), the
+ * number words 0–10, the nouns of a list ("three reasons", "five tips"), the sentence that
+ * announces the list ({list}: the count, its noun and what follows, as the brief says it) and the
+ * sentence that opens each item (index 0 is item one).
+ */
+export interface BriefWords {
+  questions: string[];
+  copulas: string[];
+  numbers: string[];
+  listNouns: string[];
+  listHook: string;
+  items: string[];
+  /** Short whole sentences about the subject, for scripts of a few seconds. */
+  short: string[];
+}
+
+export const BRIEF_WORDS: Record<string, BriefWords> = {
+  en: {
+    questions: ['why', 'how', 'what'],
+    copulas: ['is', 'are'],
+    numbers: ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten'],
+    listNouns:
+      'reasons tips ways facts things steps habits mistakes ideas secrets signs rules benefits myths questions lessons tricks hacks'.split(
+        ' ',
+      ),
+    listHook: 'Here are {list}.',
+    short: ['{topic} matters.', 'Try {topic}.', '{topic} just works.'],
+    items: [
+      'Number one.',
+      'Number two.',
+      'Number three.',
+      'Number four.',
+      'Number five.',
+      'Number six.',
+      'Number seven.',
+      'Number eight.',
+      'Number nine.',
+      'Number ten.',
+    ],
+  },
+  es: {
+    questions: ['por qué', 'cómo', 'qué'],
+    copulas: ['es', 'son'],
+    numbers: ['cero', 'uno', 'dos', 'tres', 'cuatro', 'cinco', 'seis', 'siete', 'ocho', 'nueve', 'diez'],
+    listNouns: 'razones motivos consejos formas maneras datos cosas pasos hábitos errores ideas secretos beneficios trucos'.split(' '),
+    listHook: 'Aquí tienes {list}.',
+    short: ['{topic} vale la pena.', 'Prueba {topic}.', '{topic} marca la diferencia.'],
+    items: [
+      'Número uno.',
+      'Número dos.',
+      'Número tres.',
+      'Número cuatro.',
+      'Número cinco.',
+      'Número seis.',
+      'Número siete.',
+      'Número ocho.',
+      'Número nueve.',
+      'Número diez.',
+    ],
+  },
+  fr: {
+    questions: ['pourquoi', 'comment'],
+    copulas: ['est', 'sont'],
+    numbers: ['zéro', 'un', 'deux', 'trois', 'quatre', 'cinq', 'six', 'sept', 'huit', 'neuf', 'dix'],
+    listNouns: 'raisons conseils façons astuces faits choses étapes habitudes erreurs idées secrets bienfaits'.split(' '),
+    listHook: 'Voici {list}.',
+    short: ['{topic} en vaut la peine.', 'Essayez {topic}.', '{topic} change tout.'],
+    items: [
+      'Numéro un.',
+      'Numéro deux.',
+      'Numéro trois.',
+      'Numéro quatre.',
+      'Numéro cinq.',
+      'Numéro six.',
+      'Numéro sept.',
+      'Numéro huit.',
+      'Numéro neuf.',
+      'Numéro dix.',
+    ],
+  },
+  de: {
+    questions: ['warum', 'wieso', 'wie'],
+    copulas: ['ist', 'sind'],
+    numbers: ['null', 'eins', 'zwei', 'drei', 'vier', 'fünf', 'sechs', 'sieben', 'acht', 'neun', 'zehn'],
+    listNouns: 'gründe tipps wege fakten dinge schritte gewohnheiten fehler ideen geheimnisse vorteile tricks'.split(' '),
+    listHook: 'Hier sind {list}.',
+    short: ['{topic} lohnt sich.', 'Probier {topic} aus.', '{topic} macht den Unterschied.'],
+    items: [
+      'Nummer eins.',
+      'Nummer zwei.',
+      'Nummer drei.',
+      'Nummer vier.',
+      'Nummer fünf.',
+      'Nummer sechs.',
+      'Nummer sieben.',
+      'Nummer acht.',
+      'Nummer neun.',
+      'Nummer zehn.',
+    ],
+  },
+  pt: {
+    questions: ['por que', 'porque', 'como'],
+    copulas: ['é', 'são'],
+    numbers: ['zero', 'um', 'dois', 'três', 'quatro', 'cinco', 'seis', 'sete', 'oito', 'nove', 'dez'],
+    listNouns: 'razões motivos dicas formas maneiras fatos coisas passos hábitos erros ideias segredos benefícios truques'.split(' '),
+    listHook: 'Aqui vão {list}.',
+    short: ['{topic} vale a pena.', 'Experimente {topic}.', '{topic} faz a diferença.'],
+    items: [
+      'Número um.',
+      'Número dois.',
+      'Número três.',
+      'Número quatro.',
+      'Número cinco.',
+      'Número seis.',
+      'Número sete.',
+      'Número oito.',
+      'Número nove.',
+      'Número dez.',
+    ],
+  },
+  it: {
+    questions: ['perché', 'come'],
+    copulas: ['è', 'sono'],
+    numbers: ['zero', 'uno', 'due', 'tre', 'quattro', 'cinque', 'sei', 'sette', 'otto', 'nove', 'dieci'],
+    listNouns: 'motivi ragioni consigli modi fatti cose passi abitudini errori idee segreti benefici trucchi'.split(' '),
+    listHook: 'Ecco {list}.',
+    short: ['{topic} vale la pena.', 'Prova {topic}.', '{topic} fa la differenza.'],
+    items: [
+      'Numero uno.',
+      'Numero due.',
+      'Numero tre.',
+      'Numero quattro.',
+      'Numero cinque.',
+      'Numero sei.',
+      'Numero sette.',
+      'Numero otto.',
+      'Numero nove.',
+      'Numero dieci.',
+    ],
+  },
+  hi: {
+    questions: [],
+    copulas: [],
+    numbers: ['शून्य', 'एक', 'दो', 'तीन', 'चार', 'पाँच', 'छह', 'सात', 'आठ', 'नौ', 'दस'],
+    listNouns: ['कारण', 'टिप्स', 'तरीके', 'बातें', 'आदतें', 'गलतियाँ'],
+    listHook: 'ये रहे {list}।',
+    short: ['{topic} आज़माएँ।', '{topic} से फ़र्क पड़ता है।', '{topic} काम का है।'],
+    items: ['नंबर एक।', 'नंबर दो।', 'नंबर तीन।', 'नंबर चार।', 'नंबर पाँच।', 'नंबर छह।', 'नंबर सात।', 'नंबर आठ।', 'नंबर नौ।', 'नंबर दस।'],
+  },
+};

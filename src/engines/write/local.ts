@@ -1,10 +1,14 @@
 // The local copy writer: offline and deterministic (the same request gives the same words). It
-// frames the user's own sentences with template phrases of the requested language (hook, "here's
-// why", call to action…) and fills out with generic sentences about the brief's subject when the
-// brief is too short for the requested length. Scripts are sized in words to targetSeconds ×
-// wordsPerSecond (within a few words, except below the shortest possible script, 15 words); slide
-// copy puts the product context's facts first, one or more per body slide.
-import { languagePack, PACKS, type LanguagePack } from './languages.ts';
+// reads the brief (./brief.ts: its subject as a noun phrase, its claim, the list it announces, its
+// sentences) and frames the user's own sentences with template phrases of the requested language
+// (hook, "here's why", call to action…), filling out with generic sentences about the subject when
+// the brief is too short for the requested length. Whole sentences only: a user's sentence is never
+// cut, the subject goes into templates as a noun phrase, and a script that announces a count has
+// exactly that many numbered items. Scripts are sized in words to targetSeconds × wordsPerSecond
+// (a very short one may run over by a sentence); slide copy puts the product context's facts and
+// the brief's sentences first, one or more per body slide, and no two body slides say the same.
+import { type ReadBrief, readBriefText } from './brief.ts';
+import { BRIEF_WORDS, languagePack, PACKS, type LanguagePack } from './languages.ts';
 import {
   WriterFailed,
   type Script,
@@ -19,6 +23,8 @@ import {
 export const MAX_INPUT_CHARS = 20_000;
 /** Longest script the local writer writes, in words (about ten minutes of narration). */
 export const MAX_SCRIPT_WORDS = 1800;
+/** Below this many words a script is a few seconds long: its beats are the shortest sentences. */
+const SHORT_SCRIPT_WORDS = 30;
 /** Fewest words per part (hook, each beat, call to action). */
 const MIN_PART_WORDS = 3;
 export const HEADING_MAX = 60;
@@ -26,7 +32,6 @@ export const BODY_MAX = 200;
 export const TITLE_MAX = 100;
 /** Most slides the writer makes (the API allows 3–10). */
 export const MAX_SLIDES = 20;
-const TOPIC_MAX_WORDS = 8;
 const SCENE_KINDS = ['close-up', 'wide shot', 'detail shot', 'overhead shot', 'tracking shot', 'portrait shot', 'establishing shot'];
 
 /** Words of a text: whitespace-separated tokens holding at least one letter or digit. */
@@ -97,95 +102,128 @@ function aboutAt(pack: LanguagePack, sentence: string): { at: number; word: stri
   return best;
 }
 
-interface Brief {
-  /** The subject, at most 8 words, as the user wrote it. */
-  topic: string;
-  /** The user's sentences to narrate (the instruction sentence and a bare subject left out). */
-  content: string[];
+/** The brief read (./brief.ts): its sentences are clauses of at most `maxWords` words. */
+function readBrief(pack: LanguagePack, prompt: string, title: string | undefined, maxWords: number): ReadBrief {
+  return readBriefText(pack, clauses(prompt, maxWords), title, (s) => aboutAt(pack, s));
 }
 
-/** The brief's subject (the title, or what follows "about" in its first sentence) and its content sentences. */
-function readBrief(pack: LanguagePack, prompt: string, title: string | undefined, maxWords: number): Brief {
-  const all = clauses(prompt, maxWords);
-  const first = all[0] ?? '';
-  const about = aboutAt(pack, first);
-  let subject = stripEnd(title?.trim() ? (clauses(title)[0] ?? '') : first);
-  if (!title?.trim() && about) {
-    const rest = stripEnd(first.slice(about.at + about.word.length));
-    if (/[\p{L}\p{N}]/u.test(rest)) subject = rest;
+/** Articles contracted after a preposition, as the language writes them ("a el" → "al"). */
+const CONTRACTIONS: Record<string, [RegExp, string][]> = {
+  es: [
+    [/\b([aA]) el\b/g, '$1l'],
+    [/\b([dD])e el\b/g, '$1el'],
+  ],
+  fr: [
+    [/\b([dD])e le\b/g, '$1u'],
+    [/\b([dD])e les\b/g, '$1es'],
+    [/\b([àÀ]) le\b/g, 'au'],
+    [/\b([àÀ]) les\b/g, 'aux'],
+  ],
+  pt: [
+    [/\bem o\b/g, 'no'],
+    [/\bem a\b/g, 'na'],
+    [/\bde o\b/g, 'do'],
+    [/\bde a\b/g, 'da'],
+  ],
+  it: [
+    [/\bdi il\b/g, 'del'],
+    [/\bsu il\b/g, 'sul'],
+  ],
+};
+
+function fill(template: string, topic: string, code = ''): string {
+  let out = template.replaceAll('{topic}', topic);
+  for (const [re, to] of CONTRACTIONS[code] ?? []) out = out.replace(re, to);
+  return out;
+}
+
+const sentenceCase = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+/** Filler sentences handed out in turn: each once before any is said again. */
+class Fillers {
+  private next = 0;
+  private readonly list: string[];
+  constructor(list: string[]) {
+    this.list = list;
   }
-  const topic = stripEnd(subject.split(' ').filter(Boolean).slice(0, TOPIC_MAX_WORDS).join(' ')) || '…';
-  // The first sentence is narration unless it is the instruction ("… about X") or just the subject.
-  const firstIsContent = first && !about && stripEnd(first) !== topic;
-  const content = (firstIsContent ? all : all.slice(1)).map((c) => (/[.!?।。]$/u.test(c) ? c : `${c}${pack.stop}`));
-  return { topic, content };
-}
-
-function fill(template: string, topic: string): string {
-  return template.replaceAll('{topic}', topic);
-}
-
-/** The first `n` words of a sentence, ended as a sentence. */
-function shorten(pack: LanguagePack, sentence: string, n: number): string {
-  const words = sentence.split(' ').filter(Boolean);
-  let kept = 0;
-  const out: string[] = [];
-  for (const w of words) {
-    if (kept >= n) break;
-    out.push(w);
-    if (/[\p{L}\p{N}]/u.test(w)) kept++;
+  /** Words of the shortest filler. */
+  get shortest(): number {
+    return Math.min(...this.list.map(countWords));
   }
-  if (out.length === words.length) return sentence;
-  return `${stripEnd(out.join(' '))}${pack.stop}`;
+  /** The shortest filler not said yet (else the shortest), said now. */
+  takeShortest(): string | undefined {
+    const unsaid = this.list.slice(this.next);
+    const pool = unsaid.length ? unsaid : this.list;
+    const f = pool.reduce<string | undefined>((best, x) => (best === undefined || countWords(x) < countWords(best) ? x : best), undefined);
+    if (f !== undefined && unsaid.length) {
+      // Said: moved before the ones still waiting, so it is not said twice before the others.
+      const i = this.list.indexOf(f, this.next);
+      this.list.splice(i, 1);
+      this.list.splice(this.next, 0, f);
+      this.next++;
+    }
+    return f;
+  }
+  /** The next filler of at most `room` words (a repeat only once every one was said), or undefined. */
+  take(room: number, allowRepeat: boolean): string | undefined {
+    // Once every filler was said they go round again (with allowRepeat), never before.
+    if (this.next >= this.list.length && allowRepeat) this.next = 0;
+    for (let i = this.next; i < this.list.length; i++) {
+      const f = this.list[i];
+      if (countWords(f) <= room) {
+        // Said: moved before the ones still waiting.
+        this.list.splice(i, 1);
+        this.list.splice(this.next, 0, f);
+        this.next++;
+        return f;
+      }
+    }
+    return undefined;
+  }
 }
 
 /**
- * One part of `budget` words: its lead sentences, then the user's sentences (one that does not fit
- * waits for the next part, in `rest`, unless it alone is longer than a part: then it is shortened),
- * then whole filler sentences that fit (each once, or twice with `repeat`). `shortenFiller` lets
- * one more filler be shortened to close a gap of three words or more.
+ * One part of about `budget` words, in whole sentences only: its lead, the user's sentences that
+ * fit (one that does not waits for the next part, in `rest`), then fillers. `atLeastOne`: a part never ends at its lead (an item is always said).
  */
 function compose(
-  pack: LanguagePack,
   lead: string[],
   mine: string[],
-  fillers: string[],
+  fillers: Fillers | undefined,
   budget: number,
-  opts: { repeat?: boolean; shortenFiller?: boolean } = {},
+  opts: { repeat?: boolean; atLeastOne?: boolean } = {},
 ): { text: string; words: number; rest: string[] } {
-  const out: string[] = [];
-  let words = 0;
-  const add = (s: string, n: number) => {
-    out.push(s);
-    words += n;
-  };
-  for (const s of lead) {
-    const w = countWords(s);
-    if (w && (words + w <= budget || out.length === 0)) add(s, w);
-  }
+  const out: string[] = [...lead];
+  let words = lead.reduce((n, s) => n + countWords(s), 0);
+  const leadCount = out.length;
   let taken = 0;
   for (const s of mine) {
     const w = countWords(s);
-    const room = budget - words;
-    if (w <= room) add(s, w);
-    else if (taken === 0 && room >= MIN_PART_WORDS) add(shorten(pack, s, room), room);
-    else break;
+    // Whole sentences only: one that does not fit (a quarter over at most) waits for the next part.
+    if (words + w > budget * 1.25) break;
+    out.push(s);
+    words += w;
     taken++;
   }
-  for (let pass = 0; pass < (opts.repeat ? 2 : 1) && words < budget; pass++) {
-    for (const f of fillers) {
-      const w = countWords(f);
-      if (w && w <= budget - words) add(f, w);
-      if (words >= budget) break;
+  let rest = mine.slice(taken);
+  if (opts.atLeastOne && out.length === leadCount && rest.length && fillers) {
+    // Nothing fitted: the shortest of the user's sentences left, unless a filler is shorter.
+    const shortest = rest.reduce((a, b) => (countWords(b) < countWords(a) ? b : a));
+    if (countWords(shortest) <= Math.max(fillers.shortest, budget * 1.6)) {
+      out.push(shortest);
+      words += countWords(shortest);
+      rest = rest.filter((x) => x !== shortest);
     }
   }
-  if (opts.shortenFiller && budget - words >= MIN_PART_WORDS && fillers.length) {
+  for (;;) {
     const room = budget - words;
-    const f = fillers.find((x) => !out.includes(x)) ?? fillers[0];
-    add(shorten(pack, f, room), room);
+    const mustSay = Boolean(opts.atLeastOne) && out.length === leadCount;
+    const f = mustSay ? fillers?.takeShortest() : room >= MIN_PART_WORDS ? fillers?.take(room, Boolean(opts.repeat)) : undefined;
+    if (!f) break;
+    out.push(f);
+    words += countWords(f);
   }
-  if (out.length === 0) add(shorten(pack, fillers[0] ?? '…', Math.max(1, budget)), Math.max(1, budget));
-  return { text: out.join(' '), words, rest: mine.slice(taken) };
+  return { text: out.join(' '), words, rest };
 }
 
 function sceneOf(text: string, styles: string[], index: number): string {
@@ -209,57 +247,75 @@ function titleOf(title: string | undefined, topic: string): string {
   return t || clip(topic.charAt(0).toUpperCase() + topic.slice(1), TITLE_MAX);
 }
 
-export function writeLocalScript(req: ScriptRequest): Script {
-  const pack = packFor(req.language);
+/** The hook about the subject: one of the pack's, the shortest when the chosen one is well over its budget. */
+function hookFor(pack: LanguagePack, topic: string, h: number, budget: number): string {
+  const chosen = fill(pack.hooks[h % pack.hooks.length], topic, pack.code);
+  if (countWords(chosen) <= budget + MIN_PART_WORDS) return chosen;
+  return pack.hooks.map((x) => fill(x, topic, pack.code)).reduce((a, b) => (countWords(b) < countWords(a) ? b : a));
+}
+
+/** The script's length in words: targetSeconds × wordsPerSecond, within the writer's bounds. */
+function scriptWords(req: ScriptRequest): number {
   const seconds = Number.isFinite(req.targetSeconds) && req.targetSeconds > 0 ? req.targetSeconds : 26;
   const pace = Number.isFinite(req.wordsPerSecond) && req.wordsPerSecond > 0 ? req.wordsPerSecond : 2.5;
-  const target = Math.min(MAX_SCRIPT_WORDS, Math.max(5 * MIN_PART_WORDS, Math.round(seconds * pace)));
-  const beatCount = target < 50 ? 3 : target < 110 ? 4 : 5;
+  return Math.min(MAX_SCRIPT_WORDS, Math.max(5 * MIN_PART_WORDS, Math.round(seconds * pace)));
+}
+
+/**
+ * A script in whole sentences: a hook (the list it announces, else a hook about the subject), the
+ * beats (exactly the announced number of items, each opened by its number; else 3–5 beats), the
+ * call to action. The user's sentences come first, then filler sentences about the subject, each
+ * said once before any repeats; the beats share what the hook and call to action leave.
+ */
+export function writeLocalScript(req: ScriptRequest): Script {
+  const pack = packFor(req.language);
+  const bw = BRIEF_WORDS[pack.code] ?? BRIEF_WORDS.en;
+  const target = scriptWords(req);
+  const brief = readBrief(pack, req.prompt, req.title, 24);
+  const h = hash(`${req.prompt}\u0000${req.title ?? ''}`);
+  const rotated = pack.fillers.map((_, i) => fill(pack.fillers[(i + h) % pack.fillers.length], brief.topic, pack.code));
+  // A script of a few seconds says short sentences (the shortest are taken first).
+  const short = target < SHORT_SCRIPT_WORDS ? bw.short.map((x) => sentenceCase(fill(x, brief.topic, pack.code))) : [];
+  const fillers = new Fillers([...short, ...rotated]);
+  const beatCount = brief.list?.count ?? (target < 50 ? 3 : target < 110 ? 4 : 5);
   const hookBudget = Math.max(MIN_PART_WORDS, Math.round(target * 0.15));
   const ctaBudget = Math.max(MIN_PART_WORDS, Math.round(target * 0.12));
-  const beatsTotal = target - hookBudget - ctaBudget;
-  const beatBudgets = Array.from({ length: beatCount }, (_, j) =>
-    Math.max(MIN_PART_WORDS, Math.floor(((j + 1) * beatsTotal) / beatCount) - Math.floor((j * beatsTotal) / beatCount)),
-  );
-
-  const { topic, content } = readBrief(pack, req.prompt, req.title, 24);
-  const h = hash(`${req.prompt}\u0000${req.title ?? ''}`);
-  const fillers = pack.fillers.map((f) => fill(f, topic));
-
-  const hook = compose(pack, [fill(pack.hooks[h % pack.hooks.length], topic)], [], pack.hookExtra, hookBudget);
-  const cta = compose(pack, [fill(pack.cta, topic)], [], pack.ctaExtra, ctaBudget);
-  // What the hook and call to action left unsaid goes to the beats; the last beat closes the gap.
-  let carry = hookBudget - hook.words + ctaBudget - cta.words;
-  let waiting: string[] = [];
+  const hookLead = brief.list ? sentenceCase(bw.listHook.replace('{list}', brief.list.words)) : hookFor(pack, brief.topic, h, hookBudget);
+  const hook = compose([hookLead], [], new Fillers(pack.hookExtra), hookBudget);
+  const cta = compose([fill(pack.cta, brief.topic, pack.code)], [], new Fillers(pack.ctaExtra), ctaBudget);
+  const content = [...(brief.claim && !brief.list ? [brief.claim] : []), ...brief.content];
   const beats: string[] = [];
   const sceneTexts: string[] = [];
-  beatBudgets.forEach((budget, j) => {
+  let left = target - hook.words - cta.words;
+  let waiting: string[] = [];
+  for (let j = 0; j < beatCount; j++) {
     const last = j === beatCount - 1;
-    const lead = [pack.leads[j === 0 ? 0 : last ? 4 : j]];
     const mine = [
       ...waiting,
       ...content.slice(Math.ceil((j * content.length) / beatCount), Math.ceil(((j + 1) * content.length) / beatCount)),
     ];
-    const rotated = fillers.map((_, i) => fillers[(i + j * 3 + h) % fillers.length]);
-    let part = compose(pack, lead, mine, rotated, budget + carry, { repeat: true });
-    if (last && budget + carry - part.words > 0.08 * target)
-      part = compose(pack, lead, mine, rotated, budget + carry, { repeat: true, shortenFiller: true });
-    carry = budget + carry - part.words;
+    const budget = Math.round(left / (beatCount - j));
+    const said = brief.list ? bw.items[j] : pack.leads[j === 0 ? 0 : last ? 4 : Math.min(j, 3)];
+    // A list's items are always numbered; a short beat goes without its lead (but the first).
+    const roomy = budget >= countWords(said) + Math.min(fillers.shortest, countWords(mine[0] ?? '') || Infinity);
+    const lead = brief.list || roomy ? [said] : [];
+    const part = compose(lead, mine, fillers, last ? left : budget, { repeat: true, atLeastOne: true });
+    left -= part.words;
     waiting = part.rest;
     beats.push(part.text);
-    sceneTexts.push(mine[0] ?? topic);
-  });
+    sceneTexts.push(mine[0] ?? brief.topic);
+  }
   const styles = (req.styles ?? [])
     .map((s) => clean(s))
     .filter(Boolean)
     .slice(0, 5);
   return {
-    title: titleOf(req.title, topic),
+    title: titleOf(req.title, brief.topic),
     language: pack.code,
     hook: hook.text,
     beats,
     callToAction: cta.text,
-    scenes: [topic, ...sceneTexts, topic].map((text, i) => sceneOf(text, styles, i)),
+    scenes: [brief.topic, ...sceneTexts, brief.topic].map((text, i) => sceneOf(text, styles, i)),
   };
 }
 
@@ -280,7 +336,9 @@ export function writeLocalSlides(req: SlideCopyRequest): SlideCopy {
   const count = Math.trunc(req.slideCount);
   if (!(count >= 2 && count <= MAX_SLIDES))
     throw new WriterFailed(`slide count must be 2–${MAX_SLIDES}, got ${req.slideCount}`, { retryable: false });
-  const { topic, content: briefs } = readBrief(pack, req.prompt, req.title, 30);
+  const brief = readBrief(pack, req.prompt, req.title, 30);
+  const topic = brief.topic;
+  const briefs = [...(brief.claim ? [brief.claim] : []), ...brief.content];
   const facts = clauses(req.productContext ?? '', 30);
   const bodies = count - 2;
   const groups: string[][] = Array.from({ length: bodies }, () => []);
@@ -301,11 +359,11 @@ export function writeLocalSlides(req: SlideCopyRequest): SlideCopy {
   const h = hash(`${req.prompt}\u0000${req.title ?? ''}`);
   const slides: SlideText[] = [{ role: 'hook', heading: clip(titleOf(req.title, topic), HEADING_MAX), body: pack.slideHook }];
   groups.forEach((g, i) => {
-    const body = g.length ? pack200(g) : fill(pack.fillers[(h + i * 5) % pack.fillers.length], clip(topic, 80));
+    const body = g.length ? pack200(g) : fill(pack.fillers[(h + i * 5) % pack.fillers.length], clip(topic, 80), pack.code);
     slides.push({ role: 'body', heading: pack.slideHeadings[i % pack.slideHeadings.length], body: clip(body, BODY_MAX) });
   });
   const short = clip(topic, HEADING_MAX - pack.slideCtaHeading.replace('{topic}', '').length);
-  slides.push({ role: 'cta', heading: clip(fill(pack.slideCtaHeading, short), HEADING_MAX), body: pack.slideCtaBody });
+  slides.push({ role: 'cta', heading: clip(fill(pack.slideCtaHeading, short, pack.code), HEADING_MAX), body: pack.slideCtaBody });
   return { title: titleOf(req.title, topic), language: pack.code, slides };
 }
 

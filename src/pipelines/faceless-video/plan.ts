@@ -14,8 +14,11 @@ import {
   type Timeline,
 } from '../../services/editor/model.ts';
 
-/** Words per second of the local voices at speed 1 (eSpeak NG at 175 wpm, with pauses). */
-export const WORDS_PER_SECOND = 2.6;
+/**
+ * Words per second of the local voices at speed 1 (eSpeak NG at 175 wpm, with its pauses: a 63-word
+ * script takes about 21.5 s). Scripts are sized with it, so their narration fills the video.
+ */
+export const WORDS_PER_SECOND = 2.9;
 /** The fastest the narration is sped up to fit the duration. */
 export const MAX_SPEED = 1.6;
 export const MIN_SPEED = 0.8;
@@ -57,13 +60,28 @@ export function partsFromScript(script: string, maxParts = 7): NarrationPart[] {
 }
 
 /**
- * The speech rate that makes a narration of `spokenMs` at speed `speed` last about `share` of
- * the target (clamped to MIN_SPEED..MAX_SPEED); the same speed when it already fits.
+ * Where the narration should end in a video of `targetMs`: a short hold after the call to action
+ * (0.5 s, a tenth of a short video), covering at least 90 % of the video and never leaving a
+ * music-only or silent tail over 1 s; a narration ending anywhere in [min, max] is left as it is.
+ */
+export function narrationEnd(targetMs: number): { min: number; ideal: number; max: number } {
+  return {
+    min: Math.max(targetMs * 0.9, targetMs - 1000),
+    ideal: targetMs - Math.min(500, targetMs * 0.1),
+    max: targetMs - Math.min(300, targetMs * 0.06),
+  };
+}
+
+/**
+ * The speech rate that makes a narration of `spokenMs` at speed `speed` end where narrationEnd
+ * puts it (clamped to MIN_SPEED..MAX_SPEED); the same speed when it already ends there.
  */
 export function fitSpeed(spokenMs: number, speed: number, targetMs: number): number {
-  const ideal = targetMs * 0.9;
-  if (spokenMs <= targetMs * 0.96 && spokenMs >= targetMs * 0.6) return speed;
-  return Math.max(MIN_SPEED, Math.min(MAX_SPEED, (speed * spokenMs) / ideal));
+  const end = narrationEnd(targetMs);
+  if (spokenMs >= end.min && spokenMs <= end.max) return speed;
+  // Never slower than MIN_SPEED in all (synthesis rate times tempo): slower speech drags; a script
+  // written here is sized to the duration with the voices' real rate, so it needs little of either.
+  return Math.max(MIN_SPEED, Math.min(MAX_SPEED, (speed * spokenMs) / end.ideal));
 }
 
 /** Where each part starts in the narration (ms), from the words' timings. */

@@ -32,6 +32,7 @@ import { engineOfModel, priceFor, type CatalogModel, type EngineChoice, type Eng
 type Engines = EngineChoice & { provider: ProviderConfig };
 import type { ProviderConfig } from '../../config.ts';
 import { resolveDimensions } from '../../engines/generation.ts';
+import type { CustomerCopy } from '../../engines/write/ad-copy.ts';
 import { useAsset } from '../../services/assets/asset-use.ts';
 import { brandColorRoles, brandColors, brandFonts, brandLogoUrl } from '../../services/assets/brand-colors.ts';
 
@@ -55,6 +56,8 @@ export interface GenerationSpec {
   modelSlug?: string;
   variantId?: string;
   prompt: string;
+  /** The customer's ad copy (template generations), shown verbatim. */
+  copy?: CustomerCopy;
   aspectRatio: string;
   resolution: string;
   width: number;
@@ -216,6 +219,7 @@ function chooseAiVariant(engines: Engines, body: CreateGenerationBody, p: Proble
   refuseGiven(p, body, ['preset_id'], 'is a template preset; ai_model takes variant_id');
   refuseGiven(p, body, ['custom_reference_inspiration_id'], 'is for template workflows (static_ad, video_ad, ugc_ad)');
   refuseGiven(p, body, ['avatar_id'], 'is for template workflows (static_ad, video_ad, ugc_ad); ai_model takes reference images');
+  refuseGiven(p, body, ['copy'], 'is the text of a template ad (static_ad, video_ad, ugc_ad); an ai_model output has no ad copy');
   if (!given(body, 'model_slug')) {
     p.add('model_slug', 'is required for ai_model (an ai_models[].slug of GET /models)');
     p.throwIfAny();
@@ -320,6 +324,21 @@ function checkVariantInputs(body: CreateGenerationBody, slug: string, v: RawAiVa
   }
 }
 
+const COPY_FIELDS = ['headline', 'subheadline', 'cta', 'offer'] as const;
+
+/** The customer's ad copy, kept verbatim; a field of blanks only is refused (it would show nothing). */
+function customerCopy(body: CreateGenerationBody, p: Problems): { copy?: CustomerCopy } {
+  if (!body.copy) return {};
+  const copy: CustomerCopy = {};
+  for (const f of COPY_FIELDS) {
+    const text = body.copy[f];
+    if (text === undefined) continue;
+    if (!text.trim()) p.add(`copy.${f}`, 'is blank; give the words to show, or leave it out to have them written from the prompt');
+    else copy[f] = text;
+  }
+  return Object.keys(copy).length ? { copy } : {};
+}
+
 /** static_ad, video_ad, ugc_ad: the template of the type's catalog section, its preset, and (video) its quality tier. */
 function chooseTemplate(
   engines: Engines,
@@ -343,7 +362,7 @@ function chooseTemplate(
     );
     p.throwIfAny();
   }
-  const spec: Partial<GenerationSpec> = { templateSlug: t!.slug };
+  const spec: Partial<GenerationSpec> = { templateSlug: t!.slug, ...customerCopy(body, p) };
   if (given(body, 'preset_id')) {
     if (!t!.presets.some((x) => x.id === body.preset_id)) {
       p.add('preset_id', `"${body.preset_id}" is not a preset of ${t!.slug} (one of: ${t!.presets.map((x) => x.id).join(', ')})`);

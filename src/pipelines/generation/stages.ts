@@ -305,6 +305,7 @@ export function jobOf(ctx: AppContext, g: GenerationRow, inputs: Partial<Generat
     type: g.type as GenerationJob['type'],
     output: spec.output,
     prompt: spec.prompt,
+    copy: spec.copy,
     title: spec.title,
     templateSlug: spec.templateSlug,
     modelSlug: spec.modelSlug,
