@@ -293,7 +293,7 @@ t.test('from a prompt in Spanish, 16:9, another style: the written script, full 
     {
       write: local('local-writer'),
       scene: local('local-scene-renderer'),
-      speech: { ...local('espeak-ng'), timings: 'engine' },
+      speech: { ...local('flite+espeak-ng'), timings: 'engine' },
       render: local('ffmpeg'),
     },
     'the local writer, scene renderer, eSpeak NG (its own word timings) and ffmpeg',
