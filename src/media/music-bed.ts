@@ -6,7 +6,10 @@
 import { writeFile } from 'node:fs/promises';
 import { wav } from '../engines/speech/wav.ts';
 import { chooseMood, type Mood } from './music/moods.ts';
-import { MUSIC_RATE, synthesize } from './music/synth.ts';
+import { SYNTH_RATE, synthesize } from './music/synth.ts';
+
+/** The bed's rate: 48 kHz stereo, the mixers' format. */
+const MUSIC_RATE = SYNTH_RATE * 2;
 
 export { chooseMood, MOODS, type Mood } from './music/moods.ts';
 
@@ -57,14 +60,19 @@ export async function renderMusicBed(out: string, opts: MusicBedOptions): Promis
   opts.signal?.throwIfAborted();
   const spans = phrases(opts.words);
   const [fadeIn, fadeOut] = [Math.min(1, d / 4), Math.min(1.5, d / 4)];
-  const pcm = new Int16Array(left.length * 2);
+  // Twice the synthesis rate: each synthesized sample, then the mean of it and the next one.
+  const frames = left.length * 2;
+  const pcm = new Int16Array(frames * 2);
+  const at = (ch: Float32Array, j: number) => (j % 2 ? (ch[(j - 1) / 2] + ch[Math.min(ch.length - 1, (j + 1) / 2)]) / 2 : ch[j / 2]);
   let gain = 1;
-  for (let i = 0; i < left.length; i++) {
-    const t = i / MUSIC_RATE;
+  for (let j = 0; j < frames; j++) {
     // The ducking gain moves slowly: computed every 10 ms.
-    if (i % 480 === 0) gain = BED_LEVEL * duckGain(spans, t) * Math.min(1, t / fadeIn, Math.max(0, d - t) / fadeOut);
-    pcm[2 * i] = Math.round(32767 * Math.max(-1, Math.min(1, left[i] * gain)));
-    pcm[2 * i + 1] = Math.round(32767 * Math.max(-1, Math.min(1, right[i] * gain)));
+    if (j % 480 === 0) {
+      const t = j / MUSIC_RATE;
+      gain = BED_LEVEL * duckGain(spans, t) * Math.min(1, t / fadeIn, Math.max(0, d - t) / fadeOut);
+    }
+    pcm[2 * j] = Math.round(32767 * Math.max(-1, Math.min(1, at(left, j) * gain)));
+    pcm[2 * j + 1] = Math.round(32767 * Math.max(-1, Math.min(1, at(right, j) * gain)));
   }
   await writeFile(out, wav(pcm, MUSIC_RATE, 2));
   return mood;

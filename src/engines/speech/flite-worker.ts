@@ -58,7 +58,9 @@ async function main(): Promise<void> {
       const i = s.lastIndexOf(':');
       return [s.slice(0, i), Number(s.slice(i + 1))] as [string, number];
     });
-  const wordPhones = req.words ? await flite(module, [...voice, '-ps', '-t', req.words, 'none'], dir) : '';
+  // Only the phones matter here: spoken five times faster (the same phones), the audio costs less to make.
+  const fast = ['-voice', req.voice, '--setf', 'duration_stretch=0.2'];
+  const wordPhones = req.words ? await flite(module, [...fast, '-ps', '-t', req.words, 'none'], dir) : '';
   process.stdout.write(JSON.stringify({ ok: true, segments, wordPhones: wordPhones.trim() }));
 }
 

@@ -1,5 +1,5 @@
 // The music library's synthesizer: a mood (./moods.ts) played for a number of seconds into a
-// stereo Float32 buffer at 48 kHz, note by note (each note adds its own samples, so the cost
+// stereo Float32 buffer at 24 kHz, note by note (each note adds its own samples, so the cost
 // follows the notes, not the voices × the length). Instruments: a detuned pad (harmonics, slow
 // attack), a plucked bass, an arpeggio of plucks, kick, snare, hi-hat and a low tom, all from a
 // sine table and a seeded noise generator, so the same request makes the same music.
@@ -7,7 +7,8 @@
 // progression alternates verse and variation every four bars; the last bar lets the chord ring.
 import { MOOD_SPECS, type Mood, type MoodSpec } from './moods.ts';
 
-export const MUSIC_RATE = 48_000;
+/** The synthesis rate: 24 kHz (the instruments stay below 12 kHz), doubled to 48 kHz on output (../music-bed.ts). */
+export const SYNTH_RATE = 24_000;
 const TABLE = 4096;
 const SINE = Float32Array.from({ length: TABLE }, (_, i) => Math.sin((2 * Math.PI * i) / TABLE));
 const MAJOR = [0, 2, 4, 5, 7, 9, 11];
@@ -37,15 +38,15 @@ const ENV_BLOCK = 64;
 
 /** Adds a tone of harmonics (amplitudes `harm`) at `f` Hz, shaped by `env(t)`, panned by `pan` (−1…1). */
 function tone(out: Stereo, at: number, len: number, f: number, harm: number[], env: (t: number) => number, pan = 0): void {
-  const start = Math.max(0, Math.round(at * MUSIC_RATE));
-  const end = Math.min(out.left.length, start + Math.round(len * MUSIC_RATE));
+  const start = Math.max(0, Math.round(at * SYNTH_RATE));
+  const end = Math.min(out.left.length, start + Math.round(len * SYNTH_RATE));
   const [gl, gr] = [Math.min(1, 1 - pan), Math.min(1, 1 + pan)];
-  const inc = harm.map((_, k) => (f * (k + 1) * TABLE) / MUSIC_RATE).filter((v) => v < TABLE / 2);
+  const inc = harm.map((_, k) => (f * (k + 1) * TABLE) / SYNTH_RATE).filter((v) => v < TABLE / 2);
   const phase = inc.map(() => 0);
   const { left, right } = out;
   for (let b = start; b < end; b += ENV_BLOCK) {
-    const e = env((b - start) / MUSIC_RATE);
-    if (e < 1e-4 && b - start > MUSIC_RATE * 0.05) break;
+    const e = env((b - start) / SYNTH_RATE);
+    if (e < 1e-4 && b - start > SYNTH_RATE * 0.05) break;
     const stop = Math.min(end, b + ENV_BLOCK);
     for (let k = 0; k < inc.length; k++) {
       const a = harm[k] * e;
@@ -75,16 +76,16 @@ const pluck = (tau: number) => (t: number) => Math.min(1, t / 0.004) * Math.exp(
 
 /** Drum hits: kick (pitch sweep), snare (noise and body), hat (high-passed noise), tom (low sweep). */
 function drum(out: Stereo, kind: 'kick' | 'snare' | 'hat' | 'tom', at: number, rand: () => number, level: number): void {
-  const start = Math.round(at * MUSIC_RATE);
-  const len = Math.round((kind === 'hat' ? 0.06 : kind === 'tom' ? 0.7 : 0.3) * MUSIC_RATE);
+  const start = Math.round(at * SYNTH_RATE);
+  const len = Math.round((kind === 'hat' ? 0.06 : kind === 'tom' ? 0.7 : 0.3) * SYNTH_RATE);
   let phase = 0;
   let prev = 0;
   for (let i = 0; i < len && start + i < out.left.length; i++) {
-    const t = i / MUSIC_RATE;
+    const t = i / SYNTH_RATE;
     let v = 0;
     if (kind === 'kick' || kind === 'tom') {
       const [lo, sweep, decay] = kind === 'kick' ? [48, 90, 0.16] : [62, 40, 0.4];
-      phase += (lo + sweep * Math.exp(-t / 0.035)) / MUSIC_RATE;
+      phase += (lo + sweep * Math.exp(-t / 0.035)) / SYNTH_RATE;
       v = SINE[Math.floor(phase * TABLE) & (TABLE - 1)] * Math.exp(-t / decay);
       if (kind === 'tom') v += 0.15 * rand() * Math.exp(-t / 0.03);
     } else {
@@ -93,7 +94,7 @@ function drum(out: Stereo, kind: 'kick' | 'snare' | 'hat' | 'tom', at: number, r
       prev = n;
       if (kind === 'hat') v = 0.5 * hp * Math.exp(-t / 0.018);
       else {
-        phase += 185 / MUSIC_RATE;
+        phase += 185 / SYNTH_RATE;
         v = 0.55 * n * Math.exp(-t / 0.07) + 0.5 * SINE[Math.floor(phase * TABLE) & (TABLE - 1)] * Math.exp(-t / 0.05);
       }
     }
@@ -136,10 +137,10 @@ function bar(out: Stereo, spec: MoodSpec, degree: number, at: number, full: bool
   }
 }
 
-/** `seconds` of `mood`, as stereo samples at MUSIC_RATE (peak about −3 dBFS, before any fade). */
+/** `seconds` of `mood`, as stereo samples at SYNTH_RATE (peak about −3 dBFS, before any fade). */
 export function synthesize(mood: Mood, seconds: number, seed: number): Stereo {
   const spec = MOOD_SPECS[mood];
-  const length = Math.max(1, Math.round(seconds * MUSIC_RATE));
+  const length = Math.max(1, Math.round(seconds * SYNTH_RATE));
   const out: Stereo = { left: new Float32Array(length), right: new Float32Array(length) };
   const rand = noise(seed);
   const barLen = (60 / spec.bpm) * 4;
