@@ -4,7 +4,7 @@
 // timings merged into phrases, with short ramps), so the voice stays on top. The ducking is baked
 // into the file; the timeline item keeps its own level (volume_db) for the editor.
 import { writeFile } from 'node:fs/promises';
-import { wav } from '../engines/speech/wav.ts';
+import { wav } from './wav.ts';
 import { chooseMood, type Mood } from './music/moods.ts';
 import { SYNTH_RATE, synthesize } from './music/synth.ts';
 
