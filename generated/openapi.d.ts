@@ -1060,7 +1060,7 @@ export interface components {
             kind: "hosted" | "self_hosted" | "local";
             /** @description Who runs it: local, elevenlabs, openai (api.openai.com), openai-compatible (any other server of the OpenAI API), pexels, pixabay, comfyui, fal, replicate. */
             provider: string;
-            /** @description The provider's model (e.g. tts-1, eleven_multilingual_v2, gpt-4o-mini), or the local engine's name (local-writer, local-scene-renderer, local-slide-renderer, espeak-ng, ffmpeg); null for a provider without models (stock libraries). */
+            /** @description The provider's model (e.g. tts-1, eleven_multilingual_v2, gpt-4o-mini), or the local engine's name (local-writer, local-scene-renderer, local-slide-renderer, flite+espeak-ng, ffmpeg); null for a provider without models (stock libraries). */
             model: string | null;
         };
         /**
@@ -1075,9 +1075,9 @@ export interface components {
         SpeechEngineUse: {
             /** @enum {string} */
             kind: "hosted" | "self_hosted" | "local";
-            /** @description local (eSpeak NG), elevenlabs, openai or openai-compatible (see EngineUse). */
+            /** @description local (Flite, eSpeak NG), elevenlabs, openai or openai-compatible (see EngineUse). */
             provider: string;
-            /** @description The provider's speech model (e.g. tts-1, eleven_multilingual_v2), or espeak-ng. */
+            /** @description The provider's speech model (e.g. tts-1, eleven_multilingual_v2), or flite+espeak-ng. */
             model: string | null;
             /**
              * @description engine: the speech engine timed its own words (eSpeak NG's word events, ElevenLabs' alignment). transcribed: the audio was transcribed (TRANSCRIPTION_PROVIDER_URL, see `transcribe`) and the script aligned to the words heard. estimated: the words were spread over the audio's voiced stretches by their length. Null when not recorded.

@@ -381,7 +381,7 @@ export type EngineUse = {
      */
     provider: string;
     /**
-     * The provider's model (e.g. tts-1, eleven_multilingual_v2, gpt-4o-mini), or the local engine's name (local-writer, local-scene-renderer, local-slide-renderer, espeak-ng, ffmpeg); null for a provider without models (stock libraries).
+     * The provider's model (e.g. tts-1, eleven_multilingual_v2, gpt-4o-mini), or the local engine's name (local-writer, local-scene-renderer, local-slide-renderer, flite+espeak-ng, ffmpeg); null for a provider without models (stock libraries).
      */
     model: string | null;
 };
@@ -392,11 +392,11 @@ export type EngineUse = {
 export type SpeechEngineUse = {
     kind: 'hosted' | 'self_hosted' | 'local';
     /**
-     * local (eSpeak NG), elevenlabs, openai or openai-compatible (see EngineUse).
+     * local (Flite, eSpeak NG), elevenlabs, openai or openai-compatible (see EngineUse).
      */
     provider: string;
     /**
-     * The provider's speech model (e.g. tts-1, eleven_multilingual_v2), or espeak-ng.
+     * The provider's speech model (e.g. tts-1, eleven_multilingual_v2), or flite+espeak-ng.
      */
     model: string | null;
     /**

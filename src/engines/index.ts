@@ -50,7 +50,7 @@ import { localSlides } from './local/slide.ts';
 import { ffmpegRenderer } from './render/ffmpeg.ts';
 import type { RenderEngine } from './render/types.ts';
 import { createElevenLabsSpeech } from './speech/elevenlabs.ts';
-import { espeakNg } from './speech/espeak.ts';
+import { LOCAL_SPEECH, localSpeech } from './speech/local.ts';
 import { createFalSpeech } from './speech/fal.ts';
 import { createPexels, type StockEngineOptions } from './stock/pexels.ts';
 import { createPixabay } from './stock/pixabay.ts';
@@ -221,7 +221,7 @@ const REGISTRY: {
       make: (s) => createOpenAICompatibleSpeech({ ...s.config.speech, url: s.config.speech.url! }),
       label: (s) => openAiCompatible(s.config.speech.url!, s.config.speech.model),
     },
-    { make: () => espeakNg, label: () => localEngine('espeak-ng') },
+    { make: () => localSpeech, label: () => localEngine(LOCAL_SPEECH) },
   ],
   transcribe: [
     {

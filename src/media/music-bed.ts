@@ -1,24 +1,22 @@
-// The music bed of faceless videos: a soft chord pad synthesized by ffmpeg (aevalsrc; a chord
-// per image style), faded in and out, and ducked under the narration: its level dips by about
-// 10 dB while the voice speaks (word timings merged into phrases, with short ramps), so the
-// voice stays on top. The ducking is baked into the file; the timeline item keeps its own level
-// (volume_db) for the editor.
-import { runFfmpeg } from './ffmpeg.ts';
+// The music bed: a track of the music library (./music/: moods synthesized here, licence-clean)
+// of the requested length, its mood chosen from the request's words and style, faded in and out,
+// and ducked under the narration: its level dips by about 10 dB while the voice speaks (word
+// timings merged into phrases, with short ramps), so the voice stays on top. The ducking is baked
+// into the file; the timeline item keeps its own level (volume_db) for the editor.
+import { writeFile } from 'node:fs/promises';
+import { wav } from './wav.ts';
+import { chooseMood, type Mood } from './music/moods.ts';
+import { SYNTH_RATE, synthesize } from './music/synth.ts';
 
-/** Chord tones (Hz) of each style's pad. */
-const CHORDS: Record<string, number[]> = {
-  cinematic: [110, 220, 261.63, 329.63],
-  watercolor: [174.61, 220, 261.63, 349.23],
-  comic: [130.81, 261.63, 329.63, 392],
-  minimal: [196, 293.66, 392],
-  neon: [110, 164.81, 220, 277.18],
-  vintage: [146.83, 174.61, 220, 293.66],
-};
+/** The bed's rate: 48 kHz stereo, the mixers' format. */
+const MUSIC_RATE = SYNTH_RATE * 2;
+
+export { chooseMood, MOODS, type Mood } from './music/moods.ts';
 
 /** Level of the bed while the voice speaks (linear; 0.32 ≈ −10 dB). */
 const DUCKED = 0.32;
-
-const n = (v: number) => (Math.round(v * 1000) / 1000).toString();
+/** Level of the bed (linear) against the library's peak, leaving room for the voice. */
+const BED_LEVEL = 0.5;
 
 /** Phrases of speech: word intervals (ms) merged across gaps shorter than `gapMs`. */
 export function phrases(words: { startMs: number; endMs: number }[], gapMs = 400): [number, number][] {
@@ -31,35 +29,51 @@ export function phrases(words: { startMs: number; endMs: number }[], gapMs = 400
   return out;
 }
 
-/** The ducking gain expression on t (seconds): 1 between phrases, DUCKED inside them. */
-export function duckExpression(words: { startMs: number; endMs: number }[]): string {
-  const parts = phrases(words).map(([a, b]) => `clip(min((t-${n(a / 1000 - 0.15)})/0.15,(${n(b / 1000 + 0.3)}-t)/0.3),0,1)`);
-  if (!parts.length) return '1';
-  return `1-${n(1 - DUCKED)}*min(1,${parts.join('+')})`;
+/** The ducking gain at `t` seconds: 1 between phrases, DUCKED inside them, ramping over 0.15 s before and 0.3 s after. */
+export function duckGain(spans: [number, number][], t: number): number {
+  let inside = 0;
+  for (const [a, b] of spans) inside += Math.min(1, Math.max(0, Math.min((t - (a / 1000 - 0.15)) / 0.15, (b / 1000 + 0.3 - t) / 0.3)));
+  return 1 - (1 - DUCKED) * Math.min(1, inside);
 }
 
-/** Writes a `seconds`-long 48 kHz stereo WAV bed in the style's chord into `out` (inside `cwd`). */
-export async function renderMusicBed(
-  out: string,
-  opts: { seconds: number; style: string; words: { startMs: number; endMs: number }[]; cwd: string; signal?: AbortSignal },
-): Promise<void> {
-  const tones = CHORDS[opts.style] ?? CHORDS.cinematic;
-  const amp = 0.22 / tones.length;
-  const voice = tones.map((f, i) => `${n(amp)}*sin(2*PI*${n(f)}*t+${i})`).join('+');
-  // A slow swell so the pad breathes.
-  const swell = '(0.7+0.3*sin(2*PI*0.08*t))';
+/** A stable 32-bit seed of a text. */
+const seedOf = (text: string) => [...text].reduce((h, c) => Math.imul(h ^ c.charCodeAt(0), 16777619) >>> 0, 2166136261);
+
+export interface MusicBedOptions {
+  seconds: number;
+  /** The mood; else chosen from `prompt` and `style` (chooseMood). */
+  mood?: Mood;
+  /** The request's words (its prompt, topic or title). */
+  prompt?: string;
+  /** A faceless image style (or a mood name). */
+  style?: string;
+  /** The narration's words; none: no ducking. */
+  words: { startMs: number; endMs: number }[];
+  signal?: AbortSignal;
+}
+
+/** Writes a `seconds`-long 48 kHz stereo 16-bit WAV bed into `out`; returns the mood played. */
+export async function renderMusicBed(out: string, opts: MusicBedOptions): Promise<Mood> {
+  const mood = opts.mood ?? chooseMood(opts.prompt ?? '', opts.style);
   const d = Math.max(0.5, opts.seconds);
-  // aevalsrc evaluates its expression per sample: synthesized in mono at 12 kHz (the tones are
-  // below 400 Hz), then resampled to 48 kHz stereo, eight times less work than at 48 kHz stereo.
-  const graph = [
-    `aevalsrc=exprs='(${voice})*${swell}':s=12000:d=${n(d)}`,
-    'aresample=48000',
-    `afade=t=in:st=0:d=${n(Math.min(1, d / 4))}`,
-    `afade=t=out:st=${n(Math.max(0, d - 1.5))}:d=${n(Math.min(1.5, d / 4))}`,
-    `volume=volume='${duckExpression(opts.words)}':eval=frame[out]`,
-  ].join(',');
-  await runFfmpeg(['-filter_complex', graph, '-map', '[out]', '-ac', '2', '-ar', '48000', '-c:a', 'pcm_s16le', '-t', n(d), out], {
-    cwd: opts.cwd,
-    signal: opts.signal,
-  });
+  const { left, right } = synthesize(mood, d, seedOf(`${mood}|${opts.prompt ?? ''}`));
+  opts.signal?.throwIfAborted();
+  const spans = phrases(opts.words);
+  const [fadeIn, fadeOut] = [Math.min(1, d / 4), Math.min(1.5, d / 4)];
+  // Twice the synthesis rate: each synthesized sample, then the mean of it and the next one.
+  const frames = left.length * 2;
+  const pcm = new Int16Array(frames * 2);
+  const at = (ch: Float32Array, j: number) => (j % 2 ? (ch[(j - 1) / 2] + ch[Math.min(ch.length - 1, (j + 1) / 2)]) / 2 : ch[j / 2]);
+  let gain = 1;
+  for (let j = 0; j < frames; j++) {
+    // The ducking gain moves slowly: computed every 10 ms.
+    if (j % 480 === 0) {
+      const t = j / MUSIC_RATE;
+      gain = BED_LEVEL * duckGain(spans, t) * Math.min(1, t / fadeIn, Math.max(0, d - t) / fadeOut);
+    }
+    pcm[2 * j] = Math.round(32767 * Math.max(-1, Math.min(1, at(left, j) * gain)));
+    pcm[2 * j + 1] = Math.round(32767 * Math.max(-1, Math.min(1, at(right, j) * gain)));
+  }
+  await writeFile(out, wav(pcm, MUSIC_RATE, 2));
+  return mood;
 }

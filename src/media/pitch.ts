@@ -15,14 +15,14 @@ const MAX_HZ = 400;
 /** Seconds of the sample analysed at most. */
 const ANALYSED_SECONDS = 20;
 
-/** Median F0 of PCM samples (Float32, RATE Hz), or null when no frame is voiced. */
-export function estimatePitch(pcm: Float32Array, rate = RATE): number | null {
+/** F0 (Hz) of each voiced frame of PCM samples (Float32, `rate` Hz), in order; unvoiced and silent frames are left out. */
+export function pitchTrack(pcm: Float32Array, rate = RATE): number[] {
   const minLag = Math.floor(rate / MAX_HZ);
   const maxLag = Math.ceil(rate / MIN_HZ);
   const frame = Math.max(FRAME, maxLag * 2);
   let peakAbs = 0;
   for (const v of pcm) peakAbs = Math.max(peakAbs, Math.abs(v));
-  if (peakAbs === 0) return null;
+  if (peakAbs === 0) return [];
   const estimates: number[] = [];
   for (let start = 0; start + frame + maxLag <= pcm.length; start += HOP) {
     let energy = 0;
@@ -49,6 +49,12 @@ export function estimatePitch(pcm: Float32Array, rate = RATE): number | null {
     while (lag < maxLag && scores[lag + 1] > scores[lag]) lag++;
     estimates.push(rate / lag);
   }
+  return estimates;
+}
+
+/** Median F0 of PCM samples (Float32, RATE Hz), or null when no frame is voiced. */
+export function estimatePitch(pcm: Float32Array, rate = RATE): number | null {
+  const estimates = pitchTrack(pcm, rate);
   if (!estimates.length) return null;
   estimates.sort((a, b) => a - b);
   return estimates[Math.floor(estimates.length / 2)];

@@ -11,6 +11,7 @@ import sharp from 'sharp';
 import t from 'tap';
 import { extractFrame, FFMPEG_PATH, probe } from '../../src/media/ffmpeg.ts';
 import { startTestApp } from '../helpers/app.ts';
+import { maxVolume, SILENT_DB } from '../helpers/sound.ts';
 import { addMedia, colorPng, createProject, download, editOk, exportAndWait, upload } from './helpers.ts';
 
 const app = await startTestApp(t, {}, { workers: true });
@@ -143,6 +144,7 @@ t.test('trims, rates, fit, transform, layers and fades, frame by frame', async (
   const file = await download(done.url, 'a.mp4');
   const pr = await probe(file);
   t.match(pr, { video_codec: 'h264', audio_codec: 'aac', width: 640, height: 360, has_audio: true });
+  t.ok((maxVolume(file) ?? -200) > SILENT_DB, `the clip's tone is heard (peak ${maxVolume(file)} dB)`);
   t.ok(Math.abs((pr.duration_seconds ?? 0) - 4) < 0.15, `duration ${pr.duration_seconds}`);
 
   t.ok(near(await pixel(file, 0.5, 320, 180), [0, 0, 255]), 'trimmed 1 s in: blue at 0.5 s');
@@ -231,4 +233,7 @@ t.test('exports snapshot the version; an empty project is refused', async (t) =>
   t.equal(first.body.version, 2, 'the earlier export keeps its version');
   const lib = await app.request('GET', '/api/v1/editor/media?media_type=video&query=changed', { key: ws.key });
   t.equal(lib.body.data.length, 1, 'the export is in the media library');
+  const file = await download(done.url, 'still.mp4');
+  t.equal((await probe(file)).has_audio, false, 'nothing audible in the project: no audio stream, never a silent track');
+  t.equal(lib.body.data[0].has_audio, false, 'and the library says so');
 });

@@ -12,6 +12,7 @@ import { LocalProvider } from '../../src/engines/local/ads.ts';
 import { FONT_BOLD as FONT_FILE } from '../../src/engines/local/font.ts';
 import { computeLayout, paletteFor } from '../../src/engines/local/layout.ts';
 import { headlineFrom } from '../../src/engines/write/ad-copy.ts';
+import { maxVolume, SILENT_DB } from '../helpers/sound.ts';
 import { ProviderError, resolveDimensions, type GenerationJob, type ImageFormat } from '../../src/engines/generation.ts';
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'providers-local-'));
@@ -277,6 +278,7 @@ t.test('video ad: H.264/AAC MP4, 720×1280, 3 s, captions, progress', async (t) 
   const streams = await ffprobeStreams(res.path);
   t.equal(streams.find((s) => s.codec_type === 'video')?.pix_fmt, 'yuv420p');
   t.equal(streams.find((s) => s.codec_type === 'audio')?.channels, 2);
+  t.ok((maxVolume(res.path) ?? -200) > SILENT_DB, `the music bed is heard (peak ${maxVolume(res.path)} dB)`);
 
   const first = await extractFrame(res.path, 0);
   near(t, await rgbAt(first, 4, 4), hex(BRAND[0]), 12, 'first frame is the composed ad (brand corner)');

@@ -25,7 +25,7 @@ t.test('no keys: every capability resolves to its local engine, whatever the cat
     lipsync: 'local',
     scene: 'local',
     slide: 'local',
-    speech: 'espeak-ng',
+    speech: 'flite+espeak-ng',
     render: 'ffmpeg',
   };
   for (const [capability, name] of Object.entries(local) as [keyof typeof local, string][]) {
@@ -114,8 +114,8 @@ t.test(
     t.equal(name({ ...fal, ...speech }), 'fal', 'then fal, before the OpenAI-compatible server');
     t.equal(name({ ...fal }), 'fal');
     t.equal(name({ FAL_KEY: 'fal-x', ...speech }), 'openai-compatible', 'FAL_KEY alone (for image and video models) does not speak');
-    t.equal(name({ FAL_SPEECH_MODEL: 'fal-ai/kokoro/american-english' }), 'espeak-ng', 'a model without FAL_KEY: not fal');
-    t.equal(name(fal, false), 'espeak-ng', 'no fetcher for the audio it answers: not fal');
+    t.equal(name({ FAL_SPEECH_MODEL: 'fal-ai/kokoro/american-english' }), 'flite+espeak-ng', 'a model without FAL_KEY: not fal');
+    t.equal(name(fal, false), 'flite+espeak-ng', 'no fetcher for the audio it answers: not fal');
     t.same(
       engineUseFor('speech', { config: loadConfig({ ...fal, FAL_SPEECH_MODEL: 'fal-ai/elevenlabs/tts/multilingual-v2' }), fetcher }),
       { kind: 'hosted', provider: 'fal', model: 'fal-ai/elevenlabs/tts/multilingual-v2' },
@@ -145,7 +145,7 @@ t.test('what records call the engines: local by name, hosted providers, OpenAI-c
   t.same(engineUseFor('write', none), local('local-writer'));
   t.same(engineUseFor('scene', none), local('local-scene-renderer'));
   t.same(engineUseFor('slide', none), local('local-slide-renderer'));
-  t.same(engineUseFor('speech', none), local('espeak-ng'));
+  t.same(engineUseFor('speech', none), local('flite+espeak-ng'));
   t.same(engineUseFor('render', none), local('ffmpeg'));
   t.equal(engineUseFor('transcribe', none), undefined, 'no transcribe engine, no label');
   t.equal(engineUseFor('stock', none), undefined, 'no stock engine, no label');

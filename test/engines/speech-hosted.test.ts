@@ -293,7 +293,7 @@ t.test(
     t.throws(() => loadConfig({ SPEECH_RESPONSE_FORMAT: 'ogg' }), /SPEECH_RESPONSE_FORMAT must be wav or mp3/);
     t.throws(() => loadConfig({ SPEECH_PROVIDER_URL: 'ftp://x' }), /SPEECH_PROVIDER_URL must be an http\(s\) URL/);
     const speech = (env: Record<string, string>) => engineFor('speech', { config: loadConfig(env) }).name;
-    t.equal(speech({}), 'espeak-ng');
+    t.equal(speech({}), 'flite+espeak-ng');
     t.equal(speech({ SPEECH_PROVIDER_URL: 'http://127.0.0.1:8880/v1' }), 'openai-compatible');
     t.equal(speech({ ELEVENLABS_API_KEY: 'xi' }), 'elevenlabs');
     t.equal(speech({ ELEVENLABS_API_KEY: 'xi', SPEECH_PROVIDER_URL: 'http://127.0.0.1:8880/v1' }), 'elevenlabs');

@@ -1,7 +1,21 @@
 // The sound of a delivered MP4, as 16 kHz mono samples (decoded by our ffmpeg), for tests that
-// listen for a fake's tone in a rendered video.
-import { spawn } from 'node:child_process';
+// listen for a fake's tone in a rendered video; and the loudest moment of a file's audio, for
+// tests that an output has sound or no audio stream at all (never a silent track).
+import { spawn, spawnSync } from 'node:child_process';
 import { FFMPEG_PATH } from '../../src/media/ffmpeg.ts';
+
+/** The audio's peak level in dBFS (ffmpeg volumedetect's max_volume; -Infinity for digital silence), or null without an audio stream. */
+export function maxVolume(file: string): number | null {
+  const out = spawnSync(FFMPEG_PATH, ['-hide_banner', '-nostats', '-i', file, '-vn', '-af', 'volumedetect', '-f', 'null', '-'], {
+    encoding: 'utf8',
+  });
+  if (!/Stream #\S+: Audio/.test(out.stderr)) return null;
+  const m = /max_volume: (-?[\d.]+|-inf) dB/.exec(out.stderr);
+  return !m || m[1] === '-inf' ? Number.NEGATIVE_INFINITY : Number(m[1]);
+}
+
+/** A level below this (dBFS peak) is a silent track. */
+export const SILENT_DB = -60;
 
 /** The MP4 at `url`'s sound as 16 kHz mono 16-bit samples. */
 export async function soundOf(url: string): Promise<Int16Array> {

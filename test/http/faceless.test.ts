@@ -13,6 +13,7 @@ import { brandKits, creditLedger, facelessVideos, organizations, webhookEndpoint
 import { extractFrame, probe } from '../../src/media/ffmpeg.ts';
 import { facelessProgress } from '../../src/pipelines/faceless-video/rows.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { maxVolume, SILENT_DB } from '../helpers/sound.ts';
 
 const magenta = await sharp({ create: { width: 300, height: 150, channels: 3, background: '#FF00FF' } })
   .png()
@@ -209,6 +210,7 @@ t.test('a faceless video end to end: charge, replay, states, the MP4, captions, 
   t.equal(fs.statSync(file).size, video.size_bytes);
   const p = await probe({ path: file, type: 'video/mp4' });
   t.match(p, { width: 1080, height: 1920, video_codec: 'h264', audio_codec: 'aac', has_audio: true });
+  t.ok((maxVolume(file) ?? -200) > SILENT_DB, `narration and music are heard (peak ${maxVolume(file)} dB)`);
   t.ok(Math.abs(p.duration_seconds! - 5) <= 0.5, `MP4 lasts ${p.duration_seconds}`);
 
   // The editor project with the same id: scenes, voiceover, captions.
@@ -291,7 +293,7 @@ t.test('from a prompt in Spanish, 16:9, another style: the written script, full 
     {
       write: local('local-writer'),
       scene: local('local-scene-renderer'),
-      speech: { ...local('espeak-ng'), timings: 'engine' },
+      speech: { ...local('flite+espeak-ng'), timings: 'engine' },
       render: local('ffmpeg'),
     },
     'the local writer, scene renderer, eSpeak NG (its own word timings) and ffmpeg',

@@ -21,6 +21,7 @@ import { ledgerSum } from '../../src/services/billing/credits.ts';
 import { slideshowCredits } from '../../src/services/catalog/catalog-data.ts';
 import { connect } from '../mcp/helpers.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { maxVolume, SILENT_DB } from '../helpers/sound.ts';
 
 const PER_SLIDE = 10;
 /** A slideshow's engines with no provider configured. */
@@ -442,7 +443,10 @@ t.test('a 4:5 carousel with a brand kit, product, avatar image and overlays', as
   const file = path.join(dir, 'carousel.mp4');
   await fs.writeFile(file, Buffer.from(await (await fetch(body.video_url)).arrayBuffer()));
   const probed = await probe({ path: file, type: 'video/mp4' });
-  t.match(probed, { width: 1080, height: 1350 });
+  t.match(probed, { width: 1080, height: 1350, has_audio: true });
+  t.ok((maxVolume(file) ?? -200) > SILENT_DB, `the carousel has music, not a silent track (peak ${maxVolume(file)} dB)`);
+  const music = project.items.filter((i: { type: string }) => i.type === 'audio');
+  t.match(music, [{ audio_role: 'music', from_seconds: 0, duration_seconds: 3 * SLIDE_SECONDS }], 'the music is an item of the project');
   t.ok(Math.abs(probed.duration_seconds! - 3 * SLIDE_SECONDS) < 0.5, `duration ${probed.duration_seconds} ≈ ${3 * SLIDE_SECONDS}`);
 
   // The completion event, written with the terminal state: the slideshow as GET returns it.
@@ -511,7 +515,7 @@ t.test('1:1 in Spanish with a photo-dump reference: full-bleed product, a catalo
     'the first attempt is cut off',
   );
   const stored = await countsOf();
-  t.match(stored, { slides: 3, media: 3, items: 6 }, 'its slides and project (three images, three texts) were stored');
+  t.match(stored, { slides: 3, media: 3, items: 7 }, 'its slides and project (three images, three texts, the music) were stored');
   const [mid] = await sql`select status, video_media_id from slideshows where id = ${q.slideshow_id}`;
   t.match(mid, { status: 'generating', video_media_id: null });
   await attempt(2, new AbortController().signal);

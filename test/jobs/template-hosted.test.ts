@@ -244,7 +244,7 @@ t.test('a UGC ad on a talking avatar: a script, spoken, drives OmniHuman over th
   const record = (await stageRecord(id)).state;
   t.ok(record.script.text.split(' ').length >= 10, `a script was written: "${record.script.text}"`);
   t.match(record.script.text, /lemonade/i, 'about the prompt');
-  t.match(record.voice, { engine: 'espeak-ng', timings: 'engine', durationMs: 10_000 });
+  t.match(record.voice, { engine: 'flite+espeak-ng', timings: 'engine', durationMs: 10_000 });
   t.ok(record.voice.words.length >= 10, 'its words are timed');
   // The voice sent is the stored narration: 10 s of 48 kHz stereo.
   const sent = path.join(dir, 'sent.wav');

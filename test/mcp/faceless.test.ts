@@ -82,7 +82,7 @@ t.test('create, poll, download: a finished MP4', async (t) => {
   const local = (model: string) => ({ kind: 'local', provider: 'local', model });
   t.same(video.engines, {
     scene: local('local-scene-renderer'),
-    speech: { ...local('espeak-ng'), timings: 'engine' },
+    speech: { ...local('flite+espeak-ng'), timings: 'engine' },
     render: local('ffmpeg'),
   });
   t.equal(video.scenes.length, 2, 'one scene per sentence');

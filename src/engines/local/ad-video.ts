@@ -9,9 +9,10 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { escapeFilterValue as esc, inputArgs, probe, type MediaFile } from '../../media/ffmpeg.ts';
+import { renderMusicBed } from '../../media/music-bed.ts';
 import { ProviderError, type GenerationJob } from '../generation.ts';
 import { composeAd, encodeRaw, facesFor } from './ad-image.ts';
-import { hash32, rng, type AdLayout } from './layout.ts';
+import { rng, type AdLayout } from './layout.ts';
 import { adCopy } from '../write/ad-copy.ts';
 import type { SpokenWord } from '../speech/types.ts';
 
@@ -178,25 +179,6 @@ async function captionFilters(job: GenerationJob, layout: AdLayout, duration: nu
   return out;
 }
 
-/** A soft sustained chord (three sines and a sub) over filtered pink noise, faded in and out. */
-function audioBed(job: GenerationJob, duration: number): string {
-  const rand = rng(`audio:${job.prompt}|${job.templateSlug ?? job.modelSlug ?? ''}`);
-  const roots = [110, 123.47, 130.81, 146.83, 164.81, 174.61, 196];
-  const root = roots[Math.floor(rand() * roots.length)];
-  const third = rand() < 0.6 ? 2 ** (4 / 12) : 2 ** (3 / 12);
-  const freqs = [root, root * third, root * 2 ** (7 / 12), root / 2];
-  const d = fmt(duration);
-  const fadeOut = Math.min(1, duration / 4);
-  const srcs = freqs.map((f, i) => `${filter('sine', { frequency: fmt(f), sample_rate: 48000, duration: d })}[s${i}]`);
-  const noise = `${filter('anoisesrc', { color: 'pink', amplitude: 0.04, duration: d, sample_rate: 48000, seed: hash32(job.prompt) % 100000 })},${filter('lowpass', { f: 900 })}[sn]`;
-  const mix =
-    `[s0][s1][s2][s3][sn]${filter('amix', { inputs: 5, duration: 'longest', weights: '1 0.8 0.7 0.6 0.5' })},` +
-    `${filter('tremolo', { f: 0.5, d: 0.25 })},${filter('lowpass', { f: 2400 })},${filter('volume', { volume: 2.5 })},` +
-    `${filter('afade', { t: 'in', st: 0, d: fmt(Math.min(0.8, duration / 4)) })},${filter('afade', { t: 'out', st: fmt(duration - fadeOut), d: fmt(fadeOut) })},` +
-    `${filter('aformat', { sample_fmts: 'fltp', sample_rates: 48000, channel_layouts: 'stereo' })}[a]`;
-  return [...srcs, noise, mix].join(';');
-}
-
 /**
  * Writes the intermediates of `job` into `scratchDir` and returns the one ffmpeg command that
  * renders `outPath`.
@@ -245,7 +227,12 @@ export async function prepareVideo(
     graph.push(audioTrack(mode === 'still' ? 1 : 2, duration));
     hasAudio = true;
   } else if (job.generateAudio) {
-    graph.push(audioBed(job, duration));
+    // A track of the music library in the mood of the prompt (src/media/music-bed.ts).
+    const bed = path.join(scratchDir, 'music.wav');
+    await renderMusicBed(bed, { seconds: duration, prompt: `${job.prompt} ${job.templateSlug ?? ''}`, words: [] });
+    files.push(bed);
+    inputs.push(...inputArgs({ path: bed, type: 'audio/wav' }));
+    graph.push(audioTrack(mode === 'still' ? 1 : 2, duration));
     hasAudio = true;
   }
   const args = [...inputs, '-filter_complex', graph.join(';'), ...encodeArgs(settings, hasAudio, duration, outPath)];

@@ -11,8 +11,9 @@
 //          (see src/media/ass.ts) with the shipped DejaVu fonts as fontsdir.
 //   audio  every audible item trimmed, tempo-changed (atempo chain), set to 48 kHz stereo,
 //          gained (volume dB), faded, delayed to its start and padded to the project length;
-//          amix of all (plus a silent bed, so there is always an audio track), with the level
-//          restored (amix divides by the number of inputs and 4.1 has no normalize=0).
+//          amix of all, with the level restored (amix divides by the number of inputs and 4.1
+//          has no normalize=0). A project with nothing audible renders without an audio stream:
+//          never a silent track.
 //
 // planRender() writes the graph (and ASS files) into a work folder and returns the ffmpeg
 // arguments; renderTimeline() runs them; ffmpegRenderer is the render capability's engine
@@ -312,16 +313,15 @@ export async function planRender(
   if (D <= 0) throw new Error('the project has no items to render');
   const g = new RenderGraph(project);
   const base = g.input(['-f', 'lavfi', '-i', f('color', { c: 'black', s: `${W}x${H}`, r: n(fps), d: n(D) })]);
-  const silence = g.input(['-f', 'lavfi', '-t', n(D), '-i', f('anullsrc', { r: 48000, cl: 'stereo' })]);
   g.lines.push(`[${base}:v]${f('format', { pix_fmts: 'yuv420p' })}[v0]`);
   await drawVisuals(g, workDir);
   g.lines.push(`[${g.current}]${f('format', { pix_fmts: 'yuv420p' })}[vout]`);
-  mixAudio(g, silence, D);
+  const audible = mixAudio(g, D);
 
   const script = path.join(workDir, 'graph.txt');
   await writeFile(script, g.lines.join(';\n'), 'utf8');
   g.files.push(script);
-  return { args: [...g.inputs, ...encodeArgs(script, fps, D, quality, outPath)], durationSeconds: D, outPath, files: g.files };
+  return { args: [...g.inputs, ...encodeArgs(script, fps, D, quality, outPath, audible)], durationSeconds: D, outPath, files: g.files };
 }
 
 /** Every visual item overlaid in drawing order; each run of text/captions items burned in by one ASS file. */
@@ -487,8 +487,8 @@ function overlayPosition(
 
 const AUDIO_FORMAT = { sample_fmts: 'fltp', sample_rates: 48000, channel_layouts: 'stereo' };
 
-/** Every audible item, mixed over a silent bed of the project's length into [aout]. */
-function mixAudio(g: RenderGraph, silence: number, D: number): void {
+/** Every audible item, each padded to the project's length, mixed into [aout]; false (and no [aout]) when nothing is audible. */
+function mixAudio(g: RenderGraph, D: number): boolean {
   const audio: string[] = [];
   const samples = Math.round(D * 48000);
   const muted = new Set(g.project.tracks.filter((t) => t.muted).map((t) => t.track_id));
@@ -502,17 +502,14 @@ function mixAudio(g: RenderGraph, silence: number, D: number): void {
     g.lines.push(`[${idx}:a]${audioChain(item, samples).join(',')}[${label}]`);
     audio.push(label);
   }
-  g.lines.push(
-    `[${silence}:a]${f('aformat', AUDIO_FORMAT)},${f('apad', { whole_len: samples })},${f('atrim', { end_sample: samples })}[abed]`,
-  );
-  if (audio.length) {
-    const count = audio.length + 1;
+  if (audio.length === 1) g.lines.push(`[${audio[0]}]anull[aout]`);
+  else if (audio.length > 1) {
+    const count = audio.length;
     g.lines.push(
-      `[abed]${audio.map((a) => `[${a}]`).join('')}${f('amix', { inputs: count, duration: 'longest', dropout_transition: 0 })},${f('volume', { volume: count })}[aout]`,
+      `${audio.map((a) => `[${a}]`).join('')}${f('amix', { inputs: count, duration: 'longest', dropout_transition: 0 })},${f('volume', { volume: count })}[aout]`,
     );
-  } else {
-    g.lines.push('[abed]anull[aout]');
   }
+  return audio.length > 0;
 }
 
 /** One audible item: trimmed, re-timed, gained, faded, delayed to its start and padded to `samples`. */
@@ -539,16 +536,15 @@ function audioChain(item: Item, samples: number): string[] {
   return chain;
 }
 
-/** The output half of the ffmpeg arguments: the graph script, the H.264/AAC encoder settings of `quality`, the length. */
-function encodeArgs(script: string, fps: number, D: number, quality: RenderQuality, outPath: string): string[] {
+/** The output half of the ffmpeg arguments: the graph script, the H.264 (and AAC, when `audible`) encoder settings of `quality`, the length. */
+function encodeArgs(script: string, fps: number, D: number, quality: RenderQuality, outPath: string, audible: boolean): string[] {
   const enc = ENCODER[quality];
+  const audio = audible ? ['-map', '[aout]', '-c:a', 'aac', '-b:a', enc.audioBitrate, '-ar', '48000', '-ac', '2'] : [];
   return [
     '-filter_complex_script',
     script,
     '-map',
     '[vout]',
-    '-map',
-    '[aout]',
     '-c:v',
     'libx264',
     '-preset',
@@ -559,14 +555,7 @@ function encodeArgs(script: string, fps: number, D: number, quality: RenderQuali
     'yuv420p',
     '-r',
     n(fps),
-    '-c:a',
-    'aac',
-    '-b:a',
-    enc.audioBitrate,
-    '-ar',
-    '48000',
-    '-ac',
-    '2',
+    ...audio,
     '-t',
     n(D),
     '-movflags',

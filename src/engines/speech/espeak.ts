@@ -2,8 +2,8 @@
 // process (espeak-worker.ts; see there for why it is a separate program). Word timings come from
 // the synthesizer's own word events, so captions of our voiceovers are exact.
 import { fileURLToPath } from 'node:url';
-import { killGuarded, spawnGuarded } from '../../media/child-guard.ts';
-import { SpeechFailed, type Speech, type SpeechEngine, type SpeechOptions, type SpokenWord } from './types.ts';
+import type { Speech, SpeechOptions, SpokenWord } from './types.ts';
+import { runSpeechWorker } from './worker.ts';
 
 const WORKER = fileURLToPath(new URL('./espeak-worker.ts', import.meta.url));
 
@@ -19,33 +19,11 @@ interface WorkerReply {
 export async function synthesizeSpeech(text: string, outFile: string, opts: SpeechOptions): Promise<Speech> {
   const rate = Math.max(80, Math.min(450, 175 * (opts.speed ?? 1)));
   const pitch = Math.max(0, Math.min(99, 50 + 4 * (opts.pitch ?? 0)));
-  const reply = await new Promise<WorkerReply>((resolve, reject) => {
-    // Under the render guard: it dies with this process (./child-guard.ts).
-    const child = spawnGuarded(process.execPath, [WORKER], { stdin: 'pipe' });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    const timer = setTimeout(() => killGuarded(child), opts.timeoutMs ?? 60_000);
-    child.stdout!.on('data', (c: Buffer) => out.push(c));
-    child.stderr!.on('data', (c: Buffer) => err.push(c));
-    child.on('error', (e) => {
-      clearTimeout(timer);
-      reject(new SpeechFailed(`could not start the speech synthesizer: ${e.message}`));
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      const raw = Buffer.concat(out).toString('utf8');
-      try {
-        const parsed = JSON.parse(raw) as WorkerReply;
-        if (parsed.ok) return resolve(parsed);
-        return reject(new SpeechFailed(`speech synthesis failed: ${parsed.error}`));
-      } catch {
-        reject(
-          new SpeechFailed(`speech synthesis failed (${signal ?? `exit ${code}`}): ${Buffer.concat(err).toString('utf8').slice(-300)}`),
-        );
-      }
-    });
-    child.stdin!.end(JSON.stringify({ text, voice: opts.voice, rate, pitch, out: outFile }));
-  });
+  const reply = await runSpeechWorker<WorkerReply>(
+    WORKER,
+    { text, voice: opts.voice, rate, pitch, out: outFile },
+    opts.timeoutMs ?? 60_000,
+  );
   const durationMs = Math.round((reply.samples / reply.sampleRate) * 1000);
   return { file: outFile, durationMs, words: wordTimings(text, reply.events, durationMs), timings: 'engine' };
 }
@@ -80,6 +58,3 @@ export function wordTimings(text: string, events: WorkerReply['events'], duratio
     }))
     .filter((w) => /[\p{L}\p{N}]/u.test(w.text));
 }
-
-/** The speech engine: eSpeak NG, on this machine. */
-export const espeakNg: SpeechEngine = { name: 'espeak-ng', synthesize: synthesizeSpeech };

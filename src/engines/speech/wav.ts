@@ -1,24 +1,5 @@
-// The WAV files of the speech engines: 16-bit mono PCM with a 44-byte header.
+// The WAV files of the speech engines: 16-bit mono PCM with a 44-byte header (../../media/wav.ts).
+export { wav } from '../../media/wav.ts';
 
 /** Speech engines write their WAV files at this rate (22.05 kHz mono, 16-bit). */
 export const SPEECH_SAMPLE_RATE = 22050;
-
-/** A WAV file of 16-bit mono PCM samples (little-endian `data`, as Int16Array memory is on every platform Node runs on). */
-export function wav(data: Buffer | Int16Array, sampleRate: number): Buffer {
-  const pcm = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-  const header = Buffer.alloc(44);
-  header.write('RIFF', 0);
-  header.writeUInt32LE(36 + pcm.length, 4);
-  header.write('WAVE', 8);
-  header.write('fmt ', 12);
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20); // PCM
-  header.writeUInt16LE(1, 22); // mono
-  header.writeUInt32LE(sampleRate, 24);
-  header.writeUInt32LE(sampleRate * 2, 28);
-  header.writeUInt16LE(2, 32);
-  header.writeUInt16LE(16, 34);
-  header.write('data', 36);
-  header.writeUInt32LE(pcm.length, 40);
-  return Buffer.concat([header, pcm]);
-}

@@ -14,7 +14,7 @@ import { and, eq, inArray } from 'drizzle-orm';
 import { media, mediaTranscripts } from '../../db/schema/index.ts';
 import { FfmpegError, inputArgs, probe, runFfmpeg } from '../../media/ffmpeg.ts';
 import { fetchCheckedMedia } from '../../media/fetch-media.ts';
-import { renderMusicBed } from '../../media/music-bed.ts';
+import { storeMusicBed } from '../music-bed.ts';
 import { engineFor } from '../../engines/index.ts';
 import { ProviderError, type ProviderJobRef } from '../../engines/generation.ts';
 import { choosePicture, makePicture } from '../../engines/image/model-picture.ts';
@@ -515,32 +515,18 @@ async function timeCaptions(
   voiceover: FacelessOutputs['voiceover'],
 ): Promise<FacelessOutputs['captions']> {
   const durationSeconds = videoSeconds(spec, voiceover);
-  const bed = path.join(workDir, 'music.wav');
-  await renderMusicBed(bed, { seconds: durationSeconds, style: spec.imageStyle, words: voiceover.words, cwd: workDir, signal: s.signal });
-  const id = stableUuid(`faceless:${f.videoId}:music`);
-  const key = facelessMusicKey(f.orgId, f.videoId);
-  const stored = await ctx.storage.put(key, { file: bed }, 'audio/wav');
-  await ctx.db
-    .insert(media)
-    .values({
-      id,
-      orgId: f.orgId,
-      kind: 'audio',
-      status: 'completed',
-      source: 'generation',
-      title: `Music bed: ${spec.title}`.slice(0, 200),
-      filename: 'music.wav',
-      contentType: 'audio/wav',
-      sizeBytes: stored.bytes,
-      storageKey: key,
-      durationSeconds,
-      hasAudio: true,
-    })
-    .onConflictDoNothing();
+  const music = await storeMusicBed(ctx, {
+    orgId: f.orgId,
+    mediaId: stableUuid(`faceless:${f.videoId}:music`),
+    key: facelessMusicKey(f.orgId, f.videoId),
+    title: `Music bed: ${spec.title}`,
+    workDir,
+    bed: { seconds: durationSeconds, prompt: spec.prompt ?? spec.title, style: spec.imageStyle, words: voiceover.words, signal: s.signal },
+  });
   return {
     cues: captionCues(script.parts, voiceover.words),
     sceneStartsMs: partStarts(script.parts, voiceover.words),
-    music: { mediaId: id, durationMs: Math.round(durationSeconds * 1000) },
+    music,
   };
 }
 

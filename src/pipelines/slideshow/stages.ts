@@ -32,7 +32,9 @@ import { itemJob, itemState, type ItemState } from '../../kernel/item-state.ts';
 import { findAiModel, PREVIEWS_DIR_URL } from '../../services/catalog/catalog-data.ts';
 import { overlayTextColours, slideGeometry, slidePalette } from '../../engines/local/slide.ts';
 import { WriterFailed, type SlideCopy } from '../../engines/write/types.ts';
-import { slideshowSlideKey, slideshowVideoKey } from '../../storage/keys.ts';
+import { editorMediaKey, slideshowSlideKey, slideshowVideoKey } from '../../storage/keys.ts';
+import { storeMusicBed, type StoredMusicBed } from '../music-bed.ts';
+import { stableUuid } from '../faceless-video/rows.ts';
 import { referenceColors } from '../../services/references/reference-colors.ts';
 import {
   addTrack,
@@ -480,13 +482,50 @@ async function fillSlides(a: Attempt, st: Stage, done: Pick<SlideshowOutputs, 'c
   const { spec } = a.s;
   const palette = await a.palette(st.signal);
   const texts = textsOf(spec, done.copy);
-  return fillProject(a.ctx, a.s, (tl) =>
+  const music = await slideshowMusic(a, st);
+  return fillProject(a.ctx, a.s, (tl) => {
     addSlides(
       tl,
       done.slides.map((mediaId, i) => ({ mediaId, text: texts[i] })),
       spec,
       palette,
-    ),
+    );
+    addMusic(tl, music);
+  });
+}
+
+/** The slideshow's music: a track of the music library in the mood of the prompt, as long as the slides. */
+function slideshowMusic({ ctx, s, workDir }: Attempt, st: Stage): Promise<StoredMusicBed> {
+  const mediaId = stableUuid(`slideshow:${s.id}:music`);
+  return storeMusicBed(ctx, {
+    orgId: s.orgId,
+    mediaId,
+    key: editorMediaKey(s.orgId, mediaId, 'wav'),
+    title: `Music: ${s.spec.title}`,
+    workDir,
+    bed: {
+      seconds: s.spec.slideCount * SLIDE_SECONDS,
+      prompt: `${s.spec.prompt} ${s.spec.productContext ?? ''}`,
+      words: [],
+      signal: st.signal,
+    },
+  });
+}
+
+/** The music as an audio item (role music) on a track of its own, under the whole slideshow. */
+function addMusic(tl: Timeline, music: StoredMusicBed): void {
+  const track = addTrack(tl, 'audio');
+  track.name = 'Music';
+  tl.items.push(
+    baseItem({
+      item_id: newItemId(tl, 'audio'),
+      track_id: track.track_id,
+      type: 'audio',
+      media_id: music.mediaId,
+      from_seconds: 0,
+      duration_seconds: t3(music.durationMs / 1000),
+      audio_role: 'music',
+    }),
   );
 }
 
