@@ -151,7 +151,7 @@ t.test('heard narration: eSpeak speech to the end passes; speech then music alon
   t.same(failed(full), [], `speech for ${spoken} s is heard as narration`);
   // The same speech, then the music bed alone for the last 30 %: as the issue's faceless video did.
   const total = Math.round((spoken / 0.7) * 100) / 100;
-  await renderMusicBed(at('bed.wav'), { seconds: total, style: 'cinematic', words: speech.words, cwd: dir });
+  await renderMusicBed(at('bed.wav'), { seconds: total, style: 'cinematic', words: speech.words });
   await ffmpeg([
     '-i',
     at('voice.wav'),
