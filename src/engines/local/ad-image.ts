@@ -342,7 +342,7 @@ export async function composeAd(job: GenerationJob, mode: ComposeMode = 'full', 
   return { layout, palette: d.palette, headline: d.copy.headline, pixels, textPixels, texts: d.texts, manifest };
 }
 
-/** The picture of a finished ad: the UGC portrait, the product card and its images, the presenter disc, slot labels. */
+/** The picture of a finished ad: the UGC portrait, the product card and its images, the presenter disc. */
 async function pictureLayers(d: AdDraw): Promise<OverlayOptions[]> {
   const { job, layout, palette } = d;
   const layers: OverlayOptions[] = [];
@@ -362,7 +362,6 @@ async function pictureLayers(d: AdDraw): Promise<OverlayOptions[]> {
   } else if (card) layers.push(...(await productCard(layout, layout.slots.length ? '#ffffff' : mix(palette.primary, '#ffffff', 0.82))));
   for (let i = 0; i < layout.slots.length; i++) layers.push(await slotImage(job, layout, i));
   if (layout.avatar && layout.avatarShape === 'disc') layers.push(...(await avatarDisc(job, layout.avatar, palette)));
-  for (let i = 0; i < layout.slotLabels.length && i < layout.slots.length; i++) layers.push(...(await slotLabel(d, i)));
   return layers;
 }
 
@@ -423,10 +422,11 @@ async function drawText(d: AdDraw, s: TextSpec): Promise<OverlayOptions[]> {
   return layers;
 }
 
-/** The headline, subheadline, brand line, logo, offer, CTA and badge. */
+/** The headline, subheadline, slot labels, brand line, logo, offer, CTA and badge. */
 async function textLayers(d: AdDraw): Promise<OverlayOptions[]> {
   const { job, layout } = d;
   const layers = await headlineLayers(d);
+  for (let i = 0; i < layout.slotLabels.length && i < layout.slots.length; i++) layers.push(...(await slotLabel(d, i)));
   if (layout.brand) layers.push(...(await brandLayer(d, layout.brand)));
   // Logo: fitted inside its box, right-aligned, vertically centred.
   if (layout.logo && job.logo) layers.push(await logoLayer(job, layout.logo));
@@ -487,7 +487,8 @@ async function headlineLayers(d: AdDraw): Promise<OverlayOptions[]> {
   const layers = await drawText(d, { text, role: 'headline', box, colour: d.ink, maxPx, face: d.headFace, panel });
   const drawn = d.texts.at(-1)!.box;
   const below = drawn.y + drawn.h + r(u * (quoteStars ? 0.015 : 0.035));
-  if (quoteStars) layers.push(starsLayer(d, { x: layout.headline.x, y: below, w: layout.headline.w, h: starH }));
+  const starY = Math.min(below, layout.headline.y + layout.headline.h - starH);
+  if (quoteStars) layers.push(starsLayer(d, { x: layout.headline.x, y: starY, w: layout.headline.w, h: starH }));
   else if (d.style.rule && mode === 'full') {
     // The accent rule, where the headline's box has room for it.
     const w = r(u * 0.12);

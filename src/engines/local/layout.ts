@@ -263,9 +263,9 @@ export function layoutKind(job: Pick<GenerationJob, 'type' | 'templateSlug'>): L
   if (job.type === 'ugc_ad') return 'ugc';
   const slug = job.templateSlug ?? '';
   if (/before|after|-vs-|versus|comparison|problem/.test(slug)) return 'split';
-  if (/testimonial|quote|review|founder|story/.test(slug)) return 'quote';
-  if (/grid|feature|walkthrough|callout|montage/.test(slug)) return 'grid';
   if (/sale|offer|promo|countdown|flash|banner|seasonal/.test(slug)) return 'banner';
+  if (/testimonial|quote|review|founder/.test(slug)) return 'quote';
+  if (/grid|feature|walkthrough|callout|montage/.test(slug)) return 'grid';
   return 'hero';
 }
 
