@@ -106,7 +106,7 @@ function backgroundSvg(d: AdDraw): string {
   const { layout, palette: p, mode, style } = d;
   const { width: W, height: H } = layout;
   if (mode === 'overlay') return svg(W, H, '');
-  const defs = `<defs><linearGradient id="bg" x1="0" y1="0" x2="1" y2="1"><stop offset="0.2" stop-color="${p.primary}"/><stop offset="1" stop-color="${d.groundEnd}"/></linearGradient></defs>`;
+  const defs = `<defs><linearGradient id="bg" x1="0" y1="0" x2="1" y2="1"><stop offset="0.4" stop-color="${p.primary}"/><stop offset="1" stop-color="${d.groundEnd}"/></linearGradient></defs>`;
   const seed = `${d.job.prompt}|${d.job.templateSlug ?? d.job.modelSlug ?? ''}|${d.job.presetId ?? ''}`;
   return svg(
     W,
