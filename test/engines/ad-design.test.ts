@@ -142,6 +142,19 @@ t.test('every text of every template × aspect fits the safe area and reads at 4
       const captions = plan.manifest.texts.filter((x) => x.role === 'caption');
       t.ok(captions.length > 0 && captions.every((x) => x.toSeconds! > x.fromSeconds!), `${what}: timed captions in the manifest`);
       checkPlacement(t, `${what} video`, W, H, plan.manifest.texts);
+      // Captions once: no caption line of three words or more repeats the headline the picture shows.
+      const plain = (x: string) =>
+        x
+          .toLowerCase()
+          .replace(/[^\p{L}\p{N}]+/gu, ' ')
+          .trim();
+      const head = plain(ad.headline);
+      const repeated = captions.filter((x) => x.text.split(/\s+/).length >= 3 && head.includes(plain(x.text)));
+      t.same(
+        repeated.map((x) => x.text),
+        [],
+        `${what}: no caption repeats the headline`,
+      );
     }
   }
 });
@@ -171,14 +184,18 @@ const overlap = (a: Rect, b: Rect) => a.x < b.x + b.w && b.x < a.x + a.w && a.y 
 t.test("a UGC ad's product card sits beside the face, never over it", async (t) => {
   for (const slug of catalog.ugc_ads.map((x) => x.slug))
     for (const ar of ['9:16', '16:9']) {
-      const ad = await composeAd(job('ugc_ad', slug, ar, { referenceImages: [product] }), 'plate');
+      const ad = await composeAd(job('ugc_ad', slug, ar, { referenceImages: [product] }));
       const { face, slots } = ad.layout;
       t.ok(face && slots.length === 1, `${slug} ${ar}: a face and a product slot`);
       t.notOk(
         overlap(ad.layout.product, face!),
         `${slug} ${ar}: card ${JSON.stringify(ad.layout.product)} off the face ${JSON.stringify(face)}`,
       );
-      for (const x of ad.texts) t.notOk(overlap(x.box, face!), `${slug} ${ar}: ${x.role} off the face`);
+      // The texts keep off the head (the face box and the hair above it).
+      const head = { ...face!, y: face!.y - Math.round(face!.h * 0.7), h: Math.round(face!.h * 1.7) };
+      t.ok(ad.texts.length >= 4, `${slug} ${ar}: texts drawn`);
+      for (const x of ad.texts)
+        t.notOk(overlap(x.box, head), `${slug} ${ar}: ${x.role} ${JSON.stringify(x.box)} off the head ${JSON.stringify(head)}`);
     }
 });
 
@@ -200,7 +217,7 @@ t.test("a UGC presenter's mouth moves while speaking and rests in silence", asyn
     2.4,
     25,
   );
-  const open = levels.findIndex((l) => l === 3);
+  const open = levels.indexOf(3);
   const region = async (sec: number) =>
     sharp(await extractFrame(res.path, sec))
       .extract({ left: m.x, top: m.y, width: m.w, height: m.h })
@@ -234,5 +251,30 @@ t.test('video ads: no black border in the first and last frames', async (t) => {
         `${ar} at ${sec} s: edge rows and columns are not black (${edges.map((v) => v.toFixed(0)).join(', ')})`,
       );
     }
+  }
+});
+
+t.test('captions appear once: the headline the picture shows is not captioned again', async (t) => {
+  const prompt = 'A friendly review of our vitamin C face serum: glowing skin in two weeks, light texture, no sticky feel.';
+  const plain = (x: string) =>
+    x
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}]+/gu, ' ')
+      .trim();
+  for (const type of ['ugc_ad', 'video_ad'] as const) {
+    const j = job(type, type === 'ugc_ad' ? 'talking-head-review' : 'product-demo-showcase', '9:16', {
+      prompt,
+      copy: undefined,
+      durationSeconds: 6,
+    });
+    const plan = await prepareVideo(j, work, path.join(work, `${j.generationId}.mp4`));
+    const headline = plan.manifest.texts.find((x) => x.role === 'headline')!.text;
+    const captions = plan.manifest.texts.filter((x) => x.role === 'caption').map((x) => x.text);
+    t.ok(captions.length > 0, `${type}: captioned (${captions.join(' / ')})`);
+    t.same(
+      captions.filter((c) => c.split(' ').length >= 3 && plain(headline).includes(plain(c))),
+      [],
+      `${type}: no caption line repeats the headline "${headline}"`,
+    );
   }
 });

@@ -133,10 +133,26 @@ export function captionTimes(job: GenerationJob, duration: number, maxChars: num
   const end = Math.max(start + 0.5, duration - 0.15);
   const maxChunks = Math.max(1, Math.floor((end - start) / 1.4));
   if (job.spokenWords?.length) return spokenChunks(job.spokenWords, maxChars).filter((c) => c.a < duration);
-  return captionChunks(adCopy(job).captions, maxChars, maxChunks).map((lines, i, all) => {
+  return captionChunks(unshown(job), maxChars, maxChunks).map((lines, i, all) => {
     const slot = (end - start) / all.length;
     return { lines, a: start + i * slot, b: start + i * slot + slot - 0.05 };
   });
+}
+
+const plain = (x: string) =>
+  x
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
+
+/** The caption text without the words the picture already shows: a headline taken from its start is not captioned again. */
+export function unshown(job: GenerationJob): string {
+  const { headline, captions } = adCopy(job);
+  const head = plain(headline.replace(/…$/, '')).split(' ').filter(Boolean);
+  const words = captions.split(/\s+/).filter(Boolean);
+  const same = head.length > 0 && head.every((w, i) => words[i] !== undefined && plain(words[i]) === w);
+  const rest = same ? words.slice(head.length).join(' ') : captions;
+  return rest.charAt(0).toUpperCase() + rest.slice(1);
 }
 
 /** The width in pixels of `text` set in `fontfile` at `px` pixels (pango, as drawtext's FreeType sets it). */

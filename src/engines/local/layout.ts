@@ -698,20 +698,21 @@ function ugcBlocks(f: LayoutFrame, shape: { aspect: number; face: FractionBox | 
   const { W, H, u, gap, safe } = f;
   const landscape = f.orientation === 'landscape';
   const area = landscape ? { x: r(W * 0.46), y: 0, w: W - r(W * 0.46), h: H } : { x: 0, y: 0, w: W, h: H };
-  const portrait = containPortrait(area, shape, landscape ? 0.42 : 0.3);
-  const fb = shape.face ?? { x: 0.3, y: 0.3, w: 0.4, h: 0.25 };
-  const face = {
-    x: portrait.x + r(fb.x * portrait.w),
-    y: portrait.y + r(fb.y * portrait.h),
-    w: r(fb.w * portrait.w),
-    h: r(fb.h * portrait.h),
-  };
   const col = landscape ? { x: safe.x, y: safe.y, w: area.x - gap - safe.x, h: safe.h } : safe;
   const band = { x: col.x, y: col.y, w: col.w, h: r(u * 0.07) };
   const ft = foot({ ...f, video: !landscape }, col, Math.min(col.w, r(u * 0.56)), !landscape);
   const headline = { x: col.x, y: band.y + band.h + r(gap * 0.7), w: col.w, h: r(u * (landscape ? 0.2 : 0.13)) };
   const subheadline = f.sub ? { x: col.x, y: headline.y + headline.h, w: col.w, h: r(u * 0.07) } : null;
   const below = (subheadline ?? headline).y + (subheadline ?? headline).h + gap;
+  const fb = shape.face ?? { x: 0.3, y: 0.3, w: 0.4, h: 0.25 };
+  // Portrait frames: the head starts under the texts above it.
+  const portrait = containPortrait(area, shape, landscape ? 0 : below);
+  const face = {
+    x: portrait.x + r(fb.x * portrait.w),
+    y: portrait.y + r(fb.y * portrait.h),
+    w: r(fb.w * portrait.w),
+    h: r(fb.h * portrait.h),
+  };
   const caption = landscape
     ? { x: area.x + r(area.w * 0.06), y: safe.y + safe.h - r(u * 0.18), w: r(area.w * 0.88), h: r(u * 0.18) }
     : ft.caption!;
@@ -742,13 +743,14 @@ const headFor = (face: Rect): Rect => ({
   h: r(face.h * 2.2),
 });
 
-/** The portrait contained (whole) in `area`, its face centre at `faceAt` of the area's height where it can be. */
-function containPortrait(area: Rect, shape: { aspect: number; face: FractionBox | null }, faceAt: number): Rect {
+/** The portrait contained (whole) in `area`, the top of its head at `headTop` where it can be. */
+function containPortrait(area: Rect, shape: { aspect: number; face: FractionBox | null }, headTop: number): Rect {
   const aspect = shape.aspect > 0 ? shape.aspect : 0.8;
   const w = Math.min(area.w, r(area.h * aspect));
   const h = Math.min(area.h, r(w / aspect));
-  const fc = shape.face ? shape.face.y + shape.face.h / 2 : 0.42;
-  const y = clamp(r(area.y + area.h * faceAt - fc * h), area.y, area.y + area.h - h);
+  const fb = shape.face ?? { x: 0.3, y: 0.3, w: 0.4, h: 0.25 };
+  // The top of the head (hair over the face box) at headTop; centred when the area is the portrait's height.
+  const y = clamp(r(headTop - (fb.y - fb.h * 0.7) * h), area.y, area.y + area.h - h);
   return { x: area.x + r((area.w - w) / 2), y, w, h };
 }
 
