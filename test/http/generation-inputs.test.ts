@@ -466,7 +466,7 @@ t.test("a custom avatar's portrait is the picture of a UGC video", async (t) => 
   // The stored portrait is the face-centred square crop of the upload (the whole square here).
   const stored = await sharp(portrait).resize(pic.w, pic.h, { fit: 'cover', position: 'centre' }).removeAlpha().raw().toBuffer();
   // Compare the band between the headline and the captions (no overlays there at t = 0: the mouth is closed before the first caption).
-  const y0 = layout.headline.y + layout.headline.h + 4;
+  const y0 = Math.max(layout.headline.y + layout.headline.h, pic.y) + 4;
   const band = { x: pic.x, y: y0, w: pic.w, h: Math.min(pic.y + pic.h, layout.caption.y - 4) - y0 };
   const crop = await sharp(stored, { raw: { width: pic.w, height: pic.h, channels: 3 } })
     .extract({ left: 0, top: band.y - pic.y, width: band.w, height: band.h })
