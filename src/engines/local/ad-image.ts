@@ -208,9 +208,21 @@ async function portraitLayers(job: GenerationJob, area: Rect, whole: Rect): Prom
     .modulate({ brightness: 0.6 })
     .raw()
     .toBuffer();
+  // The portrait's edges inside the area fade into the blurred copy (no hard seam).
+  const fadeTop = whole.y > area.y ? 0 : 1;
+  const fadeBottom = whole.y + whole.h < area.y + area.h ? 0 : 1;
+  const mask = svg(
+    whole.w,
+    whole.h,
+    `<defs><linearGradient id="f" x1="0" y1="0" x2="0" y2="1"><stop offset="0" stop-color="#fff" stop-opacity="${fadeTop}"/><stop offset="0.06" stop-color="#fff"/><stop offset="0.94" stop-color="#fff"/><stop offset="1" stop-color="#fff" stop-opacity="${fadeBottom}"/></linearGradient></defs><rect width="${whole.w}" height="${whole.h}" fill="url(#f)"/>`,
+  );
+  const front = await sharp(await avatarPixels(job, whole), { raw: raw(whole.w, whole.h) })
+    .composite([{ input: Buffer.from(mask), blend: 'dest-in' }])
+    .raw()
+    .toBuffer();
   return [
     { input: back, raw: raw(area.w, area.h), left: area.x, top: area.y },
-    { input: await avatarPixels(job, whole), raw: raw(whole.w, whole.h), left: whole.x, top: whole.y },
+    { input: front, raw: raw(whole.w, whole.h), left: whole.x, top: whole.y },
   ];
 }
 
