@@ -15,7 +15,7 @@ import { LocalProvider } from '../../src/engines/local/ads.ts';
 import { computeLayout, contrast, hexToRgb, paletteFor, type Rect } from '../../src/engines/local/layout.ts';
 import { mouthLevels } from '../../src/engines/local/mouth.ts';
 import { resolveDimensions, type GenerationJob } from '../../src/engines/generation.ts';
-import { extractFrame } from '../../src/media/ffmpeg.ts';
+import { extractFrame, runFfmpeg } from '../../src/media/ffmpeg.ts';
 import { MARGIN, safeZoneFor, type PlacedText } from '../../src/media/quality/manifest.ts';
 import { CATALOG_URL, PREVIEWS_DIR_URL } from '../../src/services/catalog/catalog-data.ts';
 
@@ -277,4 +277,27 @@ t.test('captions appear once: the headline the picture shows is not captioned ag
       `${type}: no caption line repeats the headline "${headline}"`,
     );
   }
+});
+
+t.test("with an audio file and no word timings, the mouth follows the audio's loudness", async (t) => {
+  const audio = path.join(work, 'voice.wav');
+  // Silence first (while a caption shows), then a tone from 1.3 s to 2.2 s.
+  await runFfmpeg(['-f', 'lavfi', '-i', 'aevalsrc=if(between(t\\,1.3\\,2.2)\\,0.6*sin(2*PI*220*t)\\,0):d=2.4:s=22050', '-y', audio]);
+  const j = job('ugc_ad', 'talking-head-review', '9:16', {
+    audio: { path: audio, type: 'audio/wav' },
+    durationSeconds: 2.4,
+    referenceImages: [],
+  });
+  const res = await provider.generate(j, { workDir: work });
+  const m = (await composeAd(j, 'plate')).layout.mouth!;
+  const region = async (sec: number) =>
+    sharp(await extractFrame(res.path, sec))
+      .extract({ left: m.x, top: m.y, width: m.w, height: m.h })
+      .removeAlpha()
+      .raw()
+      .toBuffer();
+  const [rest, silent, loud] = await Promise.all([region(0.05), region(0.8), region(1.8)]);
+  const diff = (a: Buffer, b: Buffer) => a.reduce((s, v, i) => s + Math.abs(v - b[i]), 0) / a.length;
+  t.ok(diff(loud, rest) > 20, `the mouth is open while the audio sounds (${diff(loud, rest).toFixed(1)})`);
+  t.ok(diff(silent, rest) < 6, `and closed in its silence, though a caption shows (${diff(silent, rest).toFixed(1)})`);
 });

@@ -15,7 +15,7 @@ import { escapeFilterValue as esc, inputArgs, probe, type MediaFile } from '../.
 import { ProviderError, type GenerationJob } from '../generation.ts';
 import sharp from 'sharp';
 import type { FontFace } from './font.ts';
-import { levelSpans, mouthCanvas, mouthLevels, mouthShape, type Spoken } from './mouth.ts';
+import { envelopeLevels, levelSpans, mouthCanvas, mouthLevels, mouthShape, type Spoken } from './mouth.ts';
 import { composeAd, encodeRaw, facesFor, type ComposedAd } from './ad-image.ts';
 import { hash32, rng, type AdLayout, type Rect } from './layout.ts';
 import type { MediaManifest, PlacedText } from '../../media/quality/manifest.ts';
@@ -340,10 +340,7 @@ async function mouthInputs(
   dir: string,
   files: string[],
 ) {
-  const words: Spoken[] = job.spokenWords?.length
-    ? job.spokenWords.map((w) => ({ a: w.startMs / 1000, b: w.endMs / 1000 }))
-    : chunks.flatMap((c) => spreadWords(c.lines.join(' '), c.a, c.b));
-  const spans = levelSpans(mouthLevels(words, duration, fps), fps);
+  const spans = levelSpans(await speechLevels(job, chunks, duration, fps, dir), fps);
   if (spans.every((s) => s.length === 0)) return null;
   const canvas = mouthCanvas(ad.layout.mouth!);
   const skin = await skinNear(ad, ad.layout.face!);
@@ -359,6 +356,26 @@ async function mouthInputs(
     overlays += `[m${level}];[m${level}][${1 + inputs.filter((a) => a === '-i').length}:v]${filter('overlay', { x: canvas.x, y: canvas.y, eof_action: 'repeat', enable })}`;
   }
   return { inputs, overlays };
+}
+
+/**
+ * The mouth's opening per frame: from the spoken words' timings; else from the loudness of the
+ * given audio; else (a silent ad) from each caption line's words spread over the time it shows.
+ */
+async function speechLevels(job: GenerationJob, chunks: TimedChunk[], duration: number, fps: number, dir: string): Promise<number[]> {
+  if (job.spokenWords?.length)
+    return mouthLevels(
+      job.spokenWords.map((w) => ({ a: w.startMs / 1000, b: w.endMs / 1000 })),
+      duration,
+      fps,
+    );
+  // The scratch folder lies in the job's folder, where the audio file is.
+  if (job.audio) return envelopeLevels(job.audio, dir, path.dirname(dir), duration, fps);
+  return mouthLevels(
+    chunks.flatMap((c) => spreadWords(c.lines.join(' '), c.a, c.b)),
+    duration,
+    fps,
+  );
 }
 
 /** A caption's words spread evenly over [a, b] by their length, with short pauses between them. */

@@ -1,7 +1,11 @@
 // A UGC presenter's mouth moving with the speech: per video frame a mouth shape (closed, or one
-// of three openings) chosen from when the words are said, drawn as overlays on the portrait's
-// mouth and switched by ffmpeg `overlay` filters enabled over the spans of each shape.
+// of three openings) chosen from when the words are said (or from the loudness of the audio when
+// no word timings come with it), drawn as overlays on the portrait's mouth and switched by ffmpeg
+// `overlay` filters enabled over the spans of each shape.
+import { readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
 import sharp from 'sharp';
+import { inputArgs, runFfmpeg, type MediaFile } from '../../media/ffmpeg.ts';
 import type { Rect } from './layout.ts';
 
 /** A span of speech (seconds). */
@@ -61,4 +65,26 @@ export async function mouthShape(level: number, canvas: Rect, skin: string): Pro
   return sharp(Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}">${body}</svg>`))
     .png()
     .toBuffer();
+}
+
+/**
+ * How open the mouth is per frame from the loudness of an audio file (decoded to 8 kHz mono by
+ * ffmpeg into `dir`, which must be inside `cwd`, the job's folder): each frame's RMS against the
+ * loud end of the file (its 95th percentile), closed under 15 %.
+ */
+export async function envelopeLevels(audio: MediaFile, dir: string, cwd: string, duration: number, fps: number): Promise<number[]> {
+  const pcm = path.join(dir, 'envelope.pcm');
+  await runFfmpeg([...inputArgs(audio), '-t', String(duration), '-ac', '1', '-ar', '8000', '-f', 's16le', pcm], { cwd });
+  const buf = await readFile(pcm);
+  await rm(pcm, { force: true });
+  const per = Math.round(8000 / fps);
+  const frames = Math.max(1, Math.round(duration * fps));
+  const rms = Array.from({ length: frames }, (_, f) => {
+    let sum = 0;
+    let n = 0;
+    for (let i = f * per; i < (f + 1) * per && i * 2 + 1 < buf.length; i++, n++) sum += (buf.readInt16LE(i * 2) / 32768) ** 2;
+    return n ? Math.sqrt(sum / n) : 0;
+  });
+  const loud = [...rms].sort((a, b) => a - b)[Math.floor(rms.length * 0.95)] || 1;
+  return rms.map((v) => (v / loud < 0.15 || v < 0.003 ? 0 : v / loud < 0.4 ? 1 : v / loud < 0.7 ? 2 : 3));
 }
