@@ -8,6 +8,7 @@
 import type { components as CatalogSchema } from '../../generated/catalog-data.d.ts';
 import type { MediaFile } from '../media/ffmpeg.ts';
 import type { SpokenWord } from './speech/types.ts';
+import type { MediaManifest } from '../media/quality/manifest.ts';
 import type { CustomerCopy } from './write/ad-copy.ts';
 
 /** The hosted model behind an AI model variant (spec/catalog.yaml `provider`). */
@@ -95,6 +96,8 @@ export interface ProviderResult {
   /** Whether the video has a sound track, when the provider knows (hosted outputs are probed). */
   hasAudio?: boolean;
   bytes: number;
+  /** What the local renderer placed (texts, boxes, timings), for the media quality checker. */
+  manifest?: MediaManifest;
 }
 
 export interface GenerateOptions {

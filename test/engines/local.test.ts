@@ -176,14 +176,10 @@ t.test('without a brand kit the palette comes from the prompt', async (t) => {
   t.same(paletteFor(j1), p1, 'stable');
   const r1 = await provider.generate(j1, { workDir: work });
   near(t, await rgbAt(r1.path, 3, 3), hex(p1.primary), 0, 'corner in the derived primary colour');
-  // No reference image: a drawn placeholder product fills the frame (not a flat colour).
-  const slot = computeLayout({ ...j1, referenceImages: [] }).slots[0];
-  const r0 = await provider.generate({ ...j1, referenceImages: [], generationId: 'noref' }, { workDir: work });
-  const st = await regionStats(r0.path, slot);
-  t.ok(
-    st.channels.some((c) => c.stdev > 10),
-    'placeholder product drawn',
-  );
+  // No reference image: no stand-in product (issue 24): no image slots, no card, the type takes the space.
+  const layout0 = computeLayout({ ...j1, referenceImages: [] });
+  t.same(layout0.slots, [], 'no product slots without a product image');
+  t.equal(layout0.pictured, false, 'a typographic poster');
 });
 
 t.test('every layout kind and the AI-model image output render', async (t) => {

@@ -1,30 +1,45 @@
-// The local renderer's image composer (sharp/libvips): background in the palette (brand kit,
-// else custom reference, else preset tone, else the prompt's hash), the product frame with the
-// reference images cover-fitted (or a drawn placeholder product), the avatar (the whole picture
-// of a UGC ad with the product in a card on it, else a presenter disc in the product frame), the
-// headline, the brand line and the kit's logo, a CTA button and, per layout kind, a badge, slot
-// labels or rating stars. Texts are set by pango with the shipped DejaVu files, in the brand
-// kit's families when it names some. Same job in, same pixels out.
+// The local renderer's image composer (sharp/libvips), typography first: the template's texture
+// (./ad-style.ts) over a gradient of the palette (brand kit, else custom reference, else preset
+// tone, else the prompt's hash); the customer's pictures where given (reference images cover-fitted
+// in a product card, the avatar as a presenter disc, or as the whole picture of a UGC ad with the
+// product card beside the face); without any, no stand-in product: the type takes the space. The
+// texts of adCopy() (headline, subheadline, offer, CTA, badge, brand line) are each fitted into
+// their box (sized down and wrapped, never clipped) inside the safe area, in a colour with at
+// least 4.5:1 contrast to what is behind it (on a scrim where the ground does not allow it); each
+// is recorded in the ad's MediaManifest. Texts are set by pango with the shipped DejaVu files, in
+// the brand kit's families when it names some. Same job in, same pixels out.
 import sharp, { type OverlayOptions, type Sharp } from 'sharp';
 import { DEFAULT_PIXEL_LIMITS } from '../../media/limits.ts';
+import { faceBox } from '../../media/portrait.ts';
+import { safeZoneFor, type MediaManifest, type PlacedText } from '../../media/quality/manifest.ts';
 import { ProviderError, type GenerationJob, type ImageFormat } from '../generation.ts';
 import { fontFace, type FontFace } from './font.ts';
-import { adCopy } from '../write/ad-copy.ts';
-import { computeLayout, hexToRgb, paletteFor, rng, type AdLayout, type Palette, type Rect } from './layout.ts';
+import { adCopy, type AdCopy } from '../write/ad-copy.ts';
+import { adStyle, textureSvg, type AdStyle } from './ad-style.ts';
+import { computeLayout, contrast, mix, paletteFor, readableOn, type AdLayout, type Palette, type Rect } from './layout.ts';
 
 /**
- * full: the finished ad. overlay: texts, brand and CTA on a transparent canvas with scrims (over a
- * video, or over a model's hero picture). plate: the finished ad's background and picture without
- * its texts (a first frame for a video model, which must not animate text).
+ * full: the finished ad. overlay: texts, brand and CTA on a transparent canvas, each on a scrim
+ * (over a video, or over a model's hero picture). plate: the finished ad's background and picture
+ * without its texts (a first frame for a video model, which must not animate text).
  */
 export type ComposeMode = 'full' | 'overlay' | 'plate';
+
+/** A text as drawn, with its colour (the checker measures its contrast against the pixels behind). */
+export interface DrawnText extends PlacedText {
+  colour: string;
+}
 
 export interface ComposedAd {
   layout: AdLayout;
   palette: Palette;
   headline: string;
-  /** RGBA pixels, width × height × 4. */
+  /** RGBA pixels, width × height × 4 (with `split`: the picture without the texts). */
   pixels: Buffer;
+  /** With `split`: the texts alone on a transparent canvas, RGBA. */
+  textPixels?: Buffer;
+  texts: DrawnText[];
+  manifest: MediaManifest;
 }
 
 const r = Math.round;
@@ -39,23 +54,22 @@ interface TextLayer {
 }
 
 /**
- * Sets pango markup in `face` (bold DejaVu Sans by default). `fit`: as large as fits in box (capped at maxPx);
- * `px`: a fixed size, wrapped at box width.
+ * Sets pango markup in `face` as large as fits in `box` (capped at maxPx), wrapped at the box's
+ * width; if pango's layout still overflows the box (a long word), set smaller until it fits.
  */
 async function setText(
   markup: string,
   box: { w: number; h: number },
-  o: { face?: FontFace; align?: 'left' | 'centre'; px?: number; maxPx?: number; spacing?: number },
+  o: { face: FontFace; align?: 'left' | 'centre'; maxPx: number; spacing?: number; oneLine?: boolean },
 ): Promise<TextLayer> {
-  const face = o.face ?? fontFace(undefined, true);
   const base = {
     text: markup,
-    font: `${face.family} 12`,
-    fontfile: face.file,
+    font: `${o.face.family} 12`,
+    fontfile: o.face.file,
     width: Math.max(1, box.w),
     align: o.align ?? 'centre',
     rgba: true,
-    wrap: 'word' as const,
+    wrap: o.oneLine ? ('none' as const) : ('word-char' as const),
     spacing: o.spacing,
   };
   // pango size 12 pt at `dpi` is 12 * dpi / 72 = dpi / 6 pixels.
@@ -65,9 +79,13 @@ async function setText(
       .toBuffer({ resolveWithObject: true });
     return { input: data, width: info.width, height: info.height, dpi: info.textAutofitDpi };
   };
-  if (o.px) return render({ dpi: Math.max(1, r(o.px * 6)) });
   let t = await render({ height: Math.max(1, box.h) });
-  if (o.maxPx && t.dpi && t.dpi / 6 > o.maxPx) t = await render({ dpi: r(o.maxPx * 6) });
+  let dpi = Math.min(t.dpi ?? o.maxPx * 6, r(o.maxPx * 6));
+  if (t.dpi !== dpi) t = await render({ dpi });
+  for (let i = 0; i < 6 && (t.width > box.w || t.height > box.h) && dpi > 6; i++) {
+    dpi = r(dpi * 0.85);
+    t = await render({ dpi });
+  }
   return t;
 }
 
@@ -80,51 +98,28 @@ function place(layout: AdLayout, box: Rect, w: number, h: number, ha: 'left' | '
   return { left: Math.max(0, Math.min(layout.width - w, left)), top: Math.max(0, Math.min(layout.height - h, top)) };
 }
 
-function backgroundSvg(layout: AdLayout, p: Palette, seed: string, mode: ComposeMode): string {
-  const { width: W, height: H, unit: u } = layout;
-  const rand = rng(`bg:${seed}`);
-  const parts: string[] = [];
-  const defs: string[] = [];
-  if (mode === 'overlay') {
-    defs.push(
-      `<linearGradient id="top" x1="0" y1="0" x2="0" y2="1"><stop offset="0" stop-color="#000" stop-opacity="0.6"/><stop offset="1" stop-color="#000" stop-opacity="0"/></linearGradient>`,
-      `<linearGradient id="bot" x1="0" y1="0" x2="0" y2="1"><stop offset="0" stop-color="#000" stop-opacity="0"/><stop offset="1" stop-color="#000" stop-opacity="0.65"/></linearGradient>`,
-    );
-    // Scrims behind the top texts and the bottom captions/CTA, for legibility over any video.
-    const topEnd = Math.min(H, layout.headline.y + layout.headline.h + r(u * 0.08));
-    const botStart = Math.max(0, layout.caption.y - r(u * 0.08));
-    parts.push(`<rect x="0" y="0" width="${W}" height="${topEnd}" fill="url(#top)"/>`);
-    parts.push(`<rect x="0" y="${botStart}" width="${W}" height="${H - botStart}" fill="url(#bot)"/>`);
-  } else {
-    parts.push(`<rect x="0" y="0" width="${W}" height="${H}" fill="${p.primary}"/>`);
-    // Decorations stay away from the top-left corner, which always shows the primary colour.
-    const variant = Math.floor(rand() * 3);
-    if (variant === 0) {
-      parts.push(
-        `<circle cx="${r(W * (0.82 + rand() * 0.12))}" cy="${r(H * (0.8 + rand() * 0.12))}" r="${r(u * (0.5 + rand() * 0.2))}" fill="${p.secondary}" opacity="0.9"/>`,
-      );
-      parts.push(`<circle cx="${r(W * 0.95)}" cy="${r(H * 0.18)}" r="${r(u * 0.16)}" fill="${p.accent}" opacity="0.22"/>`);
-    } else if (variant === 1) {
-      parts.push(`<polygon points="${r(W * 0.45)},${H} ${W},${r(H * 0.3)} ${W},${H}" fill="${p.secondary}" opacity="0.9"/>`);
-      parts.push(`<polygon points="${r(W * 0.7)},0 ${W},0 ${W},${r(H * 0.22)}" fill="${p.accent}" opacity="0.25"/>`);
-    } else {
-      const band = r(u * 0.22);
-      parts.push(`<rect x="0" y="${H - band * 2}" width="${W}" height="${band * 2}" fill="${p.secondary}" opacity="0.9"/>`);
-      for (let i = 0; i < 6; i++) {
-        parts.push(
-          `<circle cx="${r(W * (0.55 + 0.08 * i))}" cy="${r(H * 0.08 + (i % 2) * u * 0.05)}" r="${r(u * 0.012)}" fill="${p.onPrimary}" opacity="0.35"/>`,
-        );
-      }
-    }
-  }
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}"><defs>${defs.join('')}</defs>${parts.join('')}</svg>`;
+const svg = (w: number, h: number, body: string) => `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}">${body}</svg>`;
+const svgLayer = (s: string, left: number, top: number): OverlayOptions => ({ input: Buffer.from(s), left, top });
+
+/** The background: the palette's gradient (the primary colour in the top-left corner) and the template's texture. */
+function backgroundSvg(d: AdDraw): string {
+  const { layout, palette: p, mode, style } = d;
+  const { width: W, height: H } = layout;
+  if (mode === 'overlay') return svg(W, H, '');
+  const defs = `<defs><linearGradient id="bg" x1="0" y1="0" x2="1" y2="1"><stop offset="0.4" stop-color="${p.primary}"/><stop offset="1" stop-color="${d.groundEnd}"/></linearGradient></defs>`;
+  const seed = `${d.job.prompt}|${d.job.templateSlug ?? d.job.modelSlug ?? ''}|${d.job.presetId ?? ''}`;
+  return svg(
+    W,
+    H,
+    `${defs}<rect width="${W}" height="${H}" fill="url(#bg)"/>${textureSvg(style.texture, W, H, d.ink === '#ffffff' ? '#000000' : '#ffffff', seed)}`,
+  );
 }
 
 /**
  * The product card: a soft drop shadow (blurred by libvips: an SVG blur filter costs seconds at
- * 4K) and the light frame the slots sit in.
+ * 4K) and the frame the slots (or the presenter alone) sit in.
  */
-async function productCard(layout: AdLayout): Promise<OverlayOptions[]> {
+async function productCard(layout: AdLayout, fill: string): Promise<OverlayOptions[]> {
   const { product, unit: u, width: W, height: H } = layout;
   const rx = r(u * 0.025);
   const sd = Math.max(2, r(u * 0.012));
@@ -134,67 +129,25 @@ async function productCard(layout: AdLayout): Promise<OverlayOptions[]> {
   const y0 = Math.max(0, product.y + 2 * sd - pad);
   const x1 = Math.min(W, product.x + sd + product.w + pad);
   const y1 = Math.min(H, product.y + 2 * sd + product.h + pad);
-  const shadowSvg =
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${x1 - x0}" height="${y1 - y0}">` +
-    `<rect x="${product.x + sd - x0}" y="${product.y + 2 * sd - y0}" width="${product.w}" height="${product.h}" rx="${rx}" fill="#000000" fill-opacity="0.3"/></svg>`;
+  const shadowSvg = svg(
+    x1 - x0,
+    y1 - y0,
+    `<rect x="${product.x + sd - x0}" y="${product.y + 2 * sd - y0}" width="${product.w}" height="${product.h}" rx="${rx}" fill="#000000" fill-opacity="0.3"/>`,
+  );
   const shadow = await sharp(Buffer.from(shadowSvg)).blur(sd).png({ compressionLevel: 0 }).toBuffer();
-  const card = `<svg xmlns="http://www.w3.org/2000/svg" width="${product.w}" height="${product.h}"><rect width="${product.w}" height="${product.h}" rx="${rx}" fill="#ffffff"/></svg>`;
   return [
     { input: shadow, left: x0, top: y0 },
-    { input: Buffer.from(card), left: product.x, top: product.y },
+    svgLayer(
+      svg(product.w, product.h, `<rect width="${product.w}" height="${product.h}" rx="${rx}" fill="${fill}"/>`),
+      product.x,
+      product.y,
+    ),
   ];
 }
 
-/** A drawn stand-in product when the job has no reference image. */
-function placeholderSvg(slot: Rect, p: Palette, seed: string): string {
-  const { w, h } = slot;
-  const rand = rng(`ph:${seed}`);
-  const s = Math.min(w, h);
-  const cx = w / 2;
-  const shape = Math.floor(rand() * 3);
-  const [ar, ag, ab] = hexToRgb(p.accent);
-  const light = `rgb(${r(ar + (255 - ar) * 0.55)},${r(ag + (255 - ag) * 0.55)},${r(ab + (255 - ab) * 0.55)})`;
-  let body: string;
-  if (shape === 0) {
-    const bw = s * 0.34;
-    const bh = s * 0.62;
-    const x = cx - bw / 2;
-    const y = h / 2 - bh / 2 + s * 0.05;
-    body =
-      `<rect x="${r(cx - bw * 0.18)}" y="${r(y - s * 0.1)}" width="${r(bw * 0.36)}" height="${r(s * 0.12)}" rx="${r(s * 0.02)}" fill="${p.secondary}"/>` +
-      `<rect x="${r(x)}" y="${r(y)}" width="${r(bw)}" height="${r(bh)}" rx="${r(bw * 0.22)}" fill="url(#g)"/>` +
-      `<rect x="${r(x + bw * 0.14)}" y="${r(y + bh * 0.38)}" width="${r(bw * 0.72)}" height="${r(bh * 0.28)}" rx="${r(s * 0.015)}" fill="#ffffff" opacity="0.85"/>`;
-  } else if (shape === 1) {
-    const bw = s * 0.5;
-    const x = cx - bw / 2;
-    const y = h / 2 - bw / 2;
-    body =
-      `<polygon points="${r(x)},${r(y)} ${r(x + bw * 0.25)},${r(y - bw * 0.18)} ${r(x + bw * 1.25)},${r(y - bw * 0.18)} ${r(x + bw)},${r(y)}" fill="${light}"/>` +
-      `<polygon points="${r(x + bw)},${r(y)} ${r(x + bw * 1.25)},${r(y - bw * 0.18)} ${r(x + bw * 1.25)},${r(y + bw * 0.82)} ${r(x + bw)},${r(y + bw)}" fill="${p.secondary}"/>` +
-      `<rect x="${r(x)}" y="${r(y)}" width="${r(bw)}" height="${r(bw)}" fill="url(#g)"/>`;
-  } else {
-    body =
-      `<circle cx="${r(cx)}" cy="${r(h / 2)}" r="${r(s * 0.3)}" fill="url(#g)"/>` +
-      `<circle cx="${r(cx - s * 0.1)}" cy="${r(h / 2 - s * 0.1)}" r="${r(s * 0.07)}" fill="#ffffff" opacity="0.5"/>`;
-  }
-  return (
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}">` +
-    `<defs><linearGradient id="bg" x1="0" y1="0" x2="1" y2="1"><stop offset="0" stop-color="${light}"/><stop offset="1" stop-color="#ffffff"/></linearGradient>` +
-    `<linearGradient id="g" x1="0" y1="0" x2="1" y2="1"><stop offset="0" stop-color="${p.accent}"/><stop offset="1" stop-color="${p.secondary}"/></linearGradient></defs>` +
-    `<rect width="${w}" height="${h}" fill="url(#bg)"/>` +
-    `<ellipse cx="${r(cx)}" cy="${r(h / 2 + s * 0.36)}" rx="${r(s * 0.28)}" ry="${r(s * 0.04)}" fill="#000" opacity="0.15"/>` +
-    body +
-    `</svg>`
-  );
-}
-
-async function slotImage(job: GenerationJob, layout: AdLayout, palette: Palette, i: number): Promise<OverlayOptions> {
+async function slotImage(job: GenerationJob, layout: AdLayout, i: number): Promise<OverlayOptions> {
   const slot = layout.slots[i];
   const refs = job.referenceImages;
-  if (refs.length === 0) {
-    const seed = `${job.prompt}|${job.templateSlug ?? job.modelSlug ?? ''}|${i}`;
-    return { input: Buffer.from(placeholderSvg(slot, palette, seed)), left: slot.x, top: slot.y };
-  }
   const refIndex = i % refs.length;
   try {
     let img = sharp(refs[refIndex], { failOn: 'error', limitInputPixels: job.maxInputPixels ?? DEFAULT_PIXEL_LIMITS.maxPixels })
@@ -218,10 +171,10 @@ async function slotImage(job: GenerationJob, layout: AdLayout, palette: Palette,
   }
 }
 
-/** Headline face: the brand kit's first font; other texts: its second, else its first. Bold DejaVu Sans without a kit. */
-export function facesFor(job: Pick<GenerationJob, 'fonts'>): { headFace: FontFace; bodyFace: FontFace } {
+/** Headline face: the brand kit's first font, else the template's; other texts: the kit's second, else its first, else bold DejaVu Sans. */
+export function facesFor(job: Pick<GenerationJob, 'fonts' | 'templateSlug' | 'modelSlug'>): { headFace: FontFace; bodyFace: FontFace } {
   const fonts = job.fonts ?? [];
-  return { headFace: fontFace(fonts[0], true), bodyFace: fontFace(fonts[1] ?? fonts[0], true) };
+  return { headFace: fontFace(fonts[0] ?? adStyle(job).family, true), bodyFace: fontFace(fonts[1] ?? fonts[0], true) };
 }
 
 function boundsOf(rects: Rect[]): Rect {
@@ -247,22 +200,46 @@ async function avatarPixels(job: GenerationJob, box: Rect): Promise<Buffer> {
   return img.resize(box.w, box.h, { fit: 'cover', position: 'centre' }).ensureAlpha().raw().toBuffer().catch(fail);
 }
 
-async function avatarLayer(job: GenerationJob, box: Rect): Promise<OverlayOptions> {
-  return { input: await avatarPixels(job, box), raw: { width: box.w, height: box.h, channels: 4 }, left: box.x, top: box.y };
+/** UGC: the portrait whole in its rect, over a blurred, darkened copy of it filling the avatar rect (no side of the portrait cut off). */
+async function portraitLayers(job: GenerationJob, area: Rect, whole: Rect): Promise<OverlayOptions[]> {
+  const raw = (w: number, h: number) => ({ width: w, height: h, channels: 4 as const });
+  const back = await sharp(await avatarPixels(job, area), { raw: raw(area.w, area.h) })
+    .blur(Math.max(1, r(Math.min(area.w, area.h) * 0.03)))
+    .modulate({ brightness: 0.6 })
+    .raw()
+    .toBuffer();
+  // The portrait's edges inside the area fade into the blurred copy (no hard seam).
+  const fadeTop = whole.y > area.y ? 0 : 1;
+  const fadeBottom = whole.y + whole.h < area.y + area.h ? 0 : 1;
+  const mask = svg(
+    whole.w,
+    whole.h,
+    `<defs><linearGradient id="f" x1="0" y1="0" x2="0" y2="1"><stop offset="0" stop-color="#fff" stop-opacity="${fadeTop}"/><stop offset="0.06" stop-color="#fff"/><stop offset="0.94" stop-color="#fff"/><stop offset="1" stop-color="#fff" stop-opacity="${fadeBottom}"/></linearGradient></defs><rect width="${whole.w}" height="${whole.h}" fill="url(#f)"/>`,
+  );
+  const front = await sharp(await avatarPixels(job, whole), { raw: raw(whole.w, whole.h) })
+    .composite([{ input: Buffer.from(mask), blend: 'dest-in' }])
+    .raw()
+    .toBuffer();
+  return [
+    { input: back, raw: raw(area.w, area.h), left: area.x, top: area.y },
+    { input: front, raw: raw(whole.w, whole.h), left: whole.x, top: whole.y },
+  ];
 }
 
 /** The presenter disc: the portrait cut round, with a ring in the accent colour. */
 async function avatarDisc(job: GenerationJob, box: Rect, palette: Palette): Promise<OverlayOptions[]> {
   const d = box.w;
-  const mask = Buffer.from(
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${d}" height="${d}"><circle cx="${d / 2}" cy="${d / 2}" r="${d / 2}" fill="#fff"/></svg>`,
-  );
+  const mask = Buffer.from(svg(d, d, `<circle cx="${d / 2}" cy="${d / 2}" r="${d / 2}" fill="#fff"/>`));
   const face = await sharp(await avatarPixels(job, box), { raw: { width: d, height: d, channels: 4 } })
     .composite([{ input: mask, blend: 'dest-in' }])
     .png({ compressionLevel: 0 })
     .toBuffer();
   const sw = Math.max(2, r(d * 0.035));
-  const ring = `<svg xmlns="http://www.w3.org/2000/svg" width="${d}" height="${d}"><circle cx="${d / 2}" cy="${d / 2}" r="${d / 2 - sw / 2}" fill="none" stroke="${palette.accent}" stroke-width="${sw}"/></svg>`;
+  const ring = svg(
+    d,
+    d,
+    `<circle cx="${d / 2}" cy="${d / 2}" r="${d / 2 - sw / 2}" fill="none" stroke="${palette.accent}" stroke-width="${sw}"/>`,
+  );
   return [
     { input: face, left: box.x, top: box.y },
     { input: Buffer.from(ring), left: box.x, top: box.y },
@@ -292,177 +269,372 @@ interface AdDraw {
   layout: AdLayout;
   palette: Palette;
   mode: ComposeMode;
+  style: AdStyle;
+  copy: AdCopy;
   /** The texts' alignment: left in a landscape ad's text column, else centred. */
   align: 'left' | 'centre';
   headFace: FontFace;
   bodyFace: FontFace;
+  /** The gradient's far colour. */
+  groundEnd: string;
+  /** The colour of texts drawn on the background. */
+  ink: string;
+  /** Texts on the background sit on a scrim (the ink lacks contrast somewhere on the gradient, or the ground is a picture). */
+  scrim: boolean;
+  /** The texts drawn so far. */
+  texts: DrawnText[];
 }
 
-const svgLayer = (s: string, left: number, top: number): OverlayOptions => ({ input: Buffer.from(s), left, top });
+/**
+ * The ink for the background (white, near-black or black: whichever reads best on the primary
+ * colour, always at least 4.5:1) and the gradient's far colour: the brand's secondary blend where
+ * the ink still reads on it, else the primary shaded away from the ink. Texts on the background
+ * need a scrim only over a picture or a video.
+ */
+function groundFor(palette: Palette, mode: ComposeMode, kind: AdLayout['kind']): { ink: string; groundEnd: string; scrim: boolean } {
+  const ink = readableOn(palette.primary);
+  const blend = mix(palette.primary, palette.secondary, 0.6);
+  const shade = mix(palette.primary, ink === '#ffffff' ? '#000000' : '#ffffff', 0.3);
+  const groundEnd = contrast(ink, blend) >= 4.5 ? blend : shade;
+  if (mode === 'overlay' || kind === 'ugc') return { ink: '#ffffff', groundEnd, scrim: true };
+  return { ink, groundEnd, scrim: false };
+}
 
-/** Renders the ad of `job` (at job.width × job.height) into RGBA pixels. */
-export async function composeAd(job: GenerationJob, mode: ComposeMode = 'full'): Promise<ComposedAd> {
-  const layout = computeLayout(job, mode === 'overlay' ? 'overlay' : 'full');
+/** The UGC portrait's shape and face box (measured once per ad). */
+async function portraitShape(job: GenerationJob): Promise<{ aspect: number; face: Awaited<ReturnType<typeof faceBox>> } | undefined> {
+  if (job.type !== 'ugc_ad' || !job.avatarImage) return undefined;
+  const { img, fail } = assetImage(job, job.avatarImage, 'the avatar image', 'invalid_avatar_image');
+  const meta = await img.metadata().catch(fail);
+  const limits = { ...DEFAULT_PIXEL_LIMITS, maxPixels: job.maxInputPixels ?? DEFAULT_PIXEL_LIMITS.maxPixels };
+  const face = await faceBox(job.avatarImage, limits).catch(fail);
+  const [w, h] = (meta.orientation ?? 1) >= 5 ? [meta.height, meta.width] : [meta.width, meta.height];
+  return { aspect: (w ?? 1) / (h ?? 1), face };
+}
+
+/** The layout, palette and drawing choices of `job`. */
+async function drawFor(job: GenerationJob, mode: ComposeMode): Promise<AdDraw> {
+  const layout = computeLayout({ ...job, portraitShape: await portraitShape(job) }, mode === 'overlay' ? 'overlay' : 'full');
   const palette = paletteFor(job);
-  // A preset has decorations of its own (the background variant is seeded by it).
-  const seed = `${job.prompt}|${job.templateSlug ?? job.modelSlug ?? ''}|${layout.kind}${job.presetId ? `|${job.presetId}` : ''}`;
-  const headline = adCopy(job).headline;
   const align = layout.orientation === 'landscape' && layout.kind !== 'model' && mode === 'full' ? 'left' : 'centre';
-  const d: AdDraw = { job, layout, palette, mode, align, ...facesFor(job) };
-  const layers: OverlayOptions[] = [];
-  if (mode !== 'overlay') layers.push(...(await pictureLayers(d)));
-  if (mode !== 'plate') layers.push(...(await textLayers(d, headline)));
-  const pixels = await sharp(Buffer.from(backgroundSvg(layout, palette, seed, mode)))
-    .composite(layers)
-    .ensureAlpha()
-    .raw()
-    .toBuffer();
-  return { layout, palette, headline, pixels };
+  const copy = adCopy(job);
+  return {
+    job,
+    layout,
+    palette,
+    mode,
+    style: adStyle(job),
+    copy,
+    align,
+    ...groundFor(palette, mode, layout.kind),
+    ...facesFor(job),
+    texts: [],
+  };
 }
 
-/** The headline, brand line, logo, CTA and badge. */
-async function textLayers(d: AdDraw, headline: string): Promise<OverlayOptions[]> {
+/**
+ * Renders the ad of `job` (at job.width × job.height) into RGBA pixels, with the manifest of its
+ * texts. `split`: the picture and the texts as two layers (a video animates the picture only).
+ */
+export async function composeAd(job: GenerationJob, mode: ComposeMode = 'full', opts: { split?: boolean } = {}): Promise<ComposedAd> {
+  const d = await drawFor(job, mode);
+  const { layout } = d;
+  const picture = mode !== 'overlay' ? await pictureLayers(d) : [];
+  const texts = mode !== 'plate' ? await textLayers(d) : [];
+  const bg = Buffer.from(backgroundSvg(d));
+  const flat = (layers: OverlayOptions[], base: Buffer) => sharp(base).composite(layers).ensureAlpha().raw().toBuffer();
+  const clear = Buffer.from(svg(layout.width, layout.height, ''));
+  const pixels = await flat(opts.split ? picture : [...picture, ...texts], bg);
+  const textPixels = opts.split ? await flat(texts, clear) : undefined;
+  const manifest: MediaManifest = {
+    width: layout.width,
+    height: layout.height,
+    texts: d.texts,
+    safeZone: safeZoneFor(layout.width, layout.height),
+  };
+  return { layout, palette: d.palette, headline: d.copy.headline, pixels, textPixels, texts: d.texts, manifest };
+}
+
+/** The picture of a finished ad: the UGC portrait, the product card and its images, the presenter disc. */
+async function pictureLayers(d: AdDraw): Promise<OverlayOptions[]> {
+  const { job, layout, palette } = d;
+  const layers: OverlayOptions[] = [];
+  if (layout.avatar && layout.portrait) layers.push(...(await portraitLayers(job, layout.avatar, layout.portrait)));
+  const card = layout.slots.length > 0 || (layout.avatar && layout.avatarShape === 'disc');
+  if (card && layout.portrait) {
+    // UGC: the product in a white card beside the face.
+    const pad = Math.max(2, r(layout.unit * 0.012));
+    const box = boundsOf(layout.slots);
+    layers.push(
+      svgLayer(
+        svg(box.w + 2 * pad, box.h + 2 * pad, `<rect width="${box.w + 2 * pad}" height="${box.h + 2 * pad}" rx="${pad}" fill="#ffffff"/>`),
+        box.x - pad,
+        box.y - pad,
+      ),
+    );
+  } else if (card) layers.push(...(await productCard(layout, layout.slots.length ? '#ffffff' : mix(palette.primary, '#ffffff', 0.82))));
+  for (let i = 0; i < layout.slots.length; i++) layers.push(await slotImage(job, layout, i));
+  if (layout.avatar && layout.avatarShape === 'disc') layers.push(...(await avatarDisc(job, layout.avatar, palette)));
+  return layers;
+}
+
+/** How one text is drawn: where, its role, its colour and size cap, and whether it sits on a scrim panel. */
+interface TextSpec {
+  text: string;
+  role: string;
+  box: Rect;
+  colour: string;
+  maxPx: number;
+  face: FontFace;
+  align?: 'left' | 'centre';
+  va?: 'top' | 'middle' | 'bottom';
+  /** The markup around the escaped text (letter spacing). */
+  extra?: string;
+  /** A panel behind the text: its fill and opacity. */
+  panel?: { fill: string; opacity: number } | null;
+  /** Short texts (brand, label, badge): never wrapped, sized down instead. */
+  oneLine?: boolean;
+}
+
+/** The scrim behind a text on the background, when the ad needs one. */
+const scrimOf = (d: AdDraw) =>
+  d.scrim ? { fill: d.ink === '#ffffff' ? '#000000' : '#ffffff', opacity: d.ink === '#ffffff' ? 0.62 : 0.72 } : null;
+
+/** Sets one text into its box, records it, and returns its layers (panel first). */
+async function drawText(d: AdDraw, s: TextSpec): Promise<OverlayOptions[]> {
+  const align = s.align ?? d.align;
+  const pad = s.panel ? Math.max(2, r(d.layout.unit * 0.015)) : 0;
+  const inner = { x: s.box.x + pad, y: s.box.y + pad, w: Math.max(1, s.box.w - 2 * pad), h: Math.max(1, s.box.h - 2 * pad) };
+  const t = await setText(span(s.text, s.colour, s.extra ?? ''), inner, {
+    face: s.face,
+    align,
+    maxPx: s.maxPx,
+    spacing: 0,
+    oneLine: s.oneLine,
+  });
+  const pos = place(d.layout, inner, t.width, t.height, align, s.va ?? 'middle');
+  d.texts.push({
+    text: s.text.replace(/\s+/g, ' ').trim(),
+    role: s.role,
+    box: { x: pos.left, y: pos.top, w: t.width, h: t.height },
+    colour: s.colour,
+  });
+  const layers: OverlayOptions[] = [];
+  if (s.panel) {
+    const w = t.width + 2 * pad;
+    const h = t.height + 2 * pad;
+    layers.push(
+      svgLayer(
+        svg(w, h, `<rect width="${w}" height="${h}" rx="${pad}" fill="${s.panel.fill}" fill-opacity="${s.panel.opacity}"/>`),
+        Math.max(0, pos.left - pad),
+        Math.max(0, pos.top - pad),
+      ),
+    );
+  }
+  layers.push({ input: t.input, left: pos.left, top: pos.top });
+  return layers;
+}
+
+/** The headline, subheadline, slot labels, brand line, logo, offer, CTA and badge. */
+async function textLayers(d: AdDraw): Promise<OverlayOptions[]> {
   const { job, layout } = d;
-  const layers = await headlineLayers(d, headline);
-  if (layout.brand) layers.push(await brandLayer(d, layout.brand));
+  const layers = await headlineLayers(d);
+  for (let i = 0; i < layout.slotLabels.length && i < layout.slots.length; i++) layers.push(...(await slotLabel(d, i)));
+  if (layout.brand) layers.push(...(await brandLayer(d, layout.brand)));
   // Logo: fitted inside its box, right-aligned, vertically centred.
   if (layout.logo && job.logo) layers.push(await logoLayer(job, layout.logo));
+  if (layout.offer && d.copy.offer) layers.push(...(await offerLayers(d, layout.offer, d.copy.offer)));
   if (layout.cta) layers.push(...(await ctaLayers(d, layout.cta)));
   if (layout.badge) layers.push(...(await badgeLayers(d, layout.badge)));
   return layers;
 }
 
-/** The picture of a finished ad: the product card (or the UGC presenter with the product in a card), its images, the presenter disc, slot labels. */
-async function pictureLayers(d: AdDraw): Promise<OverlayOptions[]> {
-  const { job, layout, palette } = d;
-  const layers: OverlayOptions[] = [];
-  if (layout.avatar && layout.avatarShape === 'fill') {
-    // UGC: the presenter is the picture; the product sits in a card on it.
-    layers.push(await avatarLayer(job, layout.avatar));
-    const area = boundsOf(layout.slots);
-    const pad = Math.max(2, r(layout.unit * 0.012));
-    const box = { x: area.x - pad, y: area.y - pad, w: area.w + 2 * pad, h: area.h + 2 * pad };
-    layers.push(
-      svgLayer(
-        `<svg xmlns="http://www.w3.org/2000/svg" width="${box.w}" height="${box.h}"><rect width="${box.w}" height="${box.h}" rx="${pad}" fill="#ffffff"/></svg>`,
-        box.x,
-        box.y,
-      ),
-    );
-  } else layers.push(...(await productCard(layout)));
-  for (let i = 0; i < layout.slots.length; i++) layers.push(await slotImage(job, layout, palette, i));
-  if (layout.avatar && layout.avatarShape === 'disc') layers.push(...(await avatarDisc(job, layout.avatar, palette)));
-  for (let i = 0; i < layout.slotLabels.length && i < layout.slots.length; i++) layers.push(...(await slotLabel(d, i)));
-  return layers;
-}
-
 /** A split layout's slot label: a pill in the top-left of its pane. */
-async function slotLabel({ layout, palette, bodyFace }: AdDraw, i: number): Promise<OverlayOptions[]> {
+async function slotLabel(d: AdDraw, i: number): Promise<OverlayOptions[]> {
+  const { layout, palette, bodyFace } = d;
   const slot = layout.slots[i];
   const px = Math.max(8, r(layout.unit * 0.035));
-  const t = await setText(
-    span(layout.slotLabels[i].toUpperCase(), i === 0 ? '#ffffff' : palette.onAccent),
-    { w: slot.w, h: px * 2 },
-    { px, face: bodyFace },
-  );
   const pad = r(px * 0.6);
-  const pw = Math.min(slot.w, t.width + 2 * pad);
-  const ph = Math.min(slot.h, t.height + pad);
   const fill = i === 0 ? '#333333' : palette.accent;
-  return [
-    svgLayer(
-      `<svg xmlns="http://www.w3.org/2000/svg" width="${pw}" height="${ph}"><rect width="${pw}" height="${ph}" rx="${r(ph / 2)}" fill="${fill}"/></svg>`,
-      slot.x + pad,
-      slot.y + pad,
-    ),
-    { input: t.input, left: slot.x + pad + r((pw - t.width) / 2), top: slot.y + pad + r((ph - t.height) / 2) },
-  ];
+  const box = { x: slot.x + pad, y: slot.y + pad, w: Math.min(slot.w - 2 * pad, r(px * 8)), h: Math.min(slot.h - 2 * pad, r(px * 1.8)) };
+  return drawText(d, {
+    text: layout.slotLabels[i].toUpperCase(),
+    role: 'label',
+    box,
+    colour: readableOn(fill),
+    maxPx: px,
+    face: bodyFace,
+    align: 'left',
+    va: 'top',
+    panel: { fill, opacity: 1 },
+    oneLine: true,
+  });
 }
 
-/** The headline (a quote with rating stars; on a UGC picture, over a caption box for legibility). */
-async function headlineLayers({ layout, palette, mode, align, headFace }: AdDraw, headline: string): Promise<OverlayOptions[]> {
+/** Five stars in the accent colour (a testimonial's rating), centred in `box`. */
+function starsLayer(d: AdDraw, box: Rect): OverlayOptions {
+  const s = Math.max(6, Math.min(box.h, r(box.w / 6)));
+  const star = (cx: number) =>
+    Array.from({ length: 10 }, (_, k) => {
+      const a = (Math.PI / 5) * k - Math.PI / 2;
+      const rad = k % 2 ? s * 0.22 : s * 0.5;
+      return `${r(cx + rad * Math.cos(a))},${r(s / 2 + rad * Math.sin(a))}`;
+    }).join(' ');
+  const w = s * 5;
+  const body = [0, 1, 2, 3, 4].map((i) => `<polygon points="${star(s * i + s / 2)}" fill="${d.palette.accent}"/>`).join('');
+  return svgLayer(svg(w, s, body), d.align === 'left' ? box.x : box.x + r((box.w - w) / 2), box.y);
+}
+
+/** The headline (in the template's case; a quote in quotation marks with stars under it), the subheadline and the accent rule. */
+async function headlineLayers(d: AdDraw): Promise<OverlayOptions[]> {
+  const { layout, copy, style, mode } = d;
   const u = layout.unit;
-  const headColour = mode === 'overlay' || layout.kind === 'ugc' ? '#ffffff' : palette.onPrimary;
-  let headMarkup = span(layout.kind === 'quote' ? `“${headline}”` : headline, headColour);
-  if (layout.kind === 'quote')
-    headMarkup += `\n<span size="55%" foreground="${mode === 'overlay' ? '#ffd54a' : palette.accent}">★★★★★</span>`;
-  const headMax = r(u * (layout.kind === 'model' ? 0.05 : layout.kind === 'ugc' ? 0.065 : 0.1));
-  const head = await setText(headMarkup, layout.headline, { align, maxPx: headMax, spacing: 0, face: headFace });
-  const headPos = place(layout, layout.headline, head.width, head.height, align, layout.kind === 'ugc' ? 'bottom' : 'middle');
-  const layers: OverlayOptions[] = [];
-  if (layout.kind === 'ugc') {
-    const pad = r(u * 0.02);
-    const bw = head.width + 2 * pad;
-    const bh = head.height + 2 * pad;
-    layers.push(
-      svgLayer(
-        `<svg xmlns="http://www.w3.org/2000/svg" width="${bw}" height="${bh}"><rect width="${bw}" height="${bh}" rx="${pad}" fill="#000000" fill-opacity="0.6"/></svg>`,
-        Math.max(0, headPos.left - pad),
-        Math.max(0, headPos.top - pad),
-      ),
-    );
+  const poster = !layout.pictured && mode !== 'overlay';
+  let text = style.upper ? copy.headline.toUpperCase() : copy.headline;
+  if (layout.kind === 'quote') text = `“${copy.headline}”`;
+  const maxPx = r(u * (layout.kind === 'model' ? 0.05 : layout.kind === 'ugc' ? 0.075 : poster ? 0.125 : 0.1));
+  const quoteStars = layout.kind === 'quote' && mode !== 'overlay';
+  const starH = quoteStars ? r(u * 0.05) : 0;
+  const box = { ...layout.headline, h: layout.headline.h - starH };
+  const panel = layout.kind === 'ugc' || mode === 'overlay' ? { fill: '#000000', opacity: 0.62 } : scrimOf(d);
+  const layers = await drawText(d, { text, role: 'headline', box, colour: d.ink, maxPx, face: d.headFace, panel });
+  const drawn = d.texts.at(-1)!.box;
+  const below = drawn.y + drawn.h + r(u * (quoteStars ? 0.015 : 0.035));
+  const starY = Math.min(below, layout.headline.y + layout.headline.h - starH);
+  if (quoteStars) layers.push(starsLayer(d, { x: layout.headline.x, y: starY, w: layout.headline.w, h: starH }));
+  else if (d.style.rule && mode === 'full') {
+    // The accent rule, where the headline's box has room for it.
+    const w = r(u * 0.12);
+    const h = Math.max(2, r(u * 0.012));
+    const left = d.align === 'left' ? box.x : box.x + r((box.w - w) / 2);
+    if (below + h <= layout.headline.y + layout.headline.h)
+      layers.push(svgLayer(svg(w, h, `<rect width="${w}" height="${h}" fill="${d.palette.accent}"/>`), left, below));
   }
-  layers.push({ input: head.input, left: headPos.left, top: headPos.top });
+  if (layout.subheadline && copy.subheadline) {
+    const face = fontFace(d.job.fonts?.[1] ?? d.job.fonts?.[0], false);
+    const sub = {
+      text: copy.subheadline,
+      role: 'subheadline',
+      box: layout.subheadline,
+      colour: d.ink,
+      maxPx: r(u * 0.045),
+      face,
+      panel,
+      va: 'top' as const,
+    };
+    layers.push(...(await drawText(d, sub)));
+  }
   return layers;
 }
 
-/** The brand line: the UGC presenter's handle and the brand name, spaced capitals. */
-async function brandLayer({ job, layout, palette, mode, align, bodyFace }: AdDraw, box: Rect): Promise<OverlayOptions> {
+/** The brand line: the UGC presenter's handle and the brand name, spaced capitals, fitted into its band. */
+async function brandLayer(d: AdDraw, box: Rect): Promise<OverlayOptions[]> {
+  const { job, layout } = d;
   const parts: string[] = [];
   if (layout.kind === 'ugc' && job.avatarName) parts.push(`@${job.avatarName.replace(/\s+/g, '').toLowerCase()}`);
   if (job.brandName) parts.push(job.brandName.toUpperCase());
   const px = Math.max(8, r(box.h * 0.62));
-  const colour = mode === 'overlay' ? '#ffffff' : palette.onPrimary;
-  const t = await setText(
-    `<span foreground="${colour}" letter_spacing="${r(px * 0.1 * 1024)}">${escXml(parts.join('  ·  '))}</span>`,
+  const panel = layout.kind === 'ugc' || d.mode === 'overlay' ? { fill: '#000000', opacity: 0.62 } : scrimOf(d);
+  const extra = ` letter_spacing="${r(px * 0.1 * 1024)}"`;
+  return drawText(d, {
+    text: parts.join('  ·  '),
+    role: 'brand',
     box,
-    { px, align, face: bodyFace },
-  );
-  const pos = place(layout, box, Math.min(t.width, box.w), t.height, align, 'middle');
-  return { input: t.input, left: pos.left, top: pos.top };
+    colour: d.ink,
+    maxPx: px,
+    face: d.bodyFace,
+    extra,
+    panel,
+    oneLine: true,
+  });
 }
 
-/** The CTA button: a pill in the accent colour with its text. */
-async function ctaLayers({ job, palette, align, bodyFace }: AdDraw, c: Rect): Promise<OverlayOptions[]> {
-  const px = Math.max(8, r(c.h * 0.4));
-  const t = await setText(span(`${adCopy(job).cta}  →`, palette.onAccent), { w: c.w, h: c.h }, { px, face: bodyFace });
-  const bw = Math.max(Math.min(c.w, t.width + r(c.h * 1.2)), r(c.w * 0.5));
+/** The offer: a tag in the ink colour with the text in the colour that reads on it. */
+async function offerLayers(d: AdDraw, box: Rect, offer: string): Promise<OverlayOptions[]> {
+  const fill = d.mode === 'overlay' || d.layout.kind === 'ugc' ? d.palette.accent : d.ink;
+  return drawText(d, {
+    text: offer,
+    role: 'offer',
+    box,
+    colour: readableOn(fill),
+    maxPx: r(d.layout.unit * 0.045),
+    face: d.bodyFace,
+    panel: { fill, opacity: 1 },
+  });
+}
+
+/** The CTA button: a pill in the accent colour with its text fitted inside. */
+async function ctaLayers(d: AdDraw, c: Rect): Promise<OverlayOptions[]> {
+  const { palette, align, bodyFace } = d;
+  const padX = r(c.h * 0.55);
+  const label = `${d.copy.cta}  →`;
+  const t = await setText(
+    span(label, readableOn(palette.accent)),
+    { w: c.w - 2 * padX, h: r(c.h * 0.62) },
+    { face: bodyFace, maxPx: r(c.h * 0.4), oneLine: true },
+  );
+  const bw = Math.max(Math.min(c.w, t.width + 2 * padX), r(c.w * 0.5));
   const bx = align === 'left' ? c.x : c.x + r((c.w - bw) / 2);
+  const box = { x: bx + r((bw - t.width) / 2), y: c.y + r((c.h - t.height) / 2), w: t.width, h: t.height };
+  d.texts.push({ text: label.replace(/\s+/g, ' '), role: 'cta', box, colour: readableOn(palette.accent) });
   return [
-    svgLayer(
-      `<svg xmlns="http://www.w3.org/2000/svg" width="${bw}" height="${c.h}"><rect width="${bw}" height="${c.h}" rx="${r(c.h / 2)}" fill="${palette.accent}"/></svg>`,
-      bx,
-      c.y,
-    ),
-    { input: t.input, left: bx + r((bw - t.width) / 2), top: c.y + r((c.h - t.height) / 2) },
+    svgLayer(svg(bw, c.h, `<rect width="${bw}" height="${c.h}" rx="${r(c.h / 2)}" fill="${palette.accent}"/>`), bx, c.y),
+    { input: t.input, left: box.x, top: box.y },
   ];
 }
 
-/** The badge: a disc (clipped to the canvas) over the card's corner, and its text. */
-async function badgeLayers({ job, layout, palette, bodyFace }: AdDraw, b: NonNullable<AdLayout['badge']>): Promise<OverlayOptions[]> {
+/** The badge: a disc (clipped to the canvas) and its text fitted in the disc's inner square. */
+async function badgeLayers(d: AdDraw, b: NonNullable<AdLayout['badge']>): Promise<OverlayOptions[]> {
+  const { layout, palette, bodyFace } = d;
   const x0 = Math.max(0, b.cx - b.r);
   const y0 = Math.max(0, b.cy - b.r);
   const x1 = Math.min(layout.width, b.cx + b.r);
   const y1 = Math.min(layout.height, b.cy + b.r);
   const sw = Math.max(2, r(b.r * 0.05));
+  const ink = readableOn(palette.accent);
   const disc = svgLayer(
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${x1 - x0}" height="${y1 - y0}"><circle cx="${b.cx - x0}" cy="${b.cy - y0}" r="${b.r - sw / 2}" fill="${palette.accent}" stroke="${palette.onAccent}" stroke-width="${sw}"/></svg>`,
+    svg(
+      x1 - x0,
+      y1 - y0,
+      `<circle cx="${b.cx - x0}" cy="${b.cy - y0}" r="${b.r - sw / 2}" fill="${palette.accent}" stroke="${ink}" stroke-width="${sw}"/>`,
+    ),
     x0,
     y0,
   );
-  const t = await setText(
-    span(adCopy(job).badge, palette.onAccent),
-    { w: r(b.r * 1.4), h: r(b.r * 0.8) },
-    { maxPx: r(b.r * 0.6), face: bodyFace },
-  );
-  const left = Math.max(0, Math.min(layout.width - t.width, b.cx - r(t.width / 2)));
-  const top = Math.max(0, Math.min(layout.height - t.height, b.cy - r(t.height / 2)));
-  return [disc, { input: t.input, left, top }];
+  const side = r(b.r * 1.3);
+  const box = { x: b.cx - r(side / 2), y: b.cy - r(side * 0.35), w: side, h: r(side * 0.7) };
+  return [
+    disc,
+    ...(await drawText(d, {
+      text: d.copy.badge,
+      role: 'badge',
+      box,
+      colour: ink,
+      maxPx: r(b.r * 0.6),
+      face: bodyFace,
+      align: 'centre',
+      oneLine: true,
+    })),
+  ];
 }
 
-export function encodeRaw(ad: ComposedAd, opaque = true): Sharp {
-  const img = sharp(ad.pixels, { raw: { width: ad.layout.width, height: ad.layout.height, channels: 4 } });
+export function encodeRaw(ad: ComposedAd, opaque = true, pixels: Buffer = ad.pixels): Sharp {
+  const img = sharp(pixels, { raw: { width: ad.layout.width, height: ad.layout.height, channels: 4 } });
   return opaque ? img.removeAlpha() : img;
+}
+
+/** The finished ad in `format` with the manifest of its texts (see renderAdImage). */
+export async function renderAd(job: GenerationJob, format: ImageFormat): Promise<{ buffer: Buffer; manifest: MediaManifest }> {
+  let img: Sharp;
+  let manifest: MediaManifest;
+  if (job.heroImage) ({ img, manifest } = await overHero(job, job.heroImage));
+  else {
+    const ad = await composeAd(job, job.textless ? 'plate' : 'full');
+    ({ manifest } = ad);
+    img = encodeRaw(ad, true);
+  }
+  if (format === 'jpeg') return { buffer: await img.jpeg({ quality: 92, mozjpeg: false }).toBuffer(), manifest };
+  if (format === 'webp') return { buffer: await img.webp({ quality: 90, smartSubsample: true }).toBuffer(), manifest };
+  return { buffer: await img.png({ compressionLevel: 6 }).toBuffer(), manifest };
 }
 
 /**
@@ -471,27 +643,24 @@ export function encodeRaw(ad: ComposedAd, opaque = true): Sharp {
  * the frame; (job.textless) the picture without texts.
  */
 export async function renderAdImage(job: GenerationJob, format: ImageFormat): Promise<Buffer> {
-  const img = job.heroImage ? await overHero(job, job.heroImage) : encodeRaw(await composeAd(job, job.textless ? 'plate' : 'full'), true);
-  if (format === 'jpeg') return img.jpeg({ quality: 92, mozjpeg: false }).toBuffer();
-  if (format === 'webp') return img.webp({ quality: 90, smartSubsample: true }).toBuffer();
-  return img.png({ compressionLevel: 6 }).toBuffer();
+  return (await renderAd(job, format)).buffer;
 }
 
-async function overHero(job: GenerationJob, hero: string): Promise<Sharp> {
+async function overHero(job: GenerationJob, hero: string): Promise<{ img: Sharp; manifest: MediaManifest }> {
   const limitInputPixels = job.maxInputPixels ?? DEFAULT_PIXEL_LIMITS.maxPixels;
   const base = await sharp(hero, { limitInputPixels })
     .rotate()
     .resize(job.width, job.height, { fit: 'cover', position: sharp.strategy.attention })
     .removeAlpha()
     .toBuffer();
-  const overlay = await encodeRaw(await composeAd(job, 'overlay'), false)
-    .png({ compressionLevel: 0 })
-    .toBuffer();
-  return sharp(
+  const ad = await composeAd(job, 'overlay');
+  const overlay = await encodeRaw(ad, false).png({ compressionLevel: 0 }).toBuffer();
+  const img = sharp(
     await sharp(base)
       .composite([{ input: overlay }])
       .removeAlpha()
       .png({ compressionLevel: 0 })
       .toBuffer(),
   );
+  return { img, manifest: ad.manifest };
 }

@@ -1,8 +1,11 @@
-// The local renderer's video plan: one still (or a transparent overlay over a source video)
-// composed by the image renderer, then ONE ffmpeg invocation that animates it (Ken Burns via
-// zoompan), burns the prompt in as timed captions (drawtext with the shipped DejaVu font, the brand kit's family when it names one), adds
-// the audio (the given audio file trimmed/padded, or a generated soft chord) and encodes
-// H.264 (yuv420p, +faststart) / AAC into an MP4 of exactly width × height and the duration.
+// The local renderer's video plan: the picture and the texts composed by the image renderer as
+// two layers (or a transparent text overlay over a source video), then ONE ffmpeg invocation that
+// animates the picture only (Ken Burns via zoompan, never past the frame's edge; a UGC presenter
+// stays still and moves its mouth with the speech: mouth shapes overlaid per frame), lays the
+// texts over it unmoved, burns the captions in once (drawtext with the shipped DejaVu font, the
+// brand kit's family when it names one), adds the audio (the given audio file trimmed/padded, or a
+// music track from the library) and encodes H.264 (yuv420p, +faststart) / AAC into an MP4 of exactly
+// width × height and the duration. The plan carries the MediaManifest of every text it placed.
 //
 // prepareVideo() writes the intermediate files and returns the ffmpeg arguments; the provider
 // runs them through runFfmpeg, and bench/renderer.ts runs the very same arguments directly.
@@ -11,8 +14,12 @@ import path from 'node:path';
 import { escapeFilterValue as esc, inputArgs, probe, type MediaFile } from '../../media/ffmpeg.ts';
 import { renderMusicBed } from '../../media/music-bed.ts';
 import { ProviderError, type GenerationJob } from '../generation.ts';
-import { composeAd, encodeRaw, facesFor } from './ad-image.ts';
-import { rng, type AdLayout } from './layout.ts';
+import sharp from 'sharp';
+import type { FontFace } from './font.ts';
+import { envelopeLevels, levelSpans, mouthCanvas, mouthLevels, mouthShape, type Spoken } from './mouth.ts';
+import { composeAd, encodeRaw, facesFor, type ComposedAd } from './ad-image.ts';
+import { hash32, rng, type AdLayout, type Rect } from './layout.ts';
+import type { MediaManifest, PlacedText } from '../../media/quality/manifest.ts';
 import { adCopy } from '../write/ad-copy.ts';
 import type { SpokenWord } from '../speech/types.ts';
 
@@ -39,6 +46,8 @@ export interface VideoPlan {
   stillPath: string;
   mode: 'still' | 'source';
   hasAudio: boolean;
+  /** Every text placed (the still's texts for the whole duration, each caption line while it shows). */
+  manifest: MediaManifest;
 }
 
 const fmt = (v: number) => (Math.round(v * 1000) / 1000).toString();
@@ -128,55 +137,118 @@ export function spokenChunks(words: readonly SpokenWord[], maxChars: number): { 
   return out;
 }
 
-/** drawtext filters for the captions (one per line, each with its own box, fading in). */
-async function captionFilters(job: GenerationJob, layout: AdLayout, duration: number, dir: string, files: string[]): Promise<string[]> {
-  const fs = Math.max(12, Math.round(layout.unit * 0.052));
-  const maxChars = Math.max(8, Math.floor(layout.caption.w / (fs * 0.64)));
+/** A caption chunk: its lines and when it shows (seconds). */
+export interface TimedChunk {
+  lines: string[];
+  a: number;
+  b: number;
+}
+
+/** The caption chunks of the job: each spoken chunk while it is said (a narrated ad), else the caption text spread evenly. */
+export function captionTimes(job: GenerationJob, duration: number, maxChars: number): TimedChunk[] {
   const start = Math.min(0.5, duration * 0.1);
   const end = Math.max(start + 0.5, duration - 0.15);
   const maxChunks = Math.max(1, Math.floor((end - start) / 1.4));
-  // Spoken words (a narrated ad): each chunk while it is said; else the prompt, spread evenly.
-  const timed = job.spokenWords?.length
-    ? spokenChunks(job.spokenWords, maxChars).filter((c) => c.a < duration)
-    : captionChunks(adCopy(job).captions, maxChars, maxChunks).map((lines, i, all) => {
-        const slot = (end - start) / all.length;
-        return { lines, a: start + i * slot, b: start + i * slot + slot - 0.05 };
-      });
-  if (timed.length === 0) return [];
-  const chunks = timed.map((c) => c.lines);
+  if (job.spokenWords?.length) return spokenChunks(job.spokenWords, maxChars).filter((c) => c.a < duration);
+  return captionChunks(unshown(job), maxChars, maxChunks).map((lines, i, all) => {
+    const slot = (end - start) / all.length;
+    return { lines, a: start + i * slot, b: start + i * slot + slot - 0.05 };
+  });
+}
+
+const plain = (x: string) =>
+  x
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
+
+/** The caption text without the words the picture already shows: a headline taken from its start is not captioned again. */
+export function unshown(job: GenerationJob): string {
+  const { headline, captions } = adCopy(job);
+  const head = plain(headline.replace(/…$/, '')).split(' ').filter(Boolean);
+  const words = captions.split(/\s+/).filter(Boolean);
+  const same = head.length > 0 && head.every((w, i) => words[i] !== undefined && plain(words[i]) === w);
+  const rest = same ? words.slice(head.length).join(' ') : captions;
+  return rest.charAt(0).toUpperCase() + rest.slice(1);
+}
+
+/** The width in pixels of `text` set in `fontfile` at `px` pixels (pango, as drawtext's FreeType sets it). */
+async function textWidth(text: string, face: FontFace, px: number): Promise<number> {
+  const markup = text.replace(/&/g, '&amp;').replace(/</g, '&lt;');
+  const { info } = await sharp({
+    text: { text: markup, fontfile: face.file, font: `${face.family} 12`, dpi: Math.round(px * 6), rgba: true },
+  })
+    .png({ compressionLevel: 0 })
+    .toBuffer({ resolveWithObject: true });
+  return info.width;
+}
+
+/** One caption line as drawn: its font size (smaller when the line is too wide for the band) and box. */
+async function captionLine(
+  text: string,
+  face: FontFace,
+  fs: number,
+  band: Rect,
+  y: number,
+  border: number,
+): Promise<{ fs: number; box: Rect }> {
+  const room = band.w - 2 * border;
+  let w = await textWidth(text, face, fs);
+  let size = fs;
+  if (w > room) {
+    size = Math.max(8, Math.floor((fs * room) / w));
+    w = await textWidth(text, face, size);
+  }
+  return { fs: size, box: { x: band.x + Math.round((band.w - w) / 2), y, w, h: Math.round(size * 1.17) } };
+}
+
+/** drawtext filters for the captions (one per line, each with its own box, fading in), and each line as placed. */
+async function captionFilters(
+  job: GenerationJob,
+  layout: AdLayout,
+  duration: number,
+  dir: string,
+  files: string[],
+): Promise<{ filters: string[]; placed: PlacedText[]; chunks: TimedChunk[] }> {
+  const fs = Math.max(12, Math.round(layout.unit * 0.052));
+  const band = layout.caption;
   const border = Math.max(2, Math.round(fs * 0.28));
+  const timed = captionTimes(job, duration, Math.max(8, Math.floor((band.w - 2 * border) / (fs * 0.62))));
   const lineStep = Math.round(fs * 1.22) + 2 * border;
   const out: string[] = [];
+  const placed: PlacedText[] = [];
   // Captions in the brand kit's text font (its second, else its first).
-  const fontfile = facesFor(job).bodyFace.file;
-  for (let i = 0; i < chunks.length; i++) {
-    const { a } = timed[i];
+  const face = facesFor(job).bodyFace;
+  const fontfile = face.file;
+  for (let i = 0; i < timed.length; i++) {
+    const { a, lines } = timed[i];
     const b = Math.min(timed[i].b, duration);
-    const block = chunks[i].length * lineStep;
-    const y0 = layout.kind === 'ugc' ? layout.caption.y : layout.caption.y + layout.caption.h - block;
-    for (let j = 0; j < chunks[i].length; j++) {
+    const y0 = band.y + Math.max(0, band.h - lines.length * lineStep);
+    for (let j = 0; j < lines.length; j++) {
       const file = path.join(dir, `caption-${i}-${j}.txt`);
-      await writeFile(file, chunks[i][j], 'utf8');
+      await writeFile(file, lines[j], 'utf8');
       files.push(file);
+      const line = await captionLine(lines[j], face, fs, band, y0 + j * lineStep + border, border);
+      placed.push({ text: lines[j], box: line.box, role: 'caption', fromSeconds: a, toSeconds: b });
       out.push(
         filter('drawtext', {
           fontfile,
           textfile: file,
           expansion: 'none',
-          fontsize: fs,
+          fontsize: line.fs,
           fontcolor: 'white',
           box: 1,
-          boxcolor: 'black@0.55',
+          boxcolor: 'black@0.62',
           boxborderw: border,
-          x: '(w-text_w)/2',
-          y: y0 + j * lineStep + border,
+          x: line.box.x,
+          y: line.box.y,
           enable: `between(t,${fmt(a)},${fmt(b)})`,
           alpha: `min(1,(t-${fmt(a)})/0.25)`,
         }),
       );
     }
   }
-  return out;
+  return { filters: out, placed, chunks: timed };
 }
 
 /**
@@ -198,7 +270,7 @@ export async function prepareVideo(
   const mode: VideoPlan['mode'] = baseVideo ? 'source' : 'still';
   await checkInputs(job, baseVideo);
 
-  const ad = await composeAd(job, mode === 'still' ? 'full' : 'overlay');
+  const ad = await composeAd(job, mode === 'still' ? 'full' : 'overlay', { split: mode === 'still' });
   const stillPath = path.join(scratchDir, mode === 'still' ? 'still.png' : 'overlay.png');
   await encodeRaw(ad, mode === 'still')
     .png({ compressionLevel: 1 })
@@ -208,10 +280,19 @@ export async function prepareVideo(
   const inputs: string[] = [];
   const graph: string[] = [];
   const captions = await captionFilters(job, ad.layout, duration, scratchDir, files);
-  const tail = [...captions, filter('format', { pix_fmts: 'yuv420p' })].join(',');
+  const tail = [...captions.filters, filter('format', { pix_fmts: 'yuv420p' })].join(',');
   if (mode === 'still') {
-    inputs.push(...inputArgs({ path: stillPath, type: 'image/png' }));
-    graph.push(`[0:v]${kenBurns(job, frames, settings)},${tail}[v]`);
+    const textPath = path.join(scratchDir, 'texts.png');
+    await encodeRaw(ad, false, ad.textPixels).png({ compressionLevel: 1 }).toFile(textPath);
+    files.push(textPath);
+    const talking = ad.layout.mouth ? await mouthInputs(job, ad, captions.chunks, duration, fps, scratchDir, files) : null;
+    if (talking)
+      inputs.push(...inputArgs({ path: stillPath, type: 'image/png' }, ['-loop', '1', '-framerate', String(fps), '-t', fmt(duration)]));
+    else inputs.push(...inputArgs({ path: stillPath, type: 'image/png' }));
+    inputs.push(...inputArgs({ path: textPath, type: 'image/png' }), ...(talking?.inputs ?? []));
+    // The picture moves (or talks); the texts lie still over it.
+    const picture = talking ? `[0:v]${filter('setsar', { r: 1 })}${talking.overlays}` : `[0:v]${kenBurns(job, frames, settings)}`;
+    graph.push(`${picture}[pic]`, `[pic][1:v]${filter('overlay', { x: 0, y: 0, eof_action: 'repeat' })},${tail}[v]`);
   } else {
     inputs.push(...inputArgs(baseVideo as MediaFile, ['-stream_loop', '-1']), ...inputArgs({ path: stillPath, type: 'image/png' }));
     graph.push(
@@ -220,11 +301,14 @@ export async function prepareVideo(
     );
     graph.push(`[base][1:v]${filter('overlay', { x: 0, y: 0, eof_action: 'repeat' })},${tail}[v]`);
   }
+  const manifest = videoManifest(ad, captions.placed, duration);
 
   let hasAudio = false;
   if (job.audio) {
+    // The audio file follows every picture input.
+    const index = inputs.filter((a) => a === '-i').length;
     inputs.push(...inputArgs(job.audio));
-    graph.push(audioTrack(mode === 'still' ? 1 : 2, duration));
+    graph.push(audioTrack(index, duration));
     hasAudio = true;
   } else if (job.generateAudio) {
     // A track of the music library in the mood of the prompt (src/media/music-bed.ts).
@@ -236,7 +320,93 @@ export async function prepareVideo(
     hasAudio = true;
   }
   const args = [...inputs, '-filter_complex', graph.join(';'), ...encodeArgs(settings, hasAudio, duration, outPath)];
-  return { args, durationSeconds: duration, frames, outPath, files, stillPath, mode, hasAudio };
+  return { args, durationSeconds: duration, frames, outPath, files, stillPath, mode, hasAudio, manifest };
+}
+
+/** The still's texts (shown throughout) and the caption lines (each while it shows). */
+function videoManifest(ad: ComposedAd, captions: PlacedText[], duration: number): MediaManifest {
+  const still = ad.texts.map(({ text, box, role }) => ({ text, box, role, fromSeconds: 0, toSeconds: duration }));
+  return { ...ad.manifest, texts: [...still, ...captions], requestedSeconds: duration };
+}
+
+/**
+ * The talking presenter: the mouth shapes as inputs and the overlay chain that shows, per frame,
+ * the shape the speech asks for (the spoken words' timings, else each caption line's words
+ * spread over the time it shows). Null when nothing is said.
+ */
+async function mouthInputs(
+  job: GenerationJob,
+  ad: ComposedAd,
+  chunks: TimedChunk[],
+  duration: number,
+  fps: number,
+  dir: string,
+  files: string[],
+) {
+  const spans = levelSpans(await speechLevels(job, chunks, duration, fps, dir), fps);
+  if (spans.every((s) => s.length === 0)) return null;
+  const canvas = mouthCanvas(ad.layout.mouth!);
+  const skin = await skinNear(ad, ad.layout.face!);
+  const inputs: string[] = [];
+  let overlays = '';
+  for (let level = 1; level <= 3; level++) {
+    if (spans[level - 1].length === 0) continue;
+    const file = path.join(dir, `mouth-${level}.png`);
+    await writeFile(file, await mouthShape(level, canvas, skin));
+    files.push(file);
+    inputs.push(...inputArgs({ path: file, type: 'image/png' }));
+    const enable = spans[level - 1].map((s) => `between(t,${fmt(s.a)},${fmt(s.b)})`).join('+');
+    overlays += `[m${level}];[m${level}][${1 + inputs.filter((a) => a === '-i').length}:v]${filter('overlay', { x: canvas.x, y: canvas.y, eof_action: 'repeat', enable })}`;
+  }
+  return { inputs, overlays };
+}
+
+/**
+ * The mouth's opening per frame: from the spoken words' timings; else from the loudness of the
+ * given audio; else (a silent ad) from each caption line's words spread over the time it shows.
+ */
+async function speechLevels(job: GenerationJob, chunks: TimedChunk[], duration: number, fps: number, dir: string): Promise<number[]> {
+  if (job.spokenWords?.length)
+    return mouthLevels(
+      job.spokenWords.map((w) => ({ a: w.startMs / 1000, b: w.endMs / 1000 })),
+      duration,
+      fps,
+    );
+  // The scratch folder lies in the job's folder, where the audio file is.
+  if (job.audio) return envelopeLevels(job.audio, dir, path.dirname(dir), duration, fps);
+  return mouthLevels(
+    chunks.flatMap((c) => spreadWords(c.lines.join(' '), c.a, c.b)),
+    duration,
+    fps,
+  );
+}
+
+/** A caption's words spread evenly over [a, b] by their length, with short pauses between them. */
+function spreadWords(text: string, a: number, b: number): Spoken[] {
+  const words = text.split(/\s+/).filter(Boolean);
+  const total = words.reduce((n, w) => n + w.length + 1, 0);
+  const out: Spoken[] = [];
+  let t = a;
+  for (const w of words) {
+    const len = ((b - a) * (w.length + 1)) / total;
+    out.push({ a: t, b: t + len * 0.85 });
+    t += len;
+  }
+  return out;
+}
+
+/** The skin colour of the face (the mean of a patch on the cheek beside the mouth) in the composed picture. */
+async function skinNear(ad: ComposedAd, face: Rect): Promise<string> {
+  const { width: W, height: H } = ad.layout;
+  const s = Math.max(2, Math.round(face.w * 0.08));
+  const left = Math.min(W - s, Math.max(0, face.x + Math.round(face.w * 0.25)));
+  const top = Math.min(H - s, Math.max(0, face.y + Math.round(face.h * 0.55)));
+  const { data } = await sharp(ad.pixels, { raw: { width: W, height: H, channels: 4 } })
+    .extract({ left, top, width: s, height: s })
+    .resize(1, 1)
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  return `#${[data[0], data[1], data[2]].map((v) => v.toString(16).padStart(2, '0')).join('')}`;
 }
 
 /** The job's duration (default 5 s), refused outside 0.5–120 s, as its dimensions when odd or under 16. */

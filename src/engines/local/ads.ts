@@ -9,7 +9,7 @@
 import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { FfmpegError, probe, runFfmpeg } from '../../media/ffmpeg.ts';
-import { renderAdImage } from './ad-image.ts';
+import { renderAd } from './ad-image.ts';
 import { DEFAULT_VIDEO_SETTINGS, prepareVideo, type VideoSettings } from './ad-video.ts';
 import {
   CONTENT_TYPES,
@@ -76,12 +76,12 @@ export class LocalProvider implements Provider {
   private async renderImage(job: GenerationJob, id: string, opts: GenerateOptions, progress: (f: number) => void): Promise<ProviderResult> {
     const format = job.imageFormat ?? 'png';
     if (!(format in EXT)) throw new ProviderError(`unknown image format "${format}"`, { retryable: false, code: 'invalid_format' });
-    const buf = await renderAdImage(job, format);
+    const { buffer: buf, manifest } = await renderAd(job, format);
     throwIfAborted(opts.signal);
     const out = path.join(opts.workDir, `${id}.${EXT[format]}`);
     await writeFile(out, buf);
     progress(1);
-    return { path: out, contentType: CONTENT_TYPES[format], width: job.width, height: job.height, bytes: buf.length };
+    return { path: out, contentType: CONTENT_TYPES[format], width: job.width, height: job.height, bytes: buf.length, manifest };
   }
 
   private async renderVideo(job: GenerationJob, id: string, opts: GenerateOptions, progress: (f: number) => void): Promise<ProviderResult> {
@@ -123,6 +123,7 @@ export class LocalProvider implements Provider {
         height: info.height ?? job.height,
         durationSeconds: info.duration_seconds ?? plan.durationSeconds,
         bytes: size,
+        manifest: plan.manifest,
       };
     } finally {
       await rm(scratch, { recursive: true, force: true });

@@ -5,6 +5,9 @@
 // (by the words of its id); a logo takes the end of the brand band; an avatar takes the UGC
 // picture or a presenter disc in the product frame.
 import type { GenerationJob } from '../generation.ts';
+import { adCopy } from '../write/ad-copy.ts';
+import { mouthBox, type FractionBox } from '../../media/portrait.ts';
+import { MARGIN, safeZoneFor } from '../../media/quality/manifest.ts';
 
 export interface Rect {
   x: number;
@@ -56,6 +59,18 @@ export interface AdLayout {
   avatarShape: 'fill' | 'disc';
   /** The preset's arrangement (standard without a preset). */
   arrangement: Arrangement;
+  /** The line under the headline, when the copy has one. */
+  subheadline: Rect | null;
+  /** The offer line above the call to action, when the copy has one. */
+  offer: Rect | null;
+  /** UGC: where the portrait is drawn whole (the rest of the avatar rect is its blurred fill), its face and its mouth. */
+  portrait: Rect | null;
+  face: Rect | null;
+  mouth: Rect | null;
+  /** The area every text stays in: 4 % margins and more, out of a 9:16 feed's UI zones. */
+  safe: Rect;
+  /** Whether the ad shows pictures (reference images or an avatar); without, it is a typographic poster. */
+  pictured: boolean;
 }
 
 /** How a preset arranges an ad: standard; flipped (product before the headline, or mirrored when landscape); inset (a smaller product frame). */
@@ -176,6 +191,18 @@ export function textOn(bg: string): string {
   return contrast('#ffffff', bg) >= contrast('#111111', bg) ? '#ffffff' : '#111111';
 }
 
+/** The text colour for `bg` with at least 4.5:1 contrast: white, else near-black, else black (one of them always has it). */
+export function readableOn(bg: string): string {
+  if (contrast('#ffffff', bg) >= 4.5 && contrast('#ffffff', bg) >= contrast('#111111', bg)) return '#ffffff';
+  return contrast('#111111', bg) >= 4.5 ? '#111111' : '#000000';
+}
+
+/** The colour between a and b at t (0: a, 1: b). */
+export function mix(a: string, b: string, t: number): string {
+  const [x, y] = [hexToRgb(a), hexToRgb(b)];
+  return rgbToHex(...(x.map((v, i) => v + (y[i] - v) * t) as [number, number, number]));
+}
+
 function normaliseHex(c: string): string | null {
   const m = /^#?([0-9a-f]{6}|[0-9a-f]{3})$/i.exec(c.trim());
   if (!m) return null;
@@ -224,7 +251,7 @@ export function paletteFor(
   }
   // A CTA that disappears into the background is no CTA.
   if (contrast(accent, primary) < 1.5) accent = textOn(primary) === '#ffffff' ? '#ffffff' : '#111111';
-  return { primary, secondary, accent, onPrimary: textOn(primary), onAccent: textOn(accent) };
+  return { primary, secondary, accent, onPrimary: readableOn(primary), onAccent: readableOn(accent) };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -236,9 +263,9 @@ export function layoutKind(job: Pick<GenerationJob, 'type' | 'templateSlug'>): L
   if (job.type === 'ugc_ad') return 'ugc';
   const slug = job.templateSlug ?? '';
   if (/before|after|-vs-|versus|comparison|problem/.test(slug)) return 'split';
-  if (/testimonial|quote|review|founder|story/.test(slug)) return 'quote';
-  if (/grid|feature|walkthrough|callout|montage/.test(slug)) return 'grid';
   if (/sale|offer|promo|countdown|flash|banner|seasonal/.test(slug)) return 'banner';
+  if (/testimonial|quote|review|founder/.test(slug)) return 'quote';
+  if (/grid|feature|walkthrough|callout|montage/.test(slug)) return 'grid';
   return 'hero';
 }
 
@@ -299,8 +326,16 @@ export function tile(area: Rect, n: number, g: number): Rect[] {
 
 export const inset = (a: Rect, d: number): Rect => ({ x: a.x + d, y: a.y + d, w: Math.max(2, a.w - 2 * d), h: Math.max(2, a.h - 2 * d) });
 
-type LayoutInput = Pick<GenerationJob, 'type' | 'templateSlug' | 'width' | 'height' | 'referenceImages' | 'brandName' | 'avatarName'> &
-  Partial<Pick<GenerationJob, 'presetId' | 'presetIndex' | 'logo' | 'avatarImage' | 'referenceSubject'>>;
+export type LayoutInput = Pick<
+  GenerationJob,
+  'type' | 'templateSlug' | 'width' | 'height' | 'referenceImages' | 'brandName' | 'avatarName'
+> &
+  Partial<
+    Pick<GenerationJob, 'presetId' | 'presetIndex' | 'logo' | 'avatarImage' | 'referenceSubject' | 'prompt' | 'title' | 'copy' | 'output'>
+  > & {
+    /** The avatar portrait's width / height and face box (UGC: where the product card may go); measured by the composer. */
+    portraitShape?: { aspect: number; face: FractionBox | null };
+  };
 
 /**
  * The arrangement: the preset's; else, following a custom reference, the product where the
@@ -334,38 +369,58 @@ export function computeLayout(job: LayoutInput, mode: 'full' | 'overlay' = 'full
   return mode === 'overlay' ? overlayLayout(job) : fullLayout(job);
 }
 
+/** The text margins (at least MARGIN of each side, 6 % of the shorter side otherwise) and the area texts stay in. */
+function safeArea(W: number, H: number, u: number): { mx: number; my: number; safe: Rect } {
+  const mx = Math.max(r(u * 0.06), Math.ceil(W * (MARGIN + 0.005)));
+  const my = Math.max(r(u * 0.06), Math.ceil(H * (MARGIN + 0.005)));
+  const zone = safeZoneFor(W, H);
+  const top = zone ? Math.ceil(H * (zone.top + 0.01)) : my;
+  const bottom = zone ? Math.floor(H * (1 - zone.bottom - 0.01)) : H - my;
+  return { mx, my, safe: { x: mx, y: top, w: W - 2 * mx, h: bottom - top } };
+}
+
+const orientationOf = (W: number, H: number): AdLayout['orientation'] =>
+  H / W >= 1.15 ? 'portrait' : H / W <= 1 / 1.15 ? 'landscape' : 'square';
+
+/** Which optional texts the copy of the job has. */
+function copyHas(job: LayoutInput): { sub: boolean; offer: boolean } {
+  const c = adCopy({ prompt: job.prompt ?? '', title: job.title ?? '', type: job.type, templateSlug: job.templateSlug, copy: job.copy });
+  return { sub: Boolean(c.subheadline), offer: Boolean(c.offer) };
+}
+
 function overlayLayout(job: LayoutInput): AdLayout {
   const W = job.width;
   const H = job.height;
   const kind = layoutKind(job);
-  const ratio = H / W;
-  const orientation = ratio >= 1.15 ? 'portrait' : ratio <= 1 / 1.15 ? 'landscape' : 'square';
+  const orientation = orientationOf(W, H);
   const u = Math.min(W, H);
-  const m = r(u * 0.06);
+  const { mx, safe } = safeArea(W, H, u);
   const gap = r(u * 0.025);
   const hasBrandLine = Boolean(job.brandName || (kind === 'ugc' && job.avatarName));
-  const band = hasBrandLine || job.logo ? { x: m, y: m, w: W - 2 * m, h: r(u * 0.065) } : null;
+  const band = hasBrandLine || job.logo ? { x: safe.x, y: safe.y, w: safe.w, h: r(u * 0.065) } : null;
   const split = band ? splitBand(band, Boolean(job.logo), gap) : null;
   const brand = hasBrandLine && split ? split.text : null;
-  const top = band ? band.y + band.h + gap : m;
-  const headline = { x: m, y: top, w: W - 2 * m, h: r(H * (orientation === 'landscape' ? 0.24 : 0.16)) };
+  const top = band ? band.y + band.h + gap : safe.y;
+  const headline = { x: safe.x, y: top, w: safe.w, h: r(H * (orientation === 'landscape' ? 0.24 : 0.14)) };
+  const has = copyHas(job);
+  const subheadline = has.sub ? { x: safe.x, y: headline.y + headline.h, w: safe.w, h: r(u * 0.06) } : null;
   const ctaH = r(u * 0.1);
-  const ctaW = r(u * 0.56);
-  const cta = { x: r((W - ctaW) / 2), y: H - m - ctaH, w: ctaW, h: ctaH };
-  const capH = r(u * 0.2);
-  const caption = { x: r(W * 0.05), y: cta.y - gap - capH, w: r(W * 0.9), h: capH };
-  const product = { x: 0, y: 0, w: W, h: H };
-  const cornerSize = Math.max(2, Math.min(m, r(u * 0.04)));
+  const ctaW = Math.min(safe.w, r(u * 0.56));
+  const cta = { x: r((W - ctaW) / 2), y: safe.y + safe.h - ctaH, w: ctaW, h: ctaH };
+  const offer = has.offer ? { x: safe.x, y: cta.y - gap - r(u * 0.06), w: safe.w, h: r(u * 0.06) } : null;
+  const capH = r(u * 0.18);
+  const caption = { x: safe.x, y: (offer?.y ?? cta.y) - gap - capH, w: safe.w, h: capH };
+  const cornerSize = Math.max(2, Math.min(mx, r(u * 0.04)));
   return {
     kind,
     width: W,
     height: H,
     orientation,
     unit: u,
-    margin: m,
+    margin: mx,
     brand,
     headline,
-    product,
+    product: { x: 0, y: 0, w: W, h: H },
     slots: [],
     slotLabels: [],
     cta,
@@ -376,6 +431,13 @@ function overlayLayout(job: LayoutInput): AdLayout {
     avatar: null,
     avatarShape: 'fill',
     arrangement: arrangementFor(job, orientation),
+    subheadline,
+    offer,
+    portrait: null,
+    face: null,
+    mouth: null,
+    safe,
+    pictured: true,
   };
 }
 
@@ -387,170 +449,353 @@ interface LayoutFrame {
   orientation: AdLayout['orientation'];
   /** The frame's shorter side, the unit of every size. */
   u: number;
+  /** The horizontal text margin. */
   m: number;
   gap: number;
+  safe: Rect;
   hasBand: boolean;
   hasLogo: boolean;
   arrangement: Arrangement;
+  /** A video: a caption band is kept free. */
+  video: boolean;
+  sub: boolean;
+  offer: boolean;
+  /** Reference images to show (else no product card: the space is the type's). */
+  pictured: boolean;
 }
 
-/** The main blocks of a full layout: brand band, headline, product card, call to action, and a logo placed outside a band. */
+/** The main blocks of a full layout. */
 interface Blocks {
   band: Rect | null;
   headline: Rect;
+  subheadline: Rect | null;
+  offer: Rect | null;
   product: Rect;
   cta: Rect | null;
+  caption: Rect;
   logo: Rect | null;
+  badge?: AdLayout['badge'];
+  portrait?: Rect;
+  face?: Rect;
+  /** UGC: the area the portrait and its blurred fill cover. */
+  avatar?: Rect;
 }
 
-function fullLayout(job: LayoutInput): AdLayout {
+function frameOf(job: LayoutInput): LayoutFrame {
   const W = job.width;
   const H = job.height;
   const kind = layoutKind(job);
-  const ratio = H / W;
-  const orientation = ratio >= 1.15 ? 'portrait' : ratio <= 1 / 1.15 ? 'landscape' : 'square';
+  const orientation = orientationOf(W, H);
   const u = Math.min(W, H);
+  const { mx, safe } = safeArea(W, H, u);
   const hasBrandLine = Boolean(job.brandName || (kind === 'ugc' && job.avatarName));
-  const hasLogo = Boolean(job.logo);
-  const f: LayoutFrame = {
+  const has = copyHas(job);
+  return {
     W,
     H,
     kind,
     orientation,
     u,
-    m: r(u * (kind === 'ugc' ? 0.04 : 0.06)),
+    m: mx,
     gap: r(u * 0.03),
-    hasBand: hasBrandLine || hasLogo,
-    hasLogo,
+    safe,
+    hasBand: hasBrandLine || Boolean(job.logo),
+    hasLogo: Boolean(job.logo),
     arrangement: kind === 'model' ? 'standard' : arrangementFor(job, orientation),
+    video: job.output === 'video' || job.type === 'video_ad' || job.type === 'ugc_ad',
+    sub: has.sub,
+    offer: has.offer,
+    // A presenter (static and video ads) is a picture too.
+    pictured: job.referenceImages.length > 0 || (Boolean(job.avatarImage) && kind !== 'ugc' && kind !== 'model'),
   };
-  let { band, headline, product, cta, logo } =
-    kind === 'model' ? modelBlocks(f) : orientation === 'landscape' ? columnBlocks(f) : stackedBlocks(f);
-  if (f.arrangement === 'flipped' && orientation === 'landscape' && kind !== 'model') {
-    // Mirrored: the text column on the right, the product on the left.
-    const mirror = (a: Rect): Rect => ({ ...a, x: W - a.x - a.w });
-    band = band && mirror(band);
-    headline = mirror(headline);
-    cta = cta && mirror(cta);
-    product = mirror(product);
-  }
+}
+
+function fullLayout(job: LayoutInput): AdLayout {
+  const f = frameOf(job);
+  const { W, H, u, kind } = f;
+  const hasBrandLine = Boolean(job.brandName || (kind === 'ugc' && job.avatarName));
+  const ugcPortrait = kind === 'ugc' && job.avatarImage && job.portraitShape;
+  let b: Blocks =
+    kind === 'model'
+      ? modelBlocks(f)
+      : ugcPortrait
+        ? ugcBlocks(f, job.portraitShape!)
+        : f.orientation === 'landscape'
+          ? columnBlocks(f)
+          : stackedBlocks(f);
+  if (f.arrangement === 'flipped' && f.orientation === 'landscape' && kind !== 'model' && !ugcPortrait) b = mirrored(b, W);
   let brand: Rect | null = null;
-  if (band && f.hasBand) {
-    const split = splitBand(band, hasLogo, f.gap);
+  let logo = b.logo;
+  if (b.band && f.hasBand) {
+    const split = splitBand(b.band, f.hasLogo, f.gap);
     brand = hasBrandLine ? split.text : null;
     logo = split.logo;
   }
   const border = Math.max(2, r(u * 0.014));
-  const { avatar, productArea } = avatarPlace(f, job, product, border);
-  const { slots, slotLabels } = productSlots(kind, productArea, job, Math.max(2, r(u * 0.01)));
-  const badge = kind === 'banner' ? { cx: product.x + product.w - r(u * 0.085), cy: product.y + r(u * 0.085), r: r(u * 0.1) } : null;
+  const { avatar, productArea } = ugcPortrait
+    ? { avatar: b.avatar ?? { x: 0, y: 0, w: W, h: H }, productArea: inset(b.product, border) }
+    : avatarPlace(f, job, b.product, border);
+  const { slots, slotLabels } = job.referenceImages.length
+    ? productSlots(kind, productArea, job, Math.max(2, r(u * 0.01)))
+    : { slots: [], slotLabels: [] };
   const cornerSize = Math.max(2, Math.min(f.m, r(u * 0.04)));
+  const face = b.face ?? null;
+  const mouth = face && b.portrait && job.portraitShape?.face ? mouthRect(b.portrait, job.portraitShape.face) : null;
   return {
     kind,
     width: W,
     height: H,
-    orientation,
+    orientation: f.orientation,
     unit: u,
     margin: f.m,
     brand,
-    headline,
-    product,
+    headline: b.headline,
+    product: b.product,
     slots,
     slotLabels,
-    cta,
-    badge,
-    caption: captionBox(f, product),
+    cta: b.cta,
+    badge: b.badge === undefined ? badgeFor(f, b) : b.badge,
+    caption: b.caption,
     corner: { x: 0, y: 0, w: cornerSize, h: cornerSize },
     logo,
     avatar,
-    avatarShape: kind === 'ugc' ? 'fill' : 'disc',
+    avatarShape: ugcPortrait ? 'fill' : 'disc',
     arrangement: f.arrangement,
+    subheadline: b.subheadline,
+    offer: b.offer,
+    portrait: b.portrait ?? null,
+    face,
+    mouth,
+    safe: f.safe,
+    pictured: f.pictured || Boolean(avatar),
   };
 }
 
+/** Landscape, flipped: the text column on the right, the product on the left. */
+function mirrored(b: Blocks, W: number): Blocks {
+  const mirror = (a: Rect): Rect => ({ ...a, x: W - a.x - a.w });
+  const m = (a: Rect | null) => a && mirror(a);
+  return {
+    ...b,
+    band: m(b.band),
+    headline: mirror(b.headline),
+    subheadline: m(b.subheadline),
+    offer: m(b.offer),
+    cta: m(b.cta),
+    product: mirror(b.product),
+    caption: mirror(b.caption),
+  };
+}
+
+/** Banner layouts: a sticker over the product card's corner, or beside the headline on a poster. */
+function badgeFor(f: LayoutFrame, b: Blocks): AdLayout['badge'] {
+  if (f.kind !== 'banner') return null;
+  const rad = r(f.u * 0.1);
+  if (f.pictured) return { cx: b.product.x + b.product.w - r(f.u * 0.085), cy: b.product.y + r(f.u * 0.085), r: rad };
+  // A poster: the sticker in the product column (landscape) or under the texts, centred.
+  const p = b.product;
+  return { cx: p.x + r(p.w / 2), cy: p.y + r(p.h / 2), r: Math.min(r(f.u * 0.16), r(Math.min(p.w, p.h) * 0.42)) };
+}
+
 /** AI model output: the picture over most of the frame, a headline strip under it, a logo over its top-right corner. */
-function modelBlocks({ W, H, u, m, gap, hasLogo }: LayoutFrame): Blocks {
+function modelBlocks({ W, H, u, safe, gap, hasLogo }: LayoutFrame): Blocks {
   const strip = r(H * 0.11);
-  const product = { x: m, y: m, w: W - 2 * m, h: H - 2 * m - strip - gap };
-  const headline = { x: m, y: product.y + product.h + gap, w: W - 2 * m, h: strip };
+  const product = { x: safe.x, y: safe.y, w: safe.w, h: safe.h - strip - gap };
+  const headline = { x: safe.x, y: product.y + product.h + gap, w: safe.w, h: strip };
   let logo: Rect | null = null;
   if (hasLogo) {
     const lh = r(u * 0.07);
     const lw = r(lh * 3);
     logo = { x: product.x + product.w - lw - r(u * 0.02), y: product.y + r(u * 0.02), w: lw, h: lh };
   }
-  return { band: null, headline, product, cta: null, logo };
+  const caption = { x: safe.x, y: H - safe.y - r(u * 0.2), w: W - 2 * safe.x, h: r(u * 0.2) };
+  return { band: null, headline, subheadline: null, offer: null, product, cta: null, caption, logo };
 }
 
-/** Landscape: a text column (band, headline, call to action) on the left, the product on the right. */
-function columnBlocks({ W, H, u, m, gap, hasBand, arrangement }: LayoutFrame): Blocks {
-  const colW = r(W * 0.44) - m;
-  const band = { x: m, y: m, w: colW, h: r(u * 0.07) };
-  const ctaH = r(u * 0.13);
-  const cta = { x: m, y: H - m - ctaH, w: r(colW * 0.75), h: ctaH };
-  const headTop = hasBand ? band.y + band.h + gap : m;
-  const headline = { x: m, y: headTop, w: colW, h: cta.y - gap - headTop };
-  const px = r(W * 0.48);
-  let product = { x: px, y: m, w: W - m - px, h: H - 2 * m };
-  if (arrangement === 'inset') product = inset(product, r(Math.min(product.w, product.h) * 0.1));
-  return { band, headline, product, cta, logo: null };
+/** The foot of a text column, bottom up: the call to action, the offer, a video's caption band. */
+function foot(
+  f: LayoutFrame,
+  col: Rect,
+  ctaW: number,
+  centred: boolean,
+): { cta: Rect; offer: Rect | null; caption: Rect | null; top: number } {
+  const { u, gap } = f;
+  const ctaH = r(u * (f.orientation === 'portrait' ? 0.11 : 0.1));
+  const cta = { x: centred ? col.x + r((col.w - ctaW) / 2) : col.x, y: col.y + col.h - ctaH, w: ctaW, h: ctaH };
+  let top = cta.y - gap;
+  const offer = f.offer ? { x: col.x, y: top - r(u * 0.075), w: col.w, h: r(u * 0.075) } : null;
+  if (offer) top = offer.y - gap;
+  const capH = r(u * 0.17);
+  const caption = f.video && f.orientation !== 'landscape' ? { x: col.x, y: top - capH, w: col.w, h: capH } : null;
+  if (caption) top = caption.y - gap;
+  return { cta, offer, caption, top };
 }
 
-/** Portrait and square: band on top, call to action at the bottom; headline and product stacked between (UGC: the headline over the picture). */
-function stackedBlocks({ W, H, kind, orientation, u, m, gap, hasBand, arrangement }: LayoutFrame): Blocks {
-  const band = { x: m, y: m, w: W - 2 * m, h: r(u * (kind === 'ugc' ? 0.07 : 0.065)) };
-  const ctaH = r(u * (orientation === 'portrait' ? 0.11 : 0.1));
-  const ctaW = r(u * 0.56);
-  const cta = { x: r((W - ctaW) / 2), y: H - m - ctaH, w: ctaW, h: ctaH };
-  const top = hasBand ? band.y + band.h + r(gap * 0.7) : m;
-  if (kind === 'ugc') {
-    let product = { x: m, y: top, w: W - 2 * m, h: cta.y - gap - top };
-    if (arrangement === 'inset') product = inset(product, m);
-    // Flipped: the caption box at the top of the picture instead of its lower part.
-    const hy = arrangement === 'flipped' ? 0.12 : 0.66;
-    const headline = {
-      x: product.x + r(product.w * 0.06),
-      y: product.y + r(product.h * hy),
-      w: r(product.w * 0.88),
-      h: r(product.h * 0.2),
-    };
-    return { band, headline, product, cta, logo: null };
+/** Landscape: a text column (band, headline, subheadline, offer, call to action) on the left, the product (or a poster panel) on the right. */
+function columnBlocks(f: LayoutFrame): Blocks {
+  const { W, u, gap, safe, hasBand, arrangement, pictured } = f;
+  // A poster's type takes the width (a banner keeps a column for its sticker).
+  const colW = pictured ? r(W * 0.44) - safe.x : f.kind === 'banner' ? r(W * 0.6) - safe.x : safe.w;
+  const col = { x: safe.x, y: safe.y, w: colW, h: safe.h };
+  const band = { x: safe.x, y: safe.y, w: colW, h: r(u * 0.07) };
+  const ft = foot(f, col, r(colW * 0.75), false);
+  const { cta, offer } = ft;
+  // A poster video keeps its caption band under the type; with a picture, the captions go on it.
+  const posterCaption = f.video && !pictured ? { x: safe.x, y: ft.top - r(u * 0.16), w: colW, h: r(u * 0.16) } : null;
+  const footTop = posterCaption ? posterCaption.y - gap : ft.top;
+  const headTop = hasBand ? band.y + band.h + gap : safe.y;
+  const subH = f.sub ? r(u * 0.1) : 0;
+  const headline = { x: safe.x, y: headTop, w: colW, h: footTop - headTop - subH };
+  const subheadline = f.sub ? { x: safe.x, y: headline.y + headline.h, w: colW, h: subH } : null;
+  const px = pictured ? r(W * 0.48) : f.kind === 'banner' ? r(W * 0.64) : safe.x;
+  let product = { x: px, y: safe.y, w: W - safe.x - px, h: safe.h };
+  const caption = posterCaption ?? { x: px, y: safe.y + safe.h - r(u * 0.2), w: product.w, h: r(u * 0.2) };
+  if (f.video && pictured) product = { ...product, h: caption.y - gap - product.y };
+  if (arrangement === 'inset' && pictured) product = inset(product, r(Math.min(product.w, product.h) * 0.1));
+  return { band, headline, subheadline, offer, product, cta, caption, logo: null };
+}
+
+/** Portrait and square: band on top, the foot at the bottom; headline, subheadline and product stacked between (a poster without images: the type takes it all). */
+function stackedBlocks(f: LayoutFrame): Blocks {
+  const { W, u, gap, safe, hasBand, arrangement, kind, orientation, pictured } = f;
+  const band = { x: safe.x, y: safe.y, w: safe.w, h: r(u * 0.065) };
+  const ft = foot(f, safe, Math.min(safe.w, r(u * 0.56)), true);
+  const top = hasBand ? band.y + band.h + r(gap * 0.7) : safe.y;
+  const mid = { x: safe.x, y: top, w: safe.w, h: ft.top - top };
+  const subH = f.sub ? r(u * 0.09) : 0;
+  if (!pictured) {
+    // A poster: the headline fills the middle (a banner keeps room for its sticker).
+    const stickerH = kind === 'banner' ? r(mid.h * 0.34) : 0;
+    const headline = { ...mid, h: mid.h - subH - stickerH };
+    const subheadline = f.sub ? { ...mid, y: headline.y + headline.h, h: subH } : null;
+    const product = { ...mid, y: mid.y + mid.h - stickerH, h: stickerH || mid.h };
+    return { band, headline, subheadline, offer: ft.offer, product, cta: ft.cta, caption: ft.caption ?? product, logo: null };
   }
-  const headFrac =
-    { hero: 0.17, banner: 0.22, split: 0.15, quote: 0.22, grid: 0.15 }[kind as Exclude<LayoutKind, 'ugc' | 'model'>] *
-    (orientation === 'square' ? 1.1 : 1);
-  let headline = { x: m, y: top, w: W - 2 * m, h: r(H * headFrac) };
-  const py = headline.y + headline.h + gap;
-  const ph = cta.y - gap - py;
-  const maxW = W - 2 * m;
-  let pw = kind === 'quote' ? r(maxW * 0.8) : orientation === 'square' ? Math.min(maxW, r(ph * 1.6)) : maxW;
+  const headFrac = ({ hero: 0.26, banner: 0.3, split: 0.24, quote: 0.32, grid: 0.24, ugc: 0.26 } as Record<string, number>)[kind] ?? 0.26;
+  let headline = { ...mid, h: r(mid.h * headFrac * (orientation === 'square' ? 1.15 : 1)) };
+  let subheadline = f.sub ? { ...mid, y: headline.y + headline.h, h: subH } : null;
+  const py = headline.y + headline.h + subH + gap;
+  const ph = mid.y + mid.h - py;
+  let pw = kind === 'quote' ? r(safe.w * 0.8) : orientation === 'square' ? Math.min(safe.w, r(ph * 1.6)) : safe.w;
   if (arrangement === 'inset') pw = r(pw * 0.78);
   let product = { x: r((W - pw) / 2), y: py, w: pw, h: ph };
   if (arrangement === 'flipped') {
     // The product first, the headline under it.
     product = { ...product, y: top };
-    headline = { ...headline, y: top + product.h + gap };
+    headline = { ...headline, y: top + ph + gap };
+    subheadline = subheadline && { ...subheadline, y: headline.y + headline.h };
   }
-  return { band, headline, product, cta, logo: null };
+  return { band, headline, subheadline, offer: ft.offer, product, cta: ft.cta, caption: ft.caption ?? product, logo: null };
 }
 
 /**
- * The avatar: the whole UGC picture (the product moves into a card on it), else a presenter disc
- * in the lower corner of the product card. Returns it with the area the product images fill.
+ * UGC with a portrait: the portrait fills the frame (whole, face high, its blurred copy around it);
+ * the handle and brand on top, a hook headline under them, the product card beside the face
+ * (never over it), captions and the call to action under the face. Landscape: the portrait on
+ * the right, the texts and the product card in a column on the left.
  */
+function ugcBlocks(f: LayoutFrame, shape: { aspect: number; face: FractionBox | null }): Blocks {
+  const { W, H, u, gap, safe } = f;
+  const landscape = f.orientation === 'landscape';
+  const area = landscape ? { x: r(W * 0.46), y: 0, w: W - r(W * 0.46), h: H } : { x: 0, y: 0, w: W, h: H };
+  const col = landscape ? { x: safe.x, y: safe.y, w: area.x - gap - safe.x, h: safe.h } : safe;
+  const band = { x: col.x, y: col.y, w: col.w, h: r(u * 0.07) };
+  const ft = foot({ ...f, video: !landscape }, col, Math.min(col.w, r(u * 0.56)), !landscape);
+  const headline = { x: col.x, y: band.y + band.h + r(gap * 0.7), w: col.w, h: r(u * (landscape ? 0.2 : 0.13)) };
+  const subheadline = f.sub ? { x: col.x, y: headline.y + headline.h, w: col.w, h: r(u * 0.07) } : null;
+  const below = (subheadline ?? headline).y + (subheadline ?? headline).h + gap;
+  const fb = shape.face ?? { x: 0.3, y: 0.3, w: 0.4, h: 0.25 };
+  // Portrait frames: the head starts under the texts above it.
+  const portrait = containPortrait(area, shape, landscape ? 0 : below);
+  const face = {
+    x: portrait.x + r(fb.x * portrait.w),
+    y: portrait.y + r(fb.y * portrait.h),
+    w: r(fb.w * portrait.w),
+    h: r(fb.h * portrait.h),
+  };
+  const caption = landscape
+    ? { x: area.x + r(area.w * 0.06), y: safe.y + safe.h - r(u * 0.18), w: r(area.w * 0.88), h: r(u * 0.18) }
+    : ft.caption!;
+  const product = landscape
+    ? { x: col.x, y: below, w: Math.min(col.w, ft.top - below), h: ft.top - below }
+    : besideFace(f, headFor(face), below, caption.y - gap);
+  return {
+    band,
+    headline,
+    subheadline,
+    offer: ft.offer,
+    product,
+    cta: ft.cta,
+    caption,
+    logo: null,
+    portrait,
+    face,
+    badge: null,
+    avatar: area,
+  };
+}
+
+/** The head around a face box: the hair above it and the chin and neck under it. */
+const headFor = (face: Rect): Rect => ({
+  x: face.x - r(face.w * 0.15),
+  y: face.y - r(face.h * 0.7),
+  w: r(face.w * 1.3),
+  h: r(face.h * 2.2),
+});
+
+/** The portrait contained (whole) in `area`, the top of its head at `headTop` where it can be. */
+function containPortrait(area: Rect, shape: { aspect: number; face: FractionBox | null }, headTop: number): Rect {
+  const aspect = shape.aspect > 0 ? shape.aspect : 0.8;
+  const w = Math.min(area.w, r(area.h * aspect));
+  const h = Math.min(area.h, r(w / aspect));
+  const fb = shape.face ?? { x: 0.3, y: 0.3, w: 0.4, h: 0.25 };
+  // The top of the head (hair over the face box) at headTop; centred when the area is the portrait's height.
+  const y = clamp(r(headTop - (fb.y - fb.h * 0.7) * h), area.y, area.y + area.h - h);
+  return { x: area.x + r((area.w - w) / 2), y, w, h };
+}
+
+/** The product card on the roomier side of the head (under it when neither side has room), between `top` and `bottom`. */
+function besideFace(f: LayoutFrame, head: Rect, top: number, bottom: number): Rect {
+  const { safe, gap, u } = f;
+  const left = head.x - gap - safe.x;
+  const right = safe.x + safe.w - (head.x + head.w) - gap;
+  const side = Math.max(left, right);
+  const maxH = Math.max(2, bottom - top);
+  if (side >= u * 0.16) {
+    const w = Math.min(side, r(f.W * 0.4));
+    const h = Math.min(maxH, r(w * 1.15));
+    const y = clamp(head.y + r(head.h * 0.45) - r(h / 2), top, bottom - h);
+    return { x: left >= right ? safe.x : safe.x + safe.w - w, y, w, h };
+  }
+  const y = Math.max(top, head.y + head.h + gap);
+  const h = Math.max(2, Math.min(bottom - y, r(u * 0.3)));
+  const w = Math.min(safe.w, r(h * 1.2));
+  return { x: r((f.W - w) / 2), y, w, h };
+}
+
+/** The mouth of the portrait in frame pixels. */
+function mouthRect(portrait: Rect, face: FractionBox): Rect {
+  const m = mouthBox(face);
+  return {
+    x: portrait.x + r(m.x * portrait.w),
+    y: portrait.y + r(m.y * portrait.h),
+    w: Math.max(4, r(m.w * portrait.w)),
+    h: Math.max(4, r(m.h * portrait.h)),
+  };
+}
+
+/** The presenter disc of a static or video ad: in the lower corner of the product card. Returns it with the area the product images fill. */
 function avatarPlace(f: LayoutFrame, job: LayoutInput, product: Rect, border: number): { avatar: Rect | null; productArea: Rect } {
   const inner = inset(product, border);
-  if (!job.avatarImage || f.kind === 'model') return { avatar: null, productArea: inner };
-  const flipped = f.arrangement === 'flipped';
-  if (f.kind === 'ugc') {
-    const cw = r(product.w * 0.42);
-    const ch = Math.min(cw, r(product.h * 0.3));
-    const cy = flipped ? product.y + r(product.h * 0.4) : product.y + r(product.h * 0.3);
-    const cx = flipped ? product.x + r(product.w * 0.05) : product.x + product.w - cw - r(product.w * 0.05);
-    return { avatar: { ...product }, productArea: { x: cx, y: cy, w: cw, h: ch } };
+  if (!job.avatarImage || f.kind === 'model' || f.kind === 'ugc') return { avatar: null, productArea: inner };
+  const off = border * 2;
+  if (job.referenceImages.length === 0) {
+    // The presenter alone: a large disc in the middle of the card.
+    const d = r(Math.min(inner.w, inner.h) * 0.8);
+    return { avatar: { x: inner.x + r((inner.w - d) / 2), y: inner.y + r((inner.h - d) / 2), w: d, h: d }, productArea: inner };
   }
   const d = r(Math.min(inner.w, inner.h) * 0.4);
-  const off = border * 2;
+  const flipped = f.arrangement === 'flipped';
   return {
     avatar: { x: flipped ? inner.x + inner.w - d - off : inner.x + off, y: inner.y + inner.h - d - off, w: d, h: d },
     productArea: inner,
@@ -567,14 +812,4 @@ function productSlots(kind: LayoutKind, area: Rect, job: LayoutInput, g: number)
   }
   if (kind === 'grid') return { slots: tile(area, Math.max(4, Math.min(nRefs, 9)), g), slotLabels: [] };
   return { slots: tile(area, Math.max(1, Math.min(nRefs, 10)), g), slotLabels: [] };
-}
-
-/** Video captions: lower part of the product frame (above the CTA), never over the headline. */
-function captionBox({ kind, arrangement, u }: LayoutFrame, product: Rect): Rect {
-  const capH = r(Math.min(product.h * 0.3, u * 0.2));
-  if (kind !== 'ugc')
-    return { x: product.x + r(product.w * 0.04), y: product.y + product.h - capH - r(u * 0.03), w: r(product.w * 0.92), h: capH };
-  return arrangement === 'flipped'
-    ? { x: product.x + r(product.w * 0.05), y: product.y + r(product.h * 0.7), w: r(product.w * 0.9), h: capH }
-    : { x: product.x + r(product.w * 0.05), y: product.y + r(product.h * 0.08), w: r(product.w * 0.9), h: capH };
 }
