@@ -1,5 +1,6 @@
 // The generation's rows: reading one (its view), and its lifecycle (src/kernel: progress,
 // completion, failure with exactly-once refund).
+import type { MediaManifest } from '../../media/quality/manifest.ts';
 import { and, eq } from 'drizzle-orm';
 import type { components } from '../../../generated/openapi.d.ts';
 import type { AppContext } from '../../context.ts';
@@ -136,6 +137,8 @@ export interface StoredOutput {
   height: number;
   durationSeconds?: number;
   hasAudio?: boolean;
+  /** What the local renderer placed (texts, their boxes and times), for the media quality checker; never served. */
+  manifest?: MediaManifest;
 }
 
 /** Records the output and marks the generation completed, unless it already finished. */

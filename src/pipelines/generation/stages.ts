@@ -404,5 +404,6 @@ export async function render(
     height: result.height,
     durationSeconds: result.durationSeconds,
     hasAudio: spec.output === 'video' ? (result.hasAudio ?? (spec.generateAudio || Boolean(inputs.audio))) : undefined,
+    manifest: result.manifest,
   };
 }

@@ -212,6 +212,7 @@ async function compositing(
     height: result.height,
     durationSeconds: result.durationSeconds,
     hasAudio: video ? Boolean(narration) || hasAudio || g.spec.generateAudio : undefined,
+    manifest: result.manifest,
   };
 }
 
