@@ -12,7 +12,12 @@ import type { MatrixCase } from '../../scripts/lib/media-matrix.ts';
 import { caseRunner, runAll } from '../../scripts/lib/media-run.ts';
 import { startTestApp } from './app.ts';
 
-export async function checkCases(t: Test, cases: MatrixCase[], parallel = 2): Promise<void> {
+/** Checks `cases` in a subtest of their own (the app lives as long as it). */
+export function checkCases(t: Test, cases: MatrixCase[], parallel = 2): Promise<void> {
+  return t.test(`${cases.length} outputs pass the media quality checker`, (t) => checkAll(t, cases, parallel)).then(() => {});
+}
+
+async function checkAll(t: Test, cases: MatrixCase[], parallel: number): Promise<void> {
   const app = await startTestApp(t, { RATE_LIMIT_GENERATIONS: '100000' }, { workers: true });
   const ws = await app.workspace({ credits: 10_000_000 });
   const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quality-'));
