@@ -34,6 +34,8 @@ export interface SceneInput {
   count: number;
   /** Seed of the layout (the video id and the scene's text). */
   seed: string;
+  /** The scene's words (its narration): its key words are the scene's big type. */
+  text?: string;
   style: ImageStyle;
   aiStyles: readonly AiStyle[];
   fluxStyles: readonly FluxStyle[];
