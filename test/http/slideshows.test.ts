@@ -11,15 +11,16 @@ import path from 'node:path';
 import fs from 'node:fs/promises';
 import { eq } from 'drizzle-orm';
 import sharp from 'sharp';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { brandKits, customAvatars, media, referenceInspirations, slideshows, webhookEndpoints } from '../../src/db/schema/index.ts';
 import { slideshowJob } from '../../src/pipelines/slideshow/job.ts';
 import { SLIDE_SECONDS } from '../../src/pipelines/slideshow/stages.ts';
-import { probe } from '../../src/media/ffmpeg.ts';
+import { extractFrame, probe } from '../../src/media/ffmpeg.ts';
 import { slideGeometry } from '../../src/engines/local/slide.ts';
 import { ledgerSum } from '../../src/services/billing/credits.ts';
 import { slideshowCredits } from '../../src/services/catalog/catalog-data.ts';
 import { connect } from '../mcp/helpers.ts';
+import { phashDistance } from '../helpers/phash.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 
 const PER_SLIDE = 10;
@@ -114,6 +115,16 @@ async function finish(a: TestApp, key: string, id: string, timeoutMs = 180_000) 
     if (res.body.status === 'completed' || res.body.status === 'error') return { body: res.body, seen, progress };
     if (Date.now() > deadline) throw new Error(`slideshow ${id} did not finish; last ${JSON.stringify(res.body)}`);
     await sleep(150);
+  }
+}
+
+/** Consecutive slides of the MP4 (a frame in the middle of each) are visibly different: pHash distance ≥ 10 of 64. */
+async function distinctSlides(t: Test, file: string, count: number, what: string) {
+  const frames = [];
+  for (let i = 0; i < count; i++) frames.push(await extractFrame({ path: file, type: 'video/mp4' }, (i + 0.6) * SLIDE_SECONDS));
+  for (let i = 1; i < count; i++) {
+    const d = await phashDistance(frames[i - 1], frames[i]);
+    t.ok(d >= 10, `${what}: slides ${i} and ${i + 1} are ${d} bits apart`);
   }
 }
 
@@ -444,6 +455,11 @@ t.test('a 4:5 carousel with a brand kit, product, avatar image and overlays', as
   const probed = await probe({ path: file, type: 'video/mp4' });
   t.match(probed, { width: 1080, height: 1350 });
   t.ok(Math.abs(probed.duration_seconds! - 3 * SLIDE_SECONDS) < 0.5, `duration ${probed.duration_seconds} ≈ ${3 * SLIDE_SECONDS}`);
+  await distinctSlides(t, file, 3, 'with overlays');
+  t.ok(
+    imagesItems.slice(1).every((i: { transition: { type: string } | null }) => i.transition?.type === 'slide'),
+    'each slide slides in over the one before',
+  );
 
   // The completion event, written with the terminal state: the slideshow as GET returns it.
   const events = await eventsOf(q.slideshow_id);
@@ -633,6 +649,11 @@ t.test(
     t.equal(project.items.filter((i: { type: string }) => i.type === 'image').length, 3);
     t.equal(project.items.filter((i: { type: string }) => i.type === 'text').length, 0, 'no text items without overlays');
     t.match(project, { width: 1080, height: 1920, duration_seconds: 3 * SLIDE_SECONDS });
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'slideshow-test-'));
+    t.teardown(() => fs.rm(dir, { recursive: true, force: true }));
+    const file = path.join(dir, 'carousel.mp4');
+    await fs.writeFile(file, Buffer.from(await (await fetch(got.video_url)).arrayBuffer()));
+    await distinctSlides(t, file, 3, 'without overlays');
     const other = await renderApp.workspace({ credits: 0 });
     const otherClient = await connect(renderApp, other.key);
     t.teardown(() => otherClient.close());
