@@ -269,10 +269,17 @@ t.test('a faceless video end to end: charge, replay, states, the MP4, captions, 
   const [row] = await db.select().from(facelessVideos).where(eq(facelessVideos.videoId, id));
   const manifest = (row.artifacts as any).render.manifest;
   t.match(manifest, { width: 1080, height: 1920, safeZone: { top: 0.14, bottom: 0.2 } }, 'a media manifest for the quality checker');
-  t.same(manifest.sceneStarts, scenes.map((sc) => sc.from_seconds), 'its scene starts');
+  t.same(
+    manifest.sceneStarts,
+    scenes.map((sc) => sc.from_seconds),
+    'its scene starts',
+  );
   const brand = manifest.texts.find((x: any) => x.role === 'brand');
   t.equal(brand?.text, 'Acme', "the brand's name is placed");
-  t.ok(brand.box.x >= 1080 * 0.04 && brand.box.x + brand.box.w <= 1080 * 0.96 && brand.box.y >= 1920 * 0.14, 'inside the margins, below the UI zone');
+  t.ok(
+    brand.box.x >= 1080 * 0.04 && brand.box.x + brand.box.w <= 1080 * 0.96 && brand.box.y >= 1920 * 0.14,
+    'inside the margins, below the UI zone',
+  );
   t.ok(manifest.texts.filter((x: any) => x.role === 'caption').length === cues.length, 'every caption cue');
   t.ok(manifest.narration.length >= 1, 'the narration spans');
 
