@@ -271,7 +271,8 @@ const STOPWORDS = new Set(
     'a an the and or but if so of to in on at by for with from into onto over under than then that this these those it its ' +
     'is are was were be been being am do does did have has had you your yours we our us they their them he she his her i me my ' +
     'not no yes can could will would should may might must just very really also too more most less much many any some all each ' +
-    'every what which who whom whose when where why how there here about as up out off down one day get got make made'
+    'every what which who whom whose when where why how there here about as up out off down one day get got make made ' +
+    'let lets nobody thing things first finally single still even ever'
   ).split(' '),
 );
 
@@ -283,7 +284,8 @@ export function keyWords(text: string, max = 4): string[] {
     .split(/\s+/)
     .filter(Boolean);
   if (words.length <= max) return words;
-  const content = words.filter((w) => w.length > 2 && !STOPWORDS.has(w.toLowerCase()));
+  // A contraction counts as its first word (here's, don't, you're).
+  const content = words.filter((w) => w.length > 2 && !STOPWORDS.has(w.toLowerCase().replace(/['’]\p{L}{1,2}$/u, '')));
   return content.length >= 2 ? content.slice(0, max) : words.slice(0, max + 2);
 }
 
