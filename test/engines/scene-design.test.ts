@@ -100,6 +100,13 @@ t.test("the scene's big type: its words, inside every pan's window, clear of the
         `scene ${index + 1} in the type zone`,
       );
     }
+    const [brand] = await overlayTexts({
+      width,
+      height,
+      style: 'comic',
+      captionTop: captionTop(width, height),
+      brand: { name: 'Acme Sparkling Water', colors: ['#E11D48'] },
+    });
     for (const direction of ['up', 'down', 'left', 'right'] as const) {
       const item = { animation: { enter: { type: 'pan', direction, duration_seconds: 5 }, exit: null } } as any;
       const b = pannedBox(zone, item, { width, height });
@@ -109,6 +116,10 @@ t.test("the scene's big type: its words, inside every pan's window, clear of the
         `${width}×${height} pan ${direction}: below the top zone (${(b.y / height).toFixed(3)})`,
       );
       t.ok(b.y + b.h <= height * (captionTop(width, height) + 0.01), `${width}×${height} pan ${direction}: above the captions`);
+      t.ok(
+        b.y >= brand.box.y + brand.box.h,
+        `${width}×${height} pan ${direction}: below the brand's name (${b.y} ≥ ${brand.box.y + brand.box.h})`,
+      );
     }
   }
 });

@@ -296,9 +296,10 @@ export function keyWords(text: string, max = 4): string[] {
  */
 export function typeZone(w: number, h: number): Box {
   const x = Math.round(w * 0.15);
+  // Below the brand's chip (and the UI zone) wherever the pan takes it, above the captions.
   return h > w
-    ? { x, y: Math.round(h * 0.25), w: w - 2 * x, h: Math.round(h * 0.26) }
-    : { x, y: Math.round(h * 0.16), w: w - 2 * x, h: Math.round(h * 0.4) };
+    ? { x, y: Math.round(h * 0.285), w: w - 2 * x, h: Math.round(h * 0.215) }
+    : { x, y: Math.round(h * 0.25), w: w - 2 * x, h: Math.round(h * 0.4) };
 }
 
 /** The compositions scenes take in turn (consecutive scenes never share one). */
@@ -566,7 +567,7 @@ async function brandLayers(s: OverlayInput, def: StyleDef, portrait: boolean): P
   const texts: SceneText[] = [];
   const band = Math.round(h * 0.035);
   const bandY = portrait ? Math.round(h * 0.09) : Math.round(h * 0.02);
-  const belowBand = Math.max(portrait ? Math.round(h * 0.15) : 0, bandY + band + Math.round(band / 3) + Math.round(h * 0.01));
+  const belowBand = Math.max(portrait ? Math.round(h * 0.145) : 0, bandY + band + Math.round(band / 3) + Math.round(h * 0.01));
   const side = Math.round(w * 0.06);
   if (s.brand?.colors.length) {
     const [c1, c2] = [s.brand.colors[0], s.brand.colors[1] ?? s.brand.colors[0]];
