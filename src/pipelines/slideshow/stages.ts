@@ -216,7 +216,8 @@ function addSlides(tl: Timeline, slides: { mediaId: string; text: string | null 
   const textLayer = frontLayer(tl);
   slides.forEach((sl, i) => {
     if (!sl.text) return;
-    let size = i === 0 ? 84 : 60;
+    // As large as fits the text zone (from 112 px for the hook, 88 px for the others at 1080 wide).
+    let size = Math.round(((i === 0 ? 112 : 88) * Math.min(spec.width, spec.height)) / 1080);
     const style = () => ({ ...TEXT_DEFAULTS, font_family: font, font_size: size, color, stroke_color: stroke, top: t3(zoneTop) });
     while (size > 28 && textBlockHeight(sl.text, style(), frame) > zoneHeight) size -= 4;
     const st = style();
