@@ -326,7 +326,7 @@ export function buildAss(items: AssItem[], frame: AssFrame): string {
       }
       // bounce: the spoken word, lifted over its place in the line within its first 120 ms.
       if (line.lifted) {
-        const lift = r(size * 0.3);
+        const lift = r(size * 0.15);
         const move = `\\an${at.an}\\move(${at.x},${at.y},${at.x},${at.y - lift},0,120)`;
         events.push(`Dialogue: ${layer},${cs(line.from)},${cs(line.to)},I${k},,${marginL},${marginR},0,,{${move}}${line.lifted}`);
       }
