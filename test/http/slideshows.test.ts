@@ -475,6 +475,18 @@ t.test('a 4:5 carousel with a brand kit, product, avatar image and overlays', as
   const [row] = await rdb.select().from(slideshows).where(eq(slideshows.id, q.slideshow_id));
   t.equal(row.credits, 3 * PER_SLIDE);
   t.equal(q.credits_deducted, 3 * PER_SLIDE);
+  // What the carousel shows, for the media quality checker: each slide's text with its box and time, the slide starts.
+  const manifest = (row.state as any).video.manifest;
+  t.match(manifest, { width: 1080, height: 1350, sceneStarts: [0, SLIDE_SECONDS, 2 * SLIDE_SECONDS] });
+  t.same(
+    manifest.texts.map((x: { text: string; fromSeconds: number }) => [x.text, x.fromSeconds]),
+    body.slides.map((s: { text: string }, i: number) => [s.text.replace(/\s+/g, ' '), i * SLIDE_SECONDS]),
+    'every slide text, when it shows',
+  );
+  t.ok(
+    manifest.texts.every((x: any) => x.box.x >= 1080 * 0.04 && x.box.x + x.box.w <= 1080 * 0.96 && x.box.y >= 1350 * 0.04),
+    'inside the margins',
+  );
 });
 
 // Each slideshow costs its slides and an MP4 encode, so each one below covers several things: the
