@@ -244,6 +244,26 @@ function wordLines(
   return lines;
 }
 
+/** The lines an item shows: its text, or each cue (karaoke), or each spoken word of each cue (the word-by-word styles). */
+function itemLines(item: Item, style: TextStyle, kind: CaptionStyle, colours: { base: string; highlight: string }): Line[] {
+  const start = item.from_seconds;
+  const end = item.from_seconds + item.duration_seconds;
+  if (item.type !== 'captions') {
+    const text = escapeText(applyTextTransform(item.text ?? '', style));
+    return [{ from: start, to: end, body: () => text }];
+  }
+  const lines: Line[] = [];
+  for (const cue of item.captions ?? []) {
+    const from = start + cue.startMs / 1000;
+    const to = Math.min(end, start + cue.endMs / 1000);
+    if (to <= from) continue;
+    const plain = escapeText(applyTextTransform(cue.text, style));
+    if (cue.words?.length && kind !== 'karaoke') lines.push(...wordLines(cue, style, from, to, start, kind, colours));
+    else lines.push({ from, to, body: (seg) => (cue.words?.length ? karaoke(cue, style, seg) : plain) });
+  }
+  return lines;
+}
+
 /**
  * An ASS script drawing `items` (text and captions) on a width × height frame; item times are
  * on the project timeline.
@@ -287,21 +307,7 @@ export function buildAss(items: AssItem[], frame: AssFrame): string {
     // Each block as up to three segments: entering, steady, leaving.
     const enter = item.animation?.enter ?? null;
     const exit = item.animation?.exit ?? null;
-    const lines: Line[] = [];
-    if (isCaptions) {
-      for (const cue of item.captions ?? []) {
-        const from = start + cue.startMs / 1000;
-        const to = Math.min(end, start + cue.endMs / 1000);
-        if (to <= from) continue;
-        const plain = escapeText(applyTextTransform(cue.text, style));
-        if (cue.words?.length && kind !== 'karaoke')
-          lines.push(...wordLines(cue, style, from, to, start, kind, { base: rgbTag(base), highlight: rgbTag(highlight) }));
-        else lines.push({ from, to, body: (seg) => (cue.words?.length ? karaoke(cue, style, seg) : plain) });
-      }
-    } else {
-      const text = escapeText(applyTextTransform(item.text ?? '', style));
-      lines.push({ from: start, to: end, body: () => text });
-    }
+    const lines = itemLines(item, style, kind, { base: rgbTag(base), highlight: rgbTag(highlight) });
     for (const line of lines) {
       const segs: { from: number; to: number; tags: string }[] = [];
       const din = enter && Math.abs(line.from - start) < 1e-6 ? Math.min(enter.duration_seconds ?? 0.5, line.to - line.from) : 0;

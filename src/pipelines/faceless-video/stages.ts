@@ -296,14 +296,7 @@ async function drawScenes(a: Attempt, s: Stage, script: FacelessOutputs['script'
   const overlayId = overlayIdOf(f.videoId);
   // A scene's row is written after its object is stored, so a scene with a row is finished: an
   // attempt resumed after a crash draws only the scenes the earlier one did not.
-  const stored = new Set(
-    (
-      await ctx.db
-        .select({ id: media.id })
-        .from(media)
-        .where(and(eq(media.orgId, f.orgId), inArray(media.id, [...ids, overlayId])))
-    ).map((r) => r.id),
-  );
+  const stored = await storedMedia(ctx, f, [...ids, overlayId]);
   // The overlay (caption scrim and brand, fixed over the panning scenes) is stored first; scenes
   // finished before it existed have them drawn in and no overlay.
   const overlayStored = stored.delete(overlayId);
@@ -358,6 +351,15 @@ async function drawScenes(a: Attempt, s: Stage, script: FacelessOutputs['script'
     return id;
   });
   return output(mediaIds, brandTexts);
+}
+
+/** Which of the media ids have a row already (a row is written after its object is stored: that media is finished). */
+async function storedMedia(ctx: AppContext, f: FacelessRow, ids: string[]): Promise<Set<string>> {
+  const rows = await ctx.db
+    .select({ id: media.id })
+    .from(media)
+    .where(and(eq(media.orgId, f.orgId), inArray(media.id, ids)));
+  return new Set(rows.map((r) => r.id));
 }
 
 /** What a scene's picture is made from: a stock photo, the image model's picture, or nothing (drawn); and its record. */
