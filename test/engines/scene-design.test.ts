@@ -123,3 +123,32 @@ t.test("the scene's big type: its words, inside every pan's window, clear of the
     }
   }
 });
+
+/** WCAG relative luminance of 8-bit sRGB. */
+const luminance = (r: number, g: number, b: number) => {
+  const ch = (v: number) => (v / 255 <= 0.03928 ? v / 255 / 12.92 : ((v / 255 + 0.055) / 1.055) ** 2.4);
+  return 0.2126 * ch(r) + 0.7152 * ch(g) + 0.0722 * ch(b);
+};
+
+t.test('the big type reads at 4.5:1 against what is behind it, in every style and composition', async (t) => {
+  for (const style of IMAGE_STYLES)
+    for (let index = 0; index < 5; index++) {
+      const { jpeg, texts } = await composeScene(
+        scene({ width: 540, height: 960, style, index, text: SCRIPT[index], aiStyles: ['grain'] }),
+      );
+      const { data, info } = await sharp(jpeg).raw().toBuffer({ resolveWithObject: true });
+      const b = texts[0].box;
+      const lums: number[] = [];
+      for (let y = b.y; y < b.y + b.h; y++)
+        for (let x = b.x; x < b.x + b.w; x++) {
+          const i = (y * info.width + x) * info.channels;
+          lums.push(luminance(data[i], data[i + 1], data[i + 2]));
+        }
+      lums.sort((p, q) => p - q);
+      // The glyphs and the ground are the two ends of the box's luminances (the glyphs cover well over 5 % of it).
+      const dark = lums[Math.floor(lums.length * 0.04)];
+      const light = lums[Math.floor(lums.length * 0.96)];
+      const ratio = (light + 0.05) / (dark + 0.05);
+      t.ok(ratio >= 4.5, `${style}, scene ${index + 1}: ${ratio.toFixed(2)}:1`);
+    }
+});
