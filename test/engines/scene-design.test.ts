@@ -45,6 +45,32 @@ t.test('consecutive scenes are visibly different in every image style (pHash dis
     }
 });
 
+t.test("one reference image for every scene: the customer's picture in each, and still no two consecutive scenes alike", async (t) => {
+  const reference = await sharp({ create: { width: 800, height: 600, channels: 3, background: '#88AACC' } })
+    .composite([
+      {
+        input: Buffer.from(
+          '<svg xmlns="http://www.w3.org/2000/svg" width="800" height="600"><rect x="300" y="100" width="200" height="420" rx="40" fill="#00FF00"/></svg>',
+        ),
+      },
+    ])
+    .png()
+    .toBuffer();
+  for (const style of ['cinematic', 'minimal'] as const) {
+    const stills = await Promise.all(SCRIPT.map((text, index) => renderScene(scene({ style, index, text, reference }))));
+    for (let i = 1; i < stills.length; i++) {
+      const d = await phashDistance(stills[i - 1], stills[i]);
+      t.ok(d >= 10, `${style} with a reference: scenes ${i} and ${i + 1} are ${d} bits apart`);
+    }
+    for (const [i, still] of stills.entries()) {
+      const { data } = await sharp(still).raw().toBuffer({ resolveWithObject: true });
+      let green = 0;
+      for (let p = 0; p < data.length; p += 3) if (data[p + 1] > 180 && data[p] < 90 && data[p + 2] < 90) green++;
+      t.ok(green > 2000, `${style}, scene ${i + 1}: the reference's product shows (${green} pixels)`);
+    }
+  }
+});
+
 t.test('no still has black rows or columns at its edges (a pan would show them as bars)', async (t) => {
   for (const style of IMAGE_STYLES) {
     const { data, info } = await sharp(await renderScene(scene({ style, text: SCRIPT[0] })))

@@ -419,10 +419,10 @@ async function bigType(
   c: Composition,
 ): Promise<{ layers: OverlayOptions[]; texts: SceneText[] }> {
   const { width: w, height: h } = s;
-  const { ink, accent, scrim } = typeColours(
-    [def.ink, def.numeral, ...def.accents, '#FFFFFF', '#000000'],
-    luminances(raw, w, typeZone(w, h)),
-  );
+  // Over the customer's picture the type sits on a scrim, as a caption card, not across the product.
+  const { ink, accent, scrim } = s.reference
+    ? { ink: '#FFFFFF', accent: '#FFFFFF', scrim: true }
+    : typeColours([def.ink, def.numeral, ...def.accents, '#FFFFFF', '#000000'], luminances(raw, w, typeZone(w, h)));
   const set = await setType(s, def, c, ink, accent);
   if (!set) return { layers: [], texts: [] };
   const { t, left, top } = set;
@@ -464,8 +464,11 @@ export async function composeScene(s: SceneInput): Promise<{ jpeg: Buffer; texts
   const { width: w, height: h } = s;
   const def = STYLES[s.style];
   const c = compositionOf(s.seed, s.index);
-  const picture = s.photo ?? s.reference;
-  const raw = picture ? await pictureBase(s, picture) : await gradedBase(s, def, c);
+  const raw = s.photo
+    ? await pictureBase(s, s.photo)
+    : s.reference
+      ? await referenceBase(s, def, c, s.reference)
+      : await gradedBase(s, def, c);
   // A stock photo or a model's picture is the scene's image: no big type over it.
   const type = s.photo ? { layers: [], texts: [] } : await bigType(s, def, raw, c);
   const top: OverlayOptions[] = [...type.layers];
@@ -496,13 +499,49 @@ async function pictureBase(s: SceneInput, photo: Buffer): Promise<Buffer> {
   return raw;
 }
 
+/** The colours of a scene's composition: its fill (the brand's colours, else the style's accents, in turn) and line. */
+function compositionColours(s: SceneInput, def: StyleDef): { fill: string; line: string } {
+  const brand = s.brand?.colors ?? [];
+  return { fill: brand[s.index % Math.max(1, brand.length)] ?? def.accents[s.index % def.accents.length], line: brand[1] ?? def.numeral };
+}
+
+/**
+ * The customer's reference image behind the type: cover-cropped, closer in and to another side
+ * from scene to scene (so one reference still makes scenes that differ), the composition's line
+ * shapes over it, then the grades; raw RGB pixels.
+ */
+async function referenceBase(s: SceneInput, def: StyleDef, c: Composition, reference: Buffer): Promise<Buffer> {
+  const { width: w, height: h } = s;
+  const zoom = [1, 1.35, 1.2][s.index % 3];
+  const [px, py] = [
+    [0.5, 0.5],
+    [0.15, 0.25],
+    [0.85, 0.75],
+  ][s.index % 3];
+  const [zw, zh] = [Math.round(w * zoom), Math.round(h * zoom)];
+  const photo = await sharp(reference, { limitInputPixels: s.maxInputPixels ?? 40_000_000 })
+    .rotate()
+    .resize(zw, zh, { fit: 'cover' })
+    .extract({ left: Math.round((zw - w) * px), top: Math.round((zh - h) * py), width: w, height: h })
+    .removeAlpha()
+    .png({ compressionLevel: 0 })
+    .toBuffer();
+  const { fill, line } = compositionColours(s, def);
+  let raw: Buffer = await sharp(photo)
+    // Only the line shapes (frame, bar): a filled band or block would hide the customer's picture.
+    .composite([{ input: svg(w, h, c === 'frame' || c === 'stack' ? shapes(c, w, h, typeZone(w, h), fill, line) : '') }])
+    .removeAlpha()
+    .raw()
+    .toBuffer();
+  for (const g of s.fluxStyles) raw = await grade(raw, w, h, g);
+  return raw;
+}
+
 /** The style's background in the scene's composition, the motifs, then the grades; raw RGB pixels. */
 async function gradedBase(s: SceneInput, def: StyleDef, c: Composition): Promise<Buffer> {
   const { width: w, height: h } = s;
   const rnd = rng(`${s.seed}:${s.index}`);
-  const brand = s.brand?.colors ?? [];
-  const fill = brand[s.index % Math.max(1, brand.length)] ?? def.accents[s.index % def.accents.length];
-  const line = brand[1] ?? def.numeral;
+  const { fill, line } = compositionColours(s, def);
   // The gradient turns with the scene: top→bottom, diagonal, bottom→top, the other diagonal.
   const dirs = ['x1="0" y1="0" x2="0" y2="1"', 'x1="0" y1="0" x2="1" y2="1"', 'x1="0" y1="1" x2="0" y2="0"', 'x1="1" y1="0" x2="0" y2="1"'];
   const background = svg(
