@@ -16,7 +16,7 @@ export const GenerationStatusValues = ["generating","completed","error"] as cons
 /** A font family the renderers ship (the DejaVu families of the bundled dejavu-fonts-ttf package; no system fonts are used). */
 export const BrandFontValues = ["DejaVu Sans","DejaVu Sans Condensed","DejaVu Sans Mono","DejaVu Serif","DejaVu Serif Condensed"] as const satisfies readonly components['schemas']['BrandFont'][];
 
-/** The look of every scene of a faceless video (palette, background, typography). cinematic: deep teal and amber, letterbox bars. watercolor: soft paper tones, washes, serif type. comic: bold primaries, halftone dots, thick outlines. minimal: off-white, one accent, thin type. neon: near-black with glowing magenta and cyan lines. vintage: sepia, grain, serif type. Default cinematic. */
+/** The look of every scene of a faceless video (palette, background, typography). cinematic: deep teal and amber, sun haze. watercolor: soft paper tones, washes, serif type. comic: bold primaries, halftone dots, thick outlines. minimal: off-white, one accent, thin type. neon: near-black with glowing magenta and cyan lines. vintage: sepia, grain, serif type. Default cinematic. */
 export const FacelessImageStyleValues = ["cinematic","watercolor","comic","minimal","neon","vintage"] as const satisfies readonly components['schemas']['FacelessImageStyle'][];
 
 /** A texture motif drawn over every scene. bokeh: soft light circles. geometric: outlined triangles and squares. halftone: a dot screen. grain: film grain. light_leaks: warm glows from the corners. scanlines: horizontal CRT lines. */
@@ -42,6 +42,9 @@ export const AudioRoleValues = ["sound_effect","music","voiceover","voice","sour
 
 /** Enter/exit animation types. */
 export const AnimationTypeValues = ["fade","slide","scale","bounce","flip","zoom","glitch","swipe","float","snap","pan"] as const satisfies readonly components['schemas']['AnimationType'][];
+
+/** How word-timed captions mark the spoken word: karaoke (default) fills it with highlight_color, highlight colours it, pop colours and enlarges it, bounce colours and lifts it. */
+export const CaptionStyleValues = ["karaoke","highlight","pop","bounce"] as const satisfies readonly components['schemas']['CaptionStyle'][];
 
 /** The 19 edit operation types. */
 export const EditorOperationTypeValues = ["set_title","remove_item","set_item_timing","set_item_source","set_item_audio","set_audio_levels","set_item_animation","apply_item_transition","split_item","set_item_transform","move_item_to_track","set_item_layer_order","add_text","update_text","add_captions","update_captions","add_sound_effect","add_voiceover","generate_captions_from_items"] as const satisfies readonly components['schemas']['EditorOperationType'][];

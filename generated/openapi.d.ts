@@ -1724,6 +1724,7 @@ export interface components {
              */
             duration: string;
             image_style?: components["schemas"]["FacelessImageStyle"];
+            caption_style?: components["schemas"]["CaptionStyle"];
             /** @description A voices[].id of GET /assets (the voice also sets the price; unknown → 404 naming voice_id). Default: the first built-in voice whose locale speaks `language`. A voice whose locales do not speak `language` is refused (400 naming voice_id). */
             voice_id?: string;
             /** @description Language of the script and voiceover: a name (English, Spanish, German, French, Portuguese, Hindi, Japanese, Italian) or a BCP 47 tag (en, en-GB, es-MX…). Default English, or the voice's language when only voice_id is given. A language no built-in voice speaks is refused (400 naming language). */
@@ -1740,7 +1741,7 @@ export interface components {
             idempotency_key?: string;
         };
         /**
-         * @description The look of every scene of a faceless video (palette, background, typography). cinematic: deep teal and amber, letterbox bars. watercolor: soft paper tones, washes, serif type. comic: bold primaries, halftone dots, thick outlines. minimal: off-white, one accent, thin type. neon: near-black with glowing magenta and cyan lines. vintage: sepia, grain, serif type. Default cinematic.
+         * @description The look of every scene of a faceless video (palette, background, typography). cinematic: deep teal and amber, sun haze. watercolor: soft paper tones, washes, serif type. comic: bold primaries, halftone dots, thick outlines. minimal: off-white, one accent, thin type. neon: near-black with glowing magenta and cyan lines. vintage: sepia, grain, serif type. Default cinematic.
          * @default cinematic
          * @enum {string}
          */
@@ -2107,6 +2108,11 @@ export interface components {
         ItemTransition: {
             from_item_id: components["schemas"]["ItemId"];
             overlap_seconds: number;
+            /**
+             * @description How the item enters over the overlap when it has no enter animation or a pan (default fade).
+             * @enum {string}
+             */
+            type?: "fade" | "slide" | "zoom";
         };
         /** @description Placement of a visual item in the frame, in fractions of the frame size: left/top of the item's box (0,0 is the top-left corner of the frame), width/height of the box (1 is the full frame width/height), opacity 0 (invisible) to 1. */
         Transform: {
@@ -2134,7 +2140,13 @@ export interface components {
             highlight_color?: components["schemas"]["Color"];
             /** @enum {string} */
             text_transform?: "none" | "uppercase" | "lowercase" | "capitalize";
+            caption_style?: components["schemas"]["CaptionStyle"];
         };
+        /**
+         * @description How word-timed captions mark the spoken word: karaoke (default) fills it with highlight_color, highlight colours it, pop colours and enlarges it, bounce colours and lifts it.
+         * @enum {string}
+         */
+        CaptionStyle: "karaoke" | "highlight" | "pop" | "bounce";
         /** @description Speech synthesis settings of add_voiceover: speed scales the speaking rate, pitch shifts the voice, volume_db is applied to the synthesized file (the item's own volume_db comes on top). */
         VoiceSettings: {
             /**

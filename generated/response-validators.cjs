@@ -60455,7 +60455,7 @@ const schema513 = {"$ref":"https://media-api.local/components#/$defs/EditorVideo
 const schema514 = {"type":"object","description":"One page of editor videos, newest first.","additionalProperties":false,"required":["object","data","next_cursor"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/EditorVideo"}},"next_cursor":{"type":["string","null"],"description":"Pass as cursor for the next page; null on the last page.","maxLength":200,"pattern":"^[A-Za-z0-9_-]+$"}}};
 const schema515 = {"type":"object","description":"An editable video project. status is always ready (it opens in the editor; no export is needed). duration_seconds is derived from the items (the end of the last item). version starts at 1 and increases by 1 with every change (edits, added media).","additionalProperties":false,"required":["object","id","title","status","aspect_ratio","width","height","fps","duration_seconds","version","tracks","items","edits","created_at","updated_at"],"properties":{"object":{"type":"string","const":"editor_video"},"id":{"$ref":"https://media-api.local/components#/$defs/IntegerId"},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"status":{"type":"string","enum":["ready"]},"aspect_ratio":{"$ref":"https://media-api.local/components#/$defs/EditorAspectRatio"},"width":{"type":"integer","format":"int32","description":"Frame width in pixels.","minimum":16,"maximum":4096},"height":{"type":"integer","format":"int32","description":"Frame height in pixels.","minimum":16,"maximum":4096},"fps":{"type":"number","minimum":1,"maximum":60},"duration_seconds":{"type":"number","minimum":0,"maximum":14400},"version":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991},"tracks":{"type":"array","description":"Tracks in drawing order (order ascending).","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/EditorTrack"}},"items":{"type":"array","description":"Items ordered by from_seconds, then layer.","maxItems":2000,"items":{"$ref":"https://media-api.local/components#/$defs/EditorItem"}},"edits":{"type":"array","description":"The most recent edits (up to 50), newest first.","maxItems":50,"items":{"$ref":"https://media-api.local/components#/$defs/EditorEditHistoryEntry"}},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40}}};
 const schema517 = {"type":"string","description":"Project aspect ratio; sets the default frame size (1080 px on the short side).","enum":["9:16","16:9","1:1","4:5"]};
-const schema540 = {"type":"object","description":"One applied PATCH in the project's edit history.","additionalProperties":false,"required":["version","instructions","operation_count","created_at"],"properties":{"version":{"type":"integer","format":"int64","description":"The project version this edit produced.","minimum":2,"maximum":9007199254740991},"instructions":{"type":["string","null"],"description":"The instructions sent with the edit, or null.","maxLength":4000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"operation_count":{"type":"integer","format":"int32","minimum":1,"maximum":100},"created_at":{"type":"string","format":"date-time","maxLength":40}}};
+const schema541 = {"type":"object","description":"One applied PATCH in the project's edit history.","additionalProperties":false,"required":["version","instructions","operation_count","created_at"],"properties":{"version":{"type":"integer","format":"int64","description":"The project version this edit produced.","minimum":2,"maximum":9007199254740991},"instructions":{"type":["string","null"],"description":"The instructions sent with the edit, or null.","maxLength":4000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"operation_count":{"type":"integer","format":"int32","minimum":1,"maximum":100},"created_at":{"type":"string","format":"date-time","maxLength":40}}};
 const schema518 = {"type":"object","description":"A track of the timeline. order 0 is drawn first (bottom).","additionalProperties":false,"required":["track_id","type","name","order"],"properties":{"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"},"type":{"$ref":"https://media-api.local/components#/$defs/EditorItemType"},"name":{"type":"string","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"order":{"type":"integer","format":"int32","minimum":0,"maximum":999},"muted":{"type":"boolean","description":"Audio of the track is muted (absent means false)."}}};
 const schema519 = {"type":"string","description":"Track id (unique within the project).","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]*$"};
 const schema520 = {"type":"string","description":"Kind of a timeline item (and of the track that holds it).","enum":["video","image","audio","text","captions"]};
@@ -61017,7 +61017,7 @@ return errors === 0;
 }
 validate837.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema531 = {"type":"object","description":"Set on the incoming item by apply_item_transition; it overlaps the outgoing item by overlap_seconds.","additionalProperties":false,"required":["from_item_id","overlap_seconds"],"properties":{"from_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"overlap_seconds":{"type":"number","minimum":0,"maximum":10}}};
+const schema531 = {"type":"object","description":"Set on the incoming item by apply_item_transition; it overlaps the outgoing item by overlap_seconds.","additionalProperties":false,"required":["from_item_id","overlap_seconds"],"properties":{"from_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"overlap_seconds":{"type":"number","minimum":0,"maximum":10},"type":{"type":"string","description":"How the item enters over the overlap when it has no enter animation or a pan (default fade).","enum":["fade","slide","zoom"]}}};
 
 function validate842(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -61051,7 +61051,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!((key0 === "from_item_id") || (key0 === "overlap_seconds"))){
+if(!(((key0 === "from_item_id") || (key0 === "overlap_seconds")) || (key0 === "type"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -61142,14 +61142,37 @@ vErrors.push(err9);
 errors++;
 }
 }
-}
-else {
-const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.type !== undefined){
+let data2 = data.type;
+if(typeof data2 !== "string"){
+const err10 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err10];
 }
 else {
 vErrors.push(err10);
+}
+errors++;
+}
+if(!(((data2 === "fade") || (data2 === "slide")) || (data2 === "zoom"))){
+const err11 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema531.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+else {
+const err12 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
 }
 errors++;
 }
@@ -61698,8 +61721,9 @@ return errors === 0;
 }
 validate844.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema535 = {"type":"object","description":"Style of a text or captions item; every field is optional and merges into the current style (text defaults: DejaVu Sans 64 px weight 700, #FFFFFF, centered, no background, black stroke 3 px; captions default to 56 px, a #FFD400 highlight and the lower part of the frame). Bundled families: DejaVu Sans, DejaVu Serif, DejaVu Sans Mono, DejaVu Sans Condensed; other names (Inter, Roboto, Montserrat, Bebas Neue, ...) are kept and rendered with the closest bundled family. Weights of 600 and above render bold. font_size and stroke_width are pixels at the project's resolution; top and left are fractions of the frame for the text block's anchor (its top edge; its left edge for align left, center for center, right edge for right); the block wraps within the item's transform width. A background_color draws a box behind the text (and replaces the stroke). highlight_color colours the words of word-timed captions as they are spoken. When top is omitted for a new overlay, a vertical slot is chosen that avoids existing timed text.","additionalProperties":false,"properties":{"font_family":{"type":"string","description":"A bundled font family, e.g. Inter, Montserrat, Roboto, Bebas Neue.","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9 ._-]*$"},"font_size":{"type":"number","minimum":4,"maximum":512},"font_weight":{"type":"integer","format":"int32","minimum":100,"maximum":900,"multipleOf":100},"color":{"$ref":"https://media-api.local/components#/$defs/Color"},"background_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_width":{"type":"number","minimum":0,"maximum":50},"align":{"type":"string","enum":["left","center","right"]},"top":{"type":"number","minimum":0,"maximum":1},"left":{"type":"number","minimum":0,"maximum":1},"highlight_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"text_transform":{"type":"string","enum":["none","uppercase","lowercase","capitalize"]}}};
+const schema535 = {"type":"object","description":"Style of a text or captions item; every field is optional and merges into the current style (text defaults: DejaVu Sans 64 px weight 700, #FFFFFF, centered, no background, black stroke 3 px; captions default to 56 px, a #FFD400 highlight and the lower part of the frame). Bundled families: DejaVu Sans, DejaVu Serif, DejaVu Sans Mono, DejaVu Sans Condensed; other names (Inter, Roboto, Montserrat, Bebas Neue, ...) are kept and rendered with the closest bundled family. Weights of 600 and above render bold. font_size and stroke_width are pixels at the project's resolution; top and left are fractions of the frame for the text block's anchor (its top edge; its left edge for align left, center for center, right edge for right); the block wraps within the item's transform width. A background_color draws a box behind the text (and replaces the stroke). highlight_color colours the words of word-timed captions as they are spoken. When top is omitted for a new overlay, a vertical slot is chosen that avoids existing timed text.","additionalProperties":false,"properties":{"font_family":{"type":"string","description":"A bundled font family, e.g. Inter, Montserrat, Roboto, Bebas Neue.","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9 ._-]*$"},"font_size":{"type":"number","minimum":4,"maximum":512},"font_weight":{"type":"integer","format":"int32","minimum":100,"maximum":900,"multipleOf":100},"color":{"$ref":"https://media-api.local/components#/$defs/Color"},"background_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_width":{"type":"number","minimum":0,"maximum":50},"align":{"type":"string","enum":["left","center","right"]},"top":{"type":"number","minimum":0,"maximum":1},"left":{"type":"number","minimum":0,"maximum":1},"highlight_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"text_transform":{"type":"string","enum":["none","uppercase","lowercase","capitalize"]},"caption_style":{"$ref":"https://media-api.local/components#/$defs/CaptionStyle"}}};
 const schema536 = {"type":"string","description":"#RRGGBB or #RRGGBBAA (alpha last).","maxLength":9,"pattern":"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"};
+const schema540 = {"type":"string","description":"How word-timed captions mark the spoken word: karaoke (default) fills it with highlight_color, highlight colours it, pop colours and enlarges it, bounce colours and lifts it.","enum":["karaoke","highlight","pop","bounce"]};
 const pattern322 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 ._-]*$", "u");
 const pattern323 = new RegExp("^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$", "u");
 
@@ -62143,14 +62167,37 @@ vErrors.push(err36);
 errors++;
 }
 }
-}
-else {
-const err37 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.caption_style !== undefined){
+let data12 = data.caption_style;
+if(typeof data12 !== "string"){
+const err37 = {instancePath:instancePath+"/caption_style",schemaPath:"https://media-api.local/components#/$defs/CaptionStyle/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err37];
 }
 else {
 vErrors.push(err37);
+}
+errors++;
+}
+if(!((((data12 === "karaoke") || (data12 === "highlight")) || (data12 === "pop")) || (data12 === "bounce"))){
+const err38 = {instancePath:instancePath+"/caption_style",schemaPath:"https://media-api.local/components#/$defs/CaptionStyle/enum",keyword:"enum",params:{allowedValues: schema540.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+}
+else {
+const err39 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
 }
 errors++;
 }
@@ -64140,7 +64187,7 @@ errors++;
 if(data15.instructions !== undefined){
 let data17 = data15.instructions;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err61 = {instancePath:instancePath+"/edits/" + i2+"/instructions",schemaPath:"https://media-api.local/components#/$defs/EditorEditHistoryEntry/properties/instructions/type",keyword:"type",params:{type: schema540.properties.instructions.type},message:"must be string,null"};
+const err61 = {instancePath:instancePath+"/edits/" + i2+"/instructions",schemaPath:"https://media-api.local/components#/$defs/EditorEditHistoryEntry/properties/instructions/type",keyword:"type",params:{type: schema541.properties.instructions.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -64545,7 +64592,7 @@ return errors === 0;
 validate831.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorVideos__400 = validate851;
-const schema541 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__400"};
+const schema542 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__400"};
 
 function validate852(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -64761,7 +64808,7 @@ return errors === 0;
 validate851.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorVideos__401 = validate855;
-const schema543 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__401"};
+const schema544 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__401"};
 
 function validate856(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -64977,7 +65024,7 @@ return errors === 0;
 validate855.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorVideos__402 = validate859;
-const schema545 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__402"};
+const schema546 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__402"};
 
 function validate860(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -65193,7 +65240,7 @@ return errors === 0;
 validate859.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorVideos__403 = validate863;
-const schema547 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__403"};
+const schema548 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__403"};
 
 function validate864(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -65409,7 +65456,7 @@ return errors === 0;
 validate863.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorVideos__429 = validate867;
-const schema549 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__429"};
+const schema550 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__429"};
 
 function validate868(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -65625,7 +65672,7 @@ return errors === 0;
 validate867.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorVideos__500 = validate871;
-const schema551 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__500"};
+const schema552 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__500"};
 
 function validate872(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -65841,7 +65888,7 @@ return errors === 0;
 validate871.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorVideos__503 = validate875;
-const schema553 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__503"};
+const schema554 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__503"};
 
 function validate876(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -66057,7 +66104,7 @@ return errors === 0;
 validate875.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__200 = validate879;
-const schema555 = {"$ref":"https://media-api.local/components#/$defs/EditorVideo","$id":"https://media-api.local/components/response/createEditorVideo__200"};
+const schema556 = {"$ref":"https://media-api.local/components#/$defs/EditorVideo","$id":"https://media-api.local/components/response/createEditorVideo__200"};
 
 function validate880(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -66767,7 +66814,7 @@ errors++;
 if(data15.instructions !== undefined){
 let data17 = data15.instructions;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err61 = {instancePath:instancePath+"/edits/" + i2+"/instructions",schemaPath:"https://media-api.local/components#/$defs/EditorEditHistoryEntry/properties/instructions/type",keyword:"type",params:{type: schema540.properties.instructions.type},message:"must be string,null"};
+const err61 = {instancePath:instancePath+"/edits/" + i2+"/instructions",schemaPath:"https://media-api.local/components#/$defs/EditorEditHistoryEntry/properties/instructions/type",keyword:"type",params:{type: schema541.properties.instructions.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -67011,7 +67058,7 @@ return errors === 0;
 validate879.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__400 = validate884;
-const schema560 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__400"};
+const schema561 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__400"};
 
 function validate885(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -67227,7 +67274,7 @@ return errors === 0;
 validate884.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__401 = validate888;
-const schema562 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__401"};
+const schema563 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__401"};
 
 function validate889(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -67443,7 +67490,7 @@ return errors === 0;
 validate888.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__402 = validate892;
-const schema564 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__402"};
+const schema565 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__402"};
 
 function validate893(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -67659,7 +67706,7 @@ return errors === 0;
 validate892.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__403 = validate896;
-const schema566 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__403"};
+const schema567 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__403"};
 
 function validate897(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -67875,7 +67922,7 @@ return errors === 0;
 validate896.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__413 = validate900;
-const schema568 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__413"};
+const schema569 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__413"};
 
 function validate901(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -68091,7 +68138,7 @@ return errors === 0;
 validate900.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__415 = validate904;
-const schema570 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__415"};
+const schema571 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__415"};
 
 function validate905(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -68307,7 +68354,7 @@ return errors === 0;
 validate904.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__429 = validate908;
-const schema572 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__429"};
+const schema573 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__429"};
 
 function validate909(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -68523,7 +68570,7 @@ return errors === 0;
 validate908.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__500 = validate912;
-const schema574 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__500"};
+const schema575 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__500"};
 
 function validate913(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -68739,7 +68786,7 @@ return errors === 0;
 validate912.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__503 = validate916;
-const schema576 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__503"};
+const schema577 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__503"};
 
 function validate917(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -68955,7 +69002,7 @@ return errors === 0;
 validate916.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideo__200 = validate920;
-const schema578 = {"$ref":"https://media-api.local/components#/$defs/EditorVideo","$id":"https://media-api.local/components/response/getEditorVideo__200"};
+const schema579 = {"$ref":"https://media-api.local/components#/$defs/EditorVideo","$id":"https://media-api.local/components/response/getEditorVideo__200"};
 
 function validate921(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -69665,7 +69712,7 @@ errors++;
 if(data15.instructions !== undefined){
 let data17 = data15.instructions;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err61 = {instancePath:instancePath+"/edits/" + i2+"/instructions",schemaPath:"https://media-api.local/components#/$defs/EditorEditHistoryEntry/properties/instructions/type",keyword:"type",params:{type: schema540.properties.instructions.type},message:"must be string,null"};
+const err61 = {instancePath:instancePath+"/edits/" + i2+"/instructions",schemaPath:"https://media-api.local/components#/$defs/EditorEditHistoryEntry/properties/instructions/type",keyword:"type",params:{type: schema541.properties.instructions.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -69909,7 +69956,7 @@ return errors === 0;
 validate920.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideo__400 = validate925;
-const schema583 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__400"};
+const schema584 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__400"};
 
 function validate926(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -70125,7 +70172,7 @@ return errors === 0;
 validate925.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideo__401 = validate929;
-const schema585 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__401"};
+const schema586 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__401"};
 
 function validate930(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -70341,7 +70388,7 @@ return errors === 0;
 validate929.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideo__402 = validate933;
-const schema587 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__402"};
+const schema588 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__402"};
 
 function validate934(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -70557,7 +70604,7 @@ return errors === 0;
 validate933.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideo__403 = validate937;
-const schema589 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__403"};
+const schema590 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__403"};
 
 function validate938(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -70773,7 +70820,7 @@ return errors === 0;
 validate937.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideo__404 = validate941;
-const schema591 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__404"};
+const schema592 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__404"};
 
 function validate942(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -70989,7 +71036,7 @@ return errors === 0;
 validate941.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideo__429 = validate945;
-const schema593 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__429"};
+const schema594 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__429"};
 
 function validate946(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -71205,7 +71252,7 @@ return errors === 0;
 validate945.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideo__500 = validate949;
-const schema595 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__500"};
+const schema596 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__500"};
 
 function validate950(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -71421,7 +71468,7 @@ return errors === 0;
 validate949.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideo__503 = validate953;
-const schema597 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__503"};
+const schema598 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__503"};
 
 function validate954(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -71637,10 +71684,10 @@ return errors === 0;
 validate953.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__200 = validate957;
-const schema599 = {"$ref":"https://media-api.local/components#/$defs/EditorEditResult","$id":"https://media-api.local/components/response/applyEditorEdits__200"};
-const schema600 = {"type":"object","description":"Result of PATCH /editor/videos/{id}.","additionalProperties":false,"required":["object","video","applied_operations","version"],"properties":{"object":{"type":"string","const":"editor_edit_result"},"video":{"$ref":"https://media-api.local/components#/$defs/EditorVideo"},"applied_operations":{"type":"array","description":"One entry per operation, in request order.","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/AppliedEditOperation"}},"version":{"type":"integer","format":"int64","description":"The project's new version (also video.version).","minimum":1,"maximum":9007199254740991}}};
-const schema601 = {"type":"object","description":"What one operation did.","additionalProperties":false,"required":["index","type","item_ids"],"properties":{"index":{"type":"integer","format":"int32","description":"0-based position in the request's operations.","minimum":0,"maximum":99},"type":{"$ref":"https://media-api.local/components#/$defs/EditorOperationType"},"item_ids":{"type":"array","description":"Items created or changed (for split_item both halves; for add_* the new item).","maxItems":2000,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}}}};
-const schema602 = {"type":"string","description":"The 19 edit operation types.","enum":["set_title","remove_item","set_item_timing","set_item_source","set_item_audio","set_audio_levels","set_item_animation","apply_item_transition","split_item","set_item_transform","move_item_to_track","set_item_layer_order","add_text","update_text","add_captions","update_captions","add_sound_effect","add_voiceover","generate_captions_from_items"]};
+const schema600 = {"$ref":"https://media-api.local/components#/$defs/EditorEditResult","$id":"https://media-api.local/components/response/applyEditorEdits__200"};
+const schema601 = {"type":"object","description":"Result of PATCH /editor/videos/{id}.","additionalProperties":false,"required":["object","video","applied_operations","version"],"properties":{"object":{"type":"string","const":"editor_edit_result"},"video":{"$ref":"https://media-api.local/components#/$defs/EditorVideo"},"applied_operations":{"type":"array","description":"One entry per operation, in request order.","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/AppliedEditOperation"}},"version":{"type":"integer","format":"int64","description":"The project's new version (also video.version).","minimum":1,"maximum":9007199254740991}}};
+const schema602 = {"type":"object","description":"What one operation did.","additionalProperties":false,"required":["index","type","item_ids"],"properties":{"index":{"type":"integer","format":"int32","description":"0-based position in the request's operations.","minimum":0,"maximum":99},"type":{"$ref":"https://media-api.local/components#/$defs/EditorOperationType"},"item_ids":{"type":"array","description":"Items created or changed (for split_item both halves; for add_* the new item).","maxItems":2000,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}}}};
+const schema603 = {"type":"string","description":"The 19 edit operation types.","enum":["set_title","remove_item","set_item_timing","set_item_source","set_item_audio","set_audio_levels","set_item_animation","apply_item_transition","split_item","set_item_transform","move_item_to_track","set_item_layer_order","add_text","update_text","add_captions","update_captions","add_sound_effect","add_voiceover","generate_captions_from_items"]};
 
 function validate960(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -71753,7 +71800,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!(((((((((((((((((((data1 === "set_title") || (data1 === "remove_item")) || (data1 === "set_item_timing")) || (data1 === "set_item_source")) || (data1 === "set_item_audio")) || (data1 === "set_audio_levels")) || (data1 === "set_item_animation")) || (data1 === "apply_item_transition")) || (data1 === "split_item")) || (data1 === "set_item_transform")) || (data1 === "move_item_to_track")) || (data1 === "set_item_layer_order")) || (data1 === "add_text")) || (data1 === "update_text")) || (data1 === "add_captions")) || (data1 === "update_captions")) || (data1 === "add_sound_effect")) || (data1 === "add_voiceover")) || (data1 === "generate_captions_from_items"))){
-const err9 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/EditorOperationType/enum",keyword:"enum",params:{allowedValues: schema602.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/EditorOperationType/enum",keyword:"enum",params:{allowedValues: schema603.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -72058,7 +72105,7 @@ return errors === 0;
 validate957.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__400 = validate963;
-const schema604 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__400"};
+const schema605 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__400"};
 
 function validate964(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -72274,7 +72321,7 @@ return errors === 0;
 validate963.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__401 = validate967;
-const schema606 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__401"};
+const schema607 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__401"};
 
 function validate968(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -72490,7 +72537,7 @@ return errors === 0;
 validate967.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__402 = validate971;
-const schema608 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__402"};
+const schema609 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__402"};
 
 function validate972(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -72706,7 +72753,7 @@ return errors === 0;
 validate971.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__403 = validate975;
-const schema610 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__403"};
+const schema611 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__403"};
 
 function validate976(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -72922,7 +72969,7 @@ return errors === 0;
 validate975.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__404 = validate979;
-const schema612 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__404"};
+const schema613 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__404"};
 
 function validate980(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -73138,7 +73185,7 @@ return errors === 0;
 validate979.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__413 = validate983;
-const schema614 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__413"};
+const schema615 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__413"};
 
 function validate984(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -73354,7 +73401,7 @@ return errors === 0;
 validate983.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__415 = validate987;
-const schema616 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__415"};
+const schema617 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__415"};
 
 function validate988(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -73570,7 +73617,7 @@ return errors === 0;
 validate987.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__429 = validate991;
-const schema618 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__429"};
+const schema619 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__429"};
 
 function validate992(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -73786,7 +73833,7 @@ return errors === 0;
 validate991.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__500 = validate995;
-const schema620 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__500"};
+const schema621 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__500"};
 
 function validate996(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -74002,7 +74049,7 @@ return errors === 0;
 validate995.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__503 = validate999;
-const schema622 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__503"};
+const schema623 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__503"};
 
 function validate1000(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -74218,7 +74265,7 @@ return errors === 0;
 validate999.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__200 = validate1003;
-const schema624 = {"$ref":"https://media-api.local/components#/$defs/EditorEditResult","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__200"};
+const schema625 = {"$ref":"https://media-api.local/components#/$defs/EditorEditResult","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__200"};
 
 function validate1004(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -74427,7 +74474,7 @@ return errors === 0;
 validate1003.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__400 = validate1008;
-const schema626 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__400"};
+const schema627 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__400"};
 
 function validate1009(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -74643,7 +74690,7 @@ return errors === 0;
 validate1008.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__401 = validate1012;
-const schema628 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__401"};
+const schema629 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__401"};
 
 function validate1013(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -74859,7 +74906,7 @@ return errors === 0;
 validate1012.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__402 = validate1016;
-const schema630 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__402"};
+const schema631 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__402"};
 
 function validate1017(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -75075,7 +75122,7 @@ return errors === 0;
 validate1016.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__403 = validate1020;
-const schema632 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__403"};
+const schema633 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__403"};
 
 function validate1021(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -75291,7 +75338,7 @@ return errors === 0;
 validate1020.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__404 = validate1024;
-const schema634 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__404"};
+const schema635 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__404"};
 
 function validate1025(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -75507,7 +75554,7 @@ return errors === 0;
 validate1024.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__413 = validate1028;
-const schema636 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__413"};
+const schema637 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__413"};
 
 function validate1029(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -75723,7 +75770,7 @@ return errors === 0;
 validate1028.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__415 = validate1032;
-const schema638 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__415"};
+const schema639 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__415"};
 
 function validate1033(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -75939,7 +75986,7 @@ return errors === 0;
 validate1032.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__429 = validate1036;
-const schema640 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__429"};
+const schema641 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__429"};
 
 function validate1037(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -76155,7 +76202,7 @@ return errors === 0;
 validate1036.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__500 = validate1040;
-const schema642 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__500"};
+const schema643 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__500"};
 
 function validate1041(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -76371,7 +76418,7 @@ return errors === 0;
 validate1040.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__503 = validate1044;
-const schema644 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__503"};
+const schema645 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__503"};
 
 function validate1045(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -76587,8 +76634,8 @@ return errors === 0;
 validate1044.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__200 = validate1048;
-const schema646 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaAddition","$id":"https://media-api.local/components/response/addEditorMedia__200"};
-const schema647 = {"type":"object","description":"Result of POST /editor/videos/{id}/media.","additionalProperties":false,"required":["object","video_id","item","track","version"],"properties":{"object":{"type":"string","const":"editor_media_addition"},"video_id":{"$ref":"https://media-api.local/components#/$defs/IntegerId"},"item":{"$ref":"https://media-api.local/components#/$defs/EditorItem"},"track":{"$ref":"https://media-api.local/components#/$defs/EditorTrack"},"version":{"type":"integer","format":"int64","description":"The project's new version.","minimum":1,"maximum":9007199254740991}}};
+const schema647 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaAddition","$id":"https://media-api.local/components/response/addEditorMedia__200"};
+const schema648 = {"type":"object","description":"Result of POST /editor/videos/{id}/media.","additionalProperties":false,"required":["object","video_id","item","track","version"],"properties":{"object":{"type":"string","const":"editor_media_addition"},"video_id":{"$ref":"https://media-api.local/components#/$defs/IntegerId"},"item":{"$ref":"https://media-api.local/components#/$defs/EditorItem"},"track":{"$ref":"https://media-api.local/components#/$defs/EditorTrack"},"version":{"type":"integer","format":"int64","description":"The project's new version.","minimum":1,"maximum":9007199254740991}}};
 
 function validate1049(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -76826,7 +76873,7 @@ return errors === 0;
 validate1048.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__400 = validate1053;
-const schema649 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__400"};
+const schema650 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__400"};
 
 function validate1054(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -77042,7 +77089,7 @@ return errors === 0;
 validate1053.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__401 = validate1057;
-const schema651 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__401"};
+const schema652 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__401"};
 
 function validate1058(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -77258,7 +77305,7 @@ return errors === 0;
 validate1057.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__402 = validate1061;
-const schema653 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__402"};
+const schema654 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__402"};
 
 function validate1062(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -77474,7 +77521,7 @@ return errors === 0;
 validate1061.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__403 = validate1065;
-const schema655 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__403"};
+const schema656 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__403"};
 
 function validate1066(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -77690,7 +77737,7 @@ return errors === 0;
 validate1065.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__404 = validate1069;
-const schema657 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__404"};
+const schema658 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__404"};
 
 function validate1070(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -77906,7 +77953,7 @@ return errors === 0;
 validate1069.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__413 = validate1073;
-const schema659 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__413"};
+const schema660 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__413"};
 
 function validate1074(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -78122,7 +78169,7 @@ return errors === 0;
 validate1073.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__415 = validate1077;
-const schema661 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__415"};
+const schema662 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__415"};
 
 function validate1078(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -78338,7 +78385,7 @@ return errors === 0;
 validate1077.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__429 = validate1081;
-const schema663 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__429"};
+const schema664 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__429"};
 
 function validate1082(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -78554,7 +78601,7 @@ return errors === 0;
 validate1081.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__500 = validate1085;
-const schema665 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__500"};
+const schema666 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__500"};
 
 function validate1086(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -78770,7 +78817,7 @@ return errors === 0;
 validate1085.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__503 = validate1089;
-const schema667 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__503"};
+const schema668 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__503"};
 
 function validate1090(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -78986,8 +79033,8 @@ return errors === 0;
 validate1089.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__200 = validate1093;
-const schema669 = {"$ref":"https://media-api.local/components#/$defs/EditorExport","$id":"https://media-api.local/components/response/exportEditorVideo__200"};
-const schema670 = {"type":"object","description":"A render of an editor video version to MP4. queued → rendering → completed (url set) or failed (error set); queued or rendering → canceled (DELETE /editor/videos/{id}/exports/{export_id}). url is a signed, expiring link, present only when completed.","additionalProperties":false,"required":["object","id","video_id","version","status","progress","quality","width","height","fps","duration_seconds","url","size_bytes","error","created_at","updated_at","completed_at"],"properties":{"object":{"type":"string","const":"editor_export"},"id":{"type":"string","format":"uuid","description":"Passed as export_id.","maxLength":36},"video_id":{"$ref":"https://media-api.local/components#/$defs/IntegerId"},"version":{"type":"integer","format":"int64","description":"The project version this export renders.","minimum":1,"maximum":9007199254740991},"status":{"type":"string","enum":["queued","rendering","completed","failed","canceled"]},"progress":{"type":"integer","format":"int32","description":"Percent done, 0 to 100 (100 when completed).","minimum":0,"maximum":100},"quality":{"type":"string","enum":["draft","standard","high"]},"width":{"type":"integer","format":"int32","minimum":16,"maximum":4096},"height":{"type":"integer","format":"int32","minimum":16,"maximum":4096},"fps":{"type":"number","minimum":1,"maximum":60},"duration_seconds":{"type":"number","description":"Length of the MP4 (the end of the project's last item).","minimum":0,"maximum":14400},"url":{"type":["string","null"],"format":"uri","description":"Signed, expiring URL of the MP4 (video/mp4); only when completed, else null.","maxLength":4096},"size_bytes":{"type":["integer","null"],"format":"int64","description":"Size of the MP4 once completed, else null.","minimum":0,"maximum":9007199254740991},"error":{"description":"Structured failure details when status is failed, else null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40},"completed_at":{"type":["string","null"],"format":"date-time","maxLength":40}}};
+const schema670 = {"$ref":"https://media-api.local/components#/$defs/EditorExport","$id":"https://media-api.local/components/response/exportEditorVideo__200"};
+const schema671 = {"type":"object","description":"A render of an editor video version to MP4. queued → rendering → completed (url set) or failed (error set); queued or rendering → canceled (DELETE /editor/videos/{id}/exports/{export_id}). url is a signed, expiring link, present only when completed.","additionalProperties":false,"required":["object","id","video_id","version","status","progress","quality","width","height","fps","duration_seconds","url","size_bytes","error","created_at","updated_at","completed_at"],"properties":{"object":{"type":"string","const":"editor_export"},"id":{"type":"string","format":"uuid","description":"Passed as export_id.","maxLength":36},"video_id":{"$ref":"https://media-api.local/components#/$defs/IntegerId"},"version":{"type":"integer","format":"int64","description":"The project version this export renders.","minimum":1,"maximum":9007199254740991},"status":{"type":"string","enum":["queued","rendering","completed","failed","canceled"]},"progress":{"type":"integer","format":"int32","description":"Percent done, 0 to 100 (100 when completed).","minimum":0,"maximum":100},"quality":{"type":"string","enum":["draft","standard","high"]},"width":{"type":"integer","format":"int32","minimum":16,"maximum":4096},"height":{"type":"integer","format":"int32","minimum":16,"maximum":4096},"fps":{"type":"number","minimum":1,"maximum":60},"duration_seconds":{"type":"number","description":"Length of the MP4 (the end of the project's last item).","minimum":0,"maximum":14400},"url":{"type":["string","null"],"format":"uri","description":"Signed, expiring URL of the MP4 (video/mp4); only when completed, else null.","maxLength":4096},"size_bytes":{"type":["integer","null"],"format":"int64","description":"Size of the MP4 once completed, else null.","minimum":0,"maximum":9007199254740991},"error":{"description":"Structured failure details when status is failed, else null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40},"completed_at":{"type":["string","null"],"format":"date-time","maxLength":40}}};
 
 function validate1094(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -79171,7 +79218,7 @@ vErrors.push(err16);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema670.properties, key0))){
+if(!(func1.call(schema671.properties, key0))){
 const err17 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err17];
@@ -79343,7 +79390,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!(((((data4 === "queued") || (data4 === "rendering")) || (data4 === "completed")) || (data4 === "failed")) || (data4 === "canceled"))){
-const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema670.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema671.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -79411,7 +79458,7 @@ vErrors.push(err37);
 errors++;
 }
 if(!(((data6 === "draft") || (data6 === "standard")) || (data6 === "high"))){
-const err38 = {instancePath:instancePath+"/quality",schemaPath:"#/properties/quality/enum",keyword:"enum",params:{allowedValues: schema670.properties.quality.enum},message:"must be equal to one of the allowed values"};
+const err38 = {instancePath:instancePath+"/quality",schemaPath:"#/properties/quality/enum",keyword:"enum",params:{allowedValues: schema671.properties.quality.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -79584,7 +79631,7 @@ errors++;
 if(data.url !== undefined){
 let data11 = data.url;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err53 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema670.properties.url.type},message:"must be string,null"};
+const err53 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema671.properties.url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -79619,7 +79666,7 @@ errors++;
 if(data.size_bytes !== undefined){
 let data12 = data.size_bytes;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err56 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/type",keyword:"type",params:{type: schema670.properties.size_bytes.type},message:"must be integer,null"};
+const err56 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/type",keyword:"type",params:{type: schema671.properties.size_bytes.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -79960,7 +80007,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data20 = data.completed_at;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err83 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema670.properties.completed_at.type},message:"must be string,null"};
+const err83 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema671.properties.completed_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -80030,7 +80077,7 @@ return errors === 0;
 validate1093.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__400 = validate1096;
-const schema673 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__400"};
+const schema674 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__400"};
 
 function validate1097(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -80246,7 +80293,7 @@ return errors === 0;
 validate1096.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__401 = validate1100;
-const schema675 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__401"};
+const schema676 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__401"};
 
 function validate1101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -80462,7 +80509,7 @@ return errors === 0;
 validate1100.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__402 = validate1104;
-const schema677 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__402"};
+const schema678 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__402"};
 
 function validate1105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -80678,7 +80725,7 @@ return errors === 0;
 validate1104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__403 = validate1108;
-const schema679 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__403"};
+const schema680 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__403"};
 
 function validate1109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -80894,7 +80941,7 @@ return errors === 0;
 validate1108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__404 = validate1112;
-const schema681 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__404"};
+const schema682 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__404"};
 
 function validate1113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -81110,7 +81157,7 @@ return errors === 0;
 validate1112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__413 = validate1116;
-const schema683 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__413"};
+const schema684 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__413"};
 
 function validate1117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -81326,7 +81373,7 @@ return errors === 0;
 validate1116.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__415 = validate1120;
-const schema685 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__415"};
+const schema686 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__415"};
 
 function validate1121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -81542,7 +81589,7 @@ return errors === 0;
 validate1120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__429 = validate1124;
-const schema687 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__429"};
+const schema688 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__429"};
 
 function validate1125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -81758,7 +81805,7 @@ return errors === 0;
 validate1124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__500 = validate1128;
-const schema689 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__500"};
+const schema690 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__500"};
 
 function validate1129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -81974,7 +82021,7 @@ return errors === 0;
 validate1128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__503 = validate1132;
-const schema691 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__503"};
+const schema692 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__503"};
 
 function validate1133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -82190,7 +82237,7 @@ return errors === 0;
 validate1132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideoExport__200 = validate1136;
-const schema693 = {"$ref":"https://media-api.local/components#/$defs/EditorExport","$id":"https://media-api.local/components/response/getEditorVideoExport__200"};
+const schema694 = {"$ref":"https://media-api.local/components#/$defs/EditorExport","$id":"https://media-api.local/components/response/getEditorVideoExport__200"};
 
 function validate1137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -82374,7 +82421,7 @@ vErrors.push(err16);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema670.properties, key0))){
+if(!(func1.call(schema671.properties, key0))){
 const err17 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err17];
@@ -82546,7 +82593,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!(((((data4 === "queued") || (data4 === "rendering")) || (data4 === "completed")) || (data4 === "failed")) || (data4 === "canceled"))){
-const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema670.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema671.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -82614,7 +82661,7 @@ vErrors.push(err37);
 errors++;
 }
 if(!(((data6 === "draft") || (data6 === "standard")) || (data6 === "high"))){
-const err38 = {instancePath:instancePath+"/quality",schemaPath:"#/properties/quality/enum",keyword:"enum",params:{allowedValues: schema670.properties.quality.enum},message:"must be equal to one of the allowed values"};
+const err38 = {instancePath:instancePath+"/quality",schemaPath:"#/properties/quality/enum",keyword:"enum",params:{allowedValues: schema671.properties.quality.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -82787,7 +82834,7 @@ errors++;
 if(data.url !== undefined){
 let data11 = data.url;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err53 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema670.properties.url.type},message:"must be string,null"};
+const err53 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema671.properties.url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -82822,7 +82869,7 @@ errors++;
 if(data.size_bytes !== undefined){
 let data12 = data.size_bytes;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err56 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/type",keyword:"type",params:{type: schema670.properties.size_bytes.type},message:"must be integer,null"};
+const err56 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/type",keyword:"type",params:{type: schema671.properties.size_bytes.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -83163,7 +83210,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data20 = data.completed_at;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err83 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema670.properties.completed_at.type},message:"must be string,null"};
+const err83 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema671.properties.completed_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -83233,7 +83280,7 @@ return errors === 0;
 validate1136.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideoExport__400 = validate1139;
-const schema697 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__400"};
+const schema698 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__400"};
 
 function validate1140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -83449,7 +83496,7 @@ return errors === 0;
 validate1139.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideoExport__401 = validate1143;
-const schema699 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__401"};
+const schema700 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__401"};
 
 function validate1144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -83665,7 +83712,7 @@ return errors === 0;
 validate1143.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideoExport__402 = validate1147;
-const schema701 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__402"};
+const schema702 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__402"};
 
 function validate1148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -83881,7 +83928,7 @@ return errors === 0;
 validate1147.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideoExport__403 = validate1151;
-const schema703 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__403"};
+const schema704 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__403"};
 
 function validate1152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -84097,7 +84144,7 @@ return errors === 0;
 validate1151.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideoExport__404 = validate1155;
-const schema705 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__404"};
+const schema706 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__404"};
 
 function validate1156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -84313,7 +84360,7 @@ return errors === 0;
 validate1155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideoExport__429 = validate1159;
-const schema707 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__429"};
+const schema708 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__429"};
 
 function validate1160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -84529,7 +84576,7 @@ return errors === 0;
 validate1159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideoExport__500 = validate1163;
-const schema709 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__500"};
+const schema710 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__500"};
 
 function validate1164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -84745,7 +84792,7 @@ return errors === 0;
 validate1163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideoExport__503 = validate1167;
-const schema711 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__503"};
+const schema712 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__503"};
 
 function validate1168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -84961,7 +85008,7 @@ return errors === 0;
 validate1167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__200 = validate1171;
-const schema713 = {"$ref":"https://media-api.local/components#/$defs/EditorExport","$id":"https://media-api.local/components/response/cancelEditorVideoExport__200"};
+const schema714 = {"$ref":"https://media-api.local/components#/$defs/EditorExport","$id":"https://media-api.local/components/response/cancelEditorVideoExport__200"};
 
 function validate1172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -85145,7 +85192,7 @@ vErrors.push(err16);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema670.properties, key0))){
+if(!(func1.call(schema671.properties, key0))){
 const err17 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err17];
@@ -85317,7 +85364,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!(((((data4 === "queued") || (data4 === "rendering")) || (data4 === "completed")) || (data4 === "failed")) || (data4 === "canceled"))){
-const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema670.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema671.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -85385,7 +85432,7 @@ vErrors.push(err37);
 errors++;
 }
 if(!(((data6 === "draft") || (data6 === "standard")) || (data6 === "high"))){
-const err38 = {instancePath:instancePath+"/quality",schemaPath:"#/properties/quality/enum",keyword:"enum",params:{allowedValues: schema670.properties.quality.enum},message:"must be equal to one of the allowed values"};
+const err38 = {instancePath:instancePath+"/quality",schemaPath:"#/properties/quality/enum",keyword:"enum",params:{allowedValues: schema671.properties.quality.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -85558,7 +85605,7 @@ errors++;
 if(data.url !== undefined){
 let data11 = data.url;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err53 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema670.properties.url.type},message:"must be string,null"};
+const err53 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema671.properties.url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -85593,7 +85640,7 @@ errors++;
 if(data.size_bytes !== undefined){
 let data12 = data.size_bytes;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err56 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/type",keyword:"type",params:{type: schema670.properties.size_bytes.type},message:"must be integer,null"};
+const err56 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/type",keyword:"type",params:{type: schema671.properties.size_bytes.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -85934,7 +85981,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data20 = data.completed_at;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err83 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema670.properties.completed_at.type},message:"must be string,null"};
+const err83 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema671.properties.completed_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -86004,7 +86051,7 @@ return errors === 0;
 validate1171.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__400 = validate1174;
-const schema717 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__400"};
+const schema718 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__400"};
 
 function validate1175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -86220,7 +86267,7 @@ return errors === 0;
 validate1174.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__401 = validate1178;
-const schema719 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__401"};
+const schema720 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__401"};
 
 function validate1179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -86436,7 +86483,7 @@ return errors === 0;
 validate1178.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__402 = validate1182;
-const schema721 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__402"};
+const schema722 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__402"};
 
 function validate1183(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -86652,7 +86699,7 @@ return errors === 0;
 validate1182.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__403 = validate1186;
-const schema723 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__403"};
+const schema724 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__403"};
 
 function validate1187(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -86868,7 +86915,7 @@ return errors === 0;
 validate1186.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__404 = validate1190;
-const schema725 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__404"};
+const schema726 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__404"};
 
 function validate1191(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -87084,7 +87131,7 @@ return errors === 0;
 validate1190.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__409 = validate1194;
-const schema727 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__409"};
+const schema728 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__409"};
 
 function validate1195(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -87300,7 +87347,7 @@ return errors === 0;
 validate1194.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__429 = validate1198;
-const schema729 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__429"};
+const schema730 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__429"};
 
 function validate1199(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -87516,7 +87563,7 @@ return errors === 0;
 validate1198.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__500 = validate1202;
-const schema731 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__500"};
+const schema732 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__500"};
 
 function validate1203(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -87732,7 +87779,7 @@ return errors === 0;
 validate1202.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__503 = validate1206;
-const schema733 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__503"};
+const schema734 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__503"};
 
 function validate1207(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -87948,10 +87995,10 @@ return errors === 0;
 validate1206.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorMedia__200 = validate1210;
-const schema735 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaList","$id":"https://media-api.local/components/response/listEditorMedia__200"};
-const schema736 = {"type":"object","description":"One page of editor media, newest first.","additionalProperties":false,"required":["object","data","next_cursor"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/EditorMedia"}},"next_cursor":{"type":["string","null"],"description":"Pass as cursor for the next page; null on the last page.","maxLength":200,"pattern":"^[A-Za-z0-9_-]+$"}}};
-const schema737 = {"type":"object","description":"A file of the editor media library. width, height, duration_seconds and has_audio are probed from the real file (null when not applicable: images have no duration, audio has no size). status is ready once stored and probed; processing while a server-side import or synthesis runs; failed if that failed.","additionalProperties":false,"required":["object","id","media_type","title","filename","content_type","size_bytes","width","height","duration_seconds","has_audio","status","url","created_at"],"properties":{"object":{"type":"string","const":"editor_media"},"id":{"type":"string","format":"uuid","description":"Passed as media_id.","maxLength":36},"media_type":{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"},"title":{"type":"string","description":"Title (the filename when none was given).","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"filename":{"type":"string","maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"content_type":{"type":"string","description":"The detected MIME type, e.g. video/mp4, image/png, audio/mpeg.","maxLength":255,"pattern":"^[a-z]+/[A-Za-z0-9.+-]+$"},"size_bytes":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991},"width":{"type":["integer","null"],"format":"int32","minimum":1,"maximum":65535},"height":{"type":["integer","null"],"format":"int32","minimum":1,"maximum":65535},"duration_seconds":{"type":["number","null"],"minimum":0,"maximum":86400},"has_audio":{"type":["boolean","null"],"description":"Whether a video has an audio stream (true for audio and voice, null for images)."},"status":{"type":"string","enum":["processing","ready","failed"]},"url":{"type":"string","format":"uri","description":"Signed, expiring URL of the file.","maxLength":4096},"created_at":{"type":"string","format":"date-time","maxLength":40}}};
-const schema738 = {"type":"string","description":"Kind of editor media. voice is speech (generated voiceovers and voice uploads); audio is any other audio.","enum":["image","video","audio","voice"]};
+const schema736 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaList","$id":"https://media-api.local/components/response/listEditorMedia__200"};
+const schema737 = {"type":"object","description":"One page of editor media, newest first.","additionalProperties":false,"required":["object","data","next_cursor"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/EditorMedia"}},"next_cursor":{"type":["string","null"],"description":"Pass as cursor for the next page; null on the last page.","maxLength":200,"pattern":"^[A-Za-z0-9_-]+$"}}};
+const schema738 = {"type":"object","description":"A file of the editor media library. width, height, duration_seconds and has_audio are probed from the real file (null when not applicable: images have no duration, audio has no size). status is ready once stored and probed; processing while a server-side import or synthesis runs; failed if that failed.","additionalProperties":false,"required":["object","id","media_type","title","filename","content_type","size_bytes","width","height","duration_seconds","has_audio","status","url","created_at"],"properties":{"object":{"type":"string","const":"editor_media"},"id":{"type":"string","format":"uuid","description":"Passed as media_id.","maxLength":36},"media_type":{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"},"title":{"type":"string","description":"Title (the filename when none was given).","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"filename":{"type":"string","maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"content_type":{"type":"string","description":"The detected MIME type, e.g. video/mp4, image/png, audio/mpeg.","maxLength":255,"pattern":"^[a-z]+/[A-Za-z0-9.+-]+$"},"size_bytes":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991},"width":{"type":["integer","null"],"format":"int32","minimum":1,"maximum":65535},"height":{"type":["integer","null"],"format":"int32","minimum":1,"maximum":65535},"duration_seconds":{"type":["number","null"],"minimum":0,"maximum":86400},"has_audio":{"type":["boolean","null"],"description":"Whether a video has an audio stream (true for audio and voice, null for images)."},"status":{"type":"string","enum":["processing","ready","failed"]},"url":{"type":"string","format":"uri","description":"Signed, expiring URL of the file.","maxLength":4096},"created_at":{"type":"string","format":"date-time","maxLength":40}}};
+const schema739 = {"type":"string","description":"Kind of editor media. voice is speech (generated voiceovers and voice uploads); audio is any other audio.","enum":["image","video","audio","voice"]};
 const pattern422 = new RegExp("^[^\\u0000-\\u001F\\u007F/\\\\]+$", "u");
 
 function validate1212(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -88106,7 +88153,7 @@ vErrors.push(err13);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema737.properties, key0))){
+if(!(func1.call(schema738.properties, key0))){
 const err14 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err14];
@@ -88188,7 +88235,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!((((data2 === "image") || (data2 === "video")) || (data2 === "audio")) || (data2 === "voice"))){
-const err21 = {instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema738.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema739.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -88351,7 +88398,7 @@ errors++;
 if(data.width !== undefined){
 let data7 = data.width;
 if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
-const err35 = {instancePath:instancePath+"/width",schemaPath:"#/properties/width/type",keyword:"type",params:{type: schema737.properties.width.type},message:"must be integer,null"};
+const err35 = {instancePath:instancePath+"/width",schemaPath:"#/properties/width/type",keyword:"type",params:{type: schema738.properties.width.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -88396,7 +88443,7 @@ errors++;
 if(data.height !== undefined){
 let data8 = data.height;
 if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err39 = {instancePath:instancePath+"/height",schemaPath:"#/properties/height/type",keyword:"type",params:{type: schema737.properties.height.type},message:"must be integer,null"};
+const err39 = {instancePath:instancePath+"/height",schemaPath:"#/properties/height/type",keyword:"type",params:{type: schema738.properties.height.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -88441,7 +88488,7 @@ errors++;
 if(data.duration_seconds !== undefined){
 let data9 = data.duration_seconds;
 if((!((typeof data9 == "number") && (isFinite(data9)))) && (data9 !== null)){
-const err43 = {instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: schema737.properties.duration_seconds.type},message:"must be number,null"};
+const err43 = {instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: schema738.properties.duration_seconds.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -88476,7 +88523,7 @@ errors++;
 if(data.has_audio !== undefined){
 let data10 = data.has_audio;
 if((typeof data10 !== "boolean") && (data10 !== null)){
-const err46 = {instancePath:instancePath+"/has_audio",schemaPath:"#/properties/has_audio/type",keyword:"type",params:{type: schema737.properties.has_audio.type},message:"must be boolean,null"};
+const err46 = {instancePath:instancePath+"/has_audio",schemaPath:"#/properties/has_audio/type",keyword:"type",params:{type: schema738.properties.has_audio.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -88499,7 +88546,7 @@ vErrors.push(err47);
 errors++;
 }
 if(!(((data11 === "processing") || (data11 === "ready")) || (data11 === "failed"))){
-const err48 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema737.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err48 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema738.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -88707,7 +88754,7 @@ errors++;
 if(data.next_cursor !== undefined){
 let data3 = data.next_cursor;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err8 = {instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: schema736.properties.next_cursor.type},message:"must be string,null"};
+const err8 = {instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: schema737.properties.next_cursor.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -88777,7 +88824,7 @@ return errors === 0;
 validate1210.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorMedia__400 = validate1215;
-const schema739 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__400"};
+const schema740 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__400"};
 
 function validate1216(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -88993,7 +89040,7 @@ return errors === 0;
 validate1215.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorMedia__401 = validate1219;
-const schema741 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__401"};
+const schema742 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__401"};
 
 function validate1220(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -89209,7 +89256,7 @@ return errors === 0;
 validate1219.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorMedia__402 = validate1223;
-const schema743 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__402"};
+const schema744 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__402"};
 
 function validate1224(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -89425,7 +89472,7 @@ return errors === 0;
 validate1223.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorMedia__403 = validate1227;
-const schema745 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__403"};
+const schema746 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__403"};
 
 function validate1228(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -89641,7 +89688,7 @@ return errors === 0;
 validate1227.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorMedia__429 = validate1231;
-const schema747 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__429"};
+const schema748 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__429"};
 
 function validate1232(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -89857,7 +89904,7 @@ return errors === 0;
 validate1231.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorMedia__500 = validate1235;
-const schema749 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__500"};
+const schema750 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__500"};
 
 function validate1236(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -90073,7 +90120,7 @@ return errors === 0;
 validate1235.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorMedia__503 = validate1239;
-const schema751 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__503"};
+const schema752 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__503"};
 
 function validate1240(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -90289,8 +90336,8 @@ return errors === 0;
 validate1239.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__200 = validate1243;
-const schema753 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaUpload","$id":"https://media-api.local/components/response/uploadEditorMedia__200"};
-const schema754 = {"type":"object","description":"Result of an upload: the stored media and, when add_to_editor was true, the new timeline item, the editor video id and its new version (else null).","additionalProperties":false,"required":["object","media","editor_item","video_id","version"],"properties":{"object":{"type":"string","const":"editor_media_upload"},"media":{"$ref":"https://media-api.local/components#/$defs/EditorMedia"},"editor_item":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/EditorItem"},{"type":"null"}]},"video_id":{"description":"The editor video the upload was added to (with add_to_editor), else null.","anyOf":[{"$ref":"https://media-api.local/components#/$defs/IntegerId"},{"type":"null"}]},"version":{"type":["integer","null"],"format":"int64","minimum":1,"maximum":9007199254740991}}};
+const schema754 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaUpload","$id":"https://media-api.local/components/response/uploadEditorMedia__200"};
+const schema755 = {"type":"object","description":"Result of an upload: the stored media and, when add_to_editor was true, the new timeline item, the editor video id and its new version (else null).","additionalProperties":false,"required":["object","media","editor_item","video_id","version"],"properties":{"object":{"type":"string","const":"editor_media_upload"},"media":{"$ref":"https://media-api.local/components#/$defs/EditorMedia"},"editor_item":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/EditorItem"},{"type":"null"}]},"video_id":{"description":"The editor video the upload was added to (with add_to_editor), else null.","anyOf":[{"$ref":"https://media-api.local/components#/$defs/IntegerId"},{"type":"null"}]},"version":{"type":["integer","null"],"format":"int64","minimum":1,"maximum":9007199254740991}}};
 
 function validate1244(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -90540,7 +90587,7 @@ vErrors = null;
 if(data.version !== undefined){
 let data4 = data.version;
 if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
-const err16 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: schema754.properties.version.type},message:"must be integer,null"};
+const err16 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: schema755.properties.version.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -90620,7 +90667,7 @@ return errors === 0;
 validate1243.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__400 = validate1248;
-const schema756 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__400"};
+const schema757 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__400"};
 
 function validate1249(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -90836,7 +90883,7 @@ return errors === 0;
 validate1248.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__401 = validate1252;
-const schema758 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__401"};
+const schema759 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__401"};
 
 function validate1253(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -91052,7 +91099,7 @@ return errors === 0;
 validate1252.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__402 = validate1256;
-const schema760 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__402"};
+const schema761 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__402"};
 
 function validate1257(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -91268,7 +91315,7 @@ return errors === 0;
 validate1256.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__403 = validate1260;
-const schema762 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__403"};
+const schema763 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__403"};
 
 function validate1261(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -91484,7 +91531,7 @@ return errors === 0;
 validate1260.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__404 = validate1264;
-const schema764 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__404"};
+const schema765 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__404"};
 
 function validate1265(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -91700,7 +91747,7 @@ return errors === 0;
 validate1264.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__413 = validate1268;
-const schema766 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__413"};
+const schema767 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__413"};
 
 function validate1269(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -91916,7 +91963,7 @@ return errors === 0;
 validate1268.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__415 = validate1272;
-const schema768 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__415"};
+const schema769 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__415"};
 
 function validate1273(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -92132,7 +92179,7 @@ return errors === 0;
 validate1272.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__429 = validate1276;
-const schema770 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__429"};
+const schema771 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__429"};
 
 function validate1277(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -92348,7 +92395,7 @@ return errors === 0;
 validate1276.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__500 = validate1280;
-const schema772 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__500"};
+const schema773 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__500"};
 
 function validate1281(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -92564,7 +92611,7 @@ return errors === 0;
 validate1280.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__503 = validate1284;
-const schema774 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__503"};
+const schema775 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__503"};
 
 function validate1285(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -92780,7 +92827,7 @@ return errors === 0;
 validate1284.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMediaFile__200 = validate1288;
-const schema776 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaUpload","$id":"https://media-api.local/components/response/uploadEditorMediaFile__200"};
+const schema777 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaUpload","$id":"https://media-api.local/components/response/uploadEditorMediaFile__200"};
 
 function validate1289(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -93030,7 +93077,7 @@ vErrors = null;
 if(data.version !== undefined){
 let data4 = data.version;
 if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
-const err16 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: schema754.properties.version.type},message:"must be integer,null"};
+const err16 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: schema755.properties.version.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -93110,7 +93157,7 @@ return errors === 0;
 validate1288.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMediaFile__400 = validate1293;
-const schema779 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__400"};
+const schema780 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__400"};
 
 function validate1294(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -93326,7 +93373,7 @@ return errors === 0;
 validate1293.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMediaFile__401 = validate1297;
-const schema781 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__401"};
+const schema782 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__401"};
 
 function validate1298(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -93542,7 +93589,7 @@ return errors === 0;
 validate1297.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMediaFile__402 = validate1301;
-const schema783 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__402"};
+const schema784 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__402"};
 
 function validate1302(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -93758,7 +93805,7 @@ return errors === 0;
 validate1301.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMediaFile__403 = validate1305;
-const schema785 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__403"};
+const schema786 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__403"};
 
 function validate1306(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -93974,7 +94021,7 @@ return errors === 0;
 validate1305.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMediaFile__404 = validate1309;
-const schema787 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__404"};
+const schema788 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__404"};
 
 function validate1310(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -94190,7 +94237,7 @@ return errors === 0;
 validate1309.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMediaFile__413 = validate1313;
-const schema789 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__413"};
+const schema790 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__413"};
 
 function validate1314(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -94406,7 +94453,7 @@ return errors === 0;
 validate1313.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMediaFile__415 = validate1317;
-const schema791 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__415"};
+const schema792 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__415"};
 
 function validate1318(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -94622,7 +94669,7 @@ return errors === 0;
 validate1317.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMediaFile__429 = validate1321;
-const schema793 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__429"};
+const schema794 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__429"};
 
 function validate1322(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -94838,7 +94885,7 @@ return errors === 0;
 validate1321.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMediaFile__500 = validate1325;
-const schema795 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__500"};
+const schema796 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__500"};
 
 function validate1326(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -95054,7 +95101,7 @@ return errors === 0;
 validate1325.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMediaFile__503 = validate1329;
-const schema797 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__503"};
+const schema798 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__503"};
 
 function validate1330(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -95270,10 +95317,10 @@ return errors === 0;
 validate1329.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listWebhookEndpoints__200 = validate1333;
-const schema799 = {"$ref":"https://media-api.local/components#/$defs/WebhookEndpointList","$id":"https://media-api.local/components/response/listWebhookEndpoints__200"};
-const schema800 = {"type":"object","description":"The workspace's webhook endpoints, newest first (at most 10, so one page).","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":10,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEndpoint"}}}};
-const schema801 = {"type":"object","description":"An HTTPS URL that receives the subscribed events as POSTs signed per Standard Webhooks (headers `webhook-id`: the event id, the same on every retry; `webhook-timestamp`; `webhook-signature`: `v1,<base64 HMAC-SHA256>` of `<id>.<timestamp>.<body>` with the endpoint's secret). The body is a WebhookEvent. A 2xx answer within 15 seconds delivers it; anything else is retried with exponential backoff for about a day.","additionalProperties":false,"required":["object","id","url","description","event_types","created_at","updated_at"],"properties":{"object":{"type":"string","const":"webhook_endpoint"},"id":{"type":"string","format":"uuid","maxLength":36},"url":{"type":"string","format":"uri","description":"The public HTTPS URL events are POSTed to.","maxLength":2048},"description":{"type":["string","null"],"maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"event_types":{"type":"array","description":"The event types sent to this endpoint.","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"}},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40}}};
-const schema802 = {"type":"string","description":"A completion event: `<resource>.completed` when the work succeeded, `<resource>.failed` when it finally failed (after its retries; paid work is refunded).","enum":["generation.completed","generation.failed","slideshow.completed","slideshow.failed","faceless_video.completed","faceless_video.failed","export.completed","export.failed","publication.completed","publication.failed"]};
+const schema800 = {"$ref":"https://media-api.local/components#/$defs/WebhookEndpointList","$id":"https://media-api.local/components/response/listWebhookEndpoints__200"};
+const schema801 = {"type":"object","description":"The workspace's webhook endpoints, newest first (at most 10, so one page).","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":10,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEndpoint"}}}};
+const schema802 = {"type":"object","description":"An HTTPS URL that receives the subscribed events as POSTs signed per Standard Webhooks (headers `webhook-id`: the event id, the same on every retry; `webhook-timestamp`; `webhook-signature`: `v1,<base64 HMAC-SHA256>` of `<id>.<timestamp>.<body>` with the endpoint's secret). The body is a WebhookEvent. A 2xx answer within 15 seconds delivers it; anything else is retried with exponential backoff for about a day.","additionalProperties":false,"required":["object","id","url","description","event_types","created_at","updated_at"],"properties":{"object":{"type":"string","const":"webhook_endpoint"},"id":{"type":"string","format":"uuid","maxLength":36},"url":{"type":"string","format":"uri","description":"The public HTTPS URL events are POSTed to.","maxLength":2048},"description":{"type":["string","null"],"maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"event_types":{"type":"array","description":"The event types sent to this endpoint.","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"}},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40}}};
+const schema803 = {"type":"string","description":"A completion event: `<resource>.completed` when the work succeeded, `<resource>.failed` when it finally failed (after its retries; paid work is refunded).","enum":["generation.completed","generation.failed","slideshow.completed","slideshow.failed","faceless_video.completed","faceless_video.failed","export.completed","export.failed","publication.completed","publication.failed"]};
 
 function validate1335(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -95464,7 +95511,7 @@ errors++;
 if(data.description !== undefined){
 let data3 = data.description;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err16 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema801.properties.description.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema802.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -95533,7 +95580,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((((((((((data5 === "generation.completed") || (data5 === "generation.failed")) || (data5 === "slideshow.completed")) || (data5 === "slideshow.failed")) || (data5 === "faceless_video.completed")) || (data5 === "faceless_video.failed")) || (data5 === "export.completed")) || (data5 === "export.failed")) || (data5 === "publication.completed")) || (data5 === "publication.failed"))){
-const err22 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema802.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema803.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -95798,7 +95845,7 @@ return errors === 0;
 validate1333.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listWebhookEndpoints__400 = validate1338;
-const schema803 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__400"};
+const schema804 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__400"};
 
 function validate1339(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -96014,7 +96061,7 @@ return errors === 0;
 validate1338.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listWebhookEndpoints__401 = validate1342;
-const schema805 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__401"};
+const schema806 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__401"};
 
 function validate1343(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -96230,7 +96277,7 @@ return errors === 0;
 validate1342.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listWebhookEndpoints__402 = validate1346;
-const schema807 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__402"};
+const schema808 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__402"};
 
 function validate1347(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -96446,7 +96493,7 @@ return errors === 0;
 validate1346.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listWebhookEndpoints__403 = validate1350;
-const schema809 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__403"};
+const schema810 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__403"};
 
 function validate1351(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -96662,7 +96709,7 @@ return errors === 0;
 validate1350.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listWebhookEndpoints__429 = validate1354;
-const schema811 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__429"};
+const schema812 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__429"};
 
 function validate1355(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -96878,7 +96925,7 @@ return errors === 0;
 validate1354.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listWebhookEndpoints__500 = validate1358;
-const schema813 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__500"};
+const schema814 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__500"};
 
 function validate1359(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -97094,7 +97141,7 @@ return errors === 0;
 validate1358.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listWebhookEndpoints__503 = validate1362;
-const schema815 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__503"};
+const schema816 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__503"};
 
 function validate1363(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -97310,8 +97357,8 @@ return errors === 0;
 validate1362.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createWebhookEndpoint__200 = validate1366;
-const schema817 = {"$ref":"https://media-api.local/components#/$defs/WebhookEndpointWithSecret","$id":"https://media-api.local/components/response/createWebhookEndpoint__200"};
-const schema818 = {"description":"An endpoint with its signing secret, shown only when created or rotated.","type":"object","additionalProperties":false,"required":["object","id","url","description","event_types","created_at","updated_at","secret"],"properties":{"object":{"type":"string","const":"webhook_endpoint"},"id":{"type":"string","format":"uuid","maxLength":36},"url":{"type":"string","format":"uri","maxLength":2048},"description":{"type":["string","null"],"maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"event_types":{"type":"array","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"}},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40},"secret":{"type":"string","description":"The signing secret (`whsec_` + base64 of 32 random bytes), as Standard Webhooks libraries take it (`new Webhook(secret).verify(body, headers)`). Shown only in this response; rotate it if it is lost.","minLength":10,"maxLength":100,"pattern":"^whsec_[A-Za-z0-9+/=]+$"}}};
+const schema818 = {"$ref":"https://media-api.local/components#/$defs/WebhookEndpointWithSecret","$id":"https://media-api.local/components/response/createWebhookEndpoint__200"};
+const schema819 = {"description":"An endpoint with its signing secret, shown only when created or rotated.","type":"object","additionalProperties":false,"required":["object","id","url","description","event_types","created_at","updated_at","secret"],"properties":{"object":{"type":"string","const":"webhook_endpoint"},"id":{"type":"string","format":"uuid","maxLength":36},"url":{"type":"string","format":"uri","maxLength":2048},"description":{"type":["string","null"],"maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"event_types":{"type":"array","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"}},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40},"secret":{"type":"string","description":"The signing secret (`whsec_` + base64 of 32 random bytes), as Standard Webhooks libraries take it (`new Webhook(secret).verify(body, headers)`). Shown only in this response; rotate it if it is lost.","minLength":10,"maxLength":100,"pattern":"^whsec_[A-Za-z0-9+/=]+$"}}};
 const pattern461 = new RegExp("^whsec_[A-Za-z0-9+/=]+$", "u");
 
 function validate1367(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -97513,7 +97560,7 @@ errors++;
 if(data.description !== undefined){
 let data3 = data.description;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema818.properties.description.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema819.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -97582,7 +97629,7 @@ vErrors.push(err22);
 errors++;
 }
 if(!((((((((((data5 === "generation.completed") || (data5 === "generation.failed")) || (data5 === "slideshow.completed")) || (data5 === "slideshow.failed")) || (data5 === "faceless_video.completed")) || (data5 === "faceless_video.failed")) || (data5 === "export.completed")) || (data5 === "export.failed")) || (data5 === "publication.completed")) || (data5 === "publication.failed"))){
-const err23 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema802.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema803.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -97777,7 +97824,7 @@ return errors === 0;
 validate1366.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createWebhookEndpoint__400 = validate1369;
-const schema820 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__400"};
+const schema821 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__400"};
 
 function validate1370(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -97993,7 +98040,7 @@ return errors === 0;
 validate1369.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createWebhookEndpoint__401 = validate1373;
-const schema822 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__401"};
+const schema823 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__401"};
 
 function validate1374(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -98209,7 +98256,7 @@ return errors === 0;
 validate1373.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createWebhookEndpoint__402 = validate1377;
-const schema824 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__402"};
+const schema825 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__402"};
 
 function validate1378(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -98425,7 +98472,7 @@ return errors === 0;
 validate1377.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createWebhookEndpoint__403 = validate1381;
-const schema826 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__403"};
+const schema827 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__403"};
 
 function validate1382(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -98641,7 +98688,7 @@ return errors === 0;
 validate1381.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createWebhookEndpoint__413 = validate1385;
-const schema828 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__413"};
+const schema829 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__413"};
 
 function validate1386(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -98857,7 +98904,7 @@ return errors === 0;
 validate1385.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createWebhookEndpoint__415 = validate1389;
-const schema830 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__415"};
+const schema831 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__415"};
 
 function validate1390(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -99073,7 +99120,7 @@ return errors === 0;
 validate1389.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createWebhookEndpoint__429 = validate1393;
-const schema832 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__429"};
+const schema833 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__429"};
 
 function validate1394(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -99289,7 +99336,7 @@ return errors === 0;
 validate1393.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createWebhookEndpoint__500 = validate1397;
-const schema834 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__500"};
+const schema835 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__500"};
 
 function validate1398(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -99505,7 +99552,7 @@ return errors === 0;
 validate1397.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createWebhookEndpoint__503 = validate1401;
-const schema836 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__503"};
+const schema837 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__503"};
 
 function validate1402(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -99721,9 +99768,9 @@ return errors === 0;
 validate1401.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getWebhookEndpoint__200 = validate1405;
-const schema838 = {"$ref":"https://media-api.local/components#/$defs/WebhookEndpointDetail","$id":"https://media-api.local/components/response/getWebhookEndpoint__200"};
-const schema839 = {"description":"An endpoint (without its secret) and its most recent deliveries.","type":"object","additionalProperties":false,"required":["object","id","url","description","event_types","created_at","updated_at","recent_deliveries"],"properties":{"object":{"type":"string","const":"webhook_endpoint"},"id":{"type":"string","format":"uuid","maxLength":36},"url":{"type":"string","format":"uri","maxLength":2048},"description":{"type":["string","null"],"maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"event_types":{"type":"array","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"}},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40},"recent_deliveries":{"type":"array","description":"The 20 most recent deliveries to this endpoint, newest first.","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookDelivery"}}}};
-const schema841 = {"type":"object","description":"One event sent (or being sent) to one endpoint.","additionalProperties":false,"required":["event_id","event_type","status","attempts","last_response_status","last_error","last_attempt_at","next_attempt_at","delivered_at","created_at"],"properties":{"event_id":{"type":"string","format":"uuid","description":"The event id, sent as `webhook-id` on every attempt.","maxLength":36},"event_type":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"},"status":{"type":"string","description":"pending (being retried), delivered (a 2xx was received) or failed (given up after the last retry, or the URL was refused).","enum":["pending","delivered","failed"]},"attempts":{"type":"integer","format":"int32","minimum":0,"maximum":1000},"last_response_status":{"type":["integer","null"],"format":"int32","description":"The HTTP status of the last attempt; null when there was no answer (timeout, connection refused, address refused).","minimum":100,"maximum":599},"last_error":{"type":["string","null"],"description":"Why the last attempt failed.","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"last_attempt_at":{"type":["string","null"],"format":"date-time","maxLength":40},"next_attempt_at":{"type":["string","null"],"format":"date-time","description":"When the next attempt is due (pending only).","maxLength":40},"delivered_at":{"type":["string","null"],"format":"date-time","maxLength":40},"created_at":{"type":"string","format":"date-time","maxLength":40}}};
+const schema839 = {"$ref":"https://media-api.local/components#/$defs/WebhookEndpointDetail","$id":"https://media-api.local/components/response/getWebhookEndpoint__200"};
+const schema840 = {"description":"An endpoint (without its secret) and its most recent deliveries.","type":"object","additionalProperties":false,"required":["object","id","url","description","event_types","created_at","updated_at","recent_deliveries"],"properties":{"object":{"type":"string","const":"webhook_endpoint"},"id":{"type":"string","format":"uuid","maxLength":36},"url":{"type":"string","format":"uri","maxLength":2048},"description":{"type":["string","null"],"maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"event_types":{"type":"array","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"}},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40},"recent_deliveries":{"type":"array","description":"The 20 most recent deliveries to this endpoint, newest first.","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookDelivery"}}}};
+const schema842 = {"type":"object","description":"One event sent (or being sent) to one endpoint.","additionalProperties":false,"required":["event_id","event_type","status","attempts","last_response_status","last_error","last_attempt_at","next_attempt_at","delivered_at","created_at"],"properties":{"event_id":{"type":"string","format":"uuid","description":"The event id, sent as `webhook-id` on every attempt.","maxLength":36},"event_type":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"},"status":{"type":"string","description":"pending (being retried), delivered (a 2xx was received) or failed (given up after the last retry, or the URL was refused).","enum":["pending","delivered","failed"]},"attempts":{"type":"integer","format":"int32","minimum":0,"maximum":1000},"last_response_status":{"type":["integer","null"],"format":"int32","description":"The HTTP status of the last attempt; null when there was no answer (timeout, connection refused, address refused).","minimum":100,"maximum":599},"last_error":{"type":["string","null"],"description":"Why the last attempt failed.","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"last_attempt_at":{"type":["string","null"],"format":"date-time","maxLength":40},"next_attempt_at":{"type":["string","null"],"format":"date-time","description":"When the next attempt is due (pending only).","maxLength":40},"delivered_at":{"type":["string","null"],"format":"date-time","maxLength":40},"created_at":{"type":"string","format":"date-time","maxLength":40}}};
 
 function validate1407(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -99837,7 +99884,7 @@ vErrors.push(err9);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema841.properties, key0))){
+if(!(func1.call(schema842.properties, key0))){
 const err10 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err10];
@@ -99896,7 +99943,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!((((((((((data1 === "generation.completed") || (data1 === "generation.failed")) || (data1 === "slideshow.completed")) || (data1 === "slideshow.failed")) || (data1 === "faceless_video.completed")) || (data1 === "faceless_video.failed")) || (data1 === "export.completed")) || (data1 === "export.failed")) || (data1 === "publication.completed")) || (data1 === "publication.failed"))){
-const err15 = {instancePath:instancePath+"/event_type",schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema802.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/event_type",schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema803.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -99919,7 +99966,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!(((data2 === "pending") || (data2 === "delivered")) || (data2 === "failed"))){
-const err17 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema841.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema842.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -99977,7 +100024,7 @@ errors++;
 if(data.last_response_status !== undefined){
 let data4 = data.last_response_status;
 if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
-const err22 = {instancePath:instancePath+"/last_response_status",schemaPath:"#/properties/last_response_status/type",keyword:"type",params:{type: schema841.properties.last_response_status.type},message:"must be integer,null"};
+const err22 = {instancePath:instancePath+"/last_response_status",schemaPath:"#/properties/last_response_status/type",keyword:"type",params:{type: schema842.properties.last_response_status.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -100022,7 +100069,7 @@ errors++;
 if(data.last_error !== undefined){
 let data5 = data.last_error;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err26 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema841.properties.last_error.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema842.properties.last_error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -100057,7 +100104,7 @@ errors++;
 if(data.last_attempt_at !== undefined){
 let data6 = data.last_attempt_at;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err29 = {instancePath:instancePath+"/last_attempt_at",schemaPath:"#/properties/last_attempt_at/type",keyword:"type",params:{type: schema841.properties.last_attempt_at.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/last_attempt_at",schemaPath:"#/properties/last_attempt_at/type",keyword:"type",params:{type: schema842.properties.last_attempt_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -100092,7 +100139,7 @@ errors++;
 if(data.next_attempt_at !== undefined){
 let data7 = data.next_attempt_at;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err32 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema841.properties.next_attempt_at.type},message:"must be string,null"};
+const err32 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema842.properties.next_attempt_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -100127,7 +100174,7 @@ errors++;
 if(data.delivered_at !== undefined){
 let data8 = data.delivered_at;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err35 = {instancePath:instancePath+"/delivered_at",schemaPath:"#/properties/delivered_at/type",keyword:"type",params:{type: schema841.properties.delivered_at.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/delivered_at",schemaPath:"#/properties/delivered_at/type",keyword:"type",params:{type: schema842.properties.delivered_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -100410,7 +100457,7 @@ errors++;
 if(data.description !== undefined){
 let data3 = data.description;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema839.properties.description.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema840.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -100479,7 +100526,7 @@ vErrors.push(err22);
 errors++;
 }
 if(!((((((((((data5 === "generation.completed") || (data5 === "generation.failed")) || (data5 === "slideshow.completed")) || (data5 === "slideshow.failed")) || (data5 === "faceless_video.completed")) || (data5 === "faceless_video.failed")) || (data5 === "export.completed")) || (data5 === "export.failed")) || (data5 === "publication.completed")) || (data5 === "publication.failed"))){
-const err23 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema802.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema803.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -100661,7 +100708,7 @@ return errors === 0;
 validate1405.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getWebhookEndpoint__400 = validate1410;
-const schema843 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__400"};
+const schema844 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__400"};
 
 function validate1411(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -100877,7 +100924,7 @@ return errors === 0;
 validate1410.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getWebhookEndpoint__401 = validate1414;
-const schema845 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__401"};
+const schema846 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__401"};
 
 function validate1415(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -101093,7 +101140,7 @@ return errors === 0;
 validate1414.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getWebhookEndpoint__402 = validate1418;
-const schema847 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__402"};
+const schema848 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__402"};
 
 function validate1419(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -101309,7 +101356,7 @@ return errors === 0;
 validate1418.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getWebhookEndpoint__403 = validate1422;
-const schema849 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__403"};
+const schema850 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__403"};
 
 function validate1423(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -101525,7 +101572,7 @@ return errors === 0;
 validate1422.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getWebhookEndpoint__404 = validate1426;
-const schema851 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__404"};
+const schema852 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__404"};
 
 function validate1427(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -101741,7 +101788,7 @@ return errors === 0;
 validate1426.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getWebhookEndpoint__429 = validate1430;
-const schema853 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__429"};
+const schema854 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__429"};
 
 function validate1431(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -101957,7 +102004,7 @@ return errors === 0;
 validate1430.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getWebhookEndpoint__500 = validate1434;
-const schema855 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__500"};
+const schema856 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__500"};
 
 function validate1435(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -102173,7 +102220,7 @@ return errors === 0;
 validate1434.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getWebhookEndpoint__503 = validate1438;
-const schema857 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__503"};
+const schema858 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__503"};
 
 function validate1439(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -102389,8 +102436,8 @@ return errors === 0;
 validate1438.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.deleteWebhookEndpoint__200 = validate1442;
-const schema859 = {"$ref":"https://media-api.local/components#/$defs/WebhookEndpointDeleted","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__200"};
-const schema860 = {"type":"object","description":"A deleted webhook endpoint.","additionalProperties":false,"required":["object","id","deleted"],"properties":{"object":{"type":"string","const":"webhook_endpoint"},"id":{"type":"string","format":"uuid","maxLength":36},"deleted":{"type":"boolean","const":true}}};
+const schema860 = {"$ref":"https://media-api.local/components#/$defs/WebhookEndpointDeleted","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__200"};
+const schema861 = {"type":"object","description":"A deleted webhook endpoint.","additionalProperties":false,"required":["object","id","deleted"],"properties":{"object":{"type":"string","const":"webhook_endpoint"},"id":{"type":"string","format":"uuid","maxLength":36},"deleted":{"type":"boolean","const":true}}};
 
 function validate1442(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/deleteWebhookEndpoint__200" */;
@@ -102544,7 +102591,7 @@ return errors === 0;
 validate1442.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.deleteWebhookEndpoint__400 = validate1443;
-const schema861 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__400"};
+const schema862 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__400"};
 
 function validate1444(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -102760,7 +102807,7 @@ return errors === 0;
 validate1443.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.deleteWebhookEndpoint__401 = validate1447;
-const schema863 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__401"};
+const schema864 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__401"};
 
 function validate1448(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -102976,7 +103023,7 @@ return errors === 0;
 validate1447.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.deleteWebhookEndpoint__402 = validate1451;
-const schema865 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__402"};
+const schema866 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__402"};
 
 function validate1452(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -103192,7 +103239,7 @@ return errors === 0;
 validate1451.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.deleteWebhookEndpoint__403 = validate1455;
-const schema867 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__403"};
+const schema868 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__403"};
 
 function validate1456(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -103408,7 +103455,7 @@ return errors === 0;
 validate1455.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.deleteWebhookEndpoint__404 = validate1459;
-const schema869 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__404"};
+const schema870 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__404"};
 
 function validate1460(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -103624,7 +103671,7 @@ return errors === 0;
 validate1459.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.deleteWebhookEndpoint__429 = validate1463;
-const schema871 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__429"};
+const schema872 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__429"};
 
 function validate1464(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -103840,7 +103887,7 @@ return errors === 0;
 validate1463.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.deleteWebhookEndpoint__500 = validate1467;
-const schema873 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__500"};
+const schema874 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__500"};
 
 function validate1468(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -104056,7 +104103,7 @@ return errors === 0;
 validate1467.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.deleteWebhookEndpoint__503 = validate1471;
-const schema875 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__503"};
+const schema876 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__503"};
 
 function validate1472(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -104272,7 +104319,7 @@ return errors === 0;
 validate1471.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.rotateWebhookEndpointSecret__200 = validate1475;
-const schema877 = {"$ref":"https://media-api.local/components#/$defs/WebhookEndpointWithSecret","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__200"};
+const schema878 = {"$ref":"https://media-api.local/components#/$defs/WebhookEndpointWithSecret","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__200"};
 
 function validate1476(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -104473,7 +104520,7 @@ errors++;
 if(data.description !== undefined){
 let data3 = data.description;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema818.properties.description.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema819.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -104542,7 +104589,7 @@ vErrors.push(err22);
 errors++;
 }
 if(!((((((((((data5 === "generation.completed") || (data5 === "generation.failed")) || (data5 === "slideshow.completed")) || (data5 === "slideshow.failed")) || (data5 === "faceless_video.completed")) || (data5 === "faceless_video.failed")) || (data5 === "export.completed")) || (data5 === "export.failed")) || (data5 === "publication.completed")) || (data5 === "publication.failed"))){
-const err23 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema802.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema803.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -104737,7 +104784,7 @@ return errors === 0;
 validate1475.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.rotateWebhookEndpointSecret__400 = validate1478;
-const schema880 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__400"};
+const schema881 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__400"};
 
 function validate1479(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -104953,7 +105000,7 @@ return errors === 0;
 validate1478.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.rotateWebhookEndpointSecret__401 = validate1482;
-const schema882 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__401"};
+const schema883 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__401"};
 
 function validate1483(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -105169,7 +105216,7 @@ return errors === 0;
 validate1482.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.rotateWebhookEndpointSecret__402 = validate1486;
-const schema884 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__402"};
+const schema885 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__402"};
 
 function validate1487(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -105385,7 +105432,7 @@ return errors === 0;
 validate1486.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.rotateWebhookEndpointSecret__403 = validate1490;
-const schema886 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__403"};
+const schema887 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__403"};
 
 function validate1491(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -105601,7 +105648,7 @@ return errors === 0;
 validate1490.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.rotateWebhookEndpointSecret__404 = validate1494;
-const schema888 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__404"};
+const schema889 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__404"};
 
 function validate1495(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -105817,7 +105864,7 @@ return errors === 0;
 validate1494.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.rotateWebhookEndpointSecret__429 = validate1498;
-const schema890 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__429"};
+const schema891 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__429"};
 
 function validate1499(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -106033,7 +106080,7 @@ return errors === 0;
 validate1498.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.rotateWebhookEndpointSecret__500 = validate1502;
-const schema892 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__500"};
+const schema893 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__500"};
 
 function validate1503(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -106249,7 +106296,7 @@ return errors === 0;
 validate1502.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.rotateWebhookEndpointSecret__503 = validate1506;
-const schema894 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__503"};
+const schema895 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__503"};
 
 function validate1507(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -106465,8 +106512,8 @@ return errors === 0;
 validate1506.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getHealth__200 = validate1510;
-const schema896 = {"$ref":"https://media-api.local/components#/$defs/Health","$id":"https://media-api.local/components/response/getHealth__200"};
-const schema897 = {"type":"object","description":"The process is alive.","additionalProperties":false,"required":["status"],"properties":{"status":{"type":"string","enum":["ok"]}}};
+const schema897 = {"$ref":"https://media-api.local/components#/$defs/Health","$id":"https://media-api.local/components/response/getHealth__200"};
+const schema898 = {"type":"object","description":"The process is alive.","additionalProperties":false,"required":["status"],"properties":{"status":{"type":"string","enum":["ok"]}}};
 
 function validate1510(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/getHealth__200" */;
@@ -106515,7 +106562,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!(data0 === "ok")){
-const err3 = {instancePath:instancePath+"/status",schemaPath:"https://media-api.local/components#/$defs/Health/properties/status/enum",keyword:"enum",params:{allowedValues: schema897.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/status",schemaPath:"https://media-api.local/components#/$defs/Health/properties/status/enum",keyword:"enum",params:{allowedValues: schema898.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -106542,7 +106589,7 @@ return errors === 0;
 validate1510.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getHealth__400 = validate1511;
-const schema898 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__400"};
+const schema899 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__400"};
 
 function validate1512(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -106758,7 +106805,7 @@ return errors === 0;
 validate1511.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getHealth__429 = validate1515;
-const schema900 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__429"};
+const schema901 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__429"};
 
 function validate1516(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -106974,7 +107021,7 @@ return errors === 0;
 validate1515.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getHealth__500 = validate1519;
-const schema902 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__500"};
+const schema903 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__500"};
 
 function validate1520(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -107190,9 +107237,9 @@ return errors === 0;
 validate1519.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getReadiness__200 = validate1523;
-const schema904 = {"$ref":"https://media-api.local/components#/$defs/Readiness","$id":"https://media-api.local/components/response/getReadiness__200"};
-const schema905 = {"type":"object","description":"The process is ready to serve, and the checks that say so.","additionalProperties":false,"required":["status","checks"],"properties":{"status":{"type":"string","enum":["ready"]},"checks":{"$ref":"https://media-api.local/components#/$defs/ReadinessChecks"}}};
-const schema906 = {"type":"object","description":"Each readiness check, ok or failing.","additionalProperties":false,"required":["database","migrations","queue","accepting"],"properties":{"database":{"type":"string","description":"The database answers a query within 2 seconds.","enum":["ok","failing"]},"migrations":{"type":"string","description":"Every database migration this version of the service needs is applied.","enum":["ok","failing"]},"queue":{"type":"string","description":"The job queue (pg-boss) is started.","enum":["ok","failing"]},"accepting":{"type":"string","description":"The process is not shutting down.","enum":["ok","failing"]}}};
+const schema905 = {"$ref":"https://media-api.local/components#/$defs/Readiness","$id":"https://media-api.local/components/response/getReadiness__200"};
+const schema906 = {"type":"object","description":"The process is ready to serve, and the checks that say so.","additionalProperties":false,"required":["status","checks"],"properties":{"status":{"type":"string","enum":["ready"]},"checks":{"$ref":"https://media-api.local/components#/$defs/ReadinessChecks"}}};
+const schema907 = {"type":"object","description":"Each readiness check, ok or failing.","additionalProperties":false,"required":["database","migrations","queue","accepting"],"properties":{"database":{"type":"string","description":"The database answers a query within 2 seconds.","enum":["ok","failing"]},"migrations":{"type":"string","description":"Every database migration this version of the service needs is applied.","enum":["ok","failing"]},"queue":{"type":"string","description":"The job queue (pg-boss) is started.","enum":["ok","failing"]},"accepting":{"type":"string","description":"The process is not shutting down.","enum":["ok","failing"]}}};
 
 function validate1524(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -107250,7 +107297,7 @@ vErrors.push(err3);
 errors++;
 }
 if(!(data0 === "ready")){
-const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema905.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema906.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -107328,7 +107375,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!((data2 === "ok") || (data2 === "failing"))){
-const err11 = {instancePath:instancePath+"/checks/database",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/database/enum",keyword:"enum",params:{allowedValues: schema906.properties.database.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/checks/database",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/database/enum",keyword:"enum",params:{allowedValues: schema907.properties.database.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -107351,7 +107398,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!((data3 === "ok") || (data3 === "failing"))){
-const err13 = {instancePath:instancePath+"/checks/migrations",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/migrations/enum",keyword:"enum",params:{allowedValues: schema906.properties.migrations.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/checks/migrations",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/migrations/enum",keyword:"enum",params:{allowedValues: schema907.properties.migrations.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -107374,7 +107421,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!((data4 === "ok") || (data4 === "failing"))){
-const err15 = {instancePath:instancePath+"/checks/queue",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/queue/enum",keyword:"enum",params:{allowedValues: schema906.properties.queue.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/checks/queue",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/queue/enum",keyword:"enum",params:{allowedValues: schema907.properties.queue.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -107397,7 +107444,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((data5 === "ok") || (data5 === "failing"))){
-const err17 = {instancePath:instancePath+"/checks/accepting",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/accepting/enum",keyword:"enum",params:{allowedValues: schema906.properties.accepting.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/checks/accepting",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/accepting/enum",keyword:"enum",params:{allowedValues: schema907.properties.accepting.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -107457,7 +107504,7 @@ return errors === 0;
 validate1523.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getReadiness__400 = validate1526;
-const schema907 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__400"};
+const schema908 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__400"};
 
 function validate1527(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -107673,7 +107720,7 @@ return errors === 0;
 validate1526.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getReadiness__429 = validate1530;
-const schema909 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__429"};
+const schema910 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__429"};
 
 function validate1531(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -107889,7 +107936,7 @@ return errors === 0;
 validate1530.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getReadiness__500 = validate1534;
-const schema911 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__500"};
+const schema912 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__500"};
 
 function validate1535(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -108105,7 +108152,7 @@ return errors === 0;
 validate1534.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getReadiness__503 = validate1538;
-const schema913 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__503"};
+const schema914 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__503"};
 
 function validate1539(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -108321,7 +108368,7 @@ return errors === 0;
 validate1538.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.ErrorResponse = validate1542;
-const schema915 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/ErrorResponse"};
+const schema916 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/ErrorResponse"};
 
 function validate1543(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -108537,8 +108584,8 @@ return errors === 0;
 validate1542.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.mcp__create_workspace_asset = validate1546;
-const schema917 = {"$ref":"https://media-api.local/components#/$defs/WorkspaceAssetCreated","$id":"https://media-api.local/components/response/mcp__create_workspace_asset"};
-const schema918 = {"description":"The created asset.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/BrandKit"},{"$ref":"https://media-api.local/components#/$defs/Avatar"},{"$ref":"https://media-api.local/components#/$defs/CustomVoice"}]};
+const schema918 = {"$ref":"https://media-api.local/components#/$defs/WorkspaceAssetCreated","$id":"https://media-api.local/components/response/mcp__create_workspace_asset"};
+const schema919 = {"description":"The created asset.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/BrandKit"},{"$ref":"https://media-api.local/components#/$defs/Avatar"},{"$ref":"https://media-api.local/components#/$defs/CustomVoice"}]};
 
 function validate1547(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -109492,8 +109539,8 @@ return errors === 0;
 validate1546.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 exports.mcp__delete_workspace_asset = validate1550;
-const schema921 = {"$ref":"https://media-api.local/components#/$defs/WorkspaceAssetDeleted","$id":"https://media-api.local/components/response/mcp__delete_workspace_asset"};
-const schema922 = {"description":"The deleted asset.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/BrandKitDeleted"},{"$ref":"https://media-api.local/components#/$defs/AssetDeleted"}]};
+const schema922 = {"$ref":"https://media-api.local/components#/$defs/WorkspaceAssetDeleted","$id":"https://media-api.local/components/response/mcp__delete_workspace_asset"};
+const schema923 = {"description":"The deleted asset.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/BrandKitDeleted"},{"$ref":"https://media-api.local/components#/$defs/AssetDeleted"}]};
 
 function validate1552(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -109861,8 +109908,8 @@ return errors === 0;
 validate1550.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 exports.mcp__get_workspace = validate1555;
-const schema926 = {"$ref":"https://media-api.local/components#/$defs/Workspace","$id":"https://media-api.local/components/response/mcp__get_workspace"};
-const schema927 = {"type":"object","description":"The caller's workspace, plan, credit balance and granted scopes.","additionalProperties":false,"required":["object","organization","plan","credits","scopes"],"properties":{"object":{"type":"string","const":"workspace"},"organization":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"type":"string","format":"uuid","maxLength":36},"name":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}},"plan":{"type":"string","description":"paid when the workspace has an active paid subscription, else none.","enum":["paid","none"]},"credits":{"type":"integer","format":"int64","description":"Current credit balance.","minimum":0,"maximum":1000000000},"scopes":{"type":"array","description":"Scopes granted to this connection.","maxItems":4,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/Scope"}}}};
+const schema927 = {"$ref":"https://media-api.local/components#/$defs/Workspace","$id":"https://media-api.local/components/response/mcp__get_workspace"};
+const schema928 = {"type":"object","description":"The caller's workspace, plan, credit balance and granted scopes.","additionalProperties":false,"required":["object","organization","plan","credits","scopes"],"properties":{"object":{"type":"string","const":"workspace"},"organization":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"type":"string","format":"uuid","maxLength":36},"name":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}},"plan":{"type":"string","description":"paid when the workspace has an active paid subscription, else none.","enum":["paid","none"]},"credits":{"type":"integer","format":"int64","description":"Current credit balance.","minimum":0,"maximum":1000000000},"scopes":{"type":"array","description":"Scopes granted to this connection.","maxItems":4,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/Scope"}}}};
 
 function validate1556(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -110090,7 +110137,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((data4 === "paid") || (data4 === "none"))){
-const err19 = {instancePath:instancePath+"/plan",schemaPath:"#/properties/plan/enum",keyword:"enum",params:{allowedValues: schema927.properties.plan.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/plan",schemaPath:"#/properties/plan/enum",keyword:"enum",params:{allowedValues: schema928.properties.plan.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -110252,11 +110299,11 @@ return errors === 0;
 validate1555.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.mcp__list_social_accounts = validate1558;
-const schema929 = {"$ref":"https://media-api.local/components#/$defs/SocialAccountList","$id":"https://media-api.local/components/response/mcp__list_social_accounts"};
-const schema930 = {"type":"object","description":"Result of list_social_accounts.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/SocialAccount"}}}};
-const schema931 = {"type":"object","description":"A connected social account. reauthorization_required accounts cannot publish until reconnected in the workspace.","additionalProperties":false,"required":["id","platform","username","display_name","avatar_url","status"],"properties":{"id":{"type":"string","format":"uuid","description":"Passed in account_ids.","maxLength":36},"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"},"username":{"type":"string","description":"Handle or page name on the platform.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"display_name":{"type":["string","null"],"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"avatar_url":{"type":["string","null"],"format":"uri","maxLength":4096},"status":{"type":"string","description":"reauthorization_required when refreshing its tokens failed; reconnect it.","enum":["connected","reauthorization_required"]},"capabilities":{"$ref":"https://media-api.local/components#/$defs/SocialCapabilities"}}};
-const schema932 = {"type":"string","description":"A social network.","enum":["instagram","facebook","tiktok","x","linkedin","threads","youtube","pinterest"]};
-const schema933 = {"type":"object","description":"What the platform's API can publish for this account: image, video, carousel (several images in one post) and text (a post without media). Instagram, TikTok and Pinterest: image, video, carousel; YouTube: video only; Facebook, X, LinkedIn and Threads: all four.","additionalProperties":false,"required":["image","video","carousel","text"],"properties":{"image":{"type":"boolean"},"video":{"type":"boolean"},"carousel":{"type":"boolean"},"text":{"type":"boolean"}}};
+const schema930 = {"$ref":"https://media-api.local/components#/$defs/SocialAccountList","$id":"https://media-api.local/components/response/mcp__list_social_accounts"};
+const schema931 = {"type":"object","description":"Result of list_social_accounts.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/SocialAccount"}}}};
+const schema932 = {"type":"object","description":"A connected social account. reauthorization_required accounts cannot publish until reconnected in the workspace.","additionalProperties":false,"required":["id","platform","username","display_name","avatar_url","status"],"properties":{"id":{"type":"string","format":"uuid","description":"Passed in account_ids.","maxLength":36},"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"},"username":{"type":"string","description":"Handle or page name on the platform.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"display_name":{"type":["string","null"],"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"avatar_url":{"type":["string","null"],"format":"uri","maxLength":4096},"status":{"type":"string","description":"reauthorization_required when refreshing its tokens failed; reconnect it.","enum":["connected","reauthorization_required"]},"capabilities":{"$ref":"https://media-api.local/components#/$defs/SocialCapabilities"}}};
+const schema933 = {"type":"string","description":"A social network.","enum":["instagram","facebook","tiktok","x","linkedin","threads","youtube","pinterest"]};
+const schema934 = {"type":"object","description":"What the platform's API can publish for this account: image, video, carousel (several images in one post) and text (a post without media). Instagram, TikTok and Pinterest: image, video, carousel; YouTube: video only; Facebook, X, LinkedIn and Threads: all four.","additionalProperties":false,"required":["image","video","carousel","text"],"properties":{"image":{"type":"boolean"},"video":{"type":"boolean"},"carousel":{"type":"boolean"},"text":{"type":"boolean"}}};
 
 function validate1560(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -110389,7 +110436,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!((((((((data1 === "instagram") || (data1 === "facebook")) || (data1 === "tiktok")) || (data1 === "x")) || (data1 === "linkedin")) || (data1 === "threads")) || (data1 === "youtube")) || (data1 === "pinterest"))){
-const err11 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema932.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema933.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -110437,7 +110484,7 @@ errors++;
 if(data.display_name !== undefined){
 let data3 = data.display_name;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err15 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema931.properties.display_name.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema932.properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -110472,7 +110519,7 @@ errors++;
 if(data.avatar_url !== undefined){
 let data4 = data.avatar_url;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err18 = {instancePath:instancePath+"/avatar_url",schemaPath:"#/properties/avatar_url/type",keyword:"type",params:{type: schema931.properties.avatar_url.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/avatar_url",schemaPath:"#/properties/avatar_url/type",keyword:"type",params:{type: schema932.properties.avatar_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -110517,7 +110564,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((data5 === "connected") || (data5 === "reauthorization_required"))){
-const err22 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema931.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema932.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -110795,9 +110842,9 @@ return errors === 0;
 validate1558.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.mcp__publish_media_to_social = validate1563;
-const schema934 = {"$ref":"https://media-api.local/components#/$defs/SocialPublishResult","$id":"https://media-api.local/components/response/mcp__publish_media_to_social"};
-const schema935 = {"type":"object","description":"A publication (result of publish_media_to_social and get_social_publication). status: published (every account published), queued (none failed, some still queued or publishing), partial (some failed), failed (all failed).","additionalProperties":false,"required":["object","status","results"],"properties":{"object":{"type":"string","const":"social_publish_result"},"id":{"type":"string","format":"uuid","description":"The publication's id (get_social_publication).","maxLength":36},"created_at":{"type":"string","format":"date-time","maxLength":40},"idempotent_replay":{"type":"boolean","description":"True when this answers a repeated idempotency_key (nothing was queued again)."},"status":{"type":"string","enum":["published","queued","partial","failed"]},"results":{"type":"array","description":"One entry per distinct account.","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/SocialPublishAccountResult"}}}};
-const schema936 = {"type":"object","description":"The publishing outcome for one account.","additionalProperties":false,"required":["account_id","platform","status","post_url","error"],"properties":{"account_id":{"type":"string","format":"uuid","maxLength":36},"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"},"status":{"type":"string","description":"queued, then publishing, then published or failed.","enum":["published","queued","publishing","failed"]},"post_id":{"type":["string","null"],"description":"The platform's id of the post, when published.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"post_url":{"type":["string","null"],"format":"uri","description":"URL of the published post, when known.","maxLength":4096},"error":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]}}};
+const schema935 = {"$ref":"https://media-api.local/components#/$defs/SocialPublishResult","$id":"https://media-api.local/components/response/mcp__publish_media_to_social"};
+const schema936 = {"type":"object","description":"A publication (result of publish_media_to_social and get_social_publication). status: published (every account published), queued (none failed, some still queued or publishing), partial (some failed), failed (all failed).","additionalProperties":false,"required":["object","status","results"],"properties":{"object":{"type":"string","const":"social_publish_result"},"id":{"type":"string","format":"uuid","description":"The publication's id (get_social_publication).","maxLength":36},"created_at":{"type":"string","format":"date-time","maxLength":40},"idempotent_replay":{"type":"boolean","description":"True when this answers a repeated idempotency_key (nothing was queued again)."},"status":{"type":"string","enum":["published","queued","partial","failed"]},"results":{"type":"array","description":"One entry per distinct account.","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/SocialPublishAccountResult"}}}};
+const schema937 = {"type":"object","description":"The publishing outcome for one account.","additionalProperties":false,"required":["account_id","platform","status","post_url","error"],"properties":{"account_id":{"type":"string","format":"uuid","maxLength":36},"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"},"status":{"type":"string","description":"queued, then publishing, then published or failed.","enum":["published","queued","publishing","failed"]},"post_id":{"type":["string","null"],"description":"The platform's id of the post, when published.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"post_url":{"type":["string","null"],"format":"uri","description":"URL of the published post, when known.","maxLength":4096},"error":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]}}};
 
 function validate1565(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -110920,7 +110967,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((((((((data1 === "instagram") || (data1 === "facebook")) || (data1 === "tiktok")) || (data1 === "x")) || (data1 === "linkedin")) || (data1 === "threads")) || (data1 === "youtube")) || (data1 === "pinterest"))){
-const err10 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema932.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema933.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -110943,7 +110990,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!((((data2 === "published") || (data2 === "queued")) || (data2 === "publishing")) || (data2 === "failed"))){
-const err12 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema936.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema937.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -110956,7 +111003,7 @@ errors++;
 if(data.post_id !== undefined){
 let data3 = data.post_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err13 = {instancePath:instancePath+"/post_id",schemaPath:"#/properties/post_id/type",keyword:"type",params:{type: schema936.properties.post_id.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/post_id",schemaPath:"#/properties/post_id/type",keyword:"type",params:{type: schema937.properties.post_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -110991,7 +111038,7 @@ errors++;
 if(data.post_url !== undefined){
 let data4 = data.post_url;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err16 = {instancePath:instancePath+"/post_url",schemaPath:"#/properties/post_url/type",keyword:"type",params:{type: schema936.properties.post_url.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/post_url",schemaPath:"#/properties/post_url/type",keyword:"type",params:{type: schema937.properties.post_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -111437,7 +111484,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((((data4 === "published") || (data4 === "queued")) || (data4 === "partial")) || (data4 === "failed"))){
-const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema935.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema936.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -111517,7 +111564,7 @@ return errors === 0;
 validate1563.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.mcp__get_social_publication = validate1568;
-const schema939 = {"$ref":"https://media-api.local/components#/$defs/SocialPublishResult","$id":"https://media-api.local/components/response/mcp__get_social_publication"};
+const schema940 = {"$ref":"https://media-api.local/components#/$defs/SocialPublishResult","$id":"https://media-api.local/components/response/mcp__get_social_publication"};
 
 function validate1569(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -111690,7 +111737,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((((data4 === "published") || (data4 === "queued")) || (data4 === "partial")) || (data4 === "failed"))){
-const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema935.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema936.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -111770,8 +111817,8 @@ return errors === 0;
 validate1568.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.mcp__list_social_publications = validate1572;
-const schema941 = {"$ref":"https://media-api.local/components#/$defs/SocialPublicationList","$id":"https://media-api.local/components/response/mcp__list_social_publications"};
-const schema942 = {"type":"object","description":"Result of list_social_publications, newest first.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":50,"items":{"$ref":"https://media-api.local/components#/$defs/SocialPublishResult"}}}};
+const schema942 = {"$ref":"https://media-api.local/components#/$defs/SocialPublicationList","$id":"https://media-api.local/components/response/mcp__list_social_publications"};
+const schema943 = {"type":"object","description":"Result of list_social_publications, newest first.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":50,"items":{"$ref":"https://media-api.local/components#/$defs/SocialPublishResult"}}}};
 
 function validate1574(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -111944,7 +111991,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((((data4 === "published") || (data4 === "queued")) || (data4 === "partial")) || (data4 === "failed"))){
-const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema935.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema936.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -112139,9 +112186,9 @@ return errors === 0;
 validate1572.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.mcp__recommend_voice = validate1578;
-const schema944 = {"$ref":"https://media-api.local/components#/$defs/VoiceRecommendations","$id":"https://media-api.local/components/response/mcp__recommend_voice"};
-const schema945 = {"type":"object","description":"Result of recommend_voice, best first.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"voice_recommendations"},"data":{"type":"array","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/VoiceRecommendation"}}}};
-const schema946 = {"type":"object","description":"A ranked voice.","additionalProperties":false,"required":["voice","score","reason"],"properties":{"voice":{"$ref":"https://media-api.local/components#/$defs/Voice"},"score":{"type":"number","description":"Fit from 0 to 1.","minimum":0,"maximum":1},"reason":{"type":"string","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
+const schema945 = {"$ref":"https://media-api.local/components#/$defs/VoiceRecommendations","$id":"https://media-api.local/components/response/mcp__recommend_voice"};
+const schema946 = {"type":"object","description":"Result of recommend_voice, best first.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"voice_recommendations"},"data":{"type":"array","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/VoiceRecommendation"}}}};
+const schema947 = {"type":"object","description":"A ranked voice.","additionalProperties":false,"required":["voice","score","reason"],"properties":{"voice":{"$ref":"https://media-api.local/components#/$defs/Voice"},"score":{"type":"number","description":"Fit from 0 to 1.","minimum":0,"maximum":1},"reason":{"type":"string","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
 
 function validate1580(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -113001,9 +113048,9 @@ return errors === 0;
 validate1578.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.mcp__list_editor_sound_effects = validate1583;
-const schema948 = {"$ref":"https://media-api.local/components#/$defs/SoundEffectList","$id":"https://media-api.local/components/response/mcp__list_editor_sound_effects"};
-const schema949 = {"type":"object","description":"Result of list_editor_sound_effects.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/SoundEffect"}}}};
-const schema950 = {"type":"object","description":"A built-in sound effect; its id is passed as sound_effect_id to add_sound_effect.","additionalProperties":false,"required":["id","name","category","duration_seconds","tags","preview_url"],"properties":{"id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$"},"name":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"duration_seconds":{"type":"number","minimum":0,"maximum":600},"tags":{"type":"array","maxItems":30,"items":{"type":"string","maxLength":50,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}},"preview_url":{"type":"string","format":"uri","maxLength":4096}}};
+const schema949 = {"$ref":"https://media-api.local/components#/$defs/SoundEffectList","$id":"https://media-api.local/components/response/mcp__list_editor_sound_effects"};
+const schema950 = {"type":"object","description":"Result of list_editor_sound_effects.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/SoundEffect"}}}};
+const schema951 = {"type":"object","description":"A built-in sound effect; its id is passed as sound_effect_id to add_sound_effect.","additionalProperties":false,"required":["id","name","category","duration_seconds","tags","preview_url"],"properties":{"id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$"},"name":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"duration_seconds":{"type":"number","minimum":0,"maximum":600},"tags":{"type":"array","maxItems":30,"items":{"type":"string","maxLength":50,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}},"preview_url":{"type":"string","format":"uri","maxLength":4096}}};
 const pattern527 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]*$", "u");
 const pattern529 = new RegExp("^[a-z][a-z0-9_-]*$", "u");
 
@@ -113460,7 +113507,7 @@ return errors === 0;
 validate1583.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.mcp__upload_editor_media_from_url = validate1586;
-const schema951 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaUpload","$id":"https://media-api.local/components/response/mcp__upload_editor_media_from_url"};
+const schema952 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaUpload","$id":"https://media-api.local/components/response/mcp__upload_editor_media_from_url"};
 
 function validate1587(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -113710,7 +113757,7 @@ vErrors = null;
 if(data.version !== undefined){
 let data4 = data.version;
 if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
-const err16 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: schema754.properties.version.type},message:"must be integer,null"};
+const err16 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: schema755.properties.version.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err16];
 }

@@ -1117,6 +1117,7 @@ export type CreateFacelessVideoRequest = {
      */
     duration?: string;
     image_style?: FacelessImageStyle;
+    caption_style?: CaptionStyle;
     /**
      * A voices[].id of GET /assets (the voice also sets the price; unknown → 404 naming voice_id). Default: the first built-in voice whose locale speaks `language`. A voice whose locales do not speak `language` is refused (400 naming voice_id).
      */
@@ -1148,7 +1149,7 @@ export type CreateFacelessVideoRequest = {
 };
 
 /**
- * The look of every scene of a faceless video (palette, background, typography). cinematic: deep teal and amber, letterbox bars. watercolor: soft paper tones, washes, serif type. comic: bold primaries, halftone dots, thick outlines. minimal: off-white, one accent, thin type. neon: near-black with glowing magenta and cyan lines. vintage: sepia, grain, serif type. Default cinematic.
+ * The look of every scene of a faceless video (palette, background, typography). cinematic: deep teal and amber, sun haze. watercolor: soft paper tones, washes, serif type. comic: bold primaries, halftone dots, thick outlines. minimal: off-white, one accent, thin type. neon: near-black with glowing magenta and cyan lines. vintage: sepia, grain, serif type. Default cinematic.
  */
 export type FacelessImageStyle = 'cinematic' | 'watercolor' | 'comic' | 'minimal' | 'neon' | 'vintage';
 
@@ -1636,6 +1637,10 @@ export type ItemAnimation = {
 export type ItemTransition = {
     from_item_id: ItemId;
     overlap_seconds: number;
+    /**
+     * How the item enters over the overlap when it has no enter animation or a pan (default fade).
+     */
+    type?: 'fade' | 'slide' | 'zoom';
 };
 
 /**
@@ -1668,7 +1673,13 @@ export type TextStyle = {
     left?: number;
     highlight_color?: Color;
     text_transform?: 'none' | 'uppercase' | 'lowercase' | 'capitalize';
+    caption_style?: CaptionStyle;
 };
+
+/**
+ * How word-timed captions mark the spoken word: karaoke (default) fills it with highlight_color, highlight colours it, pop colours and enlarges it, bounce colours and lifts it.
+ */
+export type CaptionStyle = 'karaoke' | 'highlight' | 'pop' | 'bounce';
 
 /**
  * Speech synthesis settings of add_voiceover: speed scales the speaking rate, pitch shifts the voice, volume_db is applied to the synthesized file (the item's own volume_db comes on top).

@@ -175,6 +175,95 @@ function karaoke(cue: Cue, style: TextStyle, segStartMs: number): string {
   return parts.join('');
 }
 
+/** An &HAABBGGRR colour as the &HBBGGRR& of a \\c override. */
+const rgbTag = (c: string) => `&H${c.slice(4)}&`;
+
+/** How the spoken word is marked (TextStyle.caption_style); karaoke by default. */
+type CaptionStyle = NonNullable<TextStyle['caption_style']>;
+
+/** A line of a cue on screen from `from` to `to`: its body, and for bounce the lifted word drawn over it. */
+interface Line {
+  from: number;
+  to: number;
+  body: (segStartMs: number) => string;
+  lifted?: string;
+}
+
+/**
+ * The cue's text with word `at` marked (highlight: coloured; pop: coloured and enlarged; bounce:
+ * hidden here, drawn lifted by `liftedWord`), or with no word marked when `at` is -1.
+ */
+function markedWords(cue: Cue, style: TextStyle, at: number, kind: CaptionStyle, colours: { base: string; highlight: string }): string {
+  const words = cue.words ?? [];
+  return words
+    .map((w, i) => {
+      const text = escapeText(applyTextTransform(w.text, style));
+      if (i !== at) return text;
+      if (kind === 'bounce') return `{\\alpha&HFF&}${text}{\\alpha&H00&}`;
+      if (kind === 'pop') return `{\\c${colours.highlight}\\fscx128\\fscy128}${text}{\\c${colours.base}\\fscx100\\fscy100}`;
+      return `{\\c${colours.highlight}}${text}{\\c${colours.base}}`;
+    })
+    .join(' ');
+}
+
+/** The cue's text with only word `at` visible, in the highlight colour (drawn lifted over the line: bounce). */
+function liftedWord(cue: Cue, style: TextStyle, at: number, highlight: string): string {
+  return (cue.words ?? [])
+    .map((w, i) => {
+      const text = escapeText(applyTextTransform(w.text, style));
+      return i === at ? `{\\alpha&H00&\\c${highlight}}${text}{\\alpha&HFF&}` : text;
+    })
+    .join(' ')
+    .replace(/^/, '{\\alpha&HFF&}');
+}
+
+/** The lines of a word-timed cue in a word-by-word style: one per spoken word (and the plain line before the first). */
+function wordLines(
+  cue: Cue,
+  style: TextStyle,
+  from: number,
+  to: number,
+  start: number,
+  kind: CaptionStyle,
+  colours: { base: string; highlight: string },
+): Line[] {
+  const words = cue.words ?? [];
+  const lines: Line[] = [];
+  const first = Math.max(from, start + (words[0]?.startMs ?? 0) / 1000);
+  if (first > from + 0.01) {
+    const plain = markedWords(cue, style, -1, kind, colours);
+    lines.push({ from, to: first, body: () => plain });
+  }
+  words.forEach((w, i) => {
+    const a = Math.max(from, start + w.startMs / 1000);
+    const b = i + 1 < words.length ? Math.min(to, start + words[i + 1].startMs / 1000) : to;
+    if (b <= a) return;
+    const body = markedWords(cue, style, i, kind, colours);
+    lines.push({ from: a, to: b, body: () => body, lifted: kind === 'bounce' ? liftedWord(cue, style, i, colours.highlight) : undefined });
+  });
+  return lines;
+}
+
+/** The lines an item shows: its text, or each cue (karaoke), or each spoken word of each cue (the word-by-word styles). */
+function itemLines(item: Item, style: TextStyle, kind: CaptionStyle, colours: { base: string; highlight: string }): Line[] {
+  const start = item.from_seconds;
+  const end = item.from_seconds + item.duration_seconds;
+  if (item.type !== 'captions') {
+    const text = escapeText(applyTextTransform(item.text ?? '', style));
+    return [{ from: start, to: end, body: () => text }];
+  }
+  const lines: Line[] = [];
+  for (const cue of item.captions ?? []) {
+    const from = start + cue.startMs / 1000;
+    const to = Math.min(end, start + cue.endMs / 1000);
+    if (to <= from) continue;
+    const plain = escapeText(applyTextTransform(cue.text, style));
+    if (cue.words?.length && kind !== 'karaoke') lines.push(...wordLines(cue, style, from, to, start, kind, colours));
+    else lines.push({ from, to, body: (seg) => (cue.words?.length ? karaoke(cue, style, seg) : plain) });
+  }
+  return lines;
+}
+
 /**
  * An ASS script drawing `items` (text and captions) on a width × height frame; item times are
  * on the project timeline.
@@ -193,7 +282,8 @@ export function buildAss(items: AssItem[], frame: AssFrame): string {
     const boxed = Boolean(style.background_color);
     const outlineColour = boxed ? assColor(style.background_color) : assColor(style.stroke_color, '#000000');
     const outline = boxed ? Math.max(4, Math.round(size * 0.22)) : (style.stroke_width ?? 0);
-    const karaokeCues = isCaptions && (item.captions ?? []).some((c) => c.words?.length);
+    const kind: CaptionStyle = style.caption_style ?? 'karaoke';
+    const karaokeCues = isCaptions && kind === 'karaoke' && (item.captions ?? []).some((c) => c.words?.length);
     // Karaoke: SecondaryColour before a word is spoken, PrimaryColour from then on.
     const primary = karaokeCues ? highlight : base;
     const secondary = karaokeCues ? base : highlight;
@@ -217,19 +307,7 @@ export function buildAss(items: AssItem[], frame: AssFrame): string {
     // Each block as up to three segments: entering, steady, leaving.
     const enter = item.animation?.enter ?? null;
     const exit = item.animation?.exit ?? null;
-    const lines: { from: number; to: number; body: (segStartMs: number) => string }[] = [];
-    if (isCaptions) {
-      for (const cue of item.captions ?? []) {
-        const from = start + cue.startMs / 1000;
-        const to = Math.min(end, start + cue.endMs / 1000);
-        if (to <= from) continue;
-        const plain = escapeText(applyTextTransform(cue.text, style));
-        lines.push({ from, to, body: (seg) => (cue.words?.length ? karaoke(cue, style, seg) : plain) });
-      }
-    } else {
-      const text = escapeText(applyTextTransform(item.text ?? '', style));
-      lines.push({ from: start, to: end, body: () => text });
-    }
+    const lines = itemLines(item, style, kind, { base: rgbTag(base), highlight: rgbTag(highlight) });
     for (const line of lines) {
       const segs: { from: number; to: number; tags: string }[] = [];
       const din = enter && Math.abs(line.from - start) < 1e-6 ? Math.min(enter.duration_seconds ?? 0.5, line.to - line.from) : 0;
@@ -251,6 +329,12 @@ export function buildAss(items: AssItem[], frame: AssFrame): string {
         events.push(
           `Dialogue: ${layer},${cs(seg.from)},${cs(seg.to)},I${k},,${marginL},${marginR},0,,{${seg.tags}${alphaTag}}${line.body(segStartMs)}`,
         );
+      }
+      // bounce: the spoken word, lifted over its place in the line within its first 120 ms.
+      if (line.lifted) {
+        const lift = r(size * 0.15);
+        const move = `\\an${at.an}\\move(${at.x},${at.y},${at.x},${at.y - lift},0,120)`;
+        events.push(`Dialogue: ${layer},${cs(line.from)},${cs(line.to)},I${k},,${marginL},${marginR},0,,{${move}}${line.lifted}`);
       }
     }
   }

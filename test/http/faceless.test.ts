@@ -119,6 +119,7 @@ t.test('bad inputs are 400/404 naming the field, and nothing is charged', async 
     ['an unknown language', { ...ok, voice_id: undefined, language: 'Klingon' }, 400, 'language'],
     ['an unknown image style', { ...ok, image_style: 'banana' }, 400, 'image_style'],
     ['an unknown AI style', { ...ok, selected_ai_styles: ['sparkles'] }, 400, 'selected_ai_styles'],
+    ['an unknown caption style', { ...ok, caption_style: 'wobble' }, 400, 'caption_style'],
     ['a script too long for the duration', { ...ok, script: 'word '.repeat(80) }, 400, 'script'],
     ['a prompt in a language the writer does not write', { prompt: 'お茶の話', language: 'Japanese', duration: '6' }, 400, 'language'],
   ];
@@ -167,6 +168,7 @@ t.test('a faceless video end to end: charge, replay, states, the MP4, captions, 
     voice_id: 'ava-bright',
     language: 'English',
     image_style: 'neon',
+    caption_style: 'pop',
     brand_kit_id: kit.id,
     reference_image_urls: [`${base}/ref.png`],
   };
@@ -217,7 +219,7 @@ t.test('a faceless video end to end: charge, replay, states, the MP4, captions, 
   const project = await app.request('GET', `/api/v1/editor/videos/${id}`, { key: ws.key });
   t.equal(project.status, 200);
   const items = project.body.items as any[];
-  const scenes = items.filter((i) => i.type === 'image');
+  const scenes = items.filter((i) => i.type === 'image' && i.layer === 0);
   t.equal(scenes.length, 3, 'one scene per sentence');
   t.equal(scenes[0].from_seconds, 0, 'the first scene starts at 0 (no black frame)');
   t.ok(items.some((i) => i.type === 'audio' && i.audio_role === 'voiceover'));
@@ -256,6 +258,33 @@ t.test('a faceless video end to end: charge, replay, states, the MP4, captions, 
   const inkAfter = count(afterWords, band.top, band.bottom, captionInk);
   t.ok(inkAtWord > 3000 && inkAtWord > 4 * (inkAfter + 100), `caption pixels at a word ${inkAtWord}, after the narration ${inkAfter}`);
 
+  // The captions in the asked style; the scenes change with transitions; the brand on an overlay
+  // that does not move over the panning scenes, its name inside the frame's margins.
+  t.equal(captions.style.caption_style, 'pop', 'the caption style asked for');
+  t.ok(
+    scenes.slice(1).every((sc, i) => sc.transition?.from_item_id === scenes[i].item_id && sc.transition.overlap_seconds > 0),
+    'each scene after the first enters over the one before',
+  );
+  const overlay = items.find((i) => i.type === 'image' && i.layer === 1);
+  t.match(overlay, { from_seconds: 0, animation: null }, 'the caption scrim and brand: one still overlay');
+  t.ok(Math.abs(overlay.duration_seconds - project.body.duration_seconds) < 0.01, 'over the whole video');
+  const [row] = await db.select().from(facelessVideos).where(eq(facelessVideos.videoId, id));
+  const manifest = (row.artifacts as any).render.manifest;
+  t.match(manifest, { width: 1080, height: 1920, safeZone: { top: 0.14, bottom: 0.2 } }, 'a media manifest for the quality checker');
+  t.same(
+    manifest.sceneStarts,
+    scenes.map((sc) => sc.from_seconds),
+    'its scene starts',
+  );
+  const brand = manifest.texts.find((x: any) => x.role === 'brand');
+  t.equal(brand?.text, 'Acme', "the brand's name is placed");
+  t.ok(
+    brand.box.x >= 1080 * 0.04 && brand.box.x + brand.box.w <= 1080 * 0.96 && brand.box.y >= 1920 * 0.14,
+    'inside the margins, below the UI zone',
+  );
+  t.ok(manifest.texts.filter((x: any) => x.role === 'caption').length === cues.length, 'every caption cue');
+  t.ok(manifest.narration.length >= 1, 'the narration spans');
+
   // Brand colour and the reference image's pixels.
   const mid = await frame(file, 1);
   t.ok(count(mid, 0, 1920, near([0xe1, 0x1d, 0x48], 70)) > 5000, 'the brand colour is drawn');
@@ -285,7 +314,7 @@ t.test('from a prompt in Spanish, 16:9, another style: the written script, full 
   t.equal(res.body.credits_deducted, 50, "the Spanish default voice's 16:9 price");
   const { video } = await poll(app, ws.key, res.body.video_id);
   const project = await app.request('GET', `/api/v1/editor/videos/${res.body.video_id}`, { key: ws.key });
-  const scenes = (project.body.items as any[]).filter((i) => i.type === 'image');
+  const scenes = (project.body.items as any[]).filter((i) => i.type === 'image' && i.layer === 0);
   // No provider configured: the record names the local engines that made it.
   const local = (model: string) => ({ kind: 'local', provider: 'local', model });
   t.same(

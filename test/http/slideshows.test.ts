@@ -11,15 +11,16 @@ import path from 'node:path';
 import fs from 'node:fs/promises';
 import { eq } from 'drizzle-orm';
 import sharp from 'sharp';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { brandKits, customAvatars, media, referenceInspirations, slideshows, webhookEndpoints } from '../../src/db/schema/index.ts';
 import { slideshowJob } from '../../src/pipelines/slideshow/job.ts';
 import { SLIDE_SECONDS } from '../../src/pipelines/slideshow/stages.ts';
-import { probe } from '../../src/media/ffmpeg.ts';
+import { extractFrame, probe } from '../../src/media/ffmpeg.ts';
 import { slideGeometry } from '../../src/engines/local/slide.ts';
 import { ledgerSum } from '../../src/services/billing/credits.ts';
 import { slideshowCredits } from '../../src/services/catalog/catalog-data.ts';
 import { connect } from '../mcp/helpers.ts';
+import { phashDistance } from '../helpers/phash.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { maxVolume, SILENT_DB } from '../helpers/sound.ts';
 
@@ -115,6 +116,16 @@ async function finish(a: TestApp, key: string, id: string, timeoutMs = 180_000) 
     if (res.body.status === 'completed' || res.body.status === 'error') return { body: res.body, seen, progress };
     if (Date.now() > deadline) throw new Error(`slideshow ${id} did not finish; last ${JSON.stringify(res.body)}`);
     await sleep(150);
+  }
+}
+
+/** Consecutive slides of the MP4 (a frame in the middle of each) are visibly different: pHash distance ≥ 10 of 64. */
+async function distinctSlides(t: Test, file: string, count: number, what: string) {
+  const frames = [];
+  for (let i = 0; i < count; i++) frames.push(await extractFrame({ path: file, type: 'video/mp4' }, (i + 0.6) * SLIDE_SECONDS));
+  for (let i = 1; i < count; i++) {
+    const d = await phashDistance(frames[i - 1], frames[i]);
+    t.ok(d >= 10, `${what}: slides ${i} and ${i + 1} are ${d} bits apart`);
   }
 }
 
@@ -448,6 +459,11 @@ t.test('a 4:5 carousel with a brand kit, product, avatar image and overlays', as
   const music = project.items.filter((i: { type: string }) => i.type === 'audio');
   t.match(music, [{ audio_role: 'music', from_seconds: 0, duration_seconds: 3 * SLIDE_SECONDS }], 'the music is an item of the project');
   t.ok(Math.abs(probed.duration_seconds! - 3 * SLIDE_SECONDS) < 0.5, `duration ${probed.duration_seconds} ≈ ${3 * SLIDE_SECONDS}`);
+  await distinctSlides(t, file, 3, 'with overlays');
+  t.ok(
+    imagesItems.slice(1).every((i: { transition: { type: string } | null }) => i.transition?.type === 'slide'),
+    'each slide slides in over the one before',
+  );
 
   // The completion event, written with the terminal state: the slideshow as GET returns it.
   const events = await eventsOf(q.slideshow_id);
@@ -463,6 +479,18 @@ t.test('a 4:5 carousel with a brand kit, product, avatar image and overlays', as
   const [row] = await rdb.select().from(slideshows).where(eq(slideshows.id, q.slideshow_id));
   t.equal(row.credits, 3 * PER_SLIDE);
   t.equal(q.credits_deducted, 3 * PER_SLIDE);
+  // What the carousel shows, for the media quality checker: each slide's text with its box and time, the slide starts.
+  const manifest = (row.state as any).video.manifest;
+  t.match(manifest, { width: 1080, height: 1350, sceneStarts: [0, SLIDE_SECONDS, 2 * SLIDE_SECONDS] });
+  t.same(
+    manifest.texts.map((x: { text: string; fromSeconds: number }) => [x.text, x.fromSeconds]),
+    body.slides.map((s: { text: string }, i: number) => [s.text.replace(/\s+/g, ' '), i * SLIDE_SECONDS]),
+    'every slide text, when it shows',
+  );
+  t.ok(
+    manifest.texts.every((x: any) => x.box.x >= 1080 * 0.04 && x.box.x + x.box.w <= 1080 * 0.96 && x.box.y >= 1350 * 0.04),
+    'inside the margins',
+  );
 });
 
 // Each slideshow costs its slides and an MP4 encode, so each one below covers several things: the
@@ -637,6 +665,11 @@ t.test(
     t.equal(project.items.filter((i: { type: string }) => i.type === 'image').length, 3);
     t.equal(project.items.filter((i: { type: string }) => i.type === 'text').length, 0, 'no text items without overlays');
     t.match(project, { width: 1080, height: 1920, duration_seconds: 3 * SLIDE_SECONDS });
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'slideshow-test-'));
+    t.teardown(() => fs.rm(dir, { recursive: true, force: true }));
+    const file = path.join(dir, 'carousel.mp4');
+    await fs.writeFile(file, Buffer.from(await (await fetch(got.video_url)).arrayBuffer()));
+    await distinctSlides(t, file, 3, 'without overlays');
     const other = await renderApp.workspace({ credits: 0 });
     const otherClient = await connect(renderApp, other.key);
     t.teardown(() => otherClient.close());

@@ -231,7 +231,9 @@ t.test('stock_video over HTTP: a stock clip per scene, moving in its scene, loop
     [2, GREEN],
   ] as const) {
     const item = items[i];
-    const [a, b] = [item.from_seconds + 0.3, item.from_seconds + item.duration_seconds - 0.3];
+    // The scene's own span: up to the next scene's start (the item lasts under the next scene's transition).
+    const end = items[i + 1]?.from_seconds ?? item.from_seconds + item.duration_seconds;
+    const [a, b] = [item.from_seconds + 0.3, end - 0.3];
     const fa = await frameAt(file, a);
     const fb = await frameAt(file, b);
     fs.writeFileSync(path.join(tmp, `scene-${i}-a.png`), fa.png);
@@ -253,7 +255,8 @@ t.test('stock_video over HTTP: a stock clip per scene, moving in its scene, loop
   const cue = captions.captions.find((c: any) => c.startMs / 1000 >= last.from_seconds - 0.05);
   const cf = await frameAt(file, (cue.startMs + cue.endMs) / 2000);
   fs.writeFileSync(path.join(tmp, 'caption.png'), cf.png);
-  const words = share(cf, [255, 255, 255], 0.7, 0.95) + share(cf, [255, 212, 0], 0.7, 0.95);
+  const band = [captions.transform.top, captions.transform.top + captions.transform.height] as const;
+  const words = share(cf, [255, 255, 255], ...band) + share(cf, [255, 212, 0], ...band);
   t.ok(words > 0.004, `the caption "${cue.text}" is on the footage (${words.toFixed(3)} of the band)`);
   await assertNeverBlack(t, file, probed.duration_seconds ?? 10);
 });

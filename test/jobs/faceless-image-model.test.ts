@@ -71,7 +71,7 @@ t.test(
 
     const file = await saveMp4(video.url, tmp, 'faceless.mp4');
     const project = await app.request('GET', `/api/v1/editor/videos/${id}`, { key: ws.key });
-    const items = (project.body.items as any[]).filter((i) => i.type === 'image');
+    const items = (project.body.items as any[]).filter((i) => i.type === 'image' && i.layer === 0);
     t.equal(items.length, 3);
     for (const [i, item] of items.entries()) {
       const frame = await extractFrame({ path: file, type: 'video/mp4' }, item.from_seconds + item.duration_seconds / 2);

@@ -151,7 +151,7 @@ t.test('stock photo scenes over HTTP: queries from the scene texts, the photos i
   fs.writeFileSync(file, Buffer.from(await res.arrayBuffer()));
   t.match(await probe({ path: file, type: 'video/mp4' }), { width: 1080, height: 1920 });
   const project = await app.request('GET', `/api/v1/editor/videos/${id}`, { key: ws.key });
-  const items = (project.body.items as any[]).filter((i) => i.type === 'image');
+  const items = (project.body.items as any[]).filter((i) => i.type === 'image' && i.layer === 0);
   t.equal(items.length, 3);
   const mid = (i: number) => items[i].from_seconds + items[i].duration_seconds / 2;
   const red: [number, number, number] = [255, 0, 0];

@@ -4,6 +4,7 @@
 import sharp from 'sharp';
 import t from 'tap';
 import { imagePalette, renderSlide, slideGeometry, slidePalette } from '../../src/engines/local/slide.ts';
+import { phashDistance } from '../helpers/phash.ts';
 import { brandKitLook, titleFromPrompt } from '../../src/pipelines/slideshow/request.ts';
 
 t.test('the title defaults to the prompt’s first sentence, cut near 60 characters', async (t) => {
@@ -114,3 +115,34 @@ t.test('slides are full size with the product, avatar and logo where the geometr
     { name: 'SlideInputError', input: 'product' },
   );
 });
+
+t.test(
+  'consecutive slides look different (pHash ≥ 10), with or without a product; the text zone is plain background below the 9:16 UI zone',
+  async (t) => {
+    const palette = { background: '#123456', secondary: '#2a6f97', accent: '#ffcc00' };
+    const product = await sharp({ create: { width: 300, height: 200, channels: 3, background: '#e94f37' } })
+      .png()
+      .toBuffer();
+    for (const p of [undefined, product]) {
+      const slides = [];
+      for (let i = 0; i < 6; i++)
+        slides.push(await renderSlide({ width: 270, height: 480, index: i, count: 6, layout: 'card', palette, product: p, seed: 'x' }));
+      for (let i = 1; i < slides.length; i++) {
+        const d = await phashDistance(slides[i - 1], slides[i]);
+        t.ok(d >= 10, `${p ? 'one product' : 'no product'}: slides ${i} and ${i + 1} are ${d} bits apart`);
+      }
+      const g = slideGeometry(270, 480);
+      t.ok(g.textZone.y >= 480 * 0.14, `the text zone starts below the top UI zone (${g.textZone.y})`);
+      for (const png of slides) {
+        const { data } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
+        let other = 0;
+        for (let y = g.textZone.y; y < g.textZone.y + g.textZone.h; y += 4)
+          for (let x = g.textZone.x; x < g.textZone.x + g.textZone.w; x += 4) {
+            const i = (y * 270 + x) * 3;
+            if (Math.abs(data[i] - 0x12) + Math.abs(data[i + 1] - 0x34) + Math.abs(data[i + 2] - 0x56) > 12) other++;
+          }
+        t.equal(other, 0, 'nothing but the background where the text goes');
+      }
+    }
+  },
+);

@@ -34,17 +34,19 @@ export interface SceneInput {
   count: number;
   /** Seed of the layout (the video id and the scene's text). */
   seed: string;
+  /** The scene's words (its narration): its key words are the scene's big type. */
+  text?: string;
   style: ImageStyle;
   aiStyles: readonly AiStyle[];
   fluxStyles: readonly FluxStyle[];
   /** logo: PNG, JPEG or WebP bytes drawn at the top right. */
   brand?: { name: string; colors: string[]; logo?: Buffer };
-  /** PNG, JPEG or WebP bytes of the reference image shown in this scene. */
+  /** PNG, JPEG or WebP bytes of the customer's reference image: it fills the frame behind the big type. */
   reference?: Buffer;
   /**
    * PNG, JPEG or WebP bytes of a photo that fills the frame (cover-cropped about its centre) in
-   * place of the style's drawing (a stock photo): graded, with the caption scrim and the brand
-   * over it, without the scene number or reference card.
+   * place of the style's drawing (a stock photo, a model's picture): graded, with the caption
+   * scrim and the brand over it, without the big type.
    */
   photo?: Buffer;
   /** Pixel cap of the decoded photo (MEDIA_MAX_PIXELS); default 40 000 000. */
@@ -52,8 +54,8 @@ export interface SceneInput {
   /** Top of the caption band (fraction of the height): kept dark for legible captions. */
   captionTop: number;
   /**
-   * Without the caption scrim and the brand (a scene that is a clip, or the first frame a video
-   * model animates: the timeline lays renderOverlay's picture over it instead).
+   * Without the caption scrim and the brand (faceless videos: the timeline lays renderOverlay's
+   * picture over every scene, so the brand stays put while the scenes pan).
    */
   plain?: boolean;
 }

@@ -1,16 +1,21 @@
-// The scene renderer of faceless videos (sharp/libvips, SVG drawn by librsvg): one still per
-// beat at the video's full size, which the timeline renderer then moves with a slow pan.
+// The scene renderer of faceless videos (sharp/libvips, SVG drawn by librsvg, type set by pango):
+// one still per beat at the video's full size, which the timeline renderer then moves with a
+// slow pan. Typography first, no drawn stand-in for a product:
 //
-//   1. the background of the image style (palette, gradient, shapes: see STYLES);
-//   2. the beat's reference image, if any, cover-fitted into a rounded card;
-//   3. the texture motifs (selected_ai_styles) over everything so far;
-//   4. the grades (selected_flux_dev_styles), in order, over everything so far;
-//   5. on top, ungraded: a dark scrim under the caption band, the brand kit's colour band and its
-//      name in the style's typeface, and the scene number.
-// A scene given a photo (a stock photo) has the photo, cover-cropped to the frame, in place of
-// steps 1–3, then the grades, the scrim and the brand (no scene number). A `plain` scene has no
-// scrim and no brand: renderOverlay draws those alone on a transparent picture, which the
-// timeline lays over the clips of a faceless video (and their plain stills).
+//   1. the background: the beat's photo (a stock photo or a model's picture) or the customer's
+//      reference image, cover-cropped to the frame; else the style's gradient (turned per scene)
+//      and decoration (see STYLES) with the scene's composition (see COMPOSITIONS: a stacked
+//      word list, a band, a slanted block, a numeral, a frame; consecutive scenes never share one)
+//      in the brand's or the style's colours;
+//   2. the texture motifs (selected_ai_styles), then the grades (selected_flux_dev_styles);
+//   3. the scene's key words as big type (not over a stock photo or a model's picture), fitted
+//      into the type zone every pan keeps in the frame (typeZone), in the first of the style's
+//      colours that reads at 4.5:1 on the pixels behind it, else white on a dark scrim;
+//   4. unless `plain`, a dark scrim under the caption band and the brand (a band in its colours,
+//      its name on a chip, its logo). Faceless videos draw their scenes plain and lay
+//      renderOverlay's picture (scrim and brand) over the whole video, so the brand stays put.
+// composeScene also says where its texts are (the media quality checker's manifest); sceneTexts
+// and overlayTexts measure them without drawing.
 //
 // Same input, same pixels: every "random" position comes from a seeded generator.
 import { createRequire } from 'node:module';
@@ -18,7 +23,7 @@ import path from 'node:path';
 import sharp, { type OverlayOptions } from 'sharp';
 import type { AiStyle, FluxStyle, ImageStyle, OverlayInput, SceneEngine, SceneInput } from '../image/types.ts';
 import { FONT_BOLD } from './font.ts';
-import { rng } from './layout.ts';
+import { hexToRgb, rng } from './layout.ts';
 
 const require = createRequire(import.meta.url);
 const FONT_DIR = path.join(path.dirname(require.resolve('dejavu-fonts-ttf/package.json')), 'ttf');
@@ -51,9 +56,10 @@ export const STYLES: Record<ImageStyle, StyleDef> = {
     font: FONT_BOLD,
     numeral: '#F2B56B',
     decorate: (w, h, rnd, a) =>
-      // A low sun and letterbox bars.
-      `${circle(w * (0.3 + 0.4 * rnd()), h * 0.62, Math.min(w, h) * 0.22, a[0], 0.35)}` +
-      `<rect x="0" y="0" width="${w}" height="${(h * 0.07).toFixed(0)}" fill="#000"/><rect x="0" y="${(h * 0.93).toFixed(0)}" width="${w}" height="${(h * 0.07).toFixed(0)}" fill="#000"/>`,
+      // A low sun behind haze and a beam of light (no letterbox bars: a pan would show them as black borders).
+      `<radialGradient id="sun"><stop offset="0" stop-color="${a[0]}" stop-opacity="0.8"/><stop offset="1" stop-color="${a[0]}" stop-opacity="0"/></radialGradient>` +
+      circle(w * (0.2 + 0.6 * rnd()), h * (0.55 + 0.2 * rnd()), Math.min(w, h) * (0.3 + 0.2 * rnd()), 'url(#sun)') +
+      `<polygon points="${(w * rnd()).toFixed(0)},0 ${(w * (0.2 + rnd())).toFixed(0)},0 ${(w * rnd()).toFixed(0)},${h}" fill="#FFFFFF" fill-opacity="0.06"/>`,
     ink: '#FFFFFF',
     card: { stroke: '#000000', width: 0, radius: 8 },
   },
@@ -94,9 +100,10 @@ export const STYLES: Record<ImageStyle, StyleDef> = {
     accents: ['#222222', '#FF5A36'],
     font: SANS_LIGHT,
     numeral: '#222222',
-    decorate: (w, h, _rnd, a) =>
+    decorate: (w, h, rnd, a) =>
+      // A hairline and one block of the accent, somewhere else in every scene.
       `<line x1="${(w * 0.08).toFixed(0)}" y1="${(h * 0.12).toFixed(0)}" x2="${(w * 0.92).toFixed(0)}" y2="${(h * 0.12).toFixed(0)}" stroke="${a[0]}" stroke-width="3"/>` +
-      `<rect x="${(w * 0.08).toFixed(0)}" y="${(h * 0.16).toFixed(0)}" width="${(w * 0.84).toFixed(0)}" height="${(h * 0.45).toFixed(0)}" fill="${a[1]}"/>`,
+      `<rect x="${(w * (rnd() < 0.5 ? 0 : 0.55)).toFixed(0)}" y="${(h * (0.5 + 0.3 * rnd())).toFixed(0)}" width="${(w * 0.45).toFixed(0)}" height="${(h * 0.3).toFixed(0)}" fill="${a[1]}"/>`,
     ink: '#1F3A5F',
     card: { stroke: '#222222', width: 2, radius: 0 },
   },
@@ -258,36 +265,229 @@ async function text(
 
 type Box = { x: number; y: number; w: number; h: number };
 
+/** Words that say little on their own: left out of a scene's big type. */
+const STOPWORDS = new Set(
+  (
+    'a an the and or but if so of to in on at by for with from into onto over under than then that this these those it its ' +
+    'is are was were be been being am do does did have has had you your yours we our us they their them he she his her i me my ' +
+    'not no yes can could will would should may might must just very really also too more most less much many any some all each ' +
+    'every what which who whom whose when where why how there here about as up out off down one day get got make made ' +
+    'let lets nobody thing things first finally single still even ever'
+  ).split(' '),
+);
+
+/** The scene's big type: its words when short, else its first `max` meaningful words, in their order. */
+export function keyWords(text: string, max = 4): string[] {
+  const words = text
+    .replace(/[^\p{L}\p{N}'’-]+/gu, ' ')
+    .trim()
+    .split(/\s+/)
+    .filter(Boolean);
+  if (words.length <= max) return words;
+  // A contraction counts as its first word (here's, don't, you're).
+  const content = words.filter((w) => w.length > 2 && !STOPWORDS.has(w.toLowerCase().replace(/['’]\p{L}{1,2}$/u, '')));
+  return content.length >= 2 ? content.slice(0, max) : words.slice(0, max + 2);
+}
+
+/**
+ * Where a scene's type goes: inside the part of the still every pan shows (the timeline draws a
+ * panning still PAN_SCALE larger and crops it, up to 1 − 1/PAN_SCALE of a side), clear of the
+ * 9:16 feed's UI zones and above the caption band, with 4 % margins to spare.
+ */
+export function typeZone(w: number, h: number): Box {
+  const x = Math.round(w * 0.15);
+  // Below the brand's chip (and the UI zone) wherever the pan takes it, above the captions.
+  return h > w
+    ? { x, y: Math.round(h * 0.285), w: w - 2 * x, h: Math.round(h * 0.215) }
+    : { x, y: Math.round(h * 0.25), w: w - 2 * x, h: Math.round(h * 0.4) };
+}
+
+/** The compositions scenes take in turn (consecutive scenes never share one). */
+const COMPOSITIONS = ['stack', 'band', 'wedge', 'numeral', 'frame'] as const;
+type Composition = (typeof COMPOSITIONS)[number];
+
+export function compositionOf(seed: string, index: number): Composition {
+  const offset = Math.floor(rng(`composition:${seed}`)() * COMPOSITIONS.length);
+  return COMPOSITIONS[(index + offset) % COMPOSITIONS.length];
+}
+
+/** The composition's shapes (SVG) around the type zone, in the brand's or the style's colours. */
+function shapes(c: Composition, w: number, h: number, z: Box, fill: string, line: string): string {
+  const pad = Math.round(Math.min(w, h) * 0.05);
+  switch (c) {
+    case 'band':
+      return `<rect x="0" y="${z.y - pad}" width="${w}" height="${z.h + 2 * pad}" fill="${fill}"/>`;
+    case 'wedge':
+      // A slanted edge above the type, the fill colour from there down.
+      return `<polygon points="0,${z.y - 2 * pad} ${w},${z.y - pad / 2} ${w},${h} 0,${h}" fill="${fill}"/>`;
+    case 'frame': {
+      const sw = Math.max(3, Math.round(Math.min(w, h) * 0.014));
+      return `<rect x="${z.x - pad}" y="${z.y - pad}" width="${z.w + 2 * pad}" height="${z.h + 2 * pad}" fill="none" stroke="${line}" stroke-width="${sw}"/>`;
+    }
+    case 'stack': {
+      const bw = Math.max(4, Math.round(Math.min(w, h) * 0.02));
+      return `<rect x="${z.x - pad}" y="${z.y}" width="${bw}" height="${z.h}" fill="${line}"/>`;
+    }
+    default:
+      // numeral: the lower part of the frame in the fill colour, under the type.
+      return `<rect x="0" y="${z.y + z.h + pad}" width="${w}" height="${h - z.y - z.h - pad}" fill="${fill}"/>`;
+  }
+}
+
+/** Relative luminance (WCAG) of 8-bit sRGB values. */
+function luminance(r: number, g: number, b: number): number {
+  const ch = (v: number) => {
+    const c = v / 255;
+    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  };
+  return 0.2126 * ch(r) + 0.7152 * ch(g) + 0.0722 * ch(b);
+}
+
+/** The luminances of the pixels of `box` in raw RGB pixels (every 3rd pixel each way). */
+function luminances(raw: Buffer, w: number, box: Box): number[] {
+  const out: number[] = [];
+  for (let y = box.y; y < box.y + box.h; y += 3)
+    for (let x = box.x; x < box.x + box.w; x += 3) {
+      const i = (y * w + x) * 3;
+      out.push(luminance(raw[i], raw[i + 1], raw[i + 2]));
+    }
+  return out;
+}
+
+/** The contrast ratio a colour keeps against 98 % of the given pixels. */
+function worstContrast(hex: string, lums: number[]): number {
+  const [r, g, b] = hexToRgb(hex);
+  const l = luminance(r, g, b);
+  const ratios = lums.map((p) => (Math.max(l, p) + 0.05) / (Math.min(l, p) + 0.05)).sort((a, b) => a - b);
+  return ratios[Math.floor(ratios.length * 0.02)] ?? 21;
+}
+
+/** The type's colour: the first candidate readable (≥ 4.5:1) on the pixels behind it, else white on a dark scrim. */
+function typeColours(candidates: string[], lums: number[]): { ink: string; accent: string; scrim: boolean } {
+  const readable = candidates.filter((c) => worstContrast(c, lums) >= 4.5);
+  if (!readable.length) return { ink: '#FFFFFF', accent: '#FFFFFF', scrim: true };
+  return { ink: readable[0], accent: readable.find((c) => c.toLowerCase() !== readable[0].toLowerCase()) ?? readable[0], scrim: false };
+}
+
+/** Text fitted into a box (pango picks the largest size that fits), as a transparent PNG. */
+async function fittedText(markup: string, fontfile: string, box: { w: number; h: number }, align: 'left' | 'centre') {
+  const family = fontfile === SERIF_BOLD ? 'DejaVu Serif Bold' : fontfile === SANS_LIGHT ? 'DejaVu Sans ExtraLight' : 'DejaVu Sans Bold';
+  const { data, info } = await sharp({
+    text: { text: markup, fontfile, font: family, width: box.w, height: box.h, rgba: true, align, wrap: 'word' },
+  })
+    .png()
+    .toBuffer({ resolveWithObject: true });
+  return { input: data, width: info.width, height: info.height };
+}
+
+/** A text element placed on a still: its words and box in pixels. */
+export interface SceneText {
+  text: string;
+  box: Box;
+  role: string;
+}
+
+/** The scene's big type set in the type zone in the given colours: the fitted text, where it goes and its words. */
+async function setType(s: SceneInput, def: StyleDef, c: Composition, ink: string, accent: string) {
+  const words = keyWords(s.text ?? '');
+  if (!words.length) return undefined;
+  const z = typeZone(s.width, s.height);
+  const upper = words.map((x) => escXml(x.toLocaleUpperCase()));
+  const numeral = String(s.index + 1).padStart(2, '0');
+  const markup =
+    c === 'stack'
+      ? upper.map((x, i) => `<span foreground="${i % 2 ? accent : ink}">${x}</span>`).join('\n')
+      : `${c === 'numeral' ? `<span foreground="${accent}">${numeral}</span>\n` : ''}<span foreground="${ink}">${upper.join(' ')}</span>`;
+  const t = await fittedText(markup, def.font, z, c === 'stack' ? 'left' : 'centre');
+  const left = c === 'stack' ? z.x : z.x + Math.round((z.w - t.width) / 2);
+  const top = z.y + Math.round((z.h - t.height) / 2);
+  const text = (c === 'numeral' ? [numeral, ...words] : words).join(' ').toLocaleUpperCase();
+  return { t, left, top, text };
+}
+
+/** The texts a scene still has (its big type, where it is on the still), measured without drawing the scene. */
+export async function sceneTexts(s: SceneInput): Promise<SceneText[]> {
+  const set = await setType(s, STYLES[s.style], compositionOf(s.seed, s.index), '#FFFFFF', '#FFFFFF');
+  return set ? [{ text: set.text, box: { x: set.left, y: set.top, w: set.t.width, h: set.t.height }, role: 'scene' }] : [];
+}
+
+/** The scene's big type over raw RGB pixels: in a readable colour (on a scrim when none is). */
+async function bigType(
+  s: SceneInput,
+  def: StyleDef,
+  raw: Buffer,
+  c: Composition,
+): Promise<{ layers: OverlayOptions[]; texts: SceneText[] }> {
+  const { width: w, height: h } = s;
+  // Over the customer's picture the type sits on a scrim, as a caption card, not across the product.
+  const { ink, accent, scrim } = s.reference
+    ? { ink: '#FFFFFF', accent: '#FFFFFF', scrim: true }
+    : typeColours([def.ink, def.numeral, ...def.accents, '#FFFFFF', '#000000'], luminances(raw, w, typeZone(w, h)));
+  const set = await setType(s, def, c, ink, accent);
+  if (!set) return { layers: [], texts: [] };
+  const { t, left, top } = set;
+  const layers: OverlayOptions[] = [];
+  if (scrim) {
+    const pad = Math.round(Math.min(w, h) * 0.03);
+    const sw = t.width + 2 * pad;
+    const sh = t.height + 2 * pad;
+    layers.push({
+      input: svg(sw, sh, `<rect width="${sw}" height="${sh}" rx="${pad}" fill="#000" fill-opacity="0.78"/>`),
+      left: left - pad,
+      top: top - pad,
+    });
+  }
+  if (s.style === 'neon')
+    layers.push({
+      input: await sharp(t.input)
+        .blur(Math.max(2, Math.round(w * 0.008)))
+        .png()
+        .toBuffer(),
+      left,
+      top,
+    });
+  layers.push({ input: t.input, left, top });
+  return { layers, texts: [{ text: set.text, box: { x: left, y: top, w: t.width, h: t.height }, role: 'scene' }] };
+}
+
 /** One scene still as JPEG (the timeline's image input; JPEG decodes fastest for every frame). */
 export async function renderScene(s: SceneInput): Promise<Buffer> {
-  if (s.photo) return photoScene(s, s.photo);
+  return (await composeScene(s)).jpeg;
+}
+
+/**
+ * One scene still and the texts on it: the background (the photo, the reference, or the style's
+ * drawing in the scene's composition), graded, then the scene's big type and, unless plain, the
+ * caption scrim and the brand.
+ */
+export async function composeScene(s: SceneInput): Promise<{ jpeg: Buffer; texts: SceneText[] }> {
   const { width: w, height: h } = s;
   const def = STYLES[s.style];
-  const portrait = h > w;
-  const card = portrait
-    ? { x: Math.round(w * 0.1), y: Math.round(h * 0.15), w: Math.round(w * 0.8), h: Math.round(h * 0.45) }
-    : { x: Math.round(w * 0.3), y: Math.round(h * 0.12), w: Math.round(w * 0.4), h: Math.round(h * 0.52) };
-  const raw = await gradedBase(s, def, card);
-  // 5. Scrim, brand and number (ungraded: brand colours stay exact).
-  const top: OverlayOptions[] = s.plain ? [] : [captionScrim(s), ...(await brandLayers(s, def, portrait))];
-  const numeral = await text(
-    String(s.index + 1).padStart(2, '0'),
-    def.font,
-    Math.round(Math.min(w, h) * 0.09),
-    def.numeral,
-    Math.round(w * 0.3),
-  );
-  const ny = portrait ? card.y + card.h + Math.round(h * 0.015) : card.y;
-  top.push({ input: numeral.input, left: Math.round(portrait ? w * 0.1 : w * 0.08), top: Math.min(h - numeral.height, ny) });
-
-  return sharp(raw, { raw: { width: w, height: h, channels: 3 } })
+  const c = compositionOf(s.seed, s.index);
+  const raw = s.photo
+    ? await pictureBase(s, s.photo)
+    : s.reference
+      ? await referenceBase(s, def, c, s.reference)
+      : await gradedBase(s, def, c);
+  // A stock photo or a model's picture is the scene's image: no big type over it.
+  const type = s.photo ? { layers: [], texts: [] } : await bigType(s, def, raw, c);
+  const top: OverlayOptions[] = [...type.layers];
+  const texts = [...type.texts];
+  if (!s.plain) {
+    const brand = await brandLayers(s, def, h > w);
+    top.unshift(captionScrim(s));
+    top.push(...brand.layers);
+    texts.push(...brand.texts);
+  }
+  const jpeg = await sharp(raw, { raw: { width: w, height: h, channels: 3 } })
     .composite(top)
     .jpeg({ quality: 88, chromaSubsampling: '4:2:0' })
     .toBuffer();
+  return { jpeg, texts };
 }
 
-/** A scene over a photo: the photo cover-cropped to the frame and graded, then the scrim and brand. */
-async function photoScene(s: SceneInput, photo: Buffer): Promise<Buffer> {
+/** A photo (stock photo, model picture or the customer's reference) cover-cropped to the frame and graded; raw RGB pixels. */
+async function pictureBase(s: SceneInput, photo: Buffer): Promise<Buffer> {
   const { width: w, height: h } = s;
   let raw: Buffer = await sharp(photo, { limitInputPixels: s.maxInputPixels ?? 40_000_000 })
     .rotate()
@@ -296,66 +496,81 @@ async function photoScene(s: SceneInput, photo: Buffer): Promise<Buffer> {
     .raw()
     .toBuffer();
   for (const g of s.fluxStyles) raw = await grade(raw, w, h, g);
-  const top: OverlayOptions[] = s.plain ? [] : [captionScrim(s), ...(await brandLayers(s, STYLES[s.style], h > w))];
-  return sharp(raw, { raw: { width: w, height: h, channels: 3 } })
-    .composite(top)
-    .jpeg({ quality: 88, chromaSubsampling: '4:2:0' })
-    .toBuffer();
+  return raw;
 }
 
-/** Steps 1–4: the style's background, the reference card, the motifs, then the grades; raw RGB pixels. */
-async function gradedBase(s: SceneInput, def: StyleDef, card: Box): Promise<Buffer> {
+/** The colours of a scene's composition: its fill (the brand's colours, else the style's accents, in turn) and line. */
+function compositionColours(s: SceneInput, def: StyleDef): { fill: string; line: string } {
+  const brand = s.brand?.colors ?? [];
+  return { fill: brand[s.index % Math.max(1, brand.length)] ?? def.accents[s.index % def.accents.length], line: brand[1] ?? def.numeral };
+}
+
+/**
+ * The customer's reference image behind the type: cover-cropped, closer in and to another side
+ * from scene to scene (so one reference still makes scenes that differ), the composition's line
+ * shapes over it, then the grades; raw RGB pixels.
+ */
+async function referenceBase(s: SceneInput, def: StyleDef, c: Composition, reference: Buffer): Promise<Buffer> {
   const { width: w, height: h } = s;
-  const rnd = rng(`${s.seed}:${s.index}`);
-  const layers = s.reference ? await referenceCard(s, s.reference, def, card) : [];
-  const background = svg(
-    w,
-    h,
-    `<linearGradient id="bg" x1="0" y1="0" x2="0" y2="1"><stop offset="0" stop-color="${def.gradient[0]}"/><stop offset="1" stop-color="${def.gradient[1]}"/></linearGradient>` +
-      `<rect width="${w}" height="${h}" fill="url(#bg)"/>${def.decorate(w, h, rnd, def.accents)}`,
-  );
-  // 3. Motifs.
-  if (s.aiStyles.length) layers.push({ input: svg(w, h, s.aiStyles.map((m) => motif(m, w, h, rnd, def.ink)).join('')), left: 0, top: 0 });
-  if (s.aiStyles.includes('grain')) layers.push({ input: await grain(), tile: true, left: 0, top: 0 });
-  const flat = await sharp(background).composite(layers).png({ compressionLevel: 0 }).toBuffer();
-  let raw: Buffer = await sharp(flat).removeAlpha().raw().toBuffer();
-  // 4. Grades.
+  const zoom = [1, 1.35, 1.2][s.index % 3];
+  const [px, py] = [
+    [0.5, 0.5],
+    [0.15, 0.25],
+    [0.85, 0.75],
+  ][s.index % 3];
+  const [zw, zh] = [Math.round(w * zoom), Math.round(h * zoom)];
+  const photo = await sharp(reference, { limitInputPixels: s.maxInputPixels ?? 40_000_000 })
+    .rotate()
+    .resize(zw, zh, { fit: 'cover' })
+    .extract({ left: Math.round((zw - w) * px), top: Math.round((zh - h) * py), width: w, height: h })
+    .removeAlpha()
+    .png({ compressionLevel: 0 })
+    .toBuffer();
+  const { fill, line } = compositionColours(s, def);
+  let raw: Buffer = await sharp(photo)
+    // Only the line shapes (frame, bar): a filled band or block would hide the customer's picture.
+    .composite([{ input: svg(w, h, c === 'frame' || c === 'stack' ? shapes(c, w, h, typeZone(w, h), fill, line) : '') }])
+    .removeAlpha()
+    .raw()
+    .toBuffer();
   for (const g of s.fluxStyles) raw = await grade(raw, w, h, g);
   return raw;
 }
 
-/** The reference image cover-fitted in the card, inside the style's outline. */
-async function referenceCard(s: SceneInput, reference: Buffer, def: StyleDef, card: Box): Promise<OverlayOptions[]> {
-  const b = def.card.width;
-  const inner = { w: card.w - 2 * b, h: card.h - 2 * b };
-  const photo = await sharp(reference, { limitInputPixels: 40_000_000 })
-    .rotate()
-    .resize(inner.w, inner.h, { fit: 'cover' })
-    .removeAlpha()
-    .png()
-    .toBuffer();
+/** The style's background in the scene's composition, the motifs, then the grades; raw RGB pixels. */
+async function gradedBase(s: SceneInput, def: StyleDef, c: Composition): Promise<Buffer> {
+  const { width: w, height: h } = s;
+  const rnd = rng(`${s.seed}:${s.index}`);
+  const { fill, line } = compositionColours(s, def);
+  // The gradient turns with the scene: top→bottom, diagonal, bottom→top, the other diagonal.
+  const dirs = ['x1="0" y1="0" x2="0" y2="1"', 'x1="0" y1="0" x2="1" y2="1"', 'x1="0" y1="1" x2="0" y2="0"', 'x1="1" y1="0" x2="0" y2="1"'];
+  const background = svg(
+    w,
+    h,
+    `<linearGradient id="bg" ${dirs[s.index % dirs.length]}><stop offset="0" stop-color="${def.gradient[0]}"/><stop offset="1" stop-color="${def.gradient[1]}"/></linearGradient>` +
+      `<rect width="${w}" height="${h}" fill="url(#bg)"/>${def.decorate(w, h, rnd, def.accents)}${shapes(c, w, h, typeZone(w, h), fill, line)}`,
+  );
   const layers: OverlayOptions[] = [];
-  if (b > 0)
-    layers.push({
-      input: svg(
-        s.width,
-        s.height,
-        `<rect x="${card.x}" y="${card.y}" width="${card.w}" height="${card.h}" rx="${def.card.radius}" fill="${def.card.stroke}"/>`,
-      ),
-      left: 0,
-      top: 0,
-    });
-  layers.push({ input: photo, left: card.x + b, top: card.y + b });
-  return layers;
+  if (s.aiStyles.length) layers.push({ input: svg(w, h, s.aiStyles.map((m) => motif(m, w, h, rnd, def.ink)).join('')), left: 0, top: 0 });
+  if (s.aiStyles.includes('grain')) layers.push({ input: await grain(), tile: true, left: 0, top: 0 });
+  const flat = await sharp(background).composite(layers).png({ compressionLevel: 0 }).toBuffer();
+  let raw: Buffer = await sharp(flat).removeAlpha().raw().toBuffer();
+  for (const g of s.fluxStyles) raw = await grade(raw, w, h, g);
+  return raw;
 }
 
 /** The caption scrim and the brand on a transparent PNG: what a still has over its picture, laid over a clip. */
 export async function renderOverlay(s: OverlayInput): Promise<Buffer> {
   const { width: w, height: h } = s;
   return sharp({ create: { width: w, height: h, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } })
-    .composite([captionScrim(s), ...(await brandLayers(s, STYLES[s.style], h > w))])
+    .composite([captionScrim(s), ...(await brandLayers(s, STYLES[s.style], h > w)).layers])
     .png()
     .toBuffer();
+}
+
+/** The texts of the overlay (the brand's name) and where they are. */
+export async function overlayTexts(s: OverlayInput): Promise<SceneText[]> {
+  return (await brandLayers(s, STYLES[s.style], s.height > s.width)).texts;
 }
 
 /** A dark gradient from just above the caption band down, for legible captions. */
@@ -374,13 +589,25 @@ function captionScrim(s: OverlayInput): OverlayOptions {
   };
 }
 
-/** The brand: a band in its colours, its name under the band on the left and its logo on the right. */
-async function brandLayers(s: OverlayInput, def: StyleDef, portrait: boolean): Promise<OverlayOptions[]> {
+/** The most readable of the candidates on `bg` (white or black always reach 4.5:1). */
+function readableOn(bg: string, candidates: string[]): string {
+  const [r, g, b] = hexToRgb(bg);
+  const lum = [luminance(r, g, b)];
+  return [...candidates, '#FFFFFF', '#000000'].find((c) => worstContrast(c, lum) >= 4.5) ?? '#FFFFFF';
+}
+
+/**
+ * The brand: a band in its colours, and under it (clear of the 9:16 feed's top UI zone, 6 % in
+ * from the sides) its name on a chip of its first colour and its logo on the right.
+ */
+async function brandLayers(s: OverlayInput, def: StyleDef, portrait: boolean): Promise<{ layers: OverlayOptions[]; texts: SceneText[] }> {
   const { width: w, height: h } = s;
   const layers: OverlayOptions[] = [];
+  const texts: SceneText[] = [];
   const band = Math.round(h * 0.035);
   const bandY = portrait ? Math.round(h * 0.09) : Math.round(h * 0.02);
-  const belowBand = bandY + band + Math.round(band / 3) + Math.round(h * 0.01);
+  const belowBand = Math.max(portrait ? Math.round(h * 0.145) : 0, bandY + band + Math.round(band / 3) + Math.round(h * 0.01));
+  const side = Math.round(w * 0.06);
   if (s.brand?.colors.length) {
     const [c1, c2] = [s.brand.colors[0], s.brand.colors[1] ?? s.brand.colors[0]];
     layers.push({
@@ -393,16 +620,7 @@ async function brandLayers(s: OverlayInput, def: StyleDef, portrait: boolean): P
       top: 0,
     });
   }
-  if (s.brand?.name) {
-    const name = await text(
-      s.brand.name.slice(0, 40),
-      def.font,
-      Math.round(Math.min(w, h) * 0.045),
-      s.brand.colors[1] ?? s.brand.colors[0] ?? '#FFFFFF',
-      Math.round(w * 0.6),
-    );
-    layers.push({ input: name.input, left: Math.round(w * 0.06), top: Math.min(h - name.height, belowBand) });
-  }
+  let logoWidth = 0;
   if (s.brand?.logo) {
     const box = Math.round(Math.min(w, h) * 0.14);
     const logo = await sharp(s.brand.logo, { limitInputPixels: 40_000_000 })
@@ -410,9 +628,31 @@ async function brandLayers(s: OverlayInput, def: StyleDef, portrait: boolean): P
       .resize(box, box, { fit: 'inside' })
       .png()
       .toBuffer({ resolveWithObject: true });
-    layers.push({ input: logo.data, left: w - Math.round(w * 0.06) - logo.info.width, top: Math.min(h - logo.info.height, belowBand) });
+    logoWidth = logo.info.width + Math.round(w * 0.03);
+    layers.push({ input: logo.data, left: w - side - logo.info.width, top: Math.min(h - logo.info.height, belowBand) });
   }
-  return layers;
+  if (s.brand?.name) {
+    const chip = s.brand.colors[0] ?? '#111111';
+    const pad = Math.round(Math.min(w, h) * 0.015);
+    const maxWidth = w - 2 * side - logoWidth - 2 * pad;
+    const name = await text(
+      s.brand.name.slice(0, 40),
+      def.font,
+      Math.round(Math.min(w, h) * 0.045),
+      readableOn(chip, s.brand.colors.slice(1)),
+      maxWidth,
+    );
+    const cw = Math.min(name.width, maxWidth) + 2 * pad;
+    const ch = name.height + 2 * pad;
+    layers.push({ input: svg(cw, ch, `<rect width="${cw}" height="${ch}" rx="${pad}" fill="${chip}"/>`), left: side, top: belowBand });
+    layers.push({ input: name.input, left: side + pad, top: belowBand + pad });
+    texts.push({
+      text: s.brand.name.slice(0, 40),
+      box: { x: side + pad, y: belowBand + pad, w: name.width, h: name.height },
+      role: 'brand',
+    });
+  }
+  return { layers, texts };
 }
 
 /** The scene engine: the still drawn on this machine. */

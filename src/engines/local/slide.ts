@@ -2,21 +2,24 @@
 // with NO text on it (a slideshow's words are editable text items on the editor timeline, or
 // absent). What it draws:
 //   - the background in the palette's background colour (brand kit, else the reference's
-//     palette, else one derived from the prompt), a decoration in its secondary colour and an
-//     accent bar; the top-left corner always shows the background colour;
+//     palette, else one derived from the prompt); below the text zone a bold pattern in the
+//     palette's secondary and accent colours that changes from slide to slide (PATTERNS:
+//     stripes, blocks, chevrons, a grid, waves, a split), and an accent bar;
 //   - `card` layout: a white card in the lower part holding the slide's product image
-//     (cover-fitted), or a drawn stand-in; `full-bleed` layout (photo-dump and storytime
-//     references): the product image covers the whole slide under a dark scrim at the top;
-//     an image model's picture for the slide (`picture`) takes the product image's place;
+//     (cover-fitted; its width and side change from slide to slide), and no stand-in without
+//     one; `full-bleed` layout (photo-dump and storytime references): the product image covers
+//     the whole slide under a dark scrim at the top; an image model's picture for the slide
+//     (`picture`) takes the product image's place;
 //   - the avatar as a round portrait with a white ring, bottom left;
 //   - the brand logo contained in a box at the top right;
 //   - progress dots at the bottom (the current slide filled in the accent colour).
-// The top ~40% stays free of pictures in the card layout: overlay text goes there.
+// The text zone (from below the 9:16 feed's top UI zone to ~40 % of the height) shows only the
+// background colour in the card layout: overlay text goes there.
 // Same inputs, same pixels.
 import sharp, { type OverlayOptions, type Sharp } from 'sharp';
 import { DEFAULT_PIXEL_LIMITS } from '../../media/limits.ts';
 import { SlideInputError, type SlideEngine, type SlideInput, type SlidePalette } from '../image/types.ts';
-import { contrast, hexToRgb, paletteFor, rng, textOn } from './layout.ts';
+import { contrast, paletteFor, rng, textOn } from './layout.ts';
 
 export interface Rect {
   x: number;
@@ -46,6 +49,8 @@ export function slideGeometry(width: number, height: number): SlideGeometry {
   const unit = Math.min(width, height);
   const margin = r(unit * 0.06);
   const cardTop = r(height * 0.42);
+  // 9:16 feeds cover the top 14 % with their UI: the text starts below it.
+  const textTop = height / width >= 1.6 ? r(height * 0.16) : margin;
   const dotsY = height - r(margin * 0.7);
   const card = { x: margin, y: cardTop, w: width - 2 * margin, h: Math.max(2, dotsY - r(margin * 0.9) - cardTop) };
   const inset = r(unit * 0.02);
@@ -54,7 +59,7 @@ export function slideGeometry(width: number, height: number): SlideGeometry {
     unit,
     margin,
     corner: { x: 0, y: 0, w: r(unit * 0.08), h: r(unit * 0.08) },
-    textZone: { x: margin, y: margin, w: width - 2 * margin, h: cardTop - 2 * margin },
+    textZone: { x: margin, y: textTop, w: width - 2 * margin, h: cardTop - margin - textTop },
     card,
     productSlot: { x: card.x + inset, y: card.y + inset, w: card.w - 2 * inset, h: card.h - 2 * inset },
     avatar: { cx: margin + avatarR, cy: card.y + card.h - avatarR + r(unit * 0.03), r: avatarR },
@@ -124,11 +129,6 @@ async function decode(bytes: Buffer, input: SlideInputError['input'], maxPixels:
 const svg = (w: number, h: number, body: string) =>
   Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}">${body}</svg>`);
 
-function lighten(hex: string, amount: number): string {
-  const [R, G, B] = hexToRgb(hex);
-  return `rgb(${r(R + (255 - R) * amount)},${r(G + (255 - G) * amount)},${r(B + (255 - B) * amount)})`;
-}
-
 /** Renders one slide; returns the PNG. */
 export async function renderSlide(s: SlideInput): Promise<Buffer> {
   const g = slideGeometry(s.width, s.height);
@@ -154,18 +154,55 @@ export async function renderSlide(s: SlideInput): Promise<Buffer> {
   return sharp(base).composite(layers).removeAlpha().png({ compressionLevel: 6 }).toBuffer();
 }
 
-/** Background and decoration (seeded per slideshow; the decoration keeps away from the top-left corner). */
+/** The compositions of the lower part of the slides, in turn (consecutive slides never share one). */
+const PATTERNS = ['stripes', 'blocks', 'chevrons', 'grid', 'wave', 'split'] as const;
+
+/**
+ * The decoration of slide `index` in the lower part (below the text zone: the text keeps the
+ * plain background colour behind it): one of PATTERNS in the palette's colours, turned per
+ * slideshow; and the accent bar above the card.
+ */
+function decoration(s: SlideInput, g: SlideGeometry): string {
+  const { width: W, height: H, palette: p } = s;
+  const top = g.textZone.y + g.textZone.h;
+  const h = H - top;
+  const u = g.unit;
+  const offset = Math.floor(rng(`slide:${s.seed}`)() * PATTERNS.length);
+  const kind = PATTERNS[(s.index + offset) % PATTERNS.length];
+  const [c1, c2] = s.index % 2 ? [p.accent, p.secondary] : [p.secondary, p.accent];
+  switch (kind) {
+    case 'stripes':
+      return Array.from(
+        { length: 4 },
+        (_, i) => `<rect x="0" y="${r(top + h * (0.15 + i * 0.22))}" width="${W}" height="${r(h * 0.1)}" fill="${i % 2 ? c2 : c1}"/>`,
+      ).join('');
+    case 'blocks':
+      return `<rect x="0" y="${r(top + h * 0.3)}" width="${r(W * 0.62)}" height="${r(h * 0.7)}" fill="${c1}"/><rect x="${r(W * 0.62)}" y="${r(top + h * 0.55)}" width="${r(W * 0.38)}" height="${r(h * 0.45)}" fill="${c2}"/>`;
+    case 'chevrons':
+      return Array.from({ length: 3 }, (_, i) => {
+        const y = r(top + h * (0.2 + i * 0.27));
+        return `<polygon points="0,${y} ${r(W / 2)},${y + r(h * 0.14)} ${W},${y} ${W},${y + r(h * 0.12)} ${r(W / 2)},${y + r(h * 0.26)} 0,${y + r(h * 0.12)}" fill="${i % 2 ? c2 : c1}"/>`;
+      }).join('');
+    case 'grid': {
+      const step = r(u * 0.16);
+      const cells: string[] = [];
+      for (let y = top + r(h * 0.1), row = 0; y < H; y += step, row++)
+        for (let x = (row % 2) * step, col = 0; x < W; x += 2 * step, col++)
+          cells.push(`<rect x="${x}" y="${y}" width="${step}" height="${step}" fill="${(row + col) % 3 ? c1 : c2}"/>`);
+      return cells.join('');
+    }
+    case 'wave':
+      return `<path d="M0 ${r(top + h * 0.35)} C ${r(W * 0.3)} ${r(top + h * 0.1)}, ${r(W * 0.6)} ${r(top + h * 0.6)}, ${W} ${r(top + h * 0.3)} L ${W} ${H} L 0 ${H} Z" fill="${c1}"/><path d="M0 ${r(top + h * 0.7)} C ${r(W * 0.4)} ${r(top + h * 0.5)}, ${r(W * 0.7)} ${r(top + h * 0.95)}, ${W} ${r(top + h * 0.65)} L ${W} ${H} L 0 ${H} Z" fill="${c2}"/>`;
+    default:
+      return `<polygon points="0,${r(top + h * 0.2)} ${W},${r(top + h * 0.6)} ${W},${H} 0,${H}" fill="${c1}"/><rect x="0" y="${r(top + h * 0.85)}" width="${W}" height="${r(h * 0.15)}" fill="${c2}"/>`;
+  }
+}
+
+/** Background, the slide's decoration and the accent bar. */
 function slideBackground(s: SlideInput, g: SlideGeometry): Promise<Buffer> {
   const { width: W, height: H, palette: p } = s;
-  const rand = rng(`slide:${s.seed}`);
-  const shift = (s.index % 3) * 0.08 + rand() * 0.04;
-  const decor = [
-    `<rect width="${W}" height="${H}" fill="${p.background}"/>`,
-    `<circle cx="${r(W * (0.9 - shift))}" cy="${r(H * 0.3)}" r="${r(g.unit * 0.34)}" fill="${p.secondary}" opacity="0.85"/>`,
-    `<circle cx="${r(W * (0.08 + shift))}" cy="${r(H * 0.97)}" r="${r(g.unit * 0.22)}" fill="${p.secondary}" opacity="0.5"/>`,
-    `<rect x="${g.margin}" y="${g.card.y - r(g.unit * 0.05)}" width="${r(g.unit * 0.18)}" height="${Math.max(4, r(g.unit * 0.012))}" rx="${r(g.unit * 0.006)}" fill="${p.accent}"/>`,
-  ];
-  return sharp(svg(W, H, decor.join('')))
+  const bar = `<rect x="${g.margin}" y="${g.card.y - r(g.unit * 0.05)}" width="${r(g.unit * 0.18)}" height="${Math.max(4, r(g.unit * 0.012))}" rx="${r(g.unit * 0.006)}" fill="${p.accent}"/>`;
+  return sharp(svg(W, H, `<rect width="${W}" height="${H}" fill="${p.background}"/>${decoration(s, g)}${bar}`))
     .png({ compressionLevel: 0 })
     .toBuffer();
 }
@@ -196,41 +233,30 @@ async function fullBleedLayers(s: SlideInput, shown: Shown, maxPixels: number): 
   ];
 }
 
-/** Card: a white card with the picture (rounded) in its slot, or a drawn stand-in without one. */
+/** Card: a white card with the picture (rounded) in its slot, turned a little and shifted per slide; without a picture, nothing (no stand-in). */
 async function cardLayers(s: SlideInput, g: SlideGeometry, shown: Shown | undefined, maxPixels: number): Promise<OverlayOptions[]> {
-  const p = s.palette;
+  if (!shown) return [];
   const { card, productSlot: slot } = g;
   const rx = r(g.unit * 0.03);
-  const layers: OverlayOptions[] = [
-    { input: svg(card.w, card.h, `<rect width="${card.w}" height="${card.h}" rx="${rx}" fill="#ffffff"/>`), left: card.x, top: card.y },
+  // Alternate sizes and sides, so a slideshow of one product does not repeat the same picture.
+  const shrink = [0, 0.12, 0.06][s.index % 3];
+  const side = s.index % 2 ? 0 : 1;
+  const dx = r(card.w * shrink * side);
+  const c = { x: card.x + dx, y: card.y, w: r(card.w * (1 - shrink)), h: card.h };
+  const inner = { x: slot.x - card.x, y: slot.y - card.y, w: c.w - 2 * (slot.x - card.x), h: slot.h };
+  const pic = await decode(shown.bytes, shown.input, maxPixels, (img) =>
+    img.resize(inner.w, inner.h, { fit: 'cover', position: s.index % 2 ? sharp.strategy.attention : sharp.strategy.entropy }),
+  );
+  const mask = svg(inner.w, inner.h, `<rect width="${inner.w}" height="${inner.h}" rx="${r(rx * 0.6)}" fill="#fff"/>`);
+  const rounded = await sharp(pic)
+    .ensureAlpha()
+    .composite([{ input: mask, blend: 'dest-in' }])
+    .png({ compressionLevel: 0 })
+    .toBuffer();
+  return [
+    { input: svg(c.w, c.h, `<rect width="${c.w}" height="${c.h}" rx="${rx}" fill="#ffffff"/>`), left: c.x, top: c.y },
+    { input: rounded, left: c.x + inner.x, top: c.y + inner.y },
   ];
-  if (shown) {
-    const pic = await decode(shown.bytes, shown.input, maxPixels, (img) =>
-      img.resize(slot.w, slot.h, { fit: 'cover', position: sharp.strategy.attention }),
-    );
-    const mask = svg(slot.w, slot.h, `<rect width="${slot.w}" height="${slot.h}" rx="${r(rx * 0.6)}" fill="#fff"/>`);
-    const rounded = await sharp(pic)
-      .ensureAlpha()
-      .composite([{ input: mask, blend: 'dest-in' }])
-      .png({ compressionLevel: 0 })
-      .toBuffer();
-    layers.push({ input: rounded, left: slot.x, top: slot.y });
-    return layers;
-  }
-  // A drawn stand-in: a soft disc in the accent colour on a light wash.
-  const c = Math.min(slot.w, slot.h);
-  layers.push({
-    input: svg(
-      slot.w,
-      slot.h,
-      `<defs><linearGradient id="g" x1="0" y1="0" x2="1" y2="1"><stop offset="0" stop-color="${p.accent}"/><stop offset="1" stop-color="${p.secondary}"/></linearGradient></defs>` +
-        `<rect width="${slot.w}" height="${slot.h}" rx="${r(rx * 0.6)}" fill="${lighten(p.accent, 0.8)}"/>` +
-        `<circle cx="${r(slot.w / 2)}" cy="${r(slot.h / 2)}" r="${r(c * 0.3)}" fill="url(#g)"/>`,
-    ),
-    left: slot.x,
-    top: slot.y,
-  });
-  return layers;
 }
 
 /** The presenter: a round portrait in a white ring. */

@@ -219,6 +219,18 @@ function warp(a: Animation, entering: boolean, dur: number, fps: number, itemDur
   });
 }
 
+/**
+ * The item's enter animation as drawn: its own, or, when it has none or a pan and starts with a
+ * transition, the transition's (fade, slide in from the right, zoom) over the overlap.
+ */
+function enterOf(item: Item): Animation | null {
+  const own = item.animation?.enter ?? null;
+  const tr = item.transition;
+  if ((own && own.type !== 'pan') || !tr || tr.overlap_seconds < 0.04) return own;
+  const type = tr.type ?? 'fade';
+  return { type, duration_seconds: tr.overlap_seconds, ...(type === 'slide' ? { direction: 'left' as const } : {}) };
+}
+
 /** How much larger than its box a panning item is drawn. */
 export const PAN_SCALE = 1.12;
 
@@ -286,13 +298,10 @@ class RenderGraph {
     if (!m) throw new Error(`media ${item.media_id} of item ${item.item_id} is missing`);
     const known = this.itemInput.get(item.item_id);
     if (known !== undefined) return known;
-    const { fps } = this.project;
     const idx =
-      m.kind === 'image' && panOf(item)
-        ? this.input(inputArgs(m, [])) // one decoded frame, looped in the graph (see panChain)
-        : m.kind === 'image'
-          ? this.input(inputArgs(m, ['-loop', '1', '-framerate', n(fps), '-t', n(item.duration_seconds)]))
-          : this.input(inputArgs(m, ['-ss', n(item.source_start_seconds), '-t', n(item.duration_seconds * item.playback_rate + 0.25)]));
+      m.kind === 'image'
+        ? this.input(inputArgs(m, [])) // one decoded frame, fitted once and looped in the graph (see stillChain, panChain)
+        : this.input(inputArgs(m, ['-ss', n(item.source_start_seconds), '-t', n(item.duration_seconds * item.playback_rate + 0.25)]));
     this.itemInput.set(item.item_id, idx);
     return idx;
   }
@@ -387,9 +396,15 @@ function retimeFilters(item: Item, fps: number): string[] {
 /** An item without pan: re-timed, trimmed and fitted into its box. */
 function stillChain(item: Item, m: RenderMedia, box: Box, { width, height, fps }: RenderProject): { chain: string[]; fit: Fitted } {
   const fit = fitFilters(item.fit, m.width ?? width, m.height ?? height, box);
-  const chain = m.kind === 'image' ? ['setpts=PTS-STARTPTS'] : retimeFilters(item, fps);
-  chain.push(f('trim', { duration: n(item.duration_seconds) }), ...fit.filters, f('format', { pix_fmts: 'yuva420p' }));
+  const chain =
+    m.kind === 'image' ? [...fit.filters, ...loopFrame(item.duration_seconds, fps)] : [...retimeFilters(item, fps), ...fit.filters];
+  chain.push(f('trim', { duration: n(item.duration_seconds) }), f('format', { pix_fmts: 'yuva420p' }));
   return { chain, fit };
+}
+
+/** A still's one decoded frame repeated for `dur` seconds at the project's rate (decoded and scaled once, not per frame). */
+function loopFrame(dur: number, fps: number): string[] {
+  return [f('loop', { loop: Math.ceil(dur * fps) + 1, size: 1, start: 0 }), `setpts=N/(${n(fps)}*TB)`];
 }
 
 /**
@@ -411,10 +426,7 @@ function panChain(
   });
   const cw = Math.min(box.w, big.w);
   const ch = Math.min(box.h, big.h);
-  const chain =
-    m.kind === 'image'
-      ? [...big.filters, f('loop', { loop: Math.ceil(dur * fps) + 1, size: 1, start: 0 }), `setpts=N/(${n(fps)}*TB)`]
-      : [...retimeFilters(item, fps), ...big.filters];
+  const chain = m.kind === 'image' ? [...big.filters, ...loopFrame(dur, fps)] : [...retimeFilters(item, fps), ...big.filters];
   const d = Math.min(dur, a.duration_seconds ?? 0.5);
   const p = entering ? clip01(`t/${n(d)}`) : clip01(`(t-${n(Math.max(0, dur - d))})/${n(d)}`);
   const rx = big.w - cw;
@@ -428,7 +440,7 @@ function panChain(
 
 /** Scaling animations (enter, exit) as perspective warps, on a transparent margin of `pad` pixels around the item. */
 function warpFilters(item: Item, fit: Fitted, fps: number): { filters: string[]; pad: number } {
-  const enter = item.animation?.enter ?? null;
+  const enter = enterOf(item);
   const exit = item.animation?.exit ?? null;
   const warpsIn = !!enter && WARPING.has(enter.type);
   const warpsOut = !!exit && WARPING.has(exit.type);
@@ -445,7 +457,7 @@ function warpFilters(item: Item, fit: Fitted, fps: number): { filters: string[];
 
 /** Fading animations (enter, exit) as alpha fades. */
 function fadeFilters(item: Item): string[] {
-  const enter = item.animation?.enter ?? null;
+  const enter = enterOf(item);
   const exit = item.animation?.exit ?? null;
   const dur = item.duration_seconds;
   const filters: string[] = [];
@@ -471,7 +483,7 @@ function overlayPosition(
   const from = item.from_seconds;
   const end = from + item.duration_seconds;
   for (const [a, entering] of [
-    [item.animation?.enter ?? null, true],
+    [enterOf(item), true],
     [item.animation?.exit ?? null, false],
   ] as const) {
     if (!a || !MOVING.has(a.type)) continue;

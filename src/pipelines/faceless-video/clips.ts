@@ -28,6 +28,7 @@ import { media } from '../../db/schema/index.ts';
 import { engineFor } from '../../engines/index.ts';
 import type { ProviderJobRef } from '../../engines/generation.ts';
 import type { StockEngine } from '../../engines/stock/types.ts';
+import type { OverlayInput } from '../../engines/image/types.ts';
 import { chooseClip, makeClip } from '../../engines/video/model-clip.ts';
 import { itemJob, itemState, type ItemState } from '../../kernel/item-state.ts';
 import type { StageContext } from '../../kernel/stages.ts';
@@ -80,7 +81,7 @@ export async function makeClips(a: ClipAttempt, s: Stage, scenes: ClipScenes): P
   const sources = itemState<ClipSource>(ctx, facelessResource, f, 'clipSources');
   const jobs = itemState<ProviderJobRef>(ctx, facelessResource, f, 'clipJobs');
   const ids = scenes.texts.map((_t, i) => stableUuid(`faceless:${f.videoId}:clip:${i}`));
-  const overlayId = stableUuid(`faceless:${f.videoId}:overlay`);
+  const overlayId = overlayIdOf(f.videoId);
   const stored = new Set(
     (
       await ctx.db
@@ -92,7 +93,7 @@ export async function makeClips(a: ClipAttempt, s: Stage, scenes: ClipScenes): P
   const stock = ctx.config.facelessSceneSource === 'stock_video' ? engineFor('stock', ctx) : undefined;
   if (stock) s.madeBy('stock');
   s.madeBy('scene');
-  if (!stored.has(overlayId)) await storeOverlay(a, overlayId, s.signal);
+  if (!stored.has(overlayId)) await storeOverlay(a, overlayId, await a.logo(s.signal));
   let done = 0;
   const mediaIds = await mapLimit(scenes.texts, 2, async (text, i) => {
     const kept = sources.get(i);
@@ -208,17 +209,25 @@ async function storeClip(a: ClipAttempt, id: string, i: number, file: string, se
     .onConflictDoNothing();
 }
 
-/** The caption scrim and the brand on a transparent PNG at the video's size, stored as an image media row. */
-async function storeOverlay(a: ClipAttempt, id: string, signal: AbortSignal): Promise<void> {
+/** What the overlay of a video is drawn from. */
+export const overlayInput = (spec: FacelessSpec, logo: Buffer | undefined): OverlayInput => ({
+  width: spec.width,
+  height: spec.height,
+  style: spec.imageStyle,
+  brand: spec.brandKit ? { name: spec.brandKit.name, colors: spec.brandKit.colors, logo } : undefined,
+  captionTop: captionTop(spec.width, spec.height),
+});
+
+/** The overlay's media id of a faceless video. */
+export const overlayIdOf = (videoId: number) => stableUuid(`faceless:${videoId}:overlay`);
+
+/**
+ * The caption scrim and the brand on a transparent PNG at the video's size, stored as an image
+ * media row: laid over every scene (clip or still), it stays put while the scenes pan and change.
+ */
+export async function storeOverlay(a: Pick<ClipAttempt, 'ctx' | 'f' | 'spec'>, id: string, logo: Buffer | undefined): Promise<void> {
   const { ctx, f, spec } = a;
-  const logo = await a.logo(signal);
-  const png = await engineFor('scene', ctx).renderOverlay({
-    width: spec.width,
-    height: spec.height,
-    style: spec.imageStyle,
-    brand: spec.brandKit ? { name: spec.brandKit.name, colors: spec.brandKit.colors, logo } : undefined,
-    captionTop: captionTop(spec.width, spec.height),
-  });
+  const png = await engineFor('scene', ctx).renderOverlay(overlayInput(spec, logo));
   const key = facelessOverlayKey(f.orgId, f.videoId);
   const object = await ctx.storage.put(key, png, 'image/png');
   await ctx.db

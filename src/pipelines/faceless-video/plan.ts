@@ -173,7 +173,8 @@ export function scenePrompt(
 }
 
 /** Top of the caption band (fraction of the frame height) for a frame. */
-export const captionTop = (width: number, height: number) => (height > width ? 0.7 : 0.76);
+// Portrait: the captions (0.60–0.76 of the height) end above the 9:16 feed's bottom UI zone (the lowest 20 %).
+export const captionTop = (width: number, height: number) => (height > width ? 0.58 : 0.76);
 
 /**
  * The editor timeline of a faceless video: one track of scenes back to back from 0 to the end,

@@ -32,6 +32,7 @@ import { keyedRequest, runChargedCommand } from '../../services/billing/charged-
 type S = components['schemas'];
 export type CreateFacelessBody = S['CreateFacelessVideoRequest'];
 export type ImageStyle = S['FacelessImageStyle'];
+export type CaptionStyle = S['CaptionStyle'];
 export type AiStyle = S['FacelessAiStyle'];
 export type FluxStyle = S['FacelessFluxDevStyle'];
 
@@ -74,6 +75,8 @@ export interface FacelessSpec {
   imageStyle: ImageStyle;
   aiStyles: AiStyle[];
   fluxStyles: FluxStyle[];
+  /** How the captions mark the spoken word (caption_style); absent on videos asked for before it existed: karaoke. */
+  captionStyle?: CaptionStyle;
   /** logoUrl: the kit's kit_data.logo_url, drawn on every scene (fetched through the guard); logoKey: an uploaded logo in storage (read, preferred). */
   brandKit?: { id: number; name: string; colors: string[]; logoUrl?: string; logoKey?: string };
   referenceUrls: string[];
@@ -140,6 +143,7 @@ export async function resolveFaceless(deps: ResolveDeps, orgId: string, body: Cr
     imageStyle: body.image_style ?? 'cinematic',
     aiStyles: [...(body.selected_ai_styles ?? [])],
     fluxStyles: [...(body.selected_flux_dev_styles ?? [])],
+    captionStyle: body.caption_style ?? 'karaoke',
     brandKit,
     referenceUrls: [...(body.reference_image_urls ?? [])],
   };

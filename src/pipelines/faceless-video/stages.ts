@@ -54,7 +54,12 @@ import {
   scenePrompt,
   type NarrationPart,
 } from './plan.ts';
-import { makeClips, type ClipsOutput } from './clips.ts';
+import { addSceneTransitions } from '../../engines/render/transitions.ts';
+import { narrationSpans, pannedBox, timelineManifest } from '../../engines/render/manifest.ts';
+import { overlayTexts, sceneTexts, type SceneText } from '../../engines/local/scene.ts';
+import type { MediaManifest, PlacedText } from '../../media/quality/manifest.ts';
+import type { Item } from '../../services/editor/model.ts';
+import { makeClips, overlayIdOf, overlayInput, storeOverlay, type ClipsOutput } from './clips.ts';
 import { WORDS_PER_SECOND } from './plan.ts';
 import type { FacelessSpec } from './request.ts';
 import { findStockPhoto, type SceneSource } from './stock-scenes.ts';
@@ -74,7 +79,8 @@ export interface FacelessOutputs {
    * sources: where each scene's picture came from, with a stock photo's attribution or the image
    * model's record (FACELESS_SCENE_SOURCE stock_photo, image_model, stock_video or video_model).
    */
-  scenes: { mediaIds: string[]; sources?: SceneSource[] };
+  /** overlayId: the caption scrim and brand laid over every scene, and brandTexts: the texts on it. */
+  scenes: { mediaIds: string[]; sources?: SceneSource[]; overlayId?: string; brandTexts?: SceneText[] };
   /**
    * `engine` spoke it (its `model`, null for the local one), and `timings` says where the word
    * timings came from (engine, transcribed or estimated); absent on videos voiced before they were recorded.
@@ -91,8 +97,8 @@ export interface FacelessOutputs {
   captions: { cues: CaptionEntry[]; sceneStartsMs: number[]; music?: { mediaId: string; durationMs: number } };
   /** Each scene's clip and the overlay (FACELESS_SCENE_SOURCE stock_video or video_model only; clips.ts). */
   clips?: ClipsOutput;
-  /** The stored MP4 the video completes with. */
-  render: { storageKey: string; bytes: number; durationSeconds: number };
+  /** The stored MP4 the video completes with, and what it shows (for the media quality checker). */
+  render: { storageKey: string; bytes: number; durationSeconds: number; manifest?: MediaManifest };
 }
 
 /** faceless_videos.artifacts: the finished stages' outputs, and the seconds each stage took on the attempt that finished it. */
@@ -286,21 +292,25 @@ async function drawScenes(a: Attempt, s: Stage, script: FacelessOutputs['script'
   if (stock) s.madeBy('stock');
   const sources = itemState<SceneSource>(ctx, facelessResource, f, 'sceneSources');
   const jobs = itemState<ProviderJobRef>(ctx, facelessResource, f, 'sceneJobs');
-  const output = (mediaIds: string[]): FacelessOutputs['scenes'] =>
-    recorded ? { mediaIds, sources: mediaIds.map((_id, i) => sources.get(i) ?? { source: 'drawn' }) } : { mediaIds };
   const ids = script.parts.map((_part, i) => stableUuid(`faceless:${f.videoId}:scene:${i}`));
+  const overlayId = overlayIdOf(f.videoId);
   // A scene's row is written after its object is stored, so a scene with a row is finished: an
   // attempt resumed after a crash draws only the scenes the earlier one did not.
-  const stored = new Set(
-    (
-      await ctx.db
-        .select({ id: media.id })
-        .from(media)
-        .where(and(eq(media.orgId, f.orgId), inArray(media.id, ids)))
-    ).map((r) => r.id),
-  );
+  const stored = await storedMedia(ctx, f, [...ids, overlayId]);
+  // The overlay (caption scrim and brand, fixed over the panning scenes) is stored first; scenes
+  // finished before it existed have them drawn in and no overlay.
+  const overlayStored = stored.delete(overlayId);
+  const overlay = overlayStored || stored.size === 0 ? { overlayId } : {};
+  const output = (mediaIds: string[], brandTexts?: SceneText[]): FacelessOutputs['scenes'] => ({
+    mediaIds,
+    ...(recorded ? { sources: mediaIds.map((_id, i) => sources.get(i) ?? { source: 'drawn' as const }) } : {}),
+    ...overlay,
+    ...(brandTexts ? { brandTexts } : {}),
+  });
   if (stored.size === ids.length) return output(ids);
   const logo = await brandLogo(a, s.signal);
+  if (overlay.overlayId && !overlayStored) await storeOverlay(a, overlayId, logo);
+  const brandTexts = overlay.overlayId ? await overlayTexts(overlayInput(spec, logo)) : undefined;
   // Every reference is fetched (and checked) before any scene is drawn.
   for (let k = 0; k < Math.min(spec.referenceUrls.length, script.parts.length); k++) await refFor(k);
   let drawn = stored.size;
@@ -310,6 +320,7 @@ async function drawScenes(a: Attempt, s: Stage, script: FacelessOutputs['script'
     if (stored.has(id)) return id;
     const { jpeg, source } = await sceneImage(a, s, i, script.parts.length, {
       text: part.scene,
+      words: part.text,
       logo,
       reference: await refFor(i),
       stock,
@@ -339,7 +350,16 @@ async function drawScenes(a: Attempt, s: Stage, script: FacelessOutputs['script'
     s.report(++drawn / script.parts.length);
     return id;
   });
-  return output(mediaIds);
+  return output(mediaIds, brandTexts);
+}
+
+/** Which of the media ids have a row already (a row is written after its object is stored: that media is finished). */
+async function storedMedia(ctx: AppContext, f: FacelessRow, ids: string[]): Promise<Set<string>> {
+  const rows = await ctx.db
+    .select({ id: media.id })
+    .from(media)
+    .where(and(eq(media.orgId, f.orgId), inArray(media.id, ids)));
+  return new Set(rows.map((r) => r.id));
 }
 
 /** What a scene's picture is made from: a stock photo, the image model's picture, or nothing (drawn); and its record. */
@@ -392,7 +412,7 @@ async function sceneImage(
   s: Stage,
   i: number,
   count: number,
-  opts: { text: string; logo?: Buffer; reference?: Buffer; stock?: StockEngine; jobs: ItemState<ProviderJobRef> },
+  opts: { text: string; words: string; logo?: Buffer; reference?: Buffer; stock?: StockEngine; jobs: ItemState<ProviderJobRef> },
 ): Promise<{ jpeg: Buffer; source?: SceneSource }> {
   const { ctx, f, spec } = a;
   const { photo, source } = await scenePhoto(a, s, i, opts);
@@ -402,6 +422,7 @@ async function sceneImage(
     index: i,
     count,
     seed: `${f.videoId}`,
+    text: opts.words,
     style: spec.imageStyle,
     aiStyles: spec.aiStyles,
     fluxStyles: spec.fluxStyles,
@@ -410,8 +431,8 @@ async function sceneImage(
     photo,
     maxInputPixels: ctx.config.mediaMaxPixels,
     captionTop: captionTop(spec.width, spec.height),
-    // Clip sources: the scrim and brand are one overlay over the whole video (clips.ts).
-    plain: CLIP_SCENE_SOURCES.has(ctx.config.facelessSceneSource),
+    // The scrim and brand are one overlay over the whole video (storeOverlay), not moving with the scene.
+    plain: true,
   });
   return { jpeg, source };
 }
@@ -532,7 +553,7 @@ async function timeCaptions(
 
 /** The timeline the video is rendered from and that becomes its editor project (the same every time for the same stored stages). */
 function timelineOf(spec: FacelessSpec, done: Pick<FacelessOutputs, 'scenes' | 'voiceover' | 'captions' | 'clips'>) {
-  return facelessTimeline({
+  const tl = facelessTimeline({
     width: spec.width,
     height: spec.height,
     durationSeconds: videoSeconds(spec, done.voiceover),
@@ -542,8 +563,13 @@ function timelineOf(spec: FacelessSpec, done: Pick<FacelessOutputs, 'scenes' | '
     cues: done.captions.cues,
     music: done.captions.music,
     clips: done.clips?.mediaIds,
-    overlayMediaId: done.clips?.overlayId,
+    overlayMediaId: done.clips?.overlayId ?? done.scenes.overlayId,
   });
+  // Scenes change with a transition (cross-fade, slide, zoom in turn); the captions mark the spoken word in the asked style.
+  addSceneTransitions(tl.items.filter((i) => i.layer === 0 && (i.type === 'image' || i.type === 'video')));
+  for (const item of tl.items)
+    if (item.type === 'captions' && spec.captionStyle) item.style = { ...item.style, caption_style: spec.captionStyle };
+  return tl;
 }
 
 /** The timeline rendered to MP4 by the editor's timeline renderer, from the stored scenes, voiceover and music. */
@@ -565,6 +591,7 @@ async function render({ ctx, f, spec, workDir }: Attempt, s: Stage, done: Facele
     });
   }
   if (done.clips) await clipFiles(ctx, f, spec, done.clips, workDir, files);
+  else if (scenes.overlayId) await overlayFile(ctx, f, spec, scenes.overlayId, workDir, files);
   const voiceFile = path.join(workDir, 'voiceover.wav');
   await ctx.storage.copyToFile(facelessVoiceoverKey(f.orgId, f.videoId), voiceFile);
   files.set(voiceover.mediaId, {
@@ -604,7 +631,57 @@ async function render({ ctx, f, spec, workDir }: Attempt, s: Stage, done: Facele
   const probed = await probe({ path: out, type: 'video/mp4' }, { signal: s.signal });
   const key = facelessVideoKey(f.orgId, f.videoId);
   const stored = await ctx.storage.put(key, { file: out }, 'video/mp4');
-  return { storageKey: key, bytes: stored.bytes, durationSeconds: probed.duration_seconds ?? videoSeconds(spec, voiceover) };
+  const manifest = await facelessManifest(f, spec, done, timeline.items);
+  return { storageKey: key, bytes: stored.bytes, durationSeconds: probed.duration_seconds ?? videoSeconds(spec, voiceover), manifest };
+}
+
+/**
+ * What the video shows, for the media quality checker: the brand on the overlay, each drawn
+ * scene's big type (where its pan takes it, while the scene shows), the caption cues, the scene
+ * starts and the narration's spans.
+ */
+export async function facelessManifest(
+  f: Pick<FacelessRow, 'videoId'>,
+  spec: FacelessSpec,
+  done: FacelessOutputs,
+  items: Item[],
+): Promise<MediaManifest> {
+  const frame = { width: spec.width, height: spec.height };
+  const end = videoSeconds(spec, done.voiceover);
+  const scenes = items
+    .filter((i) => i.layer === 0 && (i.type === 'image' || i.type === 'video'))
+    .sort((a, b) => a.from_seconds - b.from_seconds);
+  const extra: PlacedText[] = (done.scenes.brandTexts ?? []).map((t) => ({ ...t, fromSeconds: 0, toSeconds: end }));
+  for (const [i, item] of scenes.entries()) {
+    // Scenes over a stock photo or a model's picture have no big type (scene.ts).
+    if (item.type !== 'image' || !done.scenes.overlayId || (done.scenes.sources?.[i]?.source ?? 'drawn') !== 'drawn') continue;
+    const texts = await sceneTexts({
+      ...frame,
+      index: i,
+      count: scenes.length,
+      seed: `${f.videoId}`,
+      text: done.script.parts[i]?.text,
+      style: spec.imageStyle,
+      aiStyles: spec.aiStyles,
+      fluxStyles: spec.fluxStyles,
+      captionTop: captionTop(spec.width, spec.height),
+    });
+    for (const t of texts)
+      extra.push({
+        ...t,
+        box: pannedBox(t.box, item, frame),
+        fromSeconds: item.from_seconds,
+        toSeconds: item.from_seconds + item.duration_seconds,
+      });
+  }
+  return timelineManifest({
+    ...frame,
+    items,
+    sceneItems: scenes,
+    extra,
+    narration: narrationSpans(done.voiceover.words),
+    requestedSeconds: spec.durationSeconds,
+  });
 }
 
 /** The clips' and the overlay's files in the work folder, for the render. */
@@ -623,9 +700,29 @@ async function clipFiles(
     await ctx.storage.copyToFile(facelessClipKey(f.orgId, f.videoId, i), file);
     files.set(id, { path: file, type: 'video/mp4', kind: 'video', ...frame, durationSeconds: null, hasAudio: false });
   }
+  await overlayFile(ctx, f, spec, clips.overlayId, workDir, files);
+}
+
+/** The overlay's (caption scrim and brand) file in the work folder, for the render. */
+async function overlayFile(
+  ctx: AppContext,
+  f: FacelessRow,
+  spec: FacelessSpec,
+  overlayId: string,
+  workDir: string,
+  files: Map<string, RenderMedia>,
+): Promise<void> {
   const overlay = path.join(workDir, 'overlay.png');
   await ctx.storage.copyToFile(facelessOverlayKey(f.orgId, f.videoId), overlay);
-  files.set(clips.overlayId, { path: overlay, type: 'image/png', kind: 'image', ...frame, durationSeconds: null, hasAudio: null });
+  files.set(overlayId, {
+    path: overlay,
+    type: 'image/png',
+    kind: 'image',
+    width: spec.width,
+    height: spec.height,
+    durationSeconds: null,
+    hasAudio: null,
+  });
 }
 
 export function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean } {

@@ -7,6 +7,7 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
 import type { components } from '../../../generated/openapi.d.ts';
 import type { AppContext } from '../../context.ts';
+import type { MediaManifest } from '../../media/quality/manifest.ts';
 import { editorVideos, media, slideshows, slideshowSlides } from '../../db/schema/index.ts';
 import { notFound } from '../../errors.ts';
 import { recordedEngines } from '../../engines/engine-use.ts';
@@ -230,6 +231,8 @@ export interface StoredVideo {
   height: number;
   durationSeconds: number;
   hasAudio: boolean;
+  /** What the MP4 shows, for the media quality checker (absent on slideshows rendered before it was recorded). */
+  manifest?: MediaManifest;
 }
 
 /** Records the carousel MP4 and completes the slideshow, unless it already finished. */

@@ -49,6 +49,9 @@ import {
   type Timeline,
 } from '../../services/editor/model.ts';
 import { copyTimelineMedia } from '../../services/editor/render-inputs.ts';
+import { addSceneTransitions } from '../../engines/render/transitions.ts';
+import { timelineManifest } from '../../engines/render/manifest.ts';
+import type { MediaManifest } from '../../media/quality/manifest.ts';
 import type { SlideshowSpec } from './request.ts';
 import {
   completeSlideshow,
@@ -188,20 +191,21 @@ function addSlides(tl: Timeline, slides: { mediaId: string; text: string | null 
   const video = addTrack(tl, 'video');
   video.name = 'Slides';
   const layer = mediaLayer(tl, video, true);
-  slides.forEach((sl, i) => {
-    tl.items.push(
-      baseItem({
-        item_id: newItemId(tl, 'image'),
-        track_id: video.track_id,
-        type: 'image',
-        media_id: sl.mediaId,
-        from_seconds: t3(i * SLIDE_SECONDS),
-        duration_seconds: SLIDE_SECONDS,
-        fit: 'cover',
-        layer,
-      }),
-    );
-  });
+  const slideItems = slides.map((sl, i) =>
+    baseItem({
+      item_id: newItemId(tl, 'image'),
+      track_id: video.track_id,
+      type: 'image',
+      media_id: sl.mediaId,
+      from_seconds: t3(i * SLIDE_SECONDS),
+      duration_seconds: SLIDE_SECONDS,
+      fit: 'cover',
+      layer,
+    }),
+  );
+  // Each slide slides in over the one before (a carousel's swipe).
+  addSceneTransitions(slideItems, ['slide']);
+  tl.items.push(...slideItems);
   if (!slides.some((sl) => sl.text)) return;
   const texts = addTrack(tl, 'text');
   texts.name = 'Slide text';
@@ -214,7 +218,8 @@ function addSlides(tl: Timeline, slides: { mediaId: string; text: string | null 
   const textLayer = frontLayer(tl);
   slides.forEach((sl, i) => {
     if (!sl.text) return;
-    let size = i === 0 ? 84 : 60;
+    // As large as fits the text zone (from 112 px for the hook, 88 px for the others at 1080 wide).
+    let size = Math.round(((i === 0 ? 112 : 88) * Math.min(spec.width, spec.height)) / 1080);
     const style = () => ({ ...TEXT_DEFAULTS, font_family: font, font_size: size, color, stroke_color: stroke, top: t3(zoneTop) });
     while (size > 28 && textBlockHeight(sl.text, style(), frame) > zoneHeight) size -= 4;
     const st = style();
@@ -229,6 +234,8 @@ function addSlides(tl: Timeline, slides: { mediaId: string; text: string | null 
         text: sl.text,
         style: st,
         transform: textTransform(sl.text, st, frame),
+        // The words fade in as their slide arrives.
+        animation: { enter: { type: 'fade', duration_seconds: 0.5 }, exit: null },
         layer: textLayer,
       }),
     );
@@ -564,7 +571,15 @@ async function renderCarousel({ ctx, s, workDir }: Attempt, st: Stage): Promise<
     height: project.height,
     durationSeconds: probed.duration_seconds ?? s.spec.slideCount * SLIDE_SECONDS,
     hasAudio: probed.has_audio,
+    manifest: slideshowManifest(project.width, project.height, tl),
   };
+}
+
+/** What the carousel shows, for the media quality checker: the slides' text items (boxes and times) and where each slide starts. */
+export function slideshowManifest(width: number, height: number, tl: Timeline): MediaManifest {
+  const video = new Set(tl.tracks.filter((tr) => tr.type === 'video').map((tr) => tr.track_id));
+  const sceneItems = tl.items.filter((i) => i.type === 'image' && video.has(i.track_id));
+  return timelineManifest({ width, height, items: tl.items, sceneItems });
 }
 
 export function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean } {

@@ -1,0 +1,172 @@
+// The timeline renderer's motion, transitions and caption styles, rendered by the bundled ffmpeg
+// 4.1 (no xfade) and looked at frame by frame: panning stills and every transition kind never
+// uncover the canvas (no black border rows or columns), a cross-fade's middle frame is a blend of
+// both scenes, a slide shows the outgoing scene on the left and the incoming one on the right,
+// and each caption style draws the spoken word differently.
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
+import t from 'tap';
+import { renderTimeline } from '../../src/engines/render/ffmpeg.ts';
+import { addSceneTransitions } from '../../src/engines/render/transitions.ts';
+import type { RenderMedia } from '../../src/engines/render/types.ts';
+import { extractFrame } from '../../src/media/ffmpeg.ts';
+import { baseItem, type Item } from '../../src/services/editor/model.ts';
+import validators from '../../generated/request-validators.cjs';
+
+const W = 180;
+const H = 320;
+const FPS = 25;
+const COLOURS = ['#D03030', '#30B040', '#3050D0', '#D0A020'];
+
+let dir = '';
+const media = new Map<string, RenderMedia>();
+t.before(async () => {
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'render-motion-'));
+  for (const [i, c] of COLOURS.entries()) {
+    // A coloured still with a light stripe: edges stay far from black.
+    const file = path.join(dir, `s${i}.png`);
+    await sharp({ create: { width: W, height: H, channels: 3, background: c } })
+      .composite([{ input: { create: { width: W, height: 20, channels: 3, background: '#EEEEEE' } }, left: 0, top: 150 }])
+      .png()
+      .toFile(file);
+    media.set(`m${i}`, { path: file, type: 'image/png', kind: 'image', width: W, height: H, durationSeconds: null, hasAudio: null });
+  }
+});
+t.teardown(() => fs.rm(dir, { recursive: true, force: true }));
+
+const track = { track_id: 'trk_1', type: 'image' as const, name: 'Scenes', order: 0, muted: false, locked: false, hidden: false };
+
+/** Four panned scenes of 1.5 s back to back (one pan direction each), with the pipelines' transitions. */
+function scenes(types?: ('fade' | 'slide' | 'zoom')[]): Item[] {
+  const dirs = ['up', 'left', 'down', 'right'] as const;
+  const items = COLOURS.map((_c, i) =>
+    baseItem({
+      item_id: `itm_${i}`,
+      track_id: track.track_id,
+      type: 'image',
+      media_id: `m${i}`,
+      from_seconds: i * 1.5,
+      duration_seconds: 1.5,
+      animation: { enter: { type: 'pan', direction: dirs[i], duration_seconds: 1.5 }, exit: null },
+    }),
+  );
+  addSceneTransitions(items, types);
+  return items;
+}
+
+async function render(items: Item[], name: string): Promise<string> {
+  const out = path.join(dir, `${name}.mp4`);
+  await renderTimeline({ width: W, height: H, fps: FPS, tracks: [track as any], items, media }, path.join(dir), out, { quality: 'draft' });
+  return out;
+}
+
+async function pixels(file: string, at: number) {
+  const png = await extractFrame({ path: file, type: 'video/mp4' }, at);
+  return sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+}
+
+t.test('pans and every transition never uncover the canvas: no black border row or column in any sampled frame', async (t) => {
+  const file = await render(scenes(), 'motion');
+  for (let at = 0.02; at < 6; at += 0.12) {
+    const { data, info } = await pixels(file, at);
+    const dark = (x: number, y: number) => {
+      const i = (y * info.width + x) * 3;
+      return data[i] + data[i + 1] + data[i + 2] < 60;
+    };
+    const row = (y: number) => Array.from({ length: info.width }, (_, x) => dark(x, y)).filter(Boolean).length;
+    const col = (x: number) => Array.from({ length: info.height }, (_, y) => dark(x, y)).filter(Boolean).length;
+    const border = [row(0), row(info.height - 1), col(0), col(info.width - 1)];
+    t.ok(
+      border.every((n) => n === 0),
+      `t=${at.toFixed(2)} s: dark pixels on the top, bottom, left, right edges ${border.join(', ')}`,
+    );
+  }
+});
+
+t.test('a cross-fade blends both scenes; a slide shows both side by side; a zoom blends them', async (t) => {
+  const file = await render(scenes(['fade', 'slide', 'zoom']), 'transitions');
+  const at = async (time: number, x: number, y: number) => {
+    const { data, info } = await pixels(file, time);
+    const i = (y * info.width + x) * 3;
+    return [data[i], data[i + 1], data[i + 2]];
+  };
+  // Scene 2 starts at 1.5 s and fades in over 0.5 s on top of scene 1 (red → green).
+  const [r, g] = await at(1.76, 90, 60);
+  t.ok(r > 70 && g > 70, `mid cross-fade: red ${r} and green ${g} both show`);
+  const [r0, g0] = await at(1.2, 90, 60);
+  t.ok(r0 > 170 && g0 < 90, `before the transition only the outgoing scene (${r0}, ${g0})`);
+  // Scene 3 slides in from the right at 3 s over scene 2 (green ← blue).
+  const left = await at(3.06, 8, 60);
+  const right = await at(3.06, W - 8, 60);
+  t.ok(left[1] > 120 && left[2] < 120, `mid slide: the outgoing scene on the left (${left})`);
+  t.ok(right[2] > 120 && right[1] < 120, `mid slide: the incoming scene on the right (${right})`);
+  // Scene 4 zooms in at 4.5 s, fading in over scene 3 (blue → amber).
+  const [zr, , zb] = await at(4.76, 90, 60);
+  t.ok(zr > 70 && zb > 60, `mid zoom: red ${zr} (amber) and blue ${zb} both show`);
+});
+
+const STYLES = ['karaoke', 'highlight', 'pop', 'bounce'] as const;
+
+/** A captions item with three timed words, in a caption style. */
+function captions(style: (typeof STYLES)[number]): Item {
+  return baseItem({
+    item_id: 'itm_cap',
+    track_id: 'trk_2',
+    type: 'captions',
+    from_seconds: 0,
+    duration_seconds: 3,
+    layer: 10,
+    transform: { left: 0.05, top: 0.6, width: 0.9, height: 0.2, opacity: 1 },
+    style: { font_size: 30, color: '#FFFFFF', highlight_color: '#FFD400', stroke_width: 2, caption_style: style },
+    captions: [
+      {
+        text: 'Cold crisp fizz',
+        startMs: 0,
+        endMs: 3000,
+        words: [
+          { text: 'Cold', startMs: 0, endMs: 1000 },
+          { text: 'crisp', startMs: 1000, endMs: 2000 },
+          { text: 'fizz', startMs: 2000, endMs: 3000 },
+        ],
+      },
+    ],
+  });
+}
+
+t.test('each caption style draws the spoken word its own way, and the contract accepts each', async (t) => {
+  const bg = baseItem({ item_id: 'itm_bg', track_id: track.track_id, type: 'image', media_id: 'm2', from_seconds: 0, duration_seconds: 3 });
+  const frames = new Map<string, Buffer>();
+  for (const style of STYLES) {
+    const file = await render([bg, captions(style)], `captions-${style}`);
+    frames.set(style, (await pixels(file, 1.6)).data);
+    const op = { type: 'add_captions', captions: captions(style).captions, style: captions(style).style };
+    t.ok(validators.applyEditorEdits({ operations: [op] }), `${style}: a valid add_captions style`);
+    t.ok(
+      validators.createFacelessVideo({ prompt: 'Why sparkling water', caption_style: style }),
+      `${style}: a valid faceless caption_style`,
+    );
+  }
+  t.notOk(validators.createFacelessVideo({ prompt: 'Why sparkling water', caption_style: 'wobble' }), 'an unknown style is refused');
+  const gen = { type: 'generate_captions_from_items', source_item_ids: ['itm_1'], style: { caption_style: 'bounce' } };
+  t.ok(validators.applyEditorEdits({ operations: [gen] }), 'generate_captions_from_items takes a caption style');
+  const diff = (a: Buffer, b: Buffer) => {
+    let n = 0;
+    for (let i = 0; i < a.length; i += 3)
+      if (Math.abs(a[i] - b[i]) + Math.abs(a[i + 1] - b[i + 1]) + Math.abs(a[i + 2] - b[i + 2]) > 90) n++;
+    return n;
+  };
+  for (const [i, a] of STYLES.entries())
+    for (const b of STYLES.slice(i + 1)) {
+      const n = diff(frames.get(a)!, frames.get(b)!);
+      t.ok(n > 40, `${a} and ${b} differ at the second word (${n} pixels)`);
+    }
+  // The word being spoken is in the highlight colour in every style (karaoke fills it as it is spoken).
+  for (const style of STYLES) {
+    const px = frames.get(style)!;
+    let yellow = 0;
+    for (let i = 0; i < px.length; i += 3) if (px[i] > 200 && px[i + 1] > 170 && px[i + 2] < 80) yellow++;
+    t.ok(yellow > 30, `${style}: the spoken word is highlighted (${yellow} pixels)`);
+  }
+});
