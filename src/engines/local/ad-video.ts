@@ -304,19 +304,19 @@ export async function prepareVideo(
   const manifest = videoManifest(ad, captions.placed, duration);
 
   let hasAudio = false;
-  if (job.audio) {
-    // The audio file follows every picture input.
-    const index = inputs.filter((a) => a === '-i').length;
-    inputs.push(...inputArgs(job.audio));
-    graph.push(audioTrack(index, duration));
-    hasAudio = true;
-  } else if (job.generateAudio) {
-    // A track of the music library in the mood of the prompt (src/media/music-bed.ts).
+  // The audio (the given file, else a track of the music library in the mood of the prompt,
+  // src/media/music-bed.ts) follows every picture input.
+  let audio = job.audio;
+  if (!audio && job.generateAudio) {
     const bed = path.join(scratchDir, 'music.wav');
     await renderMusicBed(bed, { seconds: duration, prompt: `${job.prompt} ${job.templateSlug ?? ''}`, words: [] });
     files.push(bed);
-    inputs.push(...inputArgs({ path: bed, type: 'audio/wav' }));
-    graph.push(audioTrack(mode === 'still' ? 1 : 2, duration));
+    audio = { path: bed, type: 'audio/wav' };
+  }
+  if (audio) {
+    const index = inputs.filter((a) => a === '-i').length;
+    inputs.push(...inputArgs(audio));
+    graph.push(audioTrack(index, duration));
     hasAudio = true;
   }
   const args = [...inputs, '-filter_complex', graph.join(';'), ...encodeArgs(settings, hasAudio, duration, outPath)];
