@@ -1,6 +1,7 @@
 // The generation job's work (job.ts): the stages of its kind on the kernel's stage runner, then
 // completion. A template made by its catalog model (spec.madeBy) runs template.ts's two stages;
-// everything else the one render of stages.ts.
+// everything else the one render of stages.ts, after a script and a voice when a local UGC ad's
+// presenter speaks (narration.ts: the mouth moves with the words, the captions are what is said).
 import fs from 'node:fs/promises';
 import type { AppContext } from '../../context.ts';
 import type { JobTools, RunningJob } from '../../jobs/define-job.ts';
@@ -9,11 +10,18 @@ import { jobFolder } from '../../media/work-folder.ts';
 import { completeGeneration, generationResource, startAttempt, type GenerationRow, type StoredOutput } from './rows.ts';
 import { type GenerationJobData, render } from './stages.ts';
 import { templateStages } from './template.ts';
+import { type ScriptOutput, speakScript, type VoiceOutput, writeScript } from './narration.ts';
 
-/** The generation's one stage: its output is stored where the generation completes from it. */
+/** The generation's stages: the rendering's output is stored where the generation completes from it. */
 interface GenerationOutputs {
+  /** A speaking presenter only: what it says, and its voice. */
+  script?: ScriptOutput;
+  voice?: VoiceOutput;
   rendering: StoredOutput;
 }
+
+/** A UGC ad the local engine renders with sound and no sound of the customer's: its presenter speaks. */
+const presenterSpeaks = (g: GenerationRow) => g.type === 'ugc_ad' && g.spec.generateAudio && !g.spec.audio;
 
 export async function runGeneration(ctx: AppContext, job: RunningJob<GenerationJobData>, tools: JobTools): Promise<void> {
   const g = await startAttempt(ctx, job.data.generationId);
@@ -32,12 +40,20 @@ export async function runGeneration(ctx: AppContext, job: RunningJob<GenerationJ
       return;
     }
     // One stage: its resume point is the hosted provider's job (saveProviderJob), not its output.
+    // A presenter that speaks (a local UGC ad with sound) first gets its words and voice (narration.ts).
     const stages: Stages<GenerationRow, GenerationOutputs> = [
-      { name: 'rendering', weight: 100, run: (stage) => render(ctx, g, job, workDir, stage) },
+      ...(presenterSpeaks(g)
+        ? ([
+            { name: 'script', weight: 5, run: (s) => writeScript(ctx, g, s) },
+            { name: 'voice', weight: 15, run: (s, done) => speakScript(ctx, g, s, workDir, done.script!) },
+          ] satisfies Stages<GenerationRow, GenerationOutputs>)
+        : []),
+      { name: 'rendering', weight: 80, run: (stage, done) => render(ctx, g, job, workDir, stage, done.voice) },
     ];
     const { outputs } = await runStages(ctx, generationResource, g, stages, tools);
     await fs.rm(workDir, { recursive: true, force: true });
     await completeGeneration(ctx, g, outputs.rendering);
+    if (outputs.voice) await ctx.storage.delete(outputs.voice.storageKey).catch(() => {});
   } finally {
     await fs.rm(workDir, { recursive: true, force: true });
   }

@@ -34,6 +34,7 @@ import {
   type GenerationRow,
   type StoredOutput,
 } from './rows.ts';
+import type { VoiceOutput } from './narration.ts';
 import { runStages, type StageContext, type Stages } from '../../kernel/stages.ts';
 import { JobFailure, type FailureDetail, type JobTools, type RunningJob } from '../../jobs/define-job.ts';
 
@@ -333,6 +334,7 @@ export function jobOf(ctx: AppContext, g: GenerationRow, inputs: Partial<Generat
     sourceVideo: inputs.sourceVideo,
     motionVideo: inputs.motionVideo,
     audio: inputs.audio,
+    spokenWords: inputs.spokenWords,
   };
 }
 
@@ -367,11 +369,18 @@ export async function render(
   job: RunningJob<GenerationJobData>,
   workDir: string,
   { signal, report }: StageContext<GenerationRow>,
+  voice?: VoiceOutput,
 ): Promise<StoredOutput> {
   const spec = g.spec;
   const variant = variantOf(g);
   const { providerModel, modelName } = engineModel(ctx, g, variant);
   const inputs = await gatherInputs(ctx, g, workDir, signal);
+  // A presenter's narration (a local UGC ad, narration.ts): its sound, and its words for the mouth and captions.
+  if (voice) {
+    const file = path.join(workDir, 'voice.wav');
+    await ctx.storage.copyToFile(voice.storageKey, file);
+    Object.assign(inputs, { audio: { path: file, type: 'audio/wav' }, spokenWords: voice.words });
+  }
   const engine = engineFor(generationCapability(spec.output, variant?.input_mode), {
     config: ctx.config,
     fetcher: ctx.fetcher,
