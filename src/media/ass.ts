@@ -77,13 +77,14 @@ export interface AssItem {
 
 const r = (v: number) => Math.round(v);
 
-interface Anchor {
+export interface Anchor {
   x: number;
   y: number;
   an: number;
 }
 
-function anchorOf(item: Item, frame: AssFrame): Anchor {
+/** Where a block is drawn from: its transform's top edge, at its left edge, centre or right edge by align (\\an7, 8, 9). */
+export function anchorOf(item: Item, frame: AssFrame): Anchor {
   const style = item.style ?? {};
   const align = style.align ?? 'center';
   const t = item.transform;
@@ -178,6 +179,9 @@ function karaoke(cue: Cue, style: TextStyle, segStartMs: number): string {
 /** An &HAABBGGRR colour as the &HBBGGRR& of a \\c override. */
 const rgbTag = (c: string) => `&H${c.slice(4)}&`;
 
+/** pop: the spoken word's scale (%). */
+const POP = 128;
+
 /** How the spoken word is marked (TextStyle.caption_style); karaoke by default. */
 type CaptionStyle = NonNullable<TextStyle['caption_style']>;
 
@@ -200,7 +204,7 @@ function markedWords(cue: Cue, style: TextStyle, at: number, kind: CaptionStyle,
       const text = escapeText(applyTextTransform(w.text, style));
       if (i !== at) return text;
       if (kind === 'bounce') return `{\\alpha&HFF&}${text}{\\alpha&H00&}`;
-      if (kind === 'pop') return `{\\c${colours.highlight}\\fscx128\\fscy128}${text}{\\c${colours.base}\\fscx100\\fscy100}`;
+      if (kind === 'pop') return `{\\c${colours.highlight}\\fscx${POP}\\fscy${POP}}${text}{\\c${colours.base}\\fscx100\\fscy100}`;
       return `{\\c${colours.highlight}}${text}{\\c${colours.base}}`;
     })
     .join(' ');
@@ -264,6 +268,64 @@ function itemLines(item: Item, style: TextStyle, kind: CaptionStyle, colours: { 
   return lines;
 }
 
+/** How an item's text is set: font size (px), bold, outline width (or the box's padding), the caption style and how the spoken word is marked. */
+export interface TextGeometry {
+  size: number;
+  bold: boolean;
+  outline: number;
+  boxed: boolean;
+  kind: CaptionStyle;
+  /** Karaoke with word timings: PrimaryColour is the highlight (a cue without words shows in it entirely). */
+  karaokeCues: boolean;
+  /** bounce: how far the spoken word is lifted above its line (px). */
+  lift: number;
+  /** pop: the spoken word's scale. */
+  popScale: number;
+}
+
+export function textGeometry(item: Item): TextGeometry {
+  const isCaptions = item.type === 'captions';
+  const style: TextStyle = item.style ?? {};
+  const size = style.font_size ?? (isCaptions ? 56 : 64);
+  const boxed = Boolean(style.background_color);
+  const kind: CaptionStyle = style.caption_style ?? 'karaoke';
+  return {
+    size,
+    bold: (style.font_weight ?? 700) >= 600,
+    outline: boxed ? Math.max(4, Math.round(size * 0.22)) : (style.stroke_width ?? 0),
+    boxed,
+    kind,
+    karaokeCues: isCaptions && kind === 'karaoke' && (item.captions ?? []).some((c) => c.words?.length),
+    lift: isCaptions && kind === 'bounce' ? r(size * 0.15) : 0,
+    popScale: isCaptions && kind === 'pop' ? POP / 100 : 1,
+  };
+}
+
+/** `#rrggbb` of a style colour (#RRGGBB[AA]), or undefined when it is not opaque (its drawn colour is then a blend). */
+function opaqueHex(hex: string): string | undefined {
+  const h = hex.replace('#', '');
+  if (!/^[0-9a-f]{6}([0-9a-f]{2})?$/i.test(h) || (h.length === 8 && h.slice(6).toLowerCase() !== 'ff')) return undefined;
+  return `#${h.slice(0, 6).toUpperCase()}`;
+}
+
+/**
+ * The fill colours (#rrggbb) the glyphs of a text item, or of a captions item's `cue`, are drawn
+ * in, main first (the outline or box is not a fill): the text colour, and the highlight colour
+ * where the spoken word is marked in it (karaoke fills the words with it as they are spoken; a
+ * karaoke cue without word timings is drawn in it whole). Empty when a colour is not opaque.
+ */
+export function fillColours(item: Item, cue?: Cue): string[] {
+  const style: TextStyle = item.style ?? {};
+  const base = style.color ?? '#FFFFFF';
+  const highlight = style.highlight_color ?? style.color ?? '#FFD400';
+  const g = textGeometry(item);
+  const marked = item.type === 'captions' && !!cue?.words?.length;
+  const hexes = g.karaokeCues && !marked ? [highlight] : marked ? [base, highlight] : [base];
+  const out = hexes.map(opaqueHex);
+  if (item.transform.opacity < 1 || out.some((c) => !c)) return [];
+  return [...new Set(out as string[])];
+}
+
 /**
  * An ASS script drawing `items` (text and captions) on a width × height frame; item times are
  * on the project timeline.
@@ -272,18 +334,14 @@ export function buildAss(items: AssItem[], frame: AssFrame): string {
   const styles: string[] = [];
   const events: string[] = [];
   for (const [k, { item, layer }] of items.entries()) {
-    const isCaptions = item.type === 'captions';
     const style: TextStyle = item.style ?? {};
-    const size = style.font_size ?? (isCaptions ? 56 : 64);
-    const bold = (style.font_weight ?? 700) >= 600 ? -1 : 0;
+    const g = textGeometry(item);
+    const { size, outline, boxed, kind, karaokeCues } = g;
+    const bold = g.bold ? -1 : 0;
     const opacity = item.transform.opacity;
     const base = assColor(style.color, '#FFFFFF');
     const highlight = assColor(style.highlight_color ?? style.color, '#FFD400');
-    const boxed = Boolean(style.background_color);
     const outlineColour = boxed ? assColor(style.background_color) : assColor(style.stroke_color, '#000000');
-    const outline = boxed ? Math.max(4, Math.round(size * 0.22)) : (style.stroke_width ?? 0);
-    const kind: CaptionStyle = style.caption_style ?? 'karaoke';
-    const karaokeCues = isCaptions && kind === 'karaoke' && (item.captions ?? []).some((c) => c.words?.length);
     // Karaoke: SecondaryColour before a word is spoken, PrimaryColour from then on.
     const primary = karaokeCues ? highlight : base;
     const secondary = karaokeCues ? base : highlight;
@@ -332,8 +390,7 @@ export function buildAss(items: AssItem[], frame: AssFrame): string {
       }
       // bounce: the spoken word, lifted over its place in the line within its first 120 ms.
       if (line.lifted) {
-        const lift = r(size * 0.15);
-        const move = `\\an${at.an}\\move(${at.x},${at.y},${at.x},${at.y - lift},0,120)`;
+        const move = `\\an${at.an}\\move(${at.x},${at.y},${at.x},${at.y - g.lift},0,120)`;
         events.push(`Dialogue: ${layer},${cs(line.from)},${cs(line.to)},I${k},,${marginL},${marginR},0,,{${move}}${line.lifted}`);
       }
     }

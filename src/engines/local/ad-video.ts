@@ -15,7 +15,7 @@ import { escapeFilterValue as esc, inputArgs, probe, type MediaFile } from '../.
 import { renderMusicBed } from '../../media/music-bed.ts';
 import { ProviderError, type GenerationJob } from '../generation.ts';
 import sharp from 'sharp';
-import type { FontFace } from './font.ts';
+import { type FontFace, textWidth } from './font.ts';
 import { envelopeLevels, levelSpans, mouthCanvas, mouthLevels, mouthShape, type Spoken } from './mouth.ts';
 import { composeAd, encodeRaw, facesFor, type ComposedAd } from './ad-image.ts';
 import { hash32, rng, type AdLayout, type Rect } from './layout.ts';
@@ -170,17 +170,6 @@ export function unshown(job: GenerationJob): string {
   const same = head.length > 0 && head.every((w, i) => words[i] !== undefined && plain(words[i]) === w);
   const rest = same ? words.slice(head.length).join(' ') : captions;
   return rest.charAt(0).toUpperCase() + rest.slice(1);
-}
-
-/** The width in pixels of `text` set in `fontfile` at `px` pixels (pango, as drawtext's FreeType sets it). */
-async function textWidth(text: string, face: FontFace, px: number): Promise<number> {
-  const markup = text.replace(/&/g, '&amp;').replace(/</g, '&lt;');
-  const { info } = await sharp({
-    text: { text: markup, fontfile: face.file, font: `${face.family} 12`, dpi: Math.round(px * 6), rgba: true },
-  })
-    .png({ compressionLevel: 0 })
-    .toBuffer({ resolveWithObject: true });
-  return info.width;
 }
 
 /** One caption line as drawn: its font size (smaller when the line is too wide for the band) and box. */

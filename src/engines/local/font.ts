@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import sharp from 'sharp';
 
 const require = createRequire(import.meta.url);
 const dir = path.join(path.dirname(require.resolve('dejavu-fonts-ttf/package.json')), 'ttf');
@@ -42,4 +43,15 @@ export interface FontFace {
 export function fontFace(name: string | undefined, bold: boolean): FontFace {
   const key = Object.keys(FAMILIES).find((k) => k.toLowerCase() === (name ?? '').trim().toLowerCase()) ?? 'DejaVu Sans';
   return { family: bold ? `${key} Bold` : key, file: path.join(dir, FAMILIES[key][bold ? 'bold' : 'regular']) };
+}
+
+/** The width in pixels of `text` set in `face` at `px` pixels to the em (pango, as FreeType sets it for drawtext and libass). */
+export async function textWidth(text: string, face: FontFace, px: number): Promise<number> {
+  const markup = text.replace(/&/g, '&amp;').replace(/</g, '&lt;');
+  const { info } = await sharp({
+    text: { text: markup, fontfile: face.file, font: `${face.family} 12`, dpi: Math.round(px * 6), rgba: true },
+  })
+    .png({ compressionLevel: 0 })
+    .toBuffer({ resolveWithObject: true });
+  return info.width;
 }

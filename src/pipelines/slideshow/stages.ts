@@ -571,12 +571,12 @@ async function renderCarousel({ ctx, s, workDir }: Attempt, st: Stage): Promise<
     height: project.height,
     durationSeconds: probed.duration_seconds ?? s.spec.slideCount * SLIDE_SECONDS,
     hasAudio: probed.has_audio,
-    manifest: slideshowManifest(project.width, project.height, tl),
+    manifest: await slideshowManifest(project.width, project.height, tl),
   };
 }
 
 /** What the carousel shows, for the media quality checker: the slides' text items (boxes and times) and where each slide starts. */
-export function slideshowManifest(width: number, height: number, tl: Timeline): MediaManifest {
+export function slideshowManifest(width: number, height: number, tl: Timeline): Promise<MediaManifest> {
   const video = new Set(tl.tracks.filter((tr) => tr.type === 'video').map((tr) => tr.track_id));
   const sceneItems = tl.items.filter((i) => i.type === 'image' && video.has(i.track_id));
   return timelineManifest({ width, height, items: tl.items, sceneItems });
