@@ -108,16 +108,28 @@ export const STYLES: Record<ImageStyle, StyleDef> = {
     card: { stroke: '#222222', width: 2, radius: 0 },
   },
   neon: {
-    gradient: ['#0A0612', '#160A24'],
+    // A deep violet, not black: a straight light line under a black band is what a letterbox bar looks like.
+    gradient: ['#1A0B30', '#160A24'],
     accents: ['#FF2BD6', '#19F0FF'],
     font: FONT_BOLD,
     numeral: '#19F0FF',
-    decorate: (w, h, rnd, a) =>
-      Array.from({ length: 6 }, (_, i) => {
-        const y = h * (0.1 + 0.8 * rnd());
+    decorate: (w, h, rnd, a) => {
+      // Laser lines above and below the type, never through it.
+      const z = typeZone(w, h);
+      const gap = h * 0.03;
+      const bands: [number, number][] = [
+        [h * 0.06, z.y - gap],
+        [z.y + z.h + gap, h * 0.95],
+      ];
+      return Array.from({ length: 6 }, (_, i) => {
+        const [lo, hi] = bands[i % 2];
+        const y1 = lo + (hi - lo) * rnd();
+        const y2 = lo + (hi - lo) * rnd();
         const c = a[i % 2];
-        return `<line x1="0" y1="${y.toFixed(0)}" x2="${w}" y2="${(y + h * (rnd() - 0.5) * 0.3).toFixed(0)}" stroke="${c}" stroke-width="22" stroke-opacity="0.25"/><line x1="0" y1="${y.toFixed(0)}" x2="${w}" y2="${(y + h * (rnd() - 0.5) * 0.3).toFixed(0)}" stroke="${c}" stroke-width="6"/>`;
-      }).join(''),
+        const at = `x1="0" y1="${y1.toFixed(0)}" x2="${w}" y2="${y2.toFixed(0)}"`;
+        return `<line ${at} stroke="${c}" stroke-width="22" stroke-opacity="0.25"/><line ${at} stroke="${c}" stroke-width="6"/>`;
+      }).join('');
+    },
     ink: '#FFFFFF',
     card: { stroke: '#FF2BD6', width: 10, radius: 24 },
   },
@@ -324,14 +336,32 @@ function shapes(c: Composition, w: number, h: number, z: Box, fill: string, line
       const sw = Math.max(3, Math.round(Math.min(w, h) * 0.014));
       return `<rect x="${z.x - pad}" y="${z.y - pad}" width="${z.w + 2 * pad}" height="${z.h + 2 * pad}" fill="none" stroke="${line}" stroke-width="${sw}"/>`;
     }
-    case 'stack': {
-      const bw = Math.max(4, Math.round(Math.min(w, h) * 0.02));
-      return `<rect x="${z.x - pad}" y="${z.y}" width="${bw}" height="${z.h}" fill="${line}"/>`;
-    }
+    case 'stack':
+      // Its bar is drawn with the type (stackBar), in a colour unlike the type's.
+      return '';
     default:
       // numeral: the lower part of the frame in the fill colour, under the type.
       return `<rect x="0" y="${z.y + z.h + pad}" width="${w}" height="${h - z.y - z.h - pad}" fill="${fill}"/>`;
   }
+}
+
+/**
+ * The stack composition's bar beside the type: in the colour of the scene's that is least like the
+ * type's (the composition's line and fill, the style's accents), so it reads as a rule, not as a
+ * letter of the words.
+ */
+function stackBar(s: SceneInput, def: StyleDef, ink: string, accent: string): OverlayOptions {
+  const { width: w, height: h } = s;
+  const z = typeZone(w, h);
+  const pad = Math.round(Math.min(w, h) * 0.05);
+  const bw = Math.max(4, Math.round(Math.min(w, h) * 0.02));
+  const { fill, line } = compositionColours(s, def);
+  const apart = (c: string) => {
+    const [r, g, b] = hexToRgb(c);
+    return Math.min(...[ink, accent].map(hexToRgb).map(([R, G, B]) => Math.hypot(r - R, g - G, b - B)));
+  };
+  const colour = [line, fill, def.numeral, ...def.accents].reduce((a, b) => (apart(b) > apart(a) ? b : a));
+  return { input: svg(bw, z.h, `<rect width="${bw}" height="${z.h}" fill="${colour}"/>`), left: z.x - pad, top: z.y };
 }
 
 /** Relative luminance (WCAG) of 8-bit sRGB values. */
@@ -380,11 +410,13 @@ async function fittedText(markup: string, fontfile: string, box: { w: number; h:
   return { input: data, width: info.width, height: info.height };
 }
 
-/** A text element placed on a still: its words and box in pixels. */
+/** A text element placed on a still: its words, box in pixels and fill colours (#rrggbb, main first). */
 export interface SceneText {
   text: string;
   box: Box;
   role: string;
+  color?: string;
+  colors?: string[];
 }
 
 /** The scene's big type set in the type zone in the given colours: the fitted text, where it goes and its words. */
@@ -405,10 +437,31 @@ async function setType(s: SceneInput, def: StyleDef, c: Composition, ink: string
   return { t, left, top, text };
 }
 
-/** The texts a scene still has (its big type, where it is on the still), measured without drawing the scene. */
+/** The colours the type is set in: white on a scrim over the customer's picture, else the first of the style's readable on the pixels behind it. */
+function inkOf(s: SceneInput, def: StyleDef, raw: Buffer): { ink: string; accent: string; scrim: boolean } {
+  const { width: w, height: h } = s;
+  return s.reference
+    ? { ink: '#FFFFFF', accent: '#FFFFFF', scrim: true }
+    : typeColours([def.ink, def.numeral, ...def.accents, '#FFFFFF', '#000000'], luminances(raw, w, typeZone(w, h)));
+}
+
+/** The fill colours of the set type (main first): the accent only where the composition uses it. */
+function typeFills(c: Composition, ink: string, accent: string): Pick<SceneText, 'color' | 'colors'> {
+  const two = (c === 'stack' || c === 'numeral') && accent.toLowerCase() !== ink.toLowerCase();
+  return { color: ink.toUpperCase(), ...(two ? { colors: [accent.toUpperCase()] } : {}) };
+}
+
+/** The texts a scene still has (its big type, where it is on the still, its colours: the background is drawn to choose them, the type is not). */
 export async function sceneTexts(s: SceneInput): Promise<SceneText[]> {
-  const set = await setType(s, STYLES[s.style], compositionOf(s.seed, s.index), '#FFFFFF', '#FFFFFF');
-  return set ? [{ text: set.text, box: { x: set.left, y: set.top, w: set.t.width, h: set.t.height }, role: 'scene' }] : [];
+  if (s.photo || !keyWords(s.text ?? '').length) return [];
+  const def = STYLES[s.style];
+  const c = compositionOf(s.seed, s.index);
+  const raw = s.reference ? undefined : await gradedBase(s, def, c);
+  const { ink, accent } = raw ? inkOf(s, def, raw) : { ink: '#FFFFFF', accent: '#FFFFFF' };
+  const set = await setType(s, def, c, ink, accent);
+  return set
+    ? [{ text: set.text, box: { x: set.left, y: set.top, w: set.t.width, h: set.t.height }, role: 'scene', ...typeFills(c, ink, accent) }]
+    : [];
 }
 
 /** The scene's big type over raw RGB pixels: in a readable colour (on a scrim when none is). */
@@ -420,13 +473,11 @@ async function bigType(
 ): Promise<{ layers: OverlayOptions[]; texts: SceneText[] }> {
   const { width: w, height: h } = s;
   // Over the customer's picture the type sits on a scrim, as a caption card, not across the product.
-  const { ink, accent, scrim } = s.reference
-    ? { ink: '#FFFFFF', accent: '#FFFFFF', scrim: true }
-    : typeColours([def.ink, def.numeral, ...def.accents, '#FFFFFF', '#000000'], luminances(raw, w, typeZone(w, h)));
+  const { ink, accent, scrim } = inkOf(s, def, raw);
   const set = await setType(s, def, c, ink, accent);
   if (!set) return { layers: [], texts: [] };
   const { t, left, top } = set;
-  const layers: OverlayOptions[] = [];
+  const layers: OverlayOptions[] = c === 'stack' ? [stackBar(s, def, ink, accent)] : [];
   if (scrim) {
     const pad = Math.round(Math.min(w, h) * 0.03);
     const sw = t.width + 2 * pad;
@@ -447,7 +498,10 @@ async function bigType(
       top,
     });
   layers.push({ input: t.input, left, top });
-  return { layers, texts: [{ text: set.text, box: { x: left, y: top, w: t.width, h: t.height }, role: 'scene' }] };
+  return {
+    layers,
+    texts: [{ text: set.text, box: { x: left, y: top, w: t.width, h: t.height }, role: 'scene', ...typeFills(c, ink, accent) }],
+  };
 }
 
 /** One scene still as JPEG (the timeline's image input; JPEG decodes fastest for every frame). */
