@@ -9,6 +9,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import t from 'tap';
 import { renderTimeline } from '../../src/engines/render/ffmpeg.ts';
+import { timelineTexts } from '../../src/engines/render/manifest.ts';
 import { addSceneTransitions } from '../../src/engines/render/transitions.ts';
 import type { RenderMedia } from '../../src/engines/render/types.ts';
 import { extractFrame } from '../../src/media/ffmpeg.ts';
@@ -168,5 +169,45 @@ t.test('each caption style draws the spoken word its own way, and the contract a
     let yellow = 0;
     for (let i = 0; i < px.length; i += 3) if (px[i] > 200 && px[i + 1] > 170 && px[i + 2] < 80) yellow++;
     t.ok(yellow > 30, `${style}: the spoken word is highlighted (${yellow} pixels)`);
+  }
+});
+
+t.test("each caption style's manifest names the colours its words are filled with and a box holding every drawn glyph", async (t) => {
+  // A plain blue ground: nothing in it near the words' colours.
+  const plain = path.join(dir, 'plain.png');
+  await sharp({ create: { width: W, height: H, channels: 3, background: '#3050D0' } })
+    .png()
+    .toFile(plain);
+  media.set('plain', { path: plain, type: 'image/png', kind: 'image', width: W, height: H, durationSeconds: null, hasAudio: null });
+  const bg = baseItem({
+    item_id: 'itm_bg',
+    track_id: track.track_id,
+    type: 'image',
+    media_id: 'plain',
+    from_seconds: 0,
+    duration_seconds: 3,
+  });
+  for (const style of STYLES) {
+    const item = captions(style);
+    const [placed] = await timelineTexts([item], { width: W, height: H });
+    t.same([placed.color, ...(placed.colors ?? [])], ['#FFFFFF', '#FFD400'], `${style}: the text and highlight colours, not the outline`);
+    const file = await render([bg, item], `manifest-${style}`);
+    // 'crisp' is spoken at 1.5 s: both colours show.
+    const { data, info } = await pixels(file, 1.5);
+    const fills = [placed.color, ...(placed.colors ?? [])].map((c) => [1, 3, 5].map((k) => Number.parseInt(c!.slice(k, k + 2), 16)));
+    let [x0, y0, x1, y1] = [Infinity, Infinity, -1, -1];
+    for (let y = 0; y < info.height; y++)
+      for (let x = 0; x < info.width; x++) {
+        const i = (y * info.width + x) * 3;
+        if (!fills.some((f) => Math.hypot(data[i] - f[0], data[i + 1] - f[1], data[i + 2] - f[2]) < 60)) continue;
+        [x0, y0, x1, y1] = [Math.min(x0, x), Math.min(y0, y), Math.max(x1, x), Math.max(y1, y)];
+      }
+    const b = placed.box;
+    t.ok(x1 > x0, `${style}: words drawn`);
+    t.ok(
+      x0 >= b.x - 1 && y0 >= b.y - 1 && x1 <= b.x + b.w + 1 && y1 <= b.y + b.h + 1,
+      `${style}: glyphs ${x0},${y0}–${x1},${y1} inside the box ${JSON.stringify(b)}`,
+    );
+    t.ok(b.h <= y1 - y0 + 1 + 30, `${style}: the box (${b.h} px tall) is the words', not the whole band`);
   }
 });
