@@ -488,7 +488,8 @@ async function bigType(
       top: top - pad,
     });
   }
-  if (s.style === 'neon')
+  // Neon glows where its type is light; a dark type's blur is a smudge that eats its contrast.
+  if (s.style === 'neon' && luminance(...hexToRgb(ink)) > 0.5)
     layers.push({
       input: await sharp(t.input)
         .blur(Math.max(2, Math.round(w * 0.008)))
