@@ -7,6 +7,7 @@ import t from 'tap';
 import type { SceneInput } from '../../src/engines/image/types.ts';
 import { composeScene, overlayTexts, renderScene, sceneTexts, typeZone } from '../../src/engines/local/scene.ts';
 import { pannedBox } from '../../src/engines/render/manifest.ts';
+import { textContrast } from '../../src/media/quality/pixels.ts';
 import { captionTop } from '../../src/pipelines/faceless-video/plan.ts';
 import spec from '../../generated/openapi.json' with { type: 'json' };
 import { phashDistance } from '../helpers/phash.ts';
@@ -176,5 +177,20 @@ t.test('the big type reads at 4.5:1 against what is behind it, in every style an
       const light = lums[Math.floor(lums.length * 0.96)];
       const ratio = (light + 0.05) / (dark + 0.05);
       t.ok(ratio >= 4.5, `${style}, scene ${index + 1}: ${ratio.toFixed(2)}:1`);
+    }
+});
+
+t.test("the scene's big type is named in the colours it is drawn in, and reads at 4.5:1 next to its glyphs in every style", async (t) => {
+  for (const style of IMAGE_STYLES)
+    for (const [index, text] of SCRIPT.entries()) {
+      const s = scene({ style, index, text, width: 540, height: 960 });
+      const { jpeg, texts } = await composeScene(s);
+      const [placed] = await sceneTexts(s);
+      t.same(placed, texts[0], `${style} ${index}: sceneTexts says what composeScene drew`);
+      const colours = [placed.color, ...(placed.colors ?? [])].filter((c): c is string => !!c);
+      t.ok(colours.length, `${style} ${index}: its fill colours are named`);
+      const { data, info } = await sharp(jpeg).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+      const contrast = textContrast({ data, width: info.width, height: info.height }, placed.box, colours);
+      t.ok(contrast.ratio >= 4.5, `${style} ${index}: contrast ${contrast.ratio.toFixed(2)} ≥ 4.5`);
     }
 });
