@@ -118,6 +118,9 @@ function slideshowCases(pairs: boolean, slides: number): MatrixCase[] {
   return out;
 }
 
+/** The faceless durations the test suite renders (seconds; `npm run bench:quality` renders 15, 30 and 60). */
+export const FACELESS_TEST_DURATIONS = [8, 12, 16];
+
 export const IMAGE_STYLES = ['cinematic', 'watercolor', 'comic', 'minimal', 'neon', 'vintage'] as const;
 const FACELESS_PROMPTS = [
   'Three reasons embedded Rust is winning firmware teams over',
