@@ -11,6 +11,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { stopOcr } from '../src/media/ocr.ts';
 import { checkMedia, type QualityReport } from '../src/media/quality/check.ts';
+import { manifestPathOf } from '../src/media/quality/manifest.ts';
 import { mediaMatrix, type Pipeline } from '../scripts/lib/media-matrix.ts';
 import { type CaseResult, runAll, startRunner } from '../scripts/lib/media-run.ts';
 
@@ -38,6 +39,8 @@ const runner = await startRunner(out);
 try {
   await runAll(runner.run, cases, Number(values.parallel), async (r, done, total) => {
     const started = Date.now();
+    // Kept outputs get their manifest beside them, so `npm run check:media -- FILE` reads it.
+    if (values.keep && r.file && r.manifest) fs.writeFileSync(manifestPathOf(r.file), JSON.stringify(r.manifest, null, 1));
     const report = r.file
       ? await checkMedia(r.file, r.manifest, { expectNarration: r.case.pipeline === 'faceless_video' && !r.manifest?.narration })
       : undefined;
