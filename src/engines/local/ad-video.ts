@@ -100,6 +100,11 @@ export function captionChunks(text: string, maxChars: number, maxChunks: number)
   return chunks;
 }
 
+/** The shortest time a spoken caption chunk shows (seconds), where the next one leaves room. */
+const MIN_CAPTION_S = 1;
+/** A caption's fade-in (seconds): at most this, and at most a fifth of the time it shows. */
+const CAPTION_FADE_S = 0.25;
+
 /**
  * Spoken words as caption chunks of at most two lines, each shown from its first word's start to
  * its last word's end (a short gap is bridged, so captions do not flicker between phrases).
@@ -134,8 +139,14 @@ export function spokenChunks(words: readonly SpokenWord[], maxChars: number): { 
   }
   flush();
   for (let i = 0; i + 1 < out.length; i++) if (out[i + 1].a - out[i].b < 0.4) out[i].b = out[i + 1].a - 0.02;
+  // A chunk said quickly (a last word alone) stays up long enough to read, until the next one starts.
+  for (let i = 0; i < out.length; i++) {
+    const next = out[i + 1]?.a ?? Infinity;
+    out[i].b = Math.max(out[i].b, Math.min(out[i].a + MIN_CAPTION_S, next - 0.02));
+  }
   return out;
 }
+
 
 /** A caption chunk: its lines and when it shows (seconds). */
 export interface TimedChunk {
@@ -243,7 +254,7 @@ async function captionFilters(
           x: line.box.x,
           y: line.box.y,
           enable: `between(t,${fmt(a)},${fmt(b)})`,
-          alpha: `min(1,(t-${fmt(a)})/0.25)`,
+          alpha: `min(1,(t-${fmt(a)})/${fmt(Math.max(0.01, Math.min(CAPTION_FADE_S, (b - a) / 5)))})`,
         }),
       );
     }
