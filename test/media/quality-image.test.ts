@@ -244,7 +244,7 @@ t.test('slides: consecutive alike images fail scene-distinct', async (t) => {
   t.equal(distinct.pass, true, `distances: ${distinct.detail}`);
 });
 
-t.test('a small CTA and an accented word read back whole (read again at about 60 px when the 100 px reading fails; accented words kept at a lower confidence)', async (t) => {
+t.test('a small CTA and an accented word read back whole (read again at 60 px; accents kept from 40)', async (t) => {
   // The 4:5 bold-sale-banner's CTA: ~27 px white type with an arrow on a blue pill. Upscaled to
   // 100 px, Tesseract takes "now" for "how" (at 60 px it reads right); "café" reads right but at a
   // confidence of about 50 in a tall headline.

@@ -147,7 +147,6 @@ export function spokenChunks(words: readonly SpokenWord[], maxChars: number): { 
   return out;
 }
 
-
 /** A caption chunk: its lines and when it shows (seconds). */
 export interface TimedChunk {
   lines: string[];

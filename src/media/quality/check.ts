@@ -205,7 +205,8 @@ async function readBack(t: PlacedText, frame: Frame, subject: string, deadlineMs
     const ocr = png ? await recognizeText(png, deadlineMs) : { text: '', timedOut: false };
     const next = readBackRow(subject, ocr.timedOut ? 'timeout' : { placed: t.text, read: ocr.text }, deadlineMs);
     row ??= next;
-    if (next.pass) return next === row ? next : { ...next, detail: `${next.detail} (at ${linePx} px; at ${OCR_LINE_PX[0]} px: ${row.detail})` };
+    if (next.pass)
+      return next === row ? next : { ...next, detail: `${next.detail} (at ${linePx} px; at ${OCR_LINE_PX[0]} px: ${row.detail})` };
   }
   return row!;
 }
