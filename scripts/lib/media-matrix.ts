@@ -55,6 +55,8 @@ const PROMPTS: Record<string, string> = {
   'green-screen-reaction': 'Reacting to how much you save with our solar phone charger',
 };
 
+const AVATARS = ['maya-lifestyle', 'priya-tech-reviewer', 'daniel-business', 'chloe-beauty', 'marcus-chef', 'grace-wellness'];
+
 const slug = (s: string) => s.replace(/[^a-z0-9]+/gi, '-').toLowerCase();
 const aspectName = (a: string) => a.replace(':', 'x');
 
@@ -68,6 +70,8 @@ function adCases(kind: 'static_ads' | 'video_ads' | 'ugc_ads', type: Pipeline, a
         prompt: PROMPTS[t.slug] ?? `An ad for ${t.title ?? t.slug}`,
         aspect_ratio: aspect,
       };
+      // A UGC ad is a presenter talking: each template with a catalog avatar of its own.
+      if (type === 'ugc_ad') body.avatar_id = AVATARS[out.length % AVATARS.length];
       // Videos: the fast tier at its shortest duration (what a first try costs least).
       const tier = t.quality_tiers?.find((q) => q.id === 'low') ?? t.quality_tiers?.[0];
       if (tier) {
@@ -117,6 +121,9 @@ function slideshowCases(pairs: boolean, slides: number): MatrixCase[] {
       }
   return out;
 }
+
+/** The faceless durations the test suite renders (seconds; `npm run bench:quality` renders 15, 30 and 60). */
+export const FACELESS_TEST_DURATIONS = [8, 12, 16];
 
 export const IMAGE_STYLES = ['cinematic', 'watercolor', 'comic', 'minimal', 'neon', 'vintage'] as const;
 const FACELESS_PROMPTS = [

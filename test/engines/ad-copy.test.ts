@@ -123,3 +123,16 @@ t.test('a video ad shows each line of the copy as a caption of its own, whole li
   );
   t.same(captionChunks('one two three four five six seven', 9, 1), [['one two', 'three…']], 'a line cut short ends with an ellipsis');
 });
+
+t.test(
+  'a long subject sentence is cut at its verb or a clause, never in the middle of a phrase; the rest is the second line',
+  async (t) => {
+    const stain = adCopy(job('Our stain remover takes a wine-stained white shirt back to spotless'));
+    t.equal(stain.headline, 'Our stain remover', 'the subject before its verb (was "Our stain remover takes a wine-stained white")');
+    t.equal(stain.subheadline, 'Takes a wine-stained white shirt back to spotless', 'the rest, whole, under it');
+    t.equal(
+      adCopy(job('An honest review of our noise-cancelling earbuds after a month')).headline,
+      'Honest review of our noise-cancelling earbuds',
+    );
+  },
+);

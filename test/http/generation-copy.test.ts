@@ -6,6 +6,7 @@ import { eq } from 'drizzle-orm';
 import t from 'tap';
 import { generations } from '../../src/db/schema/index.ts';
 import { stopOcr } from '../../src/media/ocr.ts';
+import { recordedManifest } from '../../src/pipelines/recorded-manifest.ts';
 import { startTestApp } from '../helpers/app.ts';
 import { normWords, ocrWords } from '../helpers/ocr.ts';
 
@@ -66,7 +67,10 @@ t.test('a static ad shows the customer copy verbatim', async (t) => {
   const { id, bytes } = await render({ ...STATIC, prompt: DOCS_PROMPT.replace(/, headline.*$/, ''), copy });
   const [row] = await app.service.ctx.db.select({ spec: generations.spec }).from(generations).where(eq(generations.id, id));
   t.same((row.spec as { copy?: unknown }).copy, copy, 'the copy is stored with the generation');
-  const read = await ocrWords(bytes);
+  // The boxes the renderer says it drew in say where to look (a button's words are lost in a band).
+  const manifest = await recordedManifest(app.service.ctx.db, 'generation', id);
+  t.ok(manifest?.texts.length, 'the render recorded the texts it placed');
+  const read = await ocrWords(bytes, manifest);
   t.ok(read.includes(norm(copy.headline)), `the headline is drawn verbatim (read: ${read})`);
   t.ok(read.includes(norm(copy.cta)), `the CTA is drawn verbatim (read: ${read})`);
   t.notOk(read.includes('sunny kitchen'), 'no prompt text');

@@ -253,10 +253,13 @@ const shrink = (r: Rect, f: number): Rect => ({
   w: Math.round(r.w * (1 - f)),
   h: Math.round(r.h * (1 - f)),
 });
+// The layout the render had: its copy (adCopy of the prompt: "Fresh lemonade" over "For hot days")
+// decides whether a subheadline takes room above the product.
 const layoutOf = (over: Partial<Parameters<typeof computeLayout>[0]>): AdLayout =>
   computeLayout({
     type: 'static_ad',
     templateSlug: 'product-spotlight',
+    prompt: PROMPT,
     width: W,
     height: H,
     referenceImages: [],

@@ -40,7 +40,7 @@ t.test('an attempt killed while rendering resumes after its stored stages', asyn
   t.ok(stored.script && stored.scenes && stored.voiceover && stored.captions, `stored stages: ${Object.keys(stored).join(', ')}`);
   t.equal(stored.scenes.mediaIds.length, 2, 'one scene per sentence');
   const mediaBefore = await ctx.db.select({ id: media.id, createdAt: media.createdAt }).from(media).where(eq(media.orgId, ws.orgId));
-  t.equal(mediaBefore.length, 4, 'two scenes, the voiceover and the music bed');
+  t.equal(mediaBefore.length, 5, 'two scenes, the overlay (caption scrim and brand), the voiceover and the music bed');
 
   // Attempt 2: resumes at the render.
   const resumed: string[] = [];
@@ -59,7 +59,7 @@ t.test('an attempt killed while rendering resumes after its stored stages', asyn
   t.equal(done.attempts, 2);
   t.same((done.artifacts as Record<string, any>).scenes, stored.scenes, 'the same scene media');
   const mediaAfter = await ctx.db.select({ id: media.id, kind: media.kind }).from(media).where(eq(media.orgId, ws.orgId));
-  t.equal(mediaAfter.length, 5, 'the stored media plus the MP4, nothing twice');
+  t.equal(mediaAfter.length, 6, 'the stored media plus the MP4, nothing twice');
   t.equal(mediaAfter.filter((m) => m.kind === 'video').length, 1);
 
   // A repeated delivery of the finished job does nothing.

@@ -18,6 +18,7 @@ import { startReplicateFake } from '../engines/fakes/replicate.ts';
 import { startTestApp } from '../helpers/app.ts';
 import { normWords, ocrWords } from '../helpers/ocr.ts';
 import { stopOcr } from '../../src/media/ocr.ts';
+import { recordedManifest } from '../../src/pipelines/recorded-manifest.ts';
 
 const replicate = await startReplicateFake('r8_test_token');
 const fal = await startFalFake('fal-key-id:fal-key-secret');
@@ -121,10 +122,13 @@ t.test('a static ad: the hero image by Flux on Replicate, the template composite
 
 t.test("a composited static ad shows the customer's copy verbatim over the model's picture", async (t) => {
   const copy = { headline: 'Cold. Crisp. Yours.', cta: 'Grab a bottle' };
-  const { g } = await generate({ type: 'static_ad', template_slug: 'bold-sale-banner', prompt: 'Lemonade summer sale', copy });
+  const { g, id } = await generate({ type: 'static_ad', template_slug: 'bold-sale-banner', prompt: 'Lemonade summer sale', copy });
   t.equal(g.status, 'completed', JSON.stringify(g.error));
   t.match(g.engine, { kind: 'hosted' }, 'made by the model, composited here');
-  const read = await ocrWords(await bytesOf(g.url));
+  // The boxes the compositor says it drew in say where to look (a button's words are lost in a band).
+  const manifest = await recordedManifest(app.service.ctx.db, 'generation', id);
+  t.ok(manifest?.texts.length, 'the composite recorded the texts it placed');
+  const read = await ocrWords(await bytesOf(g.url), manifest);
   t.ok(read.includes(normWords(copy.headline)), `the headline is drawn verbatim (read: ${read})`);
   t.ok(read.includes(normWords(copy.cta)), `the CTA is drawn verbatim (read: ${read})`);
 });

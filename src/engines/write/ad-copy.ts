@@ -43,7 +43,7 @@ export function adCopy(job: AdCopyInput): AdCopy {
   const quoted = quotedCopy(job.prompt || '');
   const given: CustomerCopy = { ...quoted.copy, ...definedFields(job.copy) };
   const derived = headlineFrom(quoted.rest, job.title);
-  const benefit = benefitFrom(quoted.rest, derived);
+  const benefit = benefitFrom(quoted.rest, derived) ?? afterVerb(quoted.rest, derived);
   // "Fresh lemonade for hot days" → "Fresh lemonade" over "For hot days", when no benefit takes the second line.
   const split = given.headline || benefit ? null : splitPurpose(derived);
   const headline = given.headline ?? split?.[0] ?? derived;
@@ -171,7 +171,8 @@ function subjectOf(sentence: string): string {
 /** At most `max` words: trailing clauses dropped first, then "X is Y" as "X: Y", then a cut that never ends on a small word. */
 export function shorten(text: string, max: number): string {
   let words = text.split(/\s+/).filter(Boolean);
-  const clause = /^(?:for|with|that|which|who|while|when|so|to|in|at|and|because|by|from|without|into|on)$/i;
+  const clause =
+    /^(?:for|with|that|which|who|while|when|so|to|in|at|and|because|by|from|without|into|on|after|before|during|until|since|over|through|across|like)$/i;
   while (words.length > max) {
     const cut = words.findLastIndex((w, i) => i >= 2 && clause.test(w));
     if (cut < 0) break;
@@ -184,9 +185,36 @@ export function shorten(text: string, max: number): string {
       if (subject.length) words = [...subject.slice(0, -1), `${subject.at(-1)}:`, ...words.slice(verb + 1)];
     }
   }
+  // "Our stain remover takes a wine-stained white shirt …" → "Our stain remover": the subject
+  // before its verb rather than a phrase cut in the middle (adCopy says the rest on the second line).
+  const verb = verbAt(words, max);
+  if (words.length > max && verb > 0) words = words.slice(0, verb);
   if (words.length > max) words = words.slice(0, max);
   while (words.length > 1 && TAIL_WORDS.has(words.at(-1)!.toLowerCase().replace(/[:,]$/, ''))) words.pop();
   return words.join(' ').replace(/[:,;]$/, '');
+}
+
+const VERB =
+  /^(?:takes|fixes|keeps|makes|gives|helps|turns|brings|cuts|saves|tracks|folds|fits|beats|lets|gets|loves|works|tastes|feels|looks|cleans|removes|protects|stays|goes|comes|runs)$/i;
+
+/** Where the verb after a subject of two words or more is (within the first `max` words), else -1. */
+function verbAt(words: string[], max: number): number {
+  return words.findIndex((w, i) => i >= 2 && i <= max && VERB.test(w));
+}
+
+/** The rest of a subject sentence a headline cut at its verb leaves out ("Takes a wine-stained white shirt back to spotless"), else null. */
+function afterVerb(prompt: string, headline: string): string | null {
+  const words = subjectOf(firstSentence(prompt || ''))
+    .split(/\s+/)
+    .filter(Boolean);
+  const verb = verbAt(words, HEADLINE_MAX_WORDS);
+  if (
+    words.length <= HEADLINE_MAX_WORDS ||
+    verb < 0 ||
+    words.slice(0, verb).join(' ').toLowerCase() !== headline.replace(/^Meet /, '').toLowerCase()
+  )
+    return null;
+  return capitalise(shorten(words.slice(verb).join(' '), 12));
 }
 
 const capitalise = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
