@@ -10,7 +10,7 @@ import sharp from 'sharp';
 import t, { type Test } from 'tap';
 import { parse } from 'yaml';
 import { composeAd, type DrawnText } from '../../src/engines/local/ad-image.ts';
-import { prepareVideo, spokenChunks } from '../../src/engines/local/ad-video.ts';
+import { captionTimes, prepareVideo, spokenChunks } from '../../src/engines/local/ad-video.ts';
 import { LocalProvider } from '../../src/engines/local/ads.ts';
 import { computeLayout, contrast, hexToRgb, paletteFor, type Rect } from '../../src/engines/local/layout.ts';
 import { mouthLevels } from '../../src/engines/local/mouth.ts';
@@ -319,4 +319,18 @@ t.test('a spoken caption said quickly (a last word alone) stays up for a second,
   t.ok(chunks[1].b - chunks[1].a >= 0.58, 'held until the next chunk');
   t.ok(chunks[2].b - chunks[2].a >= 1 - 1e-9, `the last word shows ${chunks[2].b - chunks[2].a} s`);
   for (let i = 0; i + 1 < chunks.length; i++) t.ok(chunks[i].b < chunks[i + 1].a, 'chunks never overlap');
+});
+
+t.test('a word the end of the ad cuts off gets no caption that flashes for a frame', async (t) => {
+  // talking-head-review 9:16: the voice ran past the 8 s ad and "Follow" began at 7.984 s.
+  const spokenWords = [
+    { text: 'Try', startMs: 6000, endMs: 6300 },
+    { text: 'it.', startMs: 6300, endMs: 6900 },
+    { text: 'Follow', startMs: 7984, endMs: 8400 },
+  ];
+  const chunks = captionTimes({ spokenWords } as unknown as GenerationJob, 8, 24);
+  t.same(
+    chunks.map((c) => c.lines.join(' ')),
+    ['Try it.'],
+  );
 });

@@ -104,6 +104,8 @@ export function captionChunks(text: string, maxChars: number, maxChunks: number)
 const MIN_CAPTION_S = 1;
 /** A caption's fade-in (seconds): at most this, and at most a fifth of the time it shows. */
 const CAPTION_FADE_S = 0.25;
+/** A spoken chunk starting less than this before the ad's end (cut off with the audio) is not captioned. */
+const MIN_CAPTION_END_S = 0.3;
 
 /**
  * Spoken words as caption chunks of at most two lines, each shown from its first word's start to
@@ -159,7 +161,8 @@ export function captionTimes(job: GenerationJob, duration: number, maxChars: num
   const start = Math.min(0.5, duration * 0.1);
   const end = Math.max(start + 0.5, duration - 0.15);
   const maxChunks = Math.max(1, Math.floor((end - start) / 1.4));
-  if (job.spokenWords?.length) return spokenChunks(job.spokenWords, maxChars).filter((c) => c.a < duration);
+  // Words the ad's end cuts off (said in its last moments) get no caption that would flash for a frame.
+  if (job.spokenWords?.length) return spokenChunks(job.spokenWords, maxChars).filter((c) => c.a < duration - MIN_CAPTION_END_S);
   return captionChunks(unshown(job), maxChars, maxChunks).map((lines, i, all) => {
     const slot = (end - start) / all.length;
     return { lines, a: start + i * slot, b: start + i * slot + slot - 0.05 };
