@@ -217,7 +217,7 @@ async function avatarPortrait(src: InputSources, avatar: GenerationSpec['avatar'
  * the band. The presenter is the part above both: a UGC ad showed the card's name ("Maya · casual")
  * and initials under its own captions and CTA.
  */
-async function catalogPortrait(card: Buffer): Promise<Buffer> {
+export async function catalogPortrait(card: Buffer): Promise<Buffer> {
   const { width = 0, height = 0 } = await sharp(card).metadata();
   const keep = Math.floor(height * 0.84 - width * 0.14) - 4;
   const img = sharp(card);
