@@ -30,6 +30,17 @@ export interface OcrResult {
 
 /** Words below this confidence (0–100) are noise (photos give Tesseract plenty of it). */
 const MIN_WORD_CONFIDENCE = 60;
+/**
+ * A word with a letter outside ASCII (é, ü, ñ) passes at this confidence: the English model reads
+ * "café" right but at about 50, so the stricter bar dropped correctly read words of other languages.
+ */
+const MIN_ACCENTED_WORD_CONFIDENCE = 40;
+
+/** Whether a word read is kept (enough confidence, at least one letter or digit). */
+export function keptWord(text: string, confidence: number): boolean {
+  if (!/[\p{L}\p{N}]/u.test(text)) return false;
+  return confidence >= (/[^\x00-\x7f]/.test(text) ? MIN_ACCENTED_WORD_CONFIDENCE : MIN_WORD_CONFIDENCE);
+}
 
 let worker: Promise<Worker> | undefined;
 /** Recognitions run one at a time on the one worker; this chains them. */
@@ -87,7 +98,7 @@ async function recognizeNow(image: Buffer, deadlineMs: number): Promise<OcrResul
     for (const block of result.data.blocks ?? []) {
       for (const para of block.paragraphs) {
         for (const line of para.lines) {
-          const words = line.words.filter((wd) => wd.confidence >= MIN_WORD_CONFIDENCE && /[\p{L}\p{N}]/u.test(wd.text));
+          const words = line.words.filter((wd) => keptWord(wd.text, wd.confidence));
           if (!words.length) continue;
           textLines.push(words.map((wd) => wd.text).join(' '));
           const x0 = Math.min(...words.map((wd) => wd.bbox.x0));

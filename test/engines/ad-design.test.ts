@@ -10,7 +10,7 @@ import sharp from 'sharp';
 import t, { type Test } from 'tap';
 import { parse } from 'yaml';
 import { composeAd, type DrawnText } from '../../src/engines/local/ad-image.ts';
-import { prepareVideo } from '../../src/engines/local/ad-video.ts';
+import { captionTimes, prepareVideo, spokenChunks } from '../../src/engines/local/ad-video.ts';
 import { LocalProvider } from '../../src/engines/local/ads.ts';
 import { computeLayout, contrast, hexToRgb, paletteFor, type Rect } from '../../src/engines/local/layout.ts';
 import { mouthLevels } from '../../src/engines/local/mouth.ts';
@@ -300,4 +300,37 @@ t.test("with an audio file and no word timings, the mouth follows the audio's lo
   const diff = (a: Buffer, b: Buffer) => a.reduce((s, v, i) => s + Math.abs(v - b[i]), 0) / a.length;
   t.ok(diff(loud, rest) > 20, `the mouth is open while the audio sounds (${diff(loud, rest).toFixed(1)})`);
   t.ok(diff(silent, rest) < 6, `and closed in its silence, though a caption shows (${diff(silent, rest).toFixed(1)})`);
+});
+
+t.test('a spoken caption said quickly (a last word alone) stays up for a second, never into the next', async (t) => {
+  // The green-screen-reaction UGC ad ended on "save." said in 0.29 s: shown that long, with a
+  // 0.25 s fade-in, it was half transparent while on screen (contrast 4.3:1) and unreadable.
+  const words = ['Follow', 'for', 'more', 'about', 'saving', 'money.', 'Really.', 'Now.'].map((text, i) => ({
+    text,
+    startMs: i === 7 ? 4000 : i === 6 ? 3400 : 200 + i * 300,
+    endMs: i === 7 ? 4290 : i === 6 ? 3600 : 450 + i * 300,
+  }));
+  const chunks = spokenChunks(words, 24);
+  t.same(
+    chunks.map((c) => c.lines.join(' ')),
+    ['Follow for more about saving money.', 'Really.', 'Now.'],
+  );
+  t.ok(chunks[1].b <= chunks[2].a - 0.02 + 1e-9, 'held only until the next chunk starts');
+  t.ok(chunks[1].b - chunks[1].a >= 0.58, 'held until the next chunk');
+  t.ok(chunks[2].b - chunks[2].a >= 1 - 1e-9, `the last word shows ${chunks[2].b - chunks[2].a} s`);
+  for (let i = 0; i + 1 < chunks.length; i++) t.ok(chunks[i].b < chunks[i + 1].a, 'chunks never overlap');
+});
+
+t.test('a word the end of the ad cuts off gets no caption that flashes for a frame', async (t) => {
+  // talking-head-review 9:16: the voice ran past the 8 s ad and "Follow" began at 7.984 s.
+  const spokenWords = [
+    { text: 'Try', startMs: 6000, endMs: 6300 },
+    { text: 'it.', startMs: 6300, endMs: 6900 },
+    { text: 'Follow', startMs: 7984, endMs: 8400 },
+  ];
+  const chunks = captionTimes({ spokenWords } as unknown as GenerationJob, 8, 24);
+  t.same(
+    chunks.map((c) => c.lines.join(' ')),
+    ['Try it.'],
+  );
 });

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import t from 'tap';
-import { stopOcr } from '../../src/media/ocr.ts';
+import { keptWord, stopOcr } from '../../src/media/ocr.ts';
 import { type CheckName, checkMedia, checkSlides, type QualityReport } from '../../src/media/quality/check.ts';
 import { FONT_BOLD } from '../../src/engines/local/font.ts';
 import { type MediaManifest, PORTRAIT_SAFE_ZONE } from '../../src/media/quality/manifest.ts';
@@ -242,4 +242,20 @@ t.test('slides: consecutive alike images fail scene-distinct', async (t) => {
   t.match(same, { check: 'scene-distinct', pass: false, value: 0, detail: /slides 1→2: 0 bits/ });
   const distinct = await checkSlides([at('s1.png'), at('s2.png'), at('s1.png')]);
   t.equal(distinct.pass, true, `distances: ${distinct.detail}`);
+});
+
+t.test('a small CTA and an accented word read back whole (read again at 60 px; accents kept from 40)', async (t) => {
+  // The 4:5 bold-sale-banner's CTA: ~27 px white type with an arrow on a blue pill. Upscaled to
+  // 100 px, Tesseract takes "now" for "how" (at 60 px it reads right); "café" reads right but at a
+  // confidence of about 50 in a tall headline.
+  const texts = [
+    { text: 'Shop now  →', px: 27, color: '#ffffff', x: 284, y: 700, role: 'cta', scrim: '#3530e6' },
+    { text: 'Kettle café', px: 100, color: '#ffffff', x: 60, y: 200, role: 'headline', scrim: 'rgba(20,60,140,1)' },
+  ];
+  const m = await poster(at('cta.png'), { ...brand, texts });
+  const r = await checkMedia(at('cta.png'), m);
+  t.same(failed(r), [], 'both read back');
+  t.ok(keptWord('café', 51), 'an accented word read at 51 is kept');
+  t.notOk(keptWord('cafe', 51), 'an ASCII word at 51 is not');
+  t.notOk(keptWord('→', 99), 'a symbol is not a word');
 });

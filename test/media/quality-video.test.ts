@@ -12,6 +12,7 @@ import { renderMusicBed } from '../../src/media/music-bed.ts';
 import { stopOcr } from '../../src/media/ocr.ts';
 import { type CheckName, checkMedia, type QualityReport } from '../../src/media/quality/check.ts';
 import type { MediaManifest, PlacedText } from '../../src/media/quality/manifest.ts';
+import { speechSpans } from '../../src/media/quality/sample.ts';
 import { ffmpeg, inDir, poster, slideVideo } from './quality-fixtures.ts';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quality-video-'));
@@ -175,9 +176,10 @@ t.test('heard narration: eSpeak speech to the end passes; speech then music alon
     `music-only tail heard as ${heardTail} s (${round2(total - spoken)} s after the speech)`,
   );
   await slideVideo(at('bed.mp4'), [at('a.png'), at('b.png')], total / 2, { file: at('bed.wav') });
-  // Music alone is not narration. The music library's drums put energy in the voice band now and
-  // then (a quarter of the windows of this cinematic track), so heard narration is a fallback:
-  // the pipelines declare their narration spans in the manifest instead.
+  // Music alone is not narration. The music library's drums and its ducking (here under words no one
+  // says) put energy in the voice band now and then (an eighth of this cinematic track is taken for
+  // speech), so heard narration is a fallback: the pipelines declare their narration spans in the
+  // manifest instead.
   const bedOnly = rows(await checkMedia(at('bed.mp4'), undefined, { expectNarration: true }), 'narration-coverage')[0];
   t.equal(bedOnly.pass, false, 'music alone fails narration coverage');
   t.ok(Number.parseFloat(String(bedOnly.value)) < 50, `music alone heard as ${bedOnly.value} narration`);
@@ -197,4 +199,15 @@ t.test('a silent audio track fails; no audio stream passes', async (t) => {
   const audio = await checkMedia(at('silent.m4a'));
   t.equal(audio.kind, 'audio');
   t.same(failed(audio), ['silent-audio audio: a silent audio track']);
+});
+
+t.test('speech spans: the music after the last sentence is not speech because one window over both is', async (t) => {
+  // 100 ms voice-band levels: 5 s of syllables (loud, soft, pause), then 3 s of a steady music bed
+  // that comes back up 7 dB when the speech ends (the ducking lets go).
+  const syllables = Array.from({ length: 50 }, (_, i) => [-18, -24, -50, -20, -30][i % 5]);
+  const music = [-29, ...Array.from({ length: 29 }, (_, i) => -22 + (i % 3))];
+  const spans = speechSpans([...syllables, ...music]);
+  t.ok(spans.length > 0, 'the speech is heard');
+  const end = Math.max(...spans.map((s) => s.toSeconds));
+  t.ok(end >= 4.9 && end <= 5.5, `speech heard to ${end} s (it ends at 5 s)`);
 });

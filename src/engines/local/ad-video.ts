@@ -100,6 +100,13 @@ export function captionChunks(text: string, maxChars: number, maxChunks: number)
   return chunks;
 }
 
+/** The shortest time a spoken caption chunk shows (seconds), where the next one leaves room. */
+const MIN_CAPTION_S = 1;
+/** A caption's fade-in (seconds): at most this, and at most a fifth of the time it shows. */
+const CAPTION_FADE_S = 0.25;
+/** A spoken chunk starting less than this before the ad's end (cut off with the audio) is not captioned. */
+const MIN_CAPTION_END_S = 0.3;
+
 /**
  * Spoken words as caption chunks of at most two lines, each shown from its first word's start to
  * its last word's end (a short gap is bridged, so captions do not flicker between phrases).
@@ -134,6 +141,11 @@ export function spokenChunks(words: readonly SpokenWord[], maxChars: number): { 
   }
   flush();
   for (let i = 0; i + 1 < out.length; i++) if (out[i + 1].a - out[i].b < 0.4) out[i].b = out[i + 1].a - 0.02;
+  // A chunk said quickly (a last word alone) stays up long enough to read, until the next one starts.
+  for (let i = 0; i < out.length; i++) {
+    const next = out[i + 1]?.a ?? Infinity;
+    out[i].b = Math.max(out[i].b, Math.min(out[i].a + MIN_CAPTION_S, next - 0.02));
+  }
   return out;
 }
 
@@ -149,7 +161,8 @@ export function captionTimes(job: GenerationJob, duration: number, maxChars: num
   const start = Math.min(0.5, duration * 0.1);
   const end = Math.max(start + 0.5, duration - 0.15);
   const maxChunks = Math.max(1, Math.floor((end - start) / 1.4));
-  if (job.spokenWords?.length) return spokenChunks(job.spokenWords, maxChars).filter((c) => c.a < duration);
+  // Words the ad's end cuts off (said in its last moments) get no caption that would flash for a frame.
+  if (job.spokenWords?.length) return spokenChunks(job.spokenWords, maxChars).filter((c) => c.a < duration - MIN_CAPTION_END_S);
   return captionChunks(unshown(job), maxChars, maxChunks).map((lines, i, all) => {
     const slot = (end - start) / all.length;
     return { lines, a: start + i * slot, b: start + i * slot + slot - 0.05 };
@@ -232,7 +245,7 @@ async function captionFilters(
           x: line.box.x,
           y: line.box.y,
           enable: `between(t,${fmt(a)},${fmt(b)})`,
-          alpha: `min(1,(t-${fmt(a)})/0.25)`,
+          alpha: `min(1,(t-${fmt(a)})/${fmt(Math.max(0.01, Math.min(CAPTION_FADE_S, (b - a) / 5)))})`,
         }),
       );
     }

@@ -141,18 +141,26 @@ const VOICED_DB = -45;
 /**
  * The spans that sound like speech, from the voice band's level of every 100 ms: the 1.5 s
  * windows (every 0.5 s) that ../analysis.ts's speech heuristic calls speech (voiced often enough,
- * modulated the way syllables modulate it: a steady music bed or hum is not), and in them the
- * voiced 100 ms steps, joined across pauses shorter than 0.7 s.
+ * modulated the way syllables modulate it: a steady music bed or hum is not), and the voiced
+ * 100 ms steps that at least half of the windows over them call speech (a step is in up to three:
+ * one window that ends a sentence must not make the music after it speech), joined across pauses
+ * shorter than 0.7 s.
  */
 export function speechSpans(levels: number[]): { fromSeconds: number; toSeconds: number }[] {
-  const inSpeech = new Uint8Array(levels.length);
+  const votes = new Uint8Array(levels.length);
+  const windows = new Uint8Array(levels.length);
   for (let start = 0; start < levels.length; start += 5) {
     const window = levels.slice(start, start + 15);
-    if (window.length >= 5 && looksLikeSpeech(window)) inSpeech.fill(1, start, start + window.length);
+    if (window.length < 5) continue;
+    const speech = looksLikeSpeech(window);
+    for (let i = start; i < start + window.length; i++) {
+      windows[i]++;
+      if (speech) votes[i]++;
+    }
   }
   const spans: { fromSeconds: number; toSeconds: number }[] = [];
   for (const [i, v] of levels.entries()) {
-    if (!inSpeech[i] || v <= VOICED_DB) continue;
+    if (!votes[i] || 2 * votes[i] < windows[i] || v <= VOICED_DB) continue;
     const [from, to] = [i / 10, (i + 1) / 10];
     const prev = spans.at(-1);
     if (prev && from - prev.toSeconds < 0.7) prev.toSeconds = to;

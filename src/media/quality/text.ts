@@ -3,7 +3,8 @@
 //
 // Read-back: the box, with a little padding, is cut from the frame as the distance of each pixel
 // from the text's colour (./pixels.ts inkImage: black glyphs on white, which Tesseract reads best,
-// whatever outline, scrim or photo is behind them), upscaled so a line is about 100 px tall, then
+// whatever outline, scrim or photo is behind them), upscaled so a short box is about 100 px tall (read again at about 60 px when that
+// reading fails: see OCR_LINE_PX), then
 // read by OCR (../ocr.ts). Both the placed
 // words and the words read are normalised (Unicode NFKD without accents, since the bundled OCR
 // model is English and reads é as e; lower case, letters and digits only) and
@@ -76,8 +77,16 @@ export function readBackVerdict(placed: string, read: string): ReadBackVerdict {
 /** The padding around a box that OCR and the overflow test look at: 15 % of its height, 6–24 px. */
 export const padOf = (box: Box) => Math.round(Math.min(24, Math.max(6, 0.15 * box.h)));
 
-/** The upscale factor that makes a short box about 100 px tall (at most 4×). */
-export const upscaleOf = (box: Box) => Math.min(4, Math.max(1, 100 / Math.max(1, box.h)));
+/**
+ * The heights (px) a short box is upscaled to for OCR, in the order tried: about 100 px, and when
+ * that reading fails, about 60 px. Tesseract's LSTM misreads a glyph now and then at one size and
+ * not at another (DejaVu Bold "now" read as "how" in a 34 px CTA at 100 px, in a 31 px one at
+ * 60 px); a clipped or wrong text reads wrong at both, since the pixels lack the words.
+ */
+export const OCR_LINE_PX = [100, 60] as const;
+
+/** The upscale factor that makes a short box about `px` tall (at most 4×). */
+export const upscaleOf = (box: Box, px: number = OCR_LINE_PX[0]) => Math.min(4, Math.max(1, px / Math.max(1, box.h)));
 
 export interface Placement {
   pass: boolean;

@@ -205,12 +205,23 @@ async function avatarPortrait(src: InputSources, avatar: GenerationSpec['avatar'
         retryable: false,
         context: { field: 'avatar_id' },
       });
-    return sharp(await fs.readFile(file))
-      .png()
-      .toBuffer();
+    return catalogPortrait(await fs.readFile(file));
   }
   if (avatar?.imageUrl) return referenceImage(src, { url: avatar.imageUrl }, 'avatar_id');
   return undefined;
+}
+
+/**
+ * A catalog avatar's portrait is its catalog card (scripts/make-previews.ts avatarSvg): the person
+ * above a name band (the bottom 16 %) with an initials disc (radius 10 % of the width) standing on
+ * the band. The presenter is the part above both: a UGC ad showed the card's name ("Maya · casual")
+ * and initials under its own captions and CTA.
+ */
+export async function catalogPortrait(card: Buffer): Promise<Buffer> {
+  const { width = 0, height = 0 } = await sharp(card).metadata();
+  const keep = Math.floor(height * 0.84 - width * 0.14) - 4;
+  const img = sharp(card);
+  return (keep > height / 2 ? img.extract({ left: 0, top: 0, width, height: keep }) : img).png().toBuffer();
 }
 
 /**
