@@ -1,7 +1,7 @@
 // The words of a template ad (src/engines/write/ad-copy.ts): the customer's copy verbatim, then the
 // prompt's quoted copy verbatim, else short copy derived from the prompt that never pastes it.
 import t from 'tap';
-import { captionChunks } from '../../src/engines/local/ad-video.ts';
+import { captionChunks, spokenChunks } from '../../src/engines/local/ad-video.ts';
 import { adCopy, type AdCopyInput } from '../../src/engines/write/ad-copy.ts';
 
 const job = (prompt: string, extra: Partial<AdCopyInput> = {}): AdCopyInput => ({
@@ -136,3 +136,20 @@ t.test(
     );
   },
 );
+
+t.test('spoken captions leave no widow: a sentence’s last word alone takes the word before it', async (t) => {
+  const said = 'Here is what nobody tells you about how much you save.'.split(' ');
+  const words = said.map((text, i) => ({ text, startMs: i * 300, endMs: i * 300 + 250 }));
+  const chunks = spokenChunks(words, 16);
+  t.same(chunks.map((c) => c.lines.join(' ')).join(' '), said.join(' '), 'every word once, in order');
+  for (const c of chunks) t.ok(c.lines.join(' ').split(' ').length > 1, `"${c.lines.join(' ')}" is more than one word`);
+});
+
+t.test('a two-line spoken caption is split where its lines are most even', async (t) => {
+  const said = 'noise-cancelling earbuds after.'.split(' ');
+  const [chunk] = spokenChunks(
+    said.map((text, i) => ({ text, startMs: i * 300, endMs: i * 300 + 250 })),
+    24,
+  );
+  t.same(chunk.lines, ['noise-cancelling', 'earbuds after.'], 'not "noise-cancelling earbuds" over "after."');
+});

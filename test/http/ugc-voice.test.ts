@@ -32,6 +32,10 @@ t.test('a local UGC ad speaks: script and voice before the render, the voice is 
   t.same(Object.keys(state.runs ?? {}).sort(), ['rendering', 'script', 'voice'], 'the stages that ran');
   t.ok(state.script?.text, 'the script is recorded');
   t.ok(state.voice?.words?.length > 3, 'the voice has timed words');
+  // The whole script is said within the 8 s: its last word (the call to action's) ends before the ad does.
+  const words = state.voice.words as { text: string; endMs: number }[];
+  t.ok(words.at(-1)!.endMs <= 8000, `the voice ends at ${words.at(-1)!.endMs} ms of 8000`);
+  t.equal(words.at(-1)!.text, (state.script.text as string).split(/\s+/).at(-1), 'the last word said is the script’s last');
   const file = path.join(dir, 'spoken.mp4');
   fs.writeFileSync(file, Buffer.from(await (await fetch(g.url)).arrayBuffer()));
   const peak = maxVolume(file);

@@ -18,7 +18,7 @@ import sharp from 'sharp';
 import { type FontFace, textWidth } from './font.ts';
 import { envelopeLevels, levelSpans, mouthCanvas, mouthLevels, mouthShape, type Spoken } from './mouth.ts';
 import { composeAd, encodeRaw, facesFor, type ComposedAd } from './ad-image.ts';
-import { hash32, rng, type AdLayout, type Rect } from './layout.ts';
+import { rng, type AdLayout, type Rect } from './layout.ts';
 import type { MediaManifest, PlacedText } from '../../media/quality/manifest.ts';
 import { adCopy } from '../write/ad-copy.ts';
 import type { SpokenWord } from '../speech/types.ts';
@@ -107,25 +107,40 @@ const CAPTION_FADE_S = 0.25;
 /** A spoken chunk starting less than this before the ad's end (cut off with the audio) is not captioned. */
 const MIN_CAPTION_END_S = 0.3;
 
+/** Wrapped lines, two lines split where they are most even (no word alone on the second line). */
+function balanced(text: string, maxChars: number): string[] {
+  const lines = wrapWords(text, maxChars);
+  if (lines.length !== 2) return lines;
+  const words = text.split(' ');
+  let best = lines;
+  for (let i = 1; i < words.length; i++) {
+    const pair = [words.slice(0, i).join(' '), words.slice(i).join(' ')];
+    if (pair[0].length > maxChars || pair[1].length > maxChars) continue;
+    if (Math.max(pair[0].length, pair[1].length) < Math.max(best[0].length, best[1].length)) best = pair;
+  }
+  return best;
+}
+
+/** A word cut to fit a caption line. */
+const shortWord = (w: string, maxChars: number) => (w.length > maxChars ? `${w.slice(0, Math.max(1, maxChars - 1))}…` : w);
+
 /**
  * Spoken words as caption chunks of at most two lines, each shown from its first word's start to
  * its last word's end (a short gap is bridged, so captions do not flicker between phrases).
  */
 export function spokenChunks(words: readonly SpokenWord[], maxChars: number): { lines: string[]; a: number; b: number }[] {
-  const out: { lines: string[]; a: number; b: number }[] = [];
+  const groups: SpokenWord[][] = [];
+  let group: SpokenWord[] = [];
   let lines: string[] = [];
   let cur = '';
-  let first: SpokenWord | undefined;
-  let last: SpokenWord | undefined;
   const flush = () => {
-    if (cur) lines.push(cur);
-    if (lines.length && first && last) out.push({ lines, a: first.startMs / 1000, b: last.endMs / 1000 });
+    if (group.length) groups.push(group);
+    group = [];
     lines = [];
     cur = '';
-    first = undefined;
   };
   for (const word of words) {
-    const w = word.text.length > maxChars ? `${word.text.slice(0, Math.max(1, maxChars - 1))}…` : word.text;
+    const w = shortWord(word.text, maxChars);
     if (cur && cur.length + 1 + w.length > maxChars) {
       if (lines.length === 1) flush();
       else {
@@ -133,13 +148,22 @@ export function spokenChunks(words: readonly SpokenWord[], maxChars: number): { 
         cur = '';
       }
     }
-    first ??= word;
+    group.push(word);
     cur = cur ? `${cur} ${w}` : w;
-    last = word;
     // A sentence ends a chunk.
     if (/[.!?]$/.test(word.text)) flush();
   }
   flush();
+  // No widow: a sentence's last word alone takes the word before it from the chunk before.
+  for (let i = 1; i < groups.length; i++) {
+    const prev = groups[i - 1];
+    if (groups[i].length === 1 && prev.length > 2 && !/[.!?]$/.test(prev.at(-1)!.text)) groups[i].unshift(prev.pop()!);
+  }
+  const out = groups.map((g) => ({
+    lines: balanced(g.map((x) => shortWord(x.text, maxChars)).join(' '), maxChars),
+    a: g[0].startMs / 1000,
+    b: g.at(-1)!.endMs / 1000,
+  }));
   for (let i = 0; i + 1 < out.length; i++) if (out[i + 1].a - out[i].b < 0.4) out[i].b = out[i + 1].a - 0.02;
   // A chunk said quickly (a last word alone) stays up long enough to read, until the next one starts.
   for (let i = 0; i < out.length; i++) {

@@ -59,7 +59,22 @@ export async function writeScript(ctx: AppContext, g: GenerationRow, s: StageCon
         throw new ProviderError(`The script could not be written: ${err.message}`, { retryable: err.retryable, code: 'script_failed' });
       throw err;
     });
-  return { text: [script.hook, ...script.beats, script.callToAction].join(' '), writer: writer.name };
+  return { text: fitted([script.hook, ...script.beats, script.callToAction], seconds), writer: writer.name };
+}
+
+/** Most words a presenter can say in `seconds` (at the fastest tempo the voice is fitted to, with a breath to spare). */
+const maxWords = (seconds: number) => Math.floor(WORDS_PER_SECOND * 1.4 * Math.max(1, seconds - 0.5));
+
+/**
+ * The script's sentences, beats dropped from the end until it can be said within the duration
+ * (the hook and the call to action stay): a writer may run over its size by a sentence, and a
+ * short ad must not end on a sentence cut off.
+ */
+export function fitted(parts: string[], seconds: number): string {
+  const count = (xs: string[]) => xs.join(' ').split(/\s+/).filter(Boolean).length;
+  const kept = [...parts];
+  while (kept.length > 2 && count(kept) > maxWords(seconds)) kept.splice(kept.length - 2, 1);
+  return kept.join(' ');
 }
 
 /** The script spoken in the presenter's voice, fitted to the duration and stored. */
