@@ -194,7 +194,8 @@ function decoration(s: SlideInput, g: SlideGeometry): string {
     case 'wave':
       return `<path d="M0 ${r(top + h * 0.35)} C ${r(W * 0.3)} ${r(top + h * 0.1)}, ${r(W * 0.6)} ${r(top + h * 0.6)}, ${W} ${r(top + h * 0.3)} L ${W} ${H} L 0 ${H} Z" fill="${c1}"/><path d="M0 ${r(top + h * 0.7)} C ${r(W * 0.4)} ${r(top + h * 0.5)}, ${r(W * 0.7)} ${r(top + h * 0.95)}, ${W} ${r(top + h * 0.65)} L ${W} ${H} L 0 ${H} Z" fill="${c2}"/>`;
     default:
-      return `<polygon points="0,${r(top + h * 0.2)} ${W},${r(top + h * 0.6)} ${W},${H} 0,${H}" fill="${c1}"/><rect x="0" y="${r(top + h * 0.85)}" width="${W}" height="${r(h * 0.15)}" fill="${c2}"/>`;
+      // Two slanted planes (a straight band along the bottom edge would read as a letterbox bar).
+      return `<polygon points="0,${r(top + h * 0.2)} ${W},${r(top + h * 0.6)} ${W},${H} 0,${H}" fill="${c1}"/><polygon points="0,${r(top + h * 0.95)} ${W},${r(top + h * 0.72)} ${W},${H} 0,${H}" fill="${c2}"/>`;
   }
 }
 
