@@ -315,10 +315,13 @@ t.test('a faceless video killed while drawing its scenes keeps its script and dr
   const made = await madeSoFar(api, ws.orgId);
   const sceneIds: string[] = final.artifacts.scenes.mediaIds;
   t.equal(sceneIds.length, 7, 'seven scenes');
+  // Images: one per scene, and the overlay (caption scrim and brand, fixed over the panning scenes).
+  const overlayId: string = final.artifacts.scenes.overlayId;
+  t.ok(overlayId, 'the overlay is recorded with the scenes');
   t.same(
     [...made].filter(([, m]) => m.kind === 'image').map(([mid]) => mid),
-    [...sceneIds].sort(),
-    'one media row per scene: those of the stored output',
+    [...sceneIds, overlayId].sort(),
+    'one media row per scene and the overlay: those of the stored output',
   );
   t.same(
     [...madeAtKill].map(([mid, m]) => [mid, m.key, m.createdAt, m.object]),
@@ -327,8 +330,8 @@ t.test('a faceless video killed while drawing its scenes keeps its script and dr
   );
   t.same(
     [...made.values()].map((m) => m.kind).sort(),
-    ['audio', 'image', 'image', 'image', 'image', 'image', 'image', 'image', 'video', 'voice'],
-    'seven scenes, the music bed, the MP4 and the voiceover: each made once',
+    ['audio', 'image', 'image', 'image', 'image', 'image', 'image', 'image', 'image', 'video', 'voice'],
+    'seven scenes, the overlay, the music bed, the MP4 and the voiceover: each made once',
   );
   const video = await api.request('GET', `/api/v1/videos/${id}`, { key: ws.key });
   t.match(video.body, { status: 'completed', progress: 100 });
@@ -396,7 +399,7 @@ t.test('a slideshow killed while its MP4 renders keeps its slides and timeline',
   checkKept(t, madeAtKill, await madeSoFar(api, ws.orgId), ['video']);
   const [after] = await sql`select json_array_length(timeline->'items') as n from editor_videos where video_id = ${res.body.video_id}`;
   t.equal(after.n, items.n, 'no timeline item added twice');
-  t.equal(items.n, 8, 'four image items and four text items');
+  t.equal(items.n, 9, 'four image items, four text items and the music');
   const [{ n: slides }] = await sql`select count(*)::int as n from slideshow_slides where slideshow_id = ${id}`;
   t.equal(slides, 4);
   const [{ n: images }] = await sql`select count(*)::int as n from media where org_id = ${ws.orgId} and kind = 'image'`;
