@@ -8,6 +8,7 @@ import type { GenerationJob } from '../generation.ts';
 import { adCopy } from '../write/ad-copy.ts';
 import { mouthBox, type FractionBox } from '../../media/portrait.ts';
 import { MARGIN, safeZoneFor } from '../../media/quality/manifest.ts';
+import { contrastRatio, relativeLuminance } from '../../media/quality/pixels.ts';
 
 export interface Rect {
   x: number;
@@ -173,17 +174,9 @@ function rgbToHsl(hex: string): [number, number, number] {
   return [h * 60, s * 100, l * 100];
 }
 
-function luminance(hex: string): number {
-  const [r, g, b] = hexToRgb(hex).map((v) => {
-    const c = v / 255;
-    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
-  });
-  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
-}
-
+/** WCAG contrast ratio (1–21) of two `#rrggbb` colours. */
 export function contrast(a: string, b: string): number {
-  const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
-  return (hi + 0.05) / (lo + 0.05);
+  return contrastRatio(relativeLuminance(...hexToRgb(a)), relativeLuminance(...hexToRgb(b)));
 }
 
 /** White or near-black, whichever reads better on `bg`. */

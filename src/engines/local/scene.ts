@@ -24,6 +24,7 @@ import sharp, { type OverlayOptions } from 'sharp';
 import type { AiStyle, FluxStyle, ImageStyle, OverlayInput, SceneEngine, SceneInput } from '../image/types.ts';
 import { FONT_BOLD } from './font.ts';
 import { hexToRgb, rng } from './layout.ts';
+import { contrastRatio, relativeLuminance } from '../../media/quality/pixels.ts';
 
 const require = createRequire(import.meta.url);
 const FONT_DIR = path.join(path.dirname(require.resolve('dejavu-fonts-ttf/package.json')), 'ttf');
@@ -364,22 +365,13 @@ function stackBar(s: SceneInput, def: StyleDef, ink: string, accent: string): Ov
   return { input: svg(bw, z.h, `<rect width="${bw}" height="${z.h}" fill="${colour}"/>`), left: z.x - pad, top: z.y };
 }
 
-/** Relative luminance (WCAG) of 8-bit sRGB values. */
-function luminance(r: number, g: number, b: number): number {
-  const ch = (v: number) => {
-    const c = v / 255;
-    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
-  };
-  return 0.2126 * ch(r) + 0.7152 * ch(g) + 0.0722 * ch(b);
-}
-
 /** The luminances of the pixels of `box` in raw RGB pixels (every 3rd pixel each way). */
 function luminances(raw: Buffer, w: number, box: Box): number[] {
   const out: number[] = [];
   for (let y = box.y; y < box.y + box.h; y += 3)
     for (let x = box.x; x < box.x + box.w; x += 3) {
       const i = (y * w + x) * 3;
-      out.push(luminance(raw[i], raw[i + 1], raw[i + 2]));
+      out.push(relativeLuminance(raw[i], raw[i + 1], raw[i + 2]));
     }
   return out;
 }
@@ -387,8 +379,8 @@ function luminances(raw: Buffer, w: number, box: Box): number[] {
 /** The contrast ratio a colour keeps against 98 % of the given pixels. */
 function worstContrast(hex: string, lums: number[]): number {
   const [r, g, b] = hexToRgb(hex);
-  const l = luminance(r, g, b);
-  const ratios = lums.map((p) => (Math.max(l, p) + 0.05) / (Math.min(l, p) + 0.05)).sort((a, b) => a - b);
+  const l = relativeLuminance(r, g, b);
+  const ratios = lums.map((p) => contrastRatio(l, p)).sort((a, b) => a - b);
   return ratios[Math.floor(ratios.length * 0.02)] ?? 21;
 }
 
@@ -489,7 +481,7 @@ async function bigType(
     });
   }
   // Neon glows where its type is light; a dark type's blur is a smudge that eats its contrast.
-  if (s.style === 'neon' && luminance(...hexToRgb(ink)) > 0.5)
+  if (s.style === 'neon' && relativeLuminance(...hexToRgb(ink)) > 0.5)
     layers.push({
       input: await sharp(t.input)
         .blur(Math.max(2, Math.round(w * 0.008)))
@@ -647,7 +639,7 @@ function captionScrim(s: OverlayInput): OverlayOptions {
 /** The most readable of the candidates on `bg` (white or black always reach 4.5:1). */
 function readableOn(bg: string, candidates: string[]): string {
   const [r, g, b] = hexToRgb(bg);
-  const lum = [luminance(r, g, b)];
+  const lum = [relativeLuminance(r, g, b)];
   return [...candidates, '#FFFFFF', '#000000'].find((c) => worstContrast(c, lum) >= 4.5) ?? '#FFFFFF';
 }
 
