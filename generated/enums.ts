@@ -13,8 +13,8 @@ export const GenerationTypeValues = ["static_ad","video_ad","ugc_ad","ai_model"]
 /** generating until the output is ready (completed) or the work failed (error). */
 export const GenerationStatusValues = ["generating","completed","error"] as const satisfies readonly components['schemas']['GenerationStatus'][];
 
-/** A font family the renderers ship (the DejaVu families of the bundled dejavu-fonts-ttf package; no system fonts are used). */
-export const BrandFontValues = ["DejaVu Sans","DejaVu Sans Condensed","DejaVu Sans Mono","DejaVu Serif","DejaVu Serif Condensed"] as const satisfies readonly components['schemas']['BrandFont'][];
+/** A font family the renderers ship (no system fonts are used). */
+export const BrandFontValues = ["DejaVu Sans","DejaVu Sans Condensed","DejaVu Sans Mono","DejaVu Serif","DejaVu Serif Condensed","Anton","Inter","Montserrat","Playfair Display","DM Serif Display"] as const satisfies readonly components['schemas']['BrandFont'][];
 
 /** The look of every scene of a faceless video (palette, background, typography). cinematic: deep teal and amber, sun haze. watercolor: soft paper tones, washes, serif type. comic: bold primaries, halftone dots, thick outlines. minimal: off-white, one accent, thin type. neon: near-black with glowing magenta and cyan lines. vintage: sepia, grain, serif type. Default cinematic. */
 export const FacelessImageStyleValues = ["cinematic","watercolor","comic","minimal","neon","vintage"] as const satisfies readonly components['schemas']['FacelessImageStyle'][];

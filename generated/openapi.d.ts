@@ -1221,10 +1221,10 @@ export interface components {
         /** @description A colour as */
         HexColor: string;
         /**
-         * @description A font family the renderers ship (the DejaVu families of the bundled dejavu-fonts-ttf package; no system fonts are used).
+         * @description A font family the renderers ship (no system fonts are used).
          * @enum {string}
          */
-        BrandFont: "DejaVu Sans" | "DejaVu Sans Condensed" | "DejaVu Sans Mono" | "DejaVu Serif" | "DejaVu Serif Condensed";
+        BrandFont: "DejaVu Sans" | "DejaVu Sans Condensed" | "DejaVu Sans Mono" | "DejaVu Serif" | "DejaVu Serif Condensed" | "Anton" | "Inter" | "Montserrat" | "Playfair Display" | "DM Serif Display";
         /** @description An image sent inline: base64 bytes or a base64 data URL (PNG, JPEG or WebP by its bytes, whatever its name or declared type; a data URL's type must agree; at most 5 MB decoded). */
         InlineImageUpload: string;
         /** @description A voice sample sent inline: base64 bytes or a base64 data URL (WAV, MP3 or M4A by its bytes; a data URL's type must agree; at most 10 MB decoded; 3 to 60 seconds long). */
@@ -2122,7 +2122,7 @@ export interface components {
             height: number;
             opacity: number;
         };
-        /** @description Style of a text or captions item; every field is optional and merges into the current style (text defaults: DejaVu Sans 64 px weight 700, #FFFFFF, centered, no background, black stroke 3 px; captions default to 56 px, a #FFD400 highlight and the lower part of the frame). Bundled families: DejaVu Sans, DejaVu Serif, DejaVu Sans Mono, DejaVu Sans Condensed; other names (Inter, Roboto, Montserrat, Bebas Neue, ...) are kept and rendered with the closest bundled family. Weights of 600 and above render bold. font_size and stroke_width are pixels at the project's resolution; top and left are fractions of the frame for the text block's anchor (its top edge; its left edge for align left, center for center, right edge for right); the block wraps within the item's transform width. A background_color draws a box behind the text (and replaces the stroke). highlight_color colours the words of word-timed captions as they are spoken. When top is omitted for a new overlay, a vertical slot is chosen that avoids existing timed text. */
+        /** @description Style of a text or captions item; every field is optional and merges into the current style (text defaults: DejaVu Sans 64 px weight 700, #FFFFFF, centered, no background, black stroke 3 px; captions default to 56 px, a #FFD400 highlight and the lower part of the frame). Bundled families are those of BrandFont; other names (Roboto, Bebas Neue, ...) are kept and rendered with the closest one. Weights of 600 and above render bold. font_size and stroke_width are pixels at the project's resolution; top and left are fractions of the frame for the text block's anchor (its top edge; its left edge for align left, center for center, right edge for right); the block wraps within the item's transform width. A background_color draws a box behind the text (and replaces the stroke). highlight_color colours the words of word-timed captions as they are spoken. When top is omitted for a new overlay, a vertical slot is chosen that avoids existing timed text. */
         TextStyle: {
             /** @description A bundled font family, e.g. Inter, Montserrat, Roboto, Bebas Neue. */
             font_family?: string;

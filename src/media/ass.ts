@@ -1,9 +1,10 @@
 // Text and captions of the timeline renderer as ASS subtitles (libass, through ffmpeg's `ass`
-// filter with the shipped DejaVu fonts as fontsdir): positioned blocks with stroke or a
+// filter with the bundled fonts of src/media/fonts.ts as fontsdir): positioned blocks with stroke or a
 // background box, enter/exit animations as ASS override tags (\fad, \move, \t with scale,
 // rotation and clip), and word-timed captions as \kf karaoke (the word fills with the highlight
 // colour while it is spoken).
 import type { components } from '../../generated/openapi.d.ts';
+import { bundledFamily } from './fonts.ts';
 
 type S = components['schemas'];
 type Item = S['EditorItem'];
@@ -11,18 +12,23 @@ type TextStyle = S['TextStyle'];
 type Animation = S['Animation'];
 type Cue = S['CaptionEntry'];
 
-/** Bundled families (DejaVu, from the dejavu-fonts-ttf package) and what other names render as. */
+/** What names that are not bundled render as (the closest bundled family). */
 const FAMILIES: [RegExp, string][] = [
+  [/bebas|oswald|league gothic|impact|anton/i, 'Anton'],
+  [/playfair|didot|bodoni/i, 'Playfair Display'],
+  [/dm serif|abril|serif display/i, 'DM Serif Display'],
+  [/montserrat|poppins|gotham|futura|proxima/i, 'Montserrat'],
+  [/inter|roboto|helvetica|arial|sf pro|system|open sans|lato/i, 'Inter'],
   [/serif/i, 'DejaVu Serif'],
   [/mono|code|courier/i, 'DejaVu Sans Mono'],
-  [/condensed|bebas|oswald|narrow|league gothic|anton/i, 'DejaVu Sans Condensed'],
+  [/condensed|narrow/i, 'DejaVu Sans Condensed'],
 ];
 
+/** The bundled family a text style's font_family renders with (src/media/fonts.ts lists them; default DejaVu Sans). */
 export function fontFamily(name: string | undefined): string {
   if (!name) return 'DejaVu Sans';
-  if (/^dejavu (sans( mono| condensed)?|serif)$/i.test(name)) {
-    return name.replace(/\b\w/g, (c) => c.toUpperCase()).replace('Dejavu', 'DejaVu');
-  }
+  const bundled = bundledFamily(name);
+  if (bundled) return bundled;
   if (/sans.*serif|sans$/i.test(name) && !/mono/i.test(name)) return 'DejaVu Sans';
   for (const [re, family] of FAMILIES) if (re.test(name)) return family;
   return 'DejaVu Sans';

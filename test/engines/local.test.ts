@@ -9,7 +9,7 @@ import sharp from 'sharp';
 import t, { type Test } from 'tap';
 import { escapeFilterValue, extractFrame, FfmpegError, FFMPEG_PATH, FFPROBE_PATH, probe, runFfmpeg } from '../../src/media/ffmpeg.ts';
 import { LocalProvider } from '../../src/engines/local/ads.ts';
-import { FONT_BOLD as FONT_FILE } from '../../src/engines/local/font.ts';
+import { FONT_BOLD as FONT_FILE } from '../../src/media/fonts.ts';
 import { computeLayout, paletteFor } from '../../src/engines/local/layout.ts';
 import { headlineFrom } from '../../src/engines/write/ad-copy.ts';
 import { maxVolume, SILENT_DB } from '../helpers/sound.ts';

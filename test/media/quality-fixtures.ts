@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import sharp, { type OverlayOptions } from 'sharp';
-import { FONT_BOLD } from '../../src/engines/local/font.ts';
+import { FONT_BOLD } from '../../src/media/fonts.ts';
 import { FFMPEG_PATH } from '../../src/media/ffmpeg.ts';
 import { type MediaManifest, manifestPathOf, type PlacedText, type SafeZone } from '../../src/media/quality/manifest.ts';
 

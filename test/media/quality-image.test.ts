@@ -10,7 +10,7 @@ import sharp from 'sharp';
 import t from 'tap';
 import { keptWord, stopOcr } from '../../src/media/ocr.ts';
 import { type CheckName, checkMedia, checkSlides, type QualityReport } from '../../src/media/quality/check.ts';
-import { FONT_BOLD } from '../../src/engines/local/font.ts';
+import { FONT_BOLD } from '../../src/media/fonts.ts';
 import { type MediaManifest, PORTRAIT_SAFE_ZONE } from '../../src/media/quality/manifest.ts';
 import { contrastRatio, relativeLuminance } from '../../src/media/quality/pixels.ts';
 import { lastWordRead, textSimilarity } from '../../src/media/quality/text.ts';

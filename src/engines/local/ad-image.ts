@@ -13,7 +13,7 @@ import { DEFAULT_PIXEL_LIMITS } from '../../media/limits.ts';
 import { faceBox } from '../../media/portrait.ts';
 import { safeZoneFor, type MediaManifest, type PlacedText } from '../../media/quality/manifest.ts';
 import { ProviderError, type GenerationJob, type ImageFormat } from '../generation.ts';
-import { fontFace, type FontFace } from './font.ts';
+import { fontFace, type FontFace } from '../../media/fonts.ts';
 import { adCopy, type AdCopy } from '../write/ad-copy.ts';
 import { adStyle, textureSvg, type AdStyle } from './ad-style.ts';
 import { computeLayout, contrast, mix, paletteFor, readableOn, type AdLayout, type Palette, type Rect } from './layout.ts';

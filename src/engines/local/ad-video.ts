@@ -15,7 +15,7 @@ import { escapeFilterValue as esc, inputArgs, probe, type MediaFile } from '../.
 import { renderMusicBed } from '../../media/music-bed.ts';
 import { ProviderError, type GenerationJob } from '../generation.ts';
 import sharp from 'sharp';
-import { type FontFace, textWidth } from './font.ts';
+import { type FontFace, textWidth } from '../../media/fonts.ts';
 import { envelopeLevels, levelSpans, mouthCanvas, mouthLevels, mouthShape, type Spoken } from './mouth.ts';
 import { composeAd, encodeRaw, facesFor, type ComposedAd } from './ad-image.ts';
 import { rng, type AdLayout, type Rect } from './layout.ts';

@@ -22,7 +22,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import sharp, { type OverlayOptions } from 'sharp';
 import type { AiStyle, FluxStyle, ImageStyle, OverlayInput, SceneEngine, SceneInput } from '../image/types.ts';
-import { FONT_BOLD } from './font.ts';
+import { FONT_BOLD } from '../../media/fonts.ts';
 import { hexToRgb, rng } from './layout.ts';
 import { contrastRatio, relativeLuminance } from '../../media/quality/pixels.ts';
 

@@ -8,7 +8,7 @@
 //          perspective warps — ffmpeg 4.1 has no time-varying scale), made translucent by its
 //          opacity, shifted to its start and overlaid in drawing order (layer, track order,
 //          start); runs of text/captions items in that order are burned in by an `ass` filter
-//          (see src/media/ass.ts) with the shipped DejaVu fonts as fontsdir.
+//          (see src/media/ass.ts) with the bundled fonts (src/media/fonts.ts) as fontsdir.
 //   audio  every audible item trimmed, tempo-changed (atempo chain), set to 48 kHz stereo,
 //          gained (volume dB), faded, delayed to its start and padded to the project length;
 //          amix of all, with the level restored (amix divides by the number of inputs and 4.1
@@ -21,7 +21,7 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { components } from '../../../generated/openapi.d.ts';
-import { FONT_REGULAR } from '../local/font.ts';
+import { linkFonts } from '../../media/fonts.ts';
 import { buildAss, type AssItem } from '../../media/ass.ts';
 import { escapeFilterValue as esc, inputArgs, runFfmpeg } from '../../media/ffmpeg.ts';
 import type { RenderEngine, RenderMedia, RenderOptions, RenderProject, RenderQuality } from './types.ts';
@@ -43,8 +43,6 @@ export interface RenderPlan {
   outPath: string;
   files: string[];
 }
-
-export const FONTS_DIR = path.dirname(FONT_REGULAR);
 
 const n = (v: number) => (Math.round(v * 1000) / 1000).toString();
 const even = (v: number) => Math.max(2, Math.round(v / 2) * 2);
@@ -338,12 +336,14 @@ async function drawVisuals(g: RenderGraph, workDir: string): Promise<void> {
   const frame = { width: g.project.width, height: g.project.height };
   let textRun: AssItem[] = [];
   let runs = 0;
+  let fontsDir: string | undefined;
   const flushText = async () => {
     if (!textRun.length) return;
+    fontsDir ??= await linkFonts(workDir);
     const file = path.join(workDir, `text-${runs++}.ass`);
     await writeFile(file, buildAss(textRun, frame), 'utf8');
     g.files.push(file);
-    g.draw(f('ass', { filename: file, fontsdir: FONTS_DIR }));
+    g.draw(f('ass', { filename: file, fontsdir: fontsDir }));
     textRun = [];
   };
   for (const [z, item] of drawingOrder(g.project.items, g.project.tracks).entries()) {

@@ -12,7 +12,7 @@
 import type { components } from '../../../generated/openapi.d.ts';
 import { anchorOf, applyTextTransform, fillColours, fontFamily, textGeometry } from '../../media/ass.ts';
 import { type Box, type MediaManifest, type PlacedText, safeZoneFor } from '../../media/quality/manifest.ts';
-import { fontFace, textWidth } from '../local/font.ts';
+import { fontFace, textWidth } from '../../media/fonts.ts';
 import { PAN_SCALE } from './ffmpeg.ts';
 
 type Item = components['schemas']['EditorItem'];
