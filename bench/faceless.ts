@@ -8,7 +8,7 @@
 // Usage: node bench/faceless.ts [--duration S] [--prompt TEXT]
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
+import { freePort } from '../src/net/ports.ts';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -37,12 +37,7 @@ const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-faceless-data-'));
 
 say('faceless bench: starting the service with workers (embedded PostgreSQL) …');
 // A known port: the signed media URL is built from PUBLIC_BASE_URL.
-const port = await new Promise<number>((resolve) => {
-  const srv = net.createServer().listen(0, '127.0.0.1', () => {
-    const p = (srv.address() as net.AddressInfo).port;
-    srv.close(() => resolve(p));
-  });
-});
+const port = await freePort();
 const config = loadConfig({
   ...process.env,
   PORT: String(port),

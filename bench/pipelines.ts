@@ -17,7 +17,7 @@
 // Usage: node bench/pipelines.ts [--runs N]
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
+import { freePort } from '../src/net/ports.ts';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -50,12 +50,7 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-pipelines-'));
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-pipelines-data-'));
 
 say('pipelines bench: starting the service with workers (embedded PostgreSQL), fal and Replicate fakes answering instantly …');
-const port = await new Promise<number>((resolve) => {
-  const srv = net.createServer().listen(0, '127.0.0.1', () => {
-    const p = (srv.address() as net.AddressInfo).port;
-    srv.close(() => resolve(p));
-  });
-});
+const port = await freePort();
 const config = loadConfig({
   ...process.env,
   PORT: String(port),

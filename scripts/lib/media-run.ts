@@ -6,7 +6,7 @@
 // API and the workers in this process, a paid workspace with enough credits. Used by
 // `npm run gallery`, `npm run bench:quality` and test/quality/.
 import fs from 'node:fs';
-import net from 'node:net';
+import { freePort } from '../../src/net/ports.ts';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config.ts';
@@ -100,18 +100,6 @@ function made(c: MatrixCase, created: any): { poll: string; kind: RecordedKind; 
   }
   const id = created.video_id ?? created.id;
   return { poll: `/api/v1/videos/${id}`, kind: 'faceless_video', id };
-}
-
-/** A TCP port nothing listens on right now (127.0.0.1). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 /** Starts the service (embedded PostgreSQL, workers in process) and a workspace to run cases in. */

@@ -46,7 +46,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { createRequire } from 'node:module';
-import net from 'node:net';
+import { freePort, listenOn } from '../net/ports.ts';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -129,20 +129,6 @@ function runningPort(pgDir: string): number | undefined {
   if (!pm || !Number.isInteger(pm.port) || (pm.status && pm.status !== 'ready')) return undefined;
   return pm.port;
 }
-
-function listenOn(port: number): Promise<number | undefined> {
-  return new Promise((resolve) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', () => resolve(undefined));
-    srv.listen(port, '127.0.0.1', () => {
-      const { port: bound } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(bound));
-    });
-  });
-}
-
-const freePort = async (): Promise<number> => (await listenOn(0))!;
 
 const url = (c: Credentials, port: number, db: string) =>
   `postgres://${encodeURIComponent(c.user)}:${encodeURIComponent(c.password)}@127.0.0.1:${port}/${db}`;

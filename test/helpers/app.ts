@@ -1,10 +1,10 @@
 // Starts the real service (Fastify + PostgreSQL) on a fresh database for one test file, and
 // a request helper that checks every response against the contract.
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Test } from 'tap';
+import { freePort } from '../../src/net/ports.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { Service } from '../../src/server.ts';
 import { startService } from '../../src/server.ts';
@@ -48,17 +48,7 @@ export interface TestApp {
   }): Promise<{ orgId: string; key: string; keyId: string }>;
 }
 
-/** A TCP port nothing listens on right now (127.0.0.1). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 export interface TestAppOptions {
   /** Run the job workers in the same process (default: off). */
