@@ -1,7 +1,8 @@
 // A UGC presenter's mouth moving with the speech: per video frame a mouth shape (closed, or one
 // of three openings) chosen from when the words are said (or from the loudness of the audio when
 // no word timings come with it), drawn as overlays on the portrait's mouth and switched by ffmpeg
-// `overlay` filters enabled over the spans of each shape.
+// `overlay` filters enabled over the spans of each shape. A catalog presenter (an illustrated
+// person of src/services/catalog/presenters.ts) shows its own drawn mouths instead (presenterMouth).
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
@@ -63,6 +64,21 @@ export async function mouthShape(level: number, canvas: Rect, skin: string): Pro
     `<ellipse cx="${cx}" cy="${cy}" rx="${mw}" ry="${mh}" fill="#3b0d12" stroke="#9c3b43" stroke-width="${lip}"/>` +
     (level > 1 ? `<rect x="${cx - mw * 0.6}" y="${cy - mh + lip}" width="${mw * 1.2}" height="${mh * 0.35}" fill="#f4efe8"/>` : '');
   return sharp(Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}">${body}</svg>`))
+    .png()
+    .toBuffer();
+}
+
+/**
+ * A catalog presenter's opening as an overlay: the mouth region (`canvas`, frame pixels) of the
+ * presenter card with that opening (`opening`, the portrait's size), placed as the composer placed
+ * the portrait (`portrait`: cover-fitted, centred). The card's own drawn mouth, not a drawn ellipse.
+ */
+export async function presenterMouth(opening: Buffer, portrait: Rect, canvas: Rect): Promise<Buffer> {
+  const left = Math.max(0, canvas.x - portrait.x);
+  const top = Math.max(0, canvas.y - portrait.y);
+  return sharp(opening)
+    .resize(portrait.w, portrait.h, { fit: 'cover', position: 'centre' })
+    .extract({ left, top, width: Math.min(canvas.w, portrait.w - left), height: Math.min(canvas.h, portrait.h - top) })
     .png()
     .toBuffer();
 }
