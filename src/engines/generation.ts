@@ -66,8 +66,8 @@ export interface GenerationJob {
   avatarImage?: Buffer;
   /**
    * A catalog avatar (src/services/catalog/presenters.ts): where the face and the mouth are on
-   * avatarImage (fractions), and avatarImage with each mouth opening 1–3 (same size), whose mouth
-   * region a UGC presenter shows while speaking.
+   * avatarImage (fractions), and its mouth region drawn with each opening 1–3, which a UGC
+   * presenter shows while speaking.
    */
   presenter?: { face: FractionBox; mouth: FractionBox; openings: Buffer[] };
   /** Position of presetId in its template's presets (picks the preset's arrangement). */

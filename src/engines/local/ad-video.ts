@@ -372,7 +372,7 @@ async function mouthInputs(
   const spans = levelSpans(await speechLevels(job, chunks, duration, fps, dir), fps);
   if (spans.every((s) => s.length === 0)) return null;
   // A catalog presenter's mouth region is replaced whole by its drawn openings; a photo gets drawn ones.
-  const drawn = job.presenter && ad.layout.portrait ? { openings: job.presenter.openings, portrait: ad.layout.portrait } : null;
+  const drawn = job.presenter?.openings;
   const canvas = drawn ? ad.layout.mouth! : mouthCanvas(ad.layout.mouth!);
   const skin = drawn ? '' : await skinNear(ad, ad.layout.face!);
   const inputs: string[] = [];
@@ -380,7 +380,7 @@ async function mouthInputs(
   for (let level = 1; level <= 3; level++) {
     if (spans[level - 1].length === 0) continue;
     const file = path.join(dir, `mouth-${level}.png`);
-    await writeFile(file, drawn ? await presenterMouth(drawn.openings[level - 1], drawn.portrait, canvas) : await mouthShape(level, canvas, skin));
+    await writeFile(file, drawn ? await presenterMouth(drawn[level - 1], canvas) : await mouthShape(level, canvas, skin));
     files.push(file);
     inputs.push(...inputArgs({ path: file, type: 'image/png' }));
     const enable = spans[level - 1].map((s) => `between(t,${fmt(s.a)},${fmt(s.b)})`).join('+');

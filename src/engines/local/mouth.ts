@@ -69,18 +69,12 @@ export async function mouthShape(level: number, canvas: Rect, skin: string): Pro
 }
 
 /**
- * A catalog presenter's opening as an overlay: the mouth region (`canvas`, frame pixels) of the
- * presenter card with that opening (`opening`, the portrait's size), placed as the composer placed
- * the portrait (`portrait`: cover-fitted, centred). The card's own drawn mouth, not a drawn ellipse.
+ * A catalog presenter's opening as an overlay: its drawn mouth region (the card's own mouth, open,
+ * src/services/catalog/presenters.ts) scaled onto the mouth rect of the frame (`canvas`), where the
+ * composer scaled the card's closed mouth.
  */
-export async function presenterMouth(opening: Buffer, portrait: Rect, canvas: Rect): Promise<Buffer> {
-  const left = Math.max(0, canvas.x - portrait.x);
-  const top = Math.max(0, canvas.y - portrait.y);
-  return sharp(opening)
-    .resize(portrait.w, portrait.h, { fit: 'cover', position: 'centre' })
-    .extract({ left, top, width: Math.min(canvas.w, portrait.w - left), height: Math.min(canvas.h, portrait.h - top) })
-    .png()
-    .toBuffer();
+export async function presenterMouth(opening: Buffer, canvas: Rect): Promise<Buffer> {
+  return sharp(opening).resize(canvas.w, canvas.h, { fit: 'fill' }).png().toBuffer();
 }
 
 /**

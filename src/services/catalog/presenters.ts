@@ -30,17 +30,21 @@ interface Look {
   setting: Setting;
 }
 
-/** Each public avatar's look, from its description in spec/avatars.yaml. */
+/**
+ * Each public avatar's look, from its description in spec/avatars.yaml. Clothing and walls are
+ * mid-tones: captions lie over the shirt, and a near-white next to a dark caption scrim reads as
+ * glyphs past its box (the quality checker's text-fit).
+ */
 const LOOKS: Record<string, Look> = {
   'maya-lifestyle': { head: 'long', skin: 'edb98a', hair: '4a312c', clothing: 'e78276', setting: 'home' },
   'jordan-fitness': { head: 'shaved2', skin: 'ae5d29', hair: '2c1b18', clothing: '2bb673', setting: 'gym' },
-  'priya-tech-reviewer': { head: 'bun', skin: 'd08b5b', hair: '2c1b18', clothing: '8fa7df', accessory: 'glasses', setting: 'desk' },
-  'daniel-business': { head: 'pomp', skin: 'ffdbb4', hair: '724133', clothing: '34495e', setting: 'office' },
-  'chloe-beauty': { head: 'longCurly', skin: 'ffdbb4', hair: 'b58143', clothing: 'f59797', setting: 'vanity' },
-  'marcus-chef': { head: 'noHair2', skin: '694d3d', hair: '2c1b18', clothing: 'f4f1ea', facialHair: 'full', setting: 'kitchen' },
-  'sofia-travel': { head: 'hatHip', skin: 'd08b5b', hair: 'a55728', clothing: 'ffcf77', setting: 'outdoors' },
+  'priya-tech-reviewer': { head: 'bun', skin: 'd08b5b', hair: '2c1b18', clothing: '5b7bd5', accessory: 'glasses', setting: 'desk' },
+  'daniel-business': { head: 'pomp', skin: 'edb98a', hair: '724133', clothing: '34495e', setting: 'office' },
+  'chloe-beauty': { head: 'longCurly', skin: 'edb98a', hair: 'b58143', clothing: 'e0607e', setting: 'vanity' },
+  'marcus-chef': { head: 'noHair2', skin: '694d3d', hair: '2c1b18', clothing: 'e07a3f', facialHair: 'full', setting: 'kitchen' },
+  'sofia-travel': { head: 'hatHip', skin: 'd08b5b', hair: 'a55728', clothing: 'f2a541', setting: 'outdoors' },
   'ethan-gamer': { head: 'short2', skin: 'edb98a', hair: 'd6b370', clothing: '6c5ce7', setting: 'gaming' },
-  'grace-wellness': { head: 'grayMedium', skin: 'edb98a', hair: 'e8e1e1', clothing: '9ddadb', setting: 'studio' },
+  'grace-wellness': { head: 'grayMedium', skin: 'edb98a', hair: 'e8e1e1', clothing: '5fa8a0', setting: 'studio' },
   'sam-everyday': { head: 'short4', skin: 'd08b5b', hair: '4a312c', clothing: '78a6c8', setting: 'living' },
 };
 
@@ -49,13 +53,18 @@ export const PRESENTER_FACES = ['smile', 'concernedFear', 'explaining', 'lovingG
 
 export const CARD_W = 1080;
 export const CARD_H = 1350;
-// The peep (its 704-unit frame, drawn past it to the waist) on the card: scaled, head top near
-// the top fifth, its body centred and running off the bottom edge.
-const SCALE = 1.1;
-const TX = 160.5;
-const TY = 46.6;
-/** Where the face's skin and the mouth (every face's mouth, open or not) are, in peep units. */
-const FACE_UNITS = { x0: 260, x1: 560, y0: 215, y1: 560 };
+// The peep (its 704-unit frame, drawn past it to the waist) on the card: a medium shot, head top
+// under the room's upper third, its body centred and running off the bottom edge, so that the
+// captions a UGC ad lays under the face fall on its shirt (a flat colour), not on hair and outlines.
+const SCALE = 0.85;
+const TX = 246.75;
+const TY = 440;
+/**
+ * Where the face (brows to chin, ear to cheek) and the mouth (every face's mouth, open or not) are,
+ * in peep units. The layout puts the top of the head 0.7 face heights over the face box: so the
+ * box starts at the brows, and the hair's top (y 94) is where the layout expects it.
+ */
+const FACE_UNITS = { x0: 260, x1: 560, y0: 286, y1: 560 };
 const MOUTH_UNITS = { x0: 350, x1: 580, y0: 426, y1: 538 };
 
 const toCard = (u: { x0: number; x1: number; y0: number; y1: number }): FractionBox => ({
@@ -65,9 +74,15 @@ const toCard = (u: { x0: number; x1: number; y0: number; y1: number }): Fraction
   h: ((u.y1 - u.y0) * SCALE) / CARD_H,
 });
 
+/** The mouth region in whole card pixels (its openings are drawn for exactly this rect). */
+const MOUTH_PX = (() => {
+  const m = toCard(MOUTH_UNITS);
+  return { x: Math.round(m.x * CARD_W), y: Math.round(m.y * CARD_H), w: Math.round(m.w * CARD_W), h: Math.round(m.h * CARD_H) };
+})();
+
 /** Where the face and the mouth are on every presenter card (fractions of the card). */
 export const PRESENTER_FACE = toCard(FACE_UNITS);
-export const PRESENTER_MOUTH = toCard(MOUTH_UNITS);
+export const PRESENTER_MOUTH: FractionBox = { x: MOUTH_PX.x / CARD_W, y: MOUTH_PX.y / CARD_H, w: MOUTH_PX.w / CARD_W, h: MOUTH_PX.h / CARD_H };
 
 /** Whether `id` is a public avatar drawn here. */
 export const isPresenter = (id: string): boolean => Object.hasOwn(LOOKS, id);
@@ -124,11 +139,11 @@ function room(setting: Setting): { wall: [string, string]; things: string } {
   const H = CARD_H;
   switch (setting) {
     case 'home':
-      return { wall: ['#f6e7d8', '#e9cfb8'], things: windowAt(90, 200, 300, 420, '#fff8e8', '#ffffff') + plant(910, 1000, '#5f8f5b', '#c97b52') + rect(0, 1000, W, H - 1000, '#d9b99b') };
+      return { wall: ['#e2b594', '#c98f6e'], things: windowAt(90, 200, 300, 420, '#fbe9c9', '#f3dcc4') + plant(910, 1000, '#4f7f4b', '#a85f3c') + rect(0, 1000, W, H - 1000, '#b07a5a') };
     case 'gym':
       return {
-        wall: ['#dfe7ee', '#b8c6d3'],
-        things: rect(0, 380, W, 60, '#2bb673', ' opacity="0.55"') + [120, 260, 820, 960].map((x) => circle(x, 820, 70, '#3d4a57') + circle(x, 820, 26, '#b8c6d3')).join('') + rect(0, 900, W, 60, '#8c99a6'),
+        wall: ['#9fb3c6', '#7f95ab'],
+        things: rect(0, 380, W, 60, '#2bb673', ' opacity="0.55"') + [120, 260, 820, 960].map((x) => circle(x, 820, 70, '#3d4a57') + circle(x, 820, 26, '#9fb3c6')).join('') + rect(0, 900, W, 60, '#5f6f80'),
       };
     case 'desk':
       return {
@@ -141,38 +156,39 @@ function room(setting: Setting): { wall: [string, string]; things: string } {
       };
     case 'office':
       return {
-        wall: ['#ece8e1', '#d6cfc4'],
+        wall: ['#c9b9a3', '#b09e86'],
         things:
-          windowAt(720, 170, 300, 520, '#dfeef7', '#f7f5f2') +
-          Array.from({ length: 9 }, (_, i) => rect(720, 180 + i * 56, 300, 14, '#c9c3b8', ' opacity="0.8"')).join('') +
+          windowAt(720, 170, 300, 520, '#cfe3ef', '#e6ddd0') +
+          Array.from({ length: 9 }, (_, i) => rect(720, 180 + i * 56, 300, 14, '#a99c8a', ' opacity="0.8"')).join('') +
           rect(70, 260, 240, 300, '#8a7f70', ' rx="6"') +
           rect(90, 280, 200, 260, '#b7c4b0') +
-          rect(0, 1050, W, H - 1050, '#a89c8c'),
+          rect(0, 1050, W, H - 1050, '#8a7c6a'),
       };
     case 'vanity':
       return {
-        wall: ['#fbe3e6', '#f1c6cd'],
+        wall: ['#e7a9b3', '#d48a98'],
         things:
-          circle(540, 470, 420, '#fff5f6', ' stroke="#e7b3bb" stroke-width="26"') +
+          circle(540, 470, 420, '#f7d9de', ' stroke="#c9808e" stroke-width="26"') +
           Array.from({ length: 10 }, (_, i) => {
             const a = Math.PI * (0.95 + (i / 9) * 1.1);
             return circle(540 + 470 * Math.cos(a), 470 + 470 * Math.sin(a), 26, '#fff2c2');
           }).join('') +
-          rect(0, 1030, W, H - 1030, '#e9b9a8'),
+          rect(0, 1030, W, H - 1030, '#c98c7e'),
       };
     case 'kitchen':
       return {
-        wall: ['#f4f1ea', '#e4ddd0'],
+        wall: ['#d8c7ad', '#c2ad8f'],
         things:
-          Array.from({ length: 12 }, (_, i) => rect(0, 560 + i * 60, W, 4, '#d2c8b8')).join('') +
-          Array.from({ length: 10 }, (_, i) => rect(i * 120, 560, 4, 720, '#d2c8b8')).join('') +
+          Array.from({ length: 12 }, (_, i) => rect(0, 560 + i * 60, W, 4, '#b59f80')).join('') +
+          Array.from({ length: 10 }, (_, i) => rect(i * 120, 560, 4, 720, '#b59f80')).join('') +
+          rect(0, 1100, W, H - 1100, '#9c8466') +
           shelf(40, 380, 360, '#b07a4f', ['#e8a33d', '#c0392b', '#f4d35e', '#6a994e']) +
           shelf(700, 340, 340, '#b07a4f', ['#f7f7f2', '#d9d2c5', '#e8a33d']) +
           `<path d="M880 0 V120" stroke="#333" stroke-width="6"/><path d="M800 200 Q880 100 960 200 Z" fill="#2d6a4f"/>`,
       };
     case 'outdoors':
       return {
-        wall: ['#9fd3f5', '#e7f4fb'],
+        wall: ['#7fbfe8', '#b5dcf2'],
         things:
           circle(860, 230, 110, '#fff1b8') +
           `<path d="M-40 900 L260 430 L520 900 Z" fill="#7f9cb5"/><path d="M360 900 L720 360 L1120 900 Z" fill="#93adc3"/>` +
@@ -189,19 +205,19 @@ function room(setting: Setting): { wall: [string, string]; things: string } {
       };
     case 'studio':
       return {
-        wall: ['#e3ece3', '#c9d8c8'],
-        things: circle(540, 560, 400, '#f3f7ef', ' opacity="0.8"') + plant(140, 1040, '#6b9a6b', '#e0d4c3') + plant(950, 1060, '#86ad7d', '#d7c7b0') + rect(0, 1040, W, H - 1040, '#b9c8b4'),
+        wall: ['#b7cdb5', '#9bb598'],
+        things: circle(540, 560, 400, '#dfe9da', ' opacity="0.8"') + plant(140, 1040, '#4f7f4f', '#b9a58c') + plant(950, 1060, '#6a9461', '#a8957a') + rect(0, 1040, W, H - 1040, '#8da487'),
       };
     case 'living':
       return {
-        wall: ['#ebe6df', '#d3cbc0'],
+        wall: ['#cbbfae', '#b3a593'],
         things:
           rect(90, 250, 220, 280, '#c98b6b', ' rx="6"') +
           rect(110, 270, 180, 240, '#f1d9b5') +
           rect(770, 220, 220, 160, '#5b7c99', ' rx="6"') +
           rect(790, 240, 180, 120, '#b9d3e8') +
-          rect(-40, 860, W + 80, 260, '#7d8f9b', ' rx="60"') +
-          rect(0, 1100, W, H - 1100, '#a3978a'),
+          rect(-40, 860, W + 80, 260, '#6c7f8c', ' rx="60"') +
+          rect(0, 1100, W, H - 1100, '#8f8273'),
       };
   }
 }
@@ -223,13 +239,13 @@ export function presenterSvg(id: string, face: (typeof PRESENTER_FACES)[number] 
     `<filter id="soft" x="-5%" y="-5%" width="110%" height="110%"><feGaussianBlur stdDeviation="9"/></filter></defs>\n` +
     `<rect width="${CARD_W}" height="${CARD_H}" fill="url(#wall)"/>\n` +
     `<g filter="url(#soft)">${things}</g>\n` +
-    `<ellipse cx="560" cy="520" rx="520" ry="460" fill="url(#light)"/>\n` +
+    `<ellipse cx="583" cy="680" rx="480" ry="420" fill="url(#light)"/>\n` +
     `<g transform="translate(${TX} ${TY}) scale(${SCALE})">${peep(id, look, face)}</g>\n` +
     `</svg>\n`
   );
 }
 
-/** A catalog presenter for a render: the card (PNG) with its face and mouth boxes, and the card with each opening (1–3). */
+/** A catalog presenter for a render: the card (PNG) with its face and mouth boxes, and the mouth region (PRESENTER_MOUTH) with each opening 1–3. */
 export interface CatalogPresenter {
   image: Buffer;
   face: FractionBox;
@@ -237,8 +253,28 @@ export interface CatalogPresenter {
   openings: Buffer[];
 }
 
-/** The PNGs of public avatar `id`'s card with each face (closed first). */
-export async function catalogPresenter(id: string): Promise<CatalogPresenter> {
-  const [image, ...openings] = await Promise.all(PRESENTER_FACES.map((f) => sharp(Buffer.from(presenterSvg(id, f))).png().toBuffer()));
-  return { image, face: PRESENTER_FACE, mouth: PRESENTER_MOUTH, openings };
+/** The card with face `face` seen through its mouth region only (librsvg draws just that; the room's blur is most of a card's cost). */
+export function presenterMouthSvg(id: string, face: (typeof PRESENTER_FACES)[number]): string {
+  const { x, y, w, h } = MOUTH_PX;
+  return presenterSvg(id, face).replace(
+    `width="${CARD_W}" height="${CARD_H}" viewBox="0 0 ${CARD_W} ${CARD_H}"`,
+    `width="${w}" height="${h}" viewBox="${x} ${y} ${w} ${h}"`,
+  );
+}
+
+const presenters = new Map<string, Promise<CatalogPresenter>>();
+
+/** Public avatar `id`'s card and its mouth openings as PNGs (drawn once per process: they never change). */
+export function catalogPresenter(id: string): Promise<CatalogPresenter> {
+  let p = presenters.get(id);
+  if (!p) {
+    p = (async () => {
+      const png = (svg: string) => sharp(Buffer.from(svg)).png().toBuffer();
+      const [image, ...openings] = await Promise.all([png(presenterSvg(id)), ...PRESENTER_FACES.slice(1).map((f) => png(presenterMouthSvg(id, f)))]);
+      return { image, face: PRESENTER_FACE, mouth: PRESENTER_MOUTH, openings };
+    })();
+    p.catch(() => presenters.delete(id));
+    presenters.set(id, p);
+  }
+  return p;
 }
