@@ -17,16 +17,13 @@ import { mouthLevels } from '../../src/engines/local/mouth.ts';
 import { resolveDimensions, type GenerationJob } from '../../src/engines/generation.ts';
 import { extractFrame, runFfmpeg } from '../../src/media/ffmpeg.ts';
 import { MARGIN, safeZoneFor, type PlacedText } from '../../src/media/quality/manifest.ts';
-import { CATALOG_URL, PREVIEWS_DIR_URL } from '../../src/services/catalog/catalog-data.ts';
+import { CATALOG_URL } from '../../src/services/catalog/catalog-data.ts';
 import { catalogPresenter } from '../../src/services/catalog/presenters.ts';
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'ad-design-'));
 t.teardown(() => rmSync(work, { recursive: true, force: true }));
 
 const catalog = parse(readFileSync(CATALOG_URL, 'utf8')) as Record<string, { slug: string }[]>;
-const portrait = await sharp(readFileSync(new URL('avatars/maya-lifestyle.svg', PREVIEWS_DIR_URL)))
-  .png()
-  .toBuffer();
 const presenter = await catalogPresenter('maya-lifestyle');
 const product = await sharp({ create: { width: 300, height: 400, channels: 3, background: '#c0392b' } })
   .png()

@@ -73,11 +73,16 @@ t.test('a presenter speaks whole, well-formed sentences with the prompt’s spec
         `${slug} ${seconds}s: sentences start with a capital and end with a stop: ${text}`,
       );
       // "about A day", "with Why embedded": a prompt fragment spliced mid-sentence.
-      t.notMatch(text, /\b(?:a|an|the|about|of|with|to|for)\s+[A-Z][a-z]/, `${slug} ${seconds}s: no capitalised fragment after a small word`);
+      t.notMatch(
+        text,
+        /\b(?:a|an|the|about|of|with|to|for)\s+[A-Z][a-z]/,
+        `${slug} ${seconds}s: no capitalised fragment after a small word`,
+      );
       t.notMatch(text, /nobody tells you|Here's what/i, `${slug} ${seconds}s: not the generic narration hook`);
       t.match(text, c.says, `${slug} ${seconds}s: says what the prompt is about (${c.says})`);
       t.ok(text.split(/\s+/).length <= Math.floor(2.6 * 1.4 * (seconds - 0.5)), `${slug} ${seconds}s: can be said in time`);
-      if (seconds >= 8) t.ok(sentences.length >= 3, `${slug} ${seconds}s: hook, a specific and a call to action (${sentences.length} sentences)`);
+      if (seconds >= 8)
+        t.ok(sentences.length >= 3, `${slug} ${seconds}s: hook, a specific and a call to action (${sentences.length} sentences)`);
     }
   // An unboxing with listed details says them (specifics from after the colon).
   t.match(await script('unboxing-ugc', CASES['unboxing-ugc'].prompt, 15), /glass dropper bottle[\s\S]*fresh citrus scent/);
@@ -90,6 +95,12 @@ t.test('the UGC ad shows a hook of a few words in the template’s voice, not on
     t.match(headline, c.hook, `${slug}: "${headline}"`);
   }
   // The customer's own headline still wins.
-  const given = adCopy({ prompt: CASES['founder-story'].prompt, title: 'x', type: 'ugc_ad', templateSlug: 'founder-story', copy: { headline: 'Made by hand' } });
+  const given = adCopy({
+    prompt: CASES['founder-story'].prompt,
+    title: 'x',
+    type: 'ugc_ad',
+    templateSlug: 'founder-story',
+    copy: { headline: 'Made by hand' },
+  });
   t.equal(given.headline, 'Made by hand');
 });

@@ -395,11 +395,7 @@ t.test('a catalog avatar is the presenter disc of a static ad', async (t) => {
   t.equal(layout.avatarShape, 'disc');
   const svg = await readFile(new URL('avatars/maya-lifestyle.svg', PREVIEWS_DIR_URL));
   // The presenter is the whole card (an illustrated person in a room, no name band).
-  const face = await sharp(svg)
-    .resize(disc.w, disc.h, { fit: 'cover', position: 'centre' })
-    .removeAlpha()
-    .raw()
-    .toBuffer();
+  const face = await sharp(svg).resize(disc.w, disc.h, { fit: 'cover', position: 'centre' }).removeAlpha().raw().toBuffer();
   // The square inscribed in the disc (inside the ring).
   const inner = shrink(disc, 0.36);
   const crop = await sharp(face, { raw: { width: disc.w, height: disc.h, channels: 3 } })

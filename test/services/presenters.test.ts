@@ -61,7 +61,10 @@ t.test('every public avatar preview is its Open Peeps presenter card, as make-pr
 t.test("an open face changes the card's mouth region only (eyes and brows aside)", async (t) => {
   const mouth = box(PRESENTER_MOUTH);
   const face = box(PRESENTER_FACE);
-  t.ok(mouth.x >= face.x && mouth.x + mouth.w <= face.x + face.w + 40 && mouth.y > face.y && mouth.y + mouth.h <= face.y + face.h + 20, 'the mouth is in the lower face');
+  t.ok(
+    mouth.x >= face.x && mouth.x + mouth.w <= face.x + face.w + 40 && mouth.y > face.y && mouth.y + mouth.h <= face.y + face.h + 20,
+    'the mouth is in the lower face',
+  );
   for (const id of ['maya-lifestyle', 'marcus-chef', 'priya-tech-reviewer']) {
     const closed = await raw(presenterSvg(id));
     for (const f of PRESENTER_FACES.slice(1)) {

@@ -16,7 +16,17 @@ import { ProviderError, type GenerationJob, type ImageFormat } from '../generati
 import { fontFace, type FontFace } from '../../media/fonts.ts';
 import { adCopy, type AdCopy } from '../write/ad-copy.ts';
 import { adStyle, textureSvg, type AdStyle } from './ad-style.ts';
-import { computeLayout, contrast, mix, paletteFor, readableOn, type AdLayout, type LayoutInput, type Palette, type Rect } from './layout.ts';
+import {
+  computeLayout,
+  contrast,
+  mix,
+  paletteFor,
+  readableOn,
+  type AdLayout,
+  type LayoutInput,
+  type Palette,
+  type Rect,
+} from './layout.ts';
 
 /**
  * full: the finished ad. overlay: texts, brand and CTA on a transparent canvas, each on a scrim

@@ -533,7 +533,10 @@ function fullLayout(job: LayoutInput): AdLayout {
     : { slots: [], slotLabels: [] };
   const cornerSize = Math.max(2, Math.min(f.m, r(u * 0.04)));
   const face = b.face ?? null;
-  const mouth = face && b.portrait && job.portraitShape?.face ? mouthRect(b.portrait, job.portraitShape.mouth ?? mouthBox(job.portraitShape.face)) : null;
+  const mouth =
+    face && b.portrait && job.portraitShape?.face
+      ? mouthRect(b.portrait, job.portraitShape.mouth ?? mouthBox(job.portraitShape.face))
+      : null;
   return {
     kind,
     width: W,

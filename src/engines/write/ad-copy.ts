@@ -44,7 +44,8 @@ export function adCopy(job: AdCopyInput): AdCopy {
   const quoted = quotedCopy(job.prompt || '');
   const given: CustomerCopy = { ...quoted.copy, ...definedFields(job.copy) };
   // A UGC ad's headline is its presenter's on-screen hook ("My honest review after a month").
-  const derived = job.type === 'ugc_ad' && job.templateSlug ? presenterHook(quoted.rest, job.templateSlug) : headlineFrom(quoted.rest, job.title);
+  const derived =
+    job.type === 'ugc_ad' && job.templateSlug ? presenterHook(quoted.rest, job.templateSlug) : headlineFrom(quoted.rest, job.title);
   const benefit = benefitFrom(quoted.rest, derived) ?? afterVerb(quoted.rest, derived);
   // "Fresh lemonade for hot days" → "Fresh lemonade" over "For hot days", when no benefit takes the second line.
   const split = given.headline || benefit ? null : splitPurpose(derived);

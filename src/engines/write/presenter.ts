@@ -52,7 +52,9 @@ export function readPresenterBrief(prompt: string): PresenterBrief {
     details,
     period: clean(/\bafter\s+((?:a|an|one|two|three|four|six|\d+)\s+(?:days?|weeks?|months?|years?))\b/i.exec(p)?.[1]),
     role: clean(/\bday in the life of\s+((?:an?|the)\s+[\w-]+(?:\s+[\w-]+)?)(?=\s+(?:using|with|who|and)\b|[,.:;!?]|$)/i.exec(p)?.[1]),
-    started: clean(/\bstarted\s+((?:an?|the|my|our)\s+(?:[\w'-]+\s+){0,5}?[\w'-]+?)(?=\s+(?:in|from|at|with|because|after)\b|[,.:;!?]|$)/i.exec(p)?.[1]),
+    started: clean(
+      /\bstarted\s+((?:an?|the|my|our)\s+(?:[\w'-]+\s+){0,5}?[\w'-]+?)(?=\s+(?:in|from|at|with|because|after)\b|[,.:;!?]|$)/i.exec(p)?.[1],
+    ),
     place: clean(/\b((?:in|from)\s+(?:my|our|a)\s+[\w-]+(?:\s+[\w-]+)?)(?=[,.:;!?]|$)/i.exec(p)?.[1]),
     reaction: clean(/\breact(?:ing|s)?\s+to\s+(.+?)(?=\s+with\s+(?:our|my|the|this)\b|[,.:;!?]|$)/i.exec(p)?.[1]),
   };
@@ -70,7 +72,11 @@ const theProduct = (b: PresenterBrief) => (b.product ? `the ${b.product}` : 'it'
 
 /** The details as sentences, in three framings. */
 function detailBeats(b: PresenterBrief): string[] {
-  const frames = [(d: string) => `The ${d} is the first thing I noticed.`, (d: string) => `And the ${d}? I love it.`, (d: string) => `Plus, the ${d} makes a real difference.`];
+  const frames = [
+    (d: string) => `The ${d} is the first thing I noticed.`,
+    (d: string) => `And the ${d}? I love it.`,
+    (d: string) => `Plus, the ${d} makes a real difference.`,
+  ];
   return b.details.map((d, i) => frames[i % frames.length](d));
 }
 
@@ -80,8 +86,16 @@ function linesFor(slug: string, b: PresenterBrief): Lines {
   switch (slug) {
     case 'day-in-the-life':
       return {
-        hooks: [b.role ? `Come along for a day in my life as ${b.role}.` : 'Come along for a day in my life.', b.role ? `A day in my life as ${b.role}.` : 'A day in my life.'],
-        beats: [...details, `My mornings start with ${it}.`, 'It keeps up with me through the busiest part of the day.', `By the end of the day, ${it} is still what I reach for.`],
+        hooks: [
+          b.role ? `Come along for a day in my life as ${b.role}.` : 'Come along for a day in my life.',
+          b.role ? `A day in my life as ${b.role}.` : 'A day in my life.',
+        ],
+        beats: [
+          ...details,
+          `My mornings start with ${it}.`,
+          'It keeps up with me through the busiest part of the day.',
+          `By the end of the day, ${it} is still what I reach for.`,
+        ],
         ctas: [`Make your days easier and try ${it}.`, 'Try it yourself.'],
       };
     case 'get-ready-with-me':
@@ -119,20 +133,34 @@ function linesFor(slug: string, b: PresenterBrief): Lines {
     case 'green-screen-reaction':
       return {
         hooks: [
-          b.reaction ? `Okay, I had to react to ${b.reaction}${b.product ? ` with the ${b.product}` : ''}.` : 'Okay, I had to react to this.',
+          b.reaction
+            ? `Okay, I had to react to ${b.reaction}${b.product ? ` with the ${b.product}` : ''}.`
+            : 'Okay, I had to react to this.',
           b.reaction ? `I had to react to ${b.reaction}.` : 'I had to react to this.',
         ],
-        beats: [...details, 'I did not expect the numbers to look like this.', "It's real, and it adds up fast.", 'Honestly, this changed my mind.'],
+        beats: [
+          ...details,
+          'I did not expect the numbers to look like this.',
+          "It's real, and it adds up fast.",
+          'Honestly, this changed my mind.',
+        ],
         ctas: ['See it for yourself.', 'Try it yourself.'],
       };
     default:
       return {
         hooks: [
-          b.product ? `I've used the ${b.product} for ${b.period ?? 'a few weeks'}, so here's my honest review.` : "Here's my honest review.",
+          b.product
+            ? `I've used the ${b.product} for ${b.period ?? 'a few weeks'}, so here's my honest review.`
+            : "Here's my honest review.",
           b.product ? `My honest review of the ${b.product}.` : 'My honest review.',
           'My honest review.',
         ],
-        beats: [...details, 'It fits right into my day without any fuss.', 'It just works, every single day.', "Honestly, I didn't expect to like it this much."],
+        beats: [
+          ...details,
+          'It fits right into my day without any fuss.',
+          'It just works, every single day.',
+          "Honestly, I didn't expect to like it this much.",
+        ],
         ctas: ["If you're on the fence, try it for yourself.", 'Try it yourself.'],
       };
   }
@@ -174,7 +202,9 @@ export function presenterHook(prompt: string, slug: string): string {
     case 'unboxing-ugc':
       return short(b.product, 4) ? `Unboxing the ${b.product}` : 'Unboxing day';
     case 'founder-story':
-      return b.started ? `Why I started ${b.started.split(/\s+/).length > 2 ? `this ${b.started.split(/\s+/).at(-1)}` : b.started}` : 'Why I started this';
+      return b.started
+        ? `Why I started ${b.started.split(/\s+/).length > 2 ? `this ${b.started.split(/\s+/).at(-1)}` : b.started}`
+        : 'Why I started this';
     case 'green-screen-reaction':
       return 'I had to react to this';
     default:

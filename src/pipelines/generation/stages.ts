@@ -214,7 +214,9 @@ async function avatarPortrait(src: InputSources, avatar: GenerationSpec['avatar'
         retryable: false,
         context: { field: 'avatar_id' },
       });
-    return sharp(await fs.readFile(file)).png().toBuffer();
+    return sharp(await fs.readFile(file))
+      .png()
+      .toBuffer();
   }
   if (avatar?.imageUrl) return referenceImage(src, { url: avatar.imageUrl }, 'avatar_id');
   return undefined;

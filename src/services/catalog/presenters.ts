@@ -82,7 +82,12 @@ const MOUTH_PX = (() => {
 
 /** Where the face and the mouth are on every presenter card (fractions of the card). */
 export const PRESENTER_FACE = toCard(FACE_UNITS);
-export const PRESENTER_MOUTH: FractionBox = { x: MOUTH_PX.x / CARD_W, y: MOUTH_PX.y / CARD_H, w: MOUTH_PX.w / CARD_W, h: MOUTH_PX.h / CARD_H };
+export const PRESENTER_MOUTH: FractionBox = {
+  x: MOUTH_PX.x / CARD_W,
+  y: MOUTH_PX.y / CARD_H,
+  w: MOUTH_PX.w / CARD_W,
+  h: MOUTH_PX.h / CARD_H,
+};
 
 /** Whether `id` is a public avatar drawn here. */
 export const isPresenter = (id: string): boolean => Object.hasOwn(LOOKS, id);
@@ -112,13 +117,17 @@ function peep(id: string, look: Look, face: (typeof PRESENTER_FACES)[number]): s
 
 const rect = (x: number, y: number, w: number, h: number, fill: string, extra = '') =>
   `<rect x="${x}" y="${y}" width="${w}" height="${h}" fill="${fill}"${extra}/>`;
-const circle = (cx: number, cy: number, r: number, fill: string, extra = '') => `<circle cx="${cx}" cy="${cy}" r="${r}" fill="${fill}"${extra}/>`;
+const circle = (cx: number, cy: number, r: number, fill: string, extra = '') =>
+  `<circle cx="${cx}" cy="${cy}" r="${r}" fill="${fill}"${extra}/>`;
 
 /** A plant in a pot standing at (x, floor). */
 const plant = (x: number, floor: number, leaf: string, pot: string) =>
   rect(x - 55, floor - 120, 110, 120, pot, ' rx="14"') +
   [-70, -25, 20, 60]
-    .map((dx, i) => `<ellipse cx="${x + dx}" cy="${floor - 190 - (i % 2) * 60}" rx="48" ry="110" fill="${leaf}" transform="rotate(${dx / 2} ${x + dx} ${floor - 150})"/>`)
+    .map(
+      (dx, i) =>
+        `<ellipse cx="${x + dx}" cy="${floor - 190 - (i % 2) * 60}" rx="48" ry="110" fill="${leaf}" transform="rotate(${dx / 2} ${x + dx} ${floor - 150})"/>`,
+    )
     .join('');
 
 /** A window with its light at (x, y). */
@@ -131,7 +140,11 @@ const windowAt = (x: number, y: number, w: number, h: number, glass: string, fra
 /** A shelf with things on it. */
 const shelf = (x: number, y: number, w: number, board: string, items: string[]) =>
   rect(x, y, w, 18, board) +
-  items.map((c, i) => rect(x + 30 + i * ((w - 60) / items.length), y - 70 - (i % 3) * 25, (w - 60) / items.length - 18, 70 + (i % 3) * 25, c, ' rx="6"')).join('');
+  items
+    .map((c, i) =>
+      rect(x + 30 + i * ((w - 60) / items.length), y - 70 - (i % 3) * 25, (w - 60) / items.length - 18, 70 + (i % 3) * 25, c, ' rx="6"'),
+    )
+    .join('');
 
 /** The room of each setting: wall gradient, floor and furniture (before the blur). */
 function room(setting: Setting): { wall: [string, string]; things: string } {
@@ -139,11 +152,20 @@ function room(setting: Setting): { wall: [string, string]; things: string } {
   const H = CARD_H;
   switch (setting) {
     case 'home':
-      return { wall: ['#e2b594', '#c98f6e'], things: windowAt(90, 200, 300, 420, '#fbe9c9', '#f3dcc4') + plant(910, 1000, '#4f7f4b', '#a85f3c') + rect(0, 1000, W, H - 1000, '#b07a5a') };
+      return {
+        wall: ['#e2b594', '#c98f6e'],
+        things:
+          windowAt(90, 200, 300, 420, '#fbe9c9', '#f3dcc4') +
+          plant(910, 1000, '#4f7f4b', '#a85f3c') +
+          rect(0, 1000, W, H - 1000, '#b07a5a'),
+      };
     case 'gym':
       return {
         wall: ['#9fb3c6', '#7f95ab'],
-        things: rect(0, 380, W, 60, '#2bb673', ' opacity="0.55"') + [120, 260, 820, 960].map((x) => circle(x, 820, 70, '#3d4a57') + circle(x, 820, 26, '#9fb3c6')).join('') + rect(0, 900, W, 60, '#5f6f80'),
+        things:
+          rect(0, 380, W, 60, '#2bb673', ' opacity="0.55"') +
+          [120, 260, 820, 960].map((x) => circle(x, 820, 70, '#3d4a57') + circle(x, 820, 26, '#9fb3c6')).join('') +
+          rect(0, 900, W, 60, '#5f6f80'),
       };
     case 'desk':
       return {
@@ -206,7 +228,11 @@ function room(setting: Setting): { wall: [string, string]; things: string } {
     case 'studio':
       return {
         wall: ['#b7cdb5', '#9bb598'],
-        things: circle(540, 560, 400, '#dfe9da', ' opacity="0.8"') + plant(140, 1040, '#4f7f4f', '#b9a58c') + plant(950, 1060, '#6a9461', '#a8957a') + rect(0, 1040, W, H - 1040, '#8da487'),
+        things:
+          circle(540, 560, 400, '#dfe9da', ' opacity="0.8"') +
+          plant(140, 1040, '#4f7f4f', '#b9a58c') +
+          plant(950, 1060, '#6a9461', '#a8957a') +
+          rect(0, 1040, W, H - 1040, '#8da487'),
       };
     case 'living':
       return {
@@ -270,7 +296,10 @@ export function catalogPresenter(id: string): Promise<CatalogPresenter> {
   if (!p) {
     p = (async () => {
       const png = (svg: string) => sharp(Buffer.from(svg)).png().toBuffer();
-      const [image, ...openings] = await Promise.all([png(presenterSvg(id)), ...PRESENTER_FACES.slice(1).map((f) => png(presenterMouthSvg(id, f)))]);
+      const [image, ...openings] = await Promise.all([
+        png(presenterSvg(id)),
+        ...PRESENTER_FACES.slice(1).map((f) => png(presenterMouthSvg(id, f))),
+      ]);
       return { image, face: PRESENTER_FACE, mouth: PRESENTER_MOUTH, openings };
     })();
     p.catch(() => presenters.delete(id));
