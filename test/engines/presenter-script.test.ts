@@ -30,7 +30,7 @@ const CASES: Record<string, { prompt: string; says: RegExp; hook: RegExp }> = {
   },
   'get-ready-with-me': {
     prompt: 'Get ready with me using our five-minute natural makeup kit',
-    says: /Get ready with me/,
+    says: /get ready together/,
     hook: /^Get ready with me$/,
   },
   'day-in-the-life': {
@@ -40,12 +40,17 @@ const CASES: Record<string, { prompt: string; says: RegExp; hook: RegExp }> = {
   },
   'green-screen-reaction': {
     prompt: 'Reacting to how much you save with our solar phone charger',
-    says: /react to how much you save/,
-    hook: /^I had to react to this$/,
+    says: /react(?:ing)? to how much you save/i,
+    hook: /^You need to see this$/,
   },
 };
 
 const writer = createLocalWriter();
+const plain = (x: string) =>
+  x
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
 
 /** The script as narration.ts writes it for a UGC ad of `seconds`. */
 async function script(slug: string, prompt: string, seconds: number): Promise<string> {
@@ -83,6 +88,9 @@ t.test('a presenter speaks whole, well-formed sentences with the prompt’s spec
       t.ok(text.split(/\s+/).length <= Math.floor(2.6 * 1.4 * (seconds - 0.5)), `${slug} ${seconds}s: can be said in time`);
       if (seconds >= 8)
         t.ok(sentences.length >= 3, `${slug} ${seconds}s: hook, a specific and a call to action (${sentences.length} sentences)`);
+      // The spoken words are captioned: they must not repeat the headline the ad shows.
+      const { headline } = adCopy({ prompt: c.prompt, title: slug, type: 'ugc_ad', templateSlug: slug });
+      t.notOk(plain(text).includes(plain(headline)), `${slug} ${seconds}s: does not say the on-screen hook "${headline}"`);
     }
   // An unboxing with listed details says them (specifics from after the colon).
   t.match(await script('unboxing-ugc', CASES['unboxing-ugc'].prompt, 15), /glass dropper bottle[\s\S]*fresh citrus scent/);

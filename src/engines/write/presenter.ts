@@ -4,7 +4,8 @@
 // colon, "after a month", "a barista", "in my kitchen") and a call to action, in whole, properly
 // capitalised sentences; the pipeline drops beats from the end to fit the duration
 // (src/pipelines/generation/narration.ts fitted), so the specifics come first. Also the ad's
-// on-screen hook for the template (presenterHook): a phrase of a few words, never one word.
+// on-screen hook for the template (presenterHook): a phrase of a few words, never one word, and
+// not what the presenter says (the spoken words are captioned: a caption would repeat it).
 import type { Script, ScriptRequest } from './types.ts';
 
 /** What the prompt says, read for a presenter. */
@@ -88,7 +89,7 @@ function linesFor(slug: string, b: PresenterBrief): Lines {
       return {
         hooks: [
           b.role ? `Come along for a day in my life as ${b.role}.` : 'Come along for a day in my life.',
-          b.role ? `A day in my life as ${b.role}.` : 'A day in my life.',
+          b.role ? `Come along: my day as ${b.role}.` : 'Come along for my day.',
         ],
         beats: [
           ...details,
@@ -100,7 +101,7 @@ function linesFor(slug: string, b: PresenterBrief): Lines {
       };
     case 'get-ready-with-me':
       return {
-        hooks: [b.product ? `Get ready with me using the ${b.product}.` : 'Get ready with me.', 'Get ready with me.'],
+        hooks: [b.product ? `Let's get ready together with the ${b.product}.` : "Let's get ready together.", "Let's get ready together."],
         beats: [
           ...details,
           ...(/\b(\w+)-minute\b/i.test(b.product ?? '') ? [`It really takes ${/\b(\w+)-minute\b/i.exec(b.product!)![1]} minutes.`] : []),
@@ -120,7 +121,7 @@ function linesFor(slug: string, b: PresenterBrief): Lines {
         hooks: [
           b.started ? `Here's why I started ${b.started}${b.place ? ` ${b.place}` : ''}.` : "Here's why I started this.",
           b.started ? `Here's why I started ${b.started}.` : "Here's why I started this.",
-          'Why I started this.',
+          "Here's why I started it.",
         ],
         beats: [
           ...details,
@@ -133,10 +134,9 @@ function linesFor(slug: string, b: PresenterBrief): Lines {
     case 'green-screen-reaction':
       return {
         hooks: [
-          b.reaction
-            ? `Okay, I had to react to ${b.reaction}${b.product ? ` with the ${b.product}` : ''}.`
-            : 'Okay, I had to react to this.',
-          b.reaction ? `I had to react to ${b.reaction}.` : 'I had to react to this.',
+          b.reaction ? `Okay, I had to react to ${b.reaction}${b.product ? ` with the ${b.product}` : ''}.` : 'Okay, I had to react.',
+          b.reaction ? `Okay, I had to react to ${b.reaction}.` : 'Okay, I had to react.',
+          b.reaction ? `Reacting to ${b.reaction}.` : 'Okay, I had to react.',
         ],
         beats: [
           ...details,
@@ -149,11 +149,9 @@ function linesFor(slug: string, b: PresenterBrief): Lines {
     default:
       return {
         hooks: [
-          b.product
-            ? `I've used the ${b.product} for ${b.period ?? 'a few weeks'}, so here's my honest review.`
-            : "Here's my honest review.",
-          b.product ? `My honest review of the ${b.product}.` : 'My honest review.',
-          'My honest review.',
+          b.product ? `I've used the ${b.product} for ${b.period ?? 'a few weeks'}, so here's my take.` : "Here's my take.",
+          b.product ? `Here's my take on the ${b.product}.` : "Here's my take.",
+          "Here's my take.",
         ],
         beats: [
           ...details,
@@ -206,7 +204,7 @@ export function presenterHook(prompt: string, slug: string): string {
         ? `Why I started ${b.started.split(/\s+/).length > 2 ? `this ${b.started.split(/\s+/).at(-1)}` : b.started}`
         : 'Why I started this';
     case 'green-screen-reaction':
-      return 'I had to react to this';
+      return 'You need to see this';
     default:
       return b.period ? `My honest review after ${b.period}` : 'My honest review';
   }
