@@ -81,87 +81,85 @@ function detailBeats(b: PresenterBrief): string[] {
   return b.details.map((d, i) => frames[i % frames.length](d));
 }
 
+/** A template's lines from the brief (`it`: the product as said; `details`: its specifics as sentences). */
+type LinesOf = (b: PresenterBrief, it: string, details: string[]) => Lines;
+
+/** Each UGC template's lines; the talking-head review is the default. */
+const TEMPLATES: Record<string, LinesOf> = {
+  'day-in-the-life': (b, it, details) => ({
+    hooks: [
+      b.role ? `Come along for a day in my life as ${b.role}.` : 'Come along for a day in my life.',
+      b.role ? `Come along: my day as ${b.role}.` : 'Come along for my day.',
+    ],
+    beats: [
+      ...details,
+      `My mornings start with ${it}.`,
+      'It keeps up with me through the busiest part of the day.',
+      `By the end of the day, ${it} is still what I reach for.`,
+    ],
+    ctas: [`Make your days easier and try ${it}.`, 'Try it yourself.'],
+  }),
+  'get-ready-with-me': (b, _it, details) => ({
+    hooks: [b.product ? `Let's get ready together with the ${b.product}.` : "Let's get ready together.", "Let's get ready together."],
+    beats: [
+      ...details,
+      ...(/\b(\w+)-minute\b/i.test(b.product ?? '') ? [`It really takes ${/\b(\w+)-minute\b/i.exec(b.product!)![1]} minutes.`] : []),
+      'Everything I need is in one place.',
+      'A little goes a long way, and it lasts all day.',
+    ],
+    ctas: ['Try it in your own routine.', 'Try it yourself.'],
+  }),
+  'unboxing-ugc': (b, _it, details) => ({
+    hooks: [b.product ? `Let's unbox the ${b.product} together.` : "Let's unbox this together.", "Let's unbox it."],
+    beats: [...details, "It's packed really well, nothing rattling around.", "First impressions? I'm impressed."],
+    ctas: ['Get yours and unbox it yourself.', 'Get yours today.'],
+  }),
+  'founder-story': (b, _it, details) => ({
+    hooks: [
+      b.started ? `Here's why I started ${b.started}${b.place ? ` ${b.place}` : ''}.` : "Here's why I started this.",
+      b.started ? `Here's why I started ${b.started}.` : "Here's why I started this.",
+      "Here's why I started it.",
+    ],
+    beats: [
+      ...details,
+      'Nothing out there did the job the way I wanted.',
+      'So I made it myself, one batch at a time.',
+      'Every order still gets that same care.',
+    ],
+    ctas: ['Try it and tell me what you think.', 'Give it a try.'],
+  }),
+  'green-screen-reaction': (b, _it, details) => ({
+    hooks: [
+      b.reaction ? `Okay, I had to react to ${b.reaction}${b.product ? ` with the ${b.product}` : ''}.` : 'Okay, I had to react.',
+      b.reaction ? `Okay, I had to react to ${b.reaction}.` : 'Okay, I had to react.',
+      b.reaction ? `Reacting to ${b.reaction}.` : 'Okay, I had to react.',
+    ],
+    beats: [
+      ...details,
+      'I did not expect the numbers to look like this.',
+      "It's real, and it adds up fast.",
+      'Honestly, this changed my mind.',
+    ],
+    ctas: ['See it for yourself.', 'Try it yourself.'],
+  }),
+  'talking-head-review': (b, _it, details) => ({
+    hooks: [
+      b.product ? `I've used the ${b.product} for ${b.period ?? 'a few weeks'}, so here's my take.` : "Here's my take.",
+      b.product ? `Here's my take on the ${b.product}.` : "Here's my take.",
+      "Here's my take.",
+    ],
+    beats: [
+      ...details,
+      'It fits right into my day without any fuss.',
+      'It just works, every single day.',
+      "Honestly, I didn't expect to like it this much.",
+    ],
+    ctas: ["If you're on the fence, try it for yourself.", 'Try it yourself.'],
+  }),
+};
+
 function linesFor(slug: string, b: PresenterBrief): Lines {
-  const it = theProduct(b);
-  const details = detailBeats(b);
-  switch (slug) {
-    case 'day-in-the-life':
-      return {
-        hooks: [
-          b.role ? `Come along for a day in my life as ${b.role}.` : 'Come along for a day in my life.',
-          b.role ? `Come along: my day as ${b.role}.` : 'Come along for my day.',
-        ],
-        beats: [
-          ...details,
-          `My mornings start with ${it}.`,
-          'It keeps up with me through the busiest part of the day.',
-          `By the end of the day, ${it} is still what I reach for.`,
-        ],
-        ctas: [`Make your days easier and try ${it}.`, 'Try it yourself.'],
-      };
-    case 'get-ready-with-me':
-      return {
-        hooks: [b.product ? `Let's get ready together with the ${b.product}.` : "Let's get ready together.", "Let's get ready together."],
-        beats: [
-          ...details,
-          ...(/\b(\w+)-minute\b/i.test(b.product ?? '') ? [`It really takes ${/\b(\w+)-minute\b/i.exec(b.product!)![1]} minutes.`] : []),
-          'Everything I need is in one place.',
-          'A little goes a long way, and it lasts all day.',
-        ],
-        ctas: ['Try it in your own routine.', 'Try it yourself.'],
-      };
-    case 'unboxing-ugc':
-      return {
-        hooks: [b.product ? `Let's unbox the ${b.product} together.` : "Let's unbox this together.", "Let's unbox it."],
-        beats: [...details, "It's packed really well, nothing rattling around.", "First impressions? I'm impressed."],
-        ctas: ['Get yours and unbox it yourself.', 'Get yours today.'],
-      };
-    case 'founder-story':
-      return {
-        hooks: [
-          b.started ? `Here's why I started ${b.started}${b.place ? ` ${b.place}` : ''}.` : "Here's why I started this.",
-          b.started ? `Here's why I started ${b.started}.` : "Here's why I started this.",
-          "Here's why I started it.",
-        ],
-        beats: [
-          ...details,
-          'Nothing out there did the job the way I wanted.',
-          'So I made it myself, one batch at a time.',
-          'Every order still gets that same care.',
-        ],
-        ctas: ['Try it and tell me what you think.', 'Give it a try.'],
-      };
-    case 'green-screen-reaction':
-      return {
-        hooks: [
-          b.reaction ? `Okay, I had to react to ${b.reaction}${b.product ? ` with the ${b.product}` : ''}.` : 'Okay, I had to react.',
-          b.reaction ? `Okay, I had to react to ${b.reaction}.` : 'Okay, I had to react.',
-          b.reaction ? `Reacting to ${b.reaction}.` : 'Okay, I had to react.',
-        ],
-        beats: [
-          ...details,
-          'I did not expect the numbers to look like this.',
-          "It's real, and it adds up fast.",
-          'Honestly, this changed my mind.',
-        ],
-        ctas: ['See it for yourself.', 'Try it yourself.'],
-      };
-    default:
-      return {
-        hooks: [
-          b.product ? `I've used the ${b.product} for ${b.period ?? 'a few weeks'}, so here's my take.` : "Here's my take.",
-          b.product ? `Here's my take on the ${b.product}.` : "Here's my take.",
-          "Here's my take.",
-        ],
-        beats: [
-          ...details,
-          'It fits right into my day without any fuss.',
-          'It just works, every single day.',
-          "Honestly, I didn't expect to like it this much.",
-        ],
-        ctas: ["If you're on the fence, try it for yourself.", 'Try it yourself.'],
-      };
-  }
+  return (TEMPLATES[slug] ?? TEMPLATES['talking-head-review'])(b, theProduct(b), detailBeats(b));
 }
 
 /**

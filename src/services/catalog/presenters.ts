@@ -146,107 +146,94 @@ const shelf = (x: number, y: number, w: number, board: string, items: string[]) 
     )
     .join('');
 
+const W = CARD_W;
+const H = CARD_H;
+
 /** The room of each setting: wall gradient, floor and furniture (before the blur). */
-function room(setting: Setting): { wall: [string, string]; things: string } {
-  const W = CARD_W;
-  const H = CARD_H;
-  switch (setting) {
-    case 'home':
-      return {
-        wall: ['#e2b594', '#c98f6e'],
-        things:
-          windowAt(90, 200, 300, 420, '#fbe9c9', '#f3dcc4') +
-          plant(910, 1000, '#4f7f4b', '#a85f3c') +
-          rect(0, 1000, W, H - 1000, '#b07a5a'),
-      };
-    case 'gym':
-      return {
-        wall: ['#9fb3c6', '#7f95ab'],
-        things:
-          rect(0, 380, W, 60, '#2bb673', ' opacity="0.55"') +
-          [120, 260, 820, 960].map((x) => circle(x, 820, 70, '#3d4a57') + circle(x, 820, 26, '#9fb3c6')).join('') +
-          rect(0, 900, W, 60, '#5f6f80'),
-      };
-    case 'desk':
-      return {
-        wall: ['#1f2440', '#2c2f5a'],
-        things:
-          `<ellipse cx="180" cy="300" rx="260" ry="200" fill="#7b5cff" opacity="0.55"/><ellipse cx="930" cy="380" rx="260" ry="220" fill="#00c2d1" opacity="0.45"/>` +
-          shelf(40, 620, 320, '#3b4070', ['#ff6b9a', '#ffd166', '#6fd3ff']) +
-          shelf(720, 560, 330, '#3b4070', ['#a0e7a0', '#c3a6ff', '#ff9f6b']) +
-          rect(0, 1060, W, H - 1060, '#151935'),
-      };
-    case 'office':
-      return {
-        wall: ['#c9b9a3', '#b09e86'],
-        things:
-          windowAt(720, 170, 300, 520, '#cfe3ef', '#e6ddd0') +
-          Array.from({ length: 9 }, (_, i) => rect(720, 180 + i * 56, 300, 14, '#a99c8a', ' opacity="0.8"')).join('') +
-          rect(70, 260, 240, 300, '#8a7f70', ' rx="6"') +
-          rect(90, 280, 200, 260, '#b7c4b0') +
-          rect(0, 1050, W, H - 1050, '#8a7c6a'),
-      };
-    case 'vanity':
-      return {
-        wall: ['#e7a9b3', '#d48a98'],
-        things:
-          circle(540, 470, 420, '#f7d9de', ' stroke="#c9808e" stroke-width="26"') +
-          Array.from({ length: 10 }, (_, i) => {
-            const a = Math.PI * (0.95 + (i / 9) * 1.1);
-            return circle(540 + 470 * Math.cos(a), 470 + 470 * Math.sin(a), 26, '#fff2c2');
-          }).join('') +
-          rect(0, 1030, W, H - 1030, '#c98c7e'),
-      };
-    case 'kitchen':
-      return {
-        wall: ['#d8c7ad', '#c2ad8f'],
-        things:
-          Array.from({ length: 12 }, (_, i) => rect(0, 560 + i * 60, W, 4, '#b59f80')).join('') +
-          Array.from({ length: 10 }, (_, i) => rect(i * 120, 560, 4, 720, '#b59f80')).join('') +
-          rect(0, 1100, W, H - 1100, '#9c8466') +
-          shelf(40, 380, 360, '#b07a4f', ['#e8a33d', '#c0392b', '#f4d35e', '#6a994e']) +
-          shelf(700, 340, 340, '#b07a4f', ['#f7f7f2', '#d9d2c5', '#e8a33d']) +
-          `<path d="M880 0 V120" stroke="#333" stroke-width="6"/><path d="M800 200 Q880 100 960 200 Z" fill="#2d6a4f"/>`,
-      };
-    case 'outdoors':
-      return {
-        wall: ['#7fbfe8', '#b5dcf2'],
-        things:
-          circle(860, 230, 110, '#fff1b8') +
-          `<path d="M-40 900 L260 430 L520 900 Z" fill="#7f9cb5"/><path d="M360 900 L720 360 L1120 900 Z" fill="#93adc3"/>` +
-          `<path d="M0 860 Q300 760 600 860 T1080 840 V1350 H0 Z" fill="#7fb77e"/><path d="M0 1000 Q400 900 1080 1000 V1350 H0 Z" fill="#5e9a5d"/>`,
-      };
-    case 'gaming':
-      return {
-        wall: ['#17122b', '#2a1850'],
-        things:
-          `<ellipse cx="160" cy="420" rx="240" ry="260" fill="#ff2fa0" opacity="0.45"/><ellipse cx="960" cy="330" rx="240" ry="240" fill="#3ae0ff" opacity="0.45"/>` +
-          rect(60, 760, 960, 14, '#3ae0ff', ' opacity="0.7"') +
-          shelf(700, 600, 330, '#35245f', ['#ff2fa0', '#ffe14d', '#3ae0ff']) +
-          rect(0, 1060, W, H - 1060, '#100b1f'),
-      };
-    case 'studio':
-      return {
-        wall: ['#b7cdb5', '#9bb598'],
-        things:
-          circle(540, 560, 400, '#dfe9da', ' opacity="0.8"') +
-          plant(140, 1040, '#4f7f4f', '#b9a58c') +
-          plant(950, 1060, '#6a9461', '#a8957a') +
-          rect(0, 1040, W, H - 1040, '#8da487'),
-      };
-    case 'living':
-      return {
-        wall: ['#cbbfae', '#b3a593'],
-        things:
-          rect(90, 250, 220, 280, '#c98b6b', ' rx="6"') +
-          rect(110, 270, 180, 240, '#f1d9b5') +
-          rect(770, 220, 220, 160, '#5b7c99', ' rx="6"') +
-          rect(790, 240, 180, 120, '#b9d3e8') +
-          rect(-40, 860, W + 80, 260, '#6c7f8c', ' rx="60"') +
-          rect(0, 1100, W, H - 1100, '#8f8273'),
-      };
-  }
-}
+const ROOMS: Record<Setting, { wall: [string, string]; things: string }> = {
+  home: {
+    wall: ['#e2b594', '#c98f6e'],
+    things:
+      windowAt(90, 200, 300, 420, '#fbe9c9', '#f3dcc4') + plant(910, 1000, '#4f7f4b', '#a85f3c') + rect(0, 1000, W, H - 1000, '#b07a5a'),
+  },
+  gym: {
+    wall: ['#9fb3c6', '#7f95ab'],
+    things:
+      rect(0, 380, W, 60, '#2bb673', ' opacity="0.55"') +
+      [120, 260, 820, 960].map((x) => circle(x, 820, 70, '#3d4a57') + circle(x, 820, 26, '#9fb3c6')).join('') +
+      rect(0, 900, W, 60, '#5f6f80'),
+  },
+  desk: {
+    wall: ['#1f2440', '#2c2f5a'],
+    things:
+      `<ellipse cx="180" cy="300" rx="260" ry="200" fill="#7b5cff" opacity="0.55"/><ellipse cx="930" cy="380" rx="260" ry="220" fill="#00c2d1" opacity="0.45"/>` +
+      shelf(40, 620, 320, '#3b4070', ['#ff6b9a', '#ffd166', '#6fd3ff']) +
+      shelf(720, 560, 330, '#3b4070', ['#a0e7a0', '#c3a6ff', '#ff9f6b']) +
+      rect(0, 1060, W, H - 1060, '#151935'),
+  },
+  office: {
+    wall: ['#c9b9a3', '#b09e86'],
+    things:
+      windowAt(720, 170, 300, 520, '#cfe3ef', '#e6ddd0') +
+      Array.from({ length: 9 }, (_, i) => rect(720, 180 + i * 56, 300, 14, '#a99c8a', ' opacity="0.8"')).join('') +
+      rect(70, 260, 240, 300, '#8a7f70', ' rx="6"') +
+      rect(90, 280, 200, 260, '#b7c4b0') +
+      rect(0, 1050, W, H - 1050, '#8a7c6a'),
+  },
+  vanity: {
+    wall: ['#e7a9b3', '#d48a98'],
+    things:
+      circle(540, 470, 420, '#f7d9de', ' stroke="#c9808e" stroke-width="26"') +
+      Array.from({ length: 10 }, (_, i) => {
+        const a = Math.PI * (0.95 + (i / 9) * 1.1);
+        return circle(540 + 470 * Math.cos(a), 470 + 470 * Math.sin(a), 26, '#fff2c2');
+      }).join('') +
+      rect(0, 1030, W, H - 1030, '#c98c7e'),
+  },
+  kitchen: {
+    wall: ['#d8c7ad', '#c2ad8f'],
+    things:
+      Array.from({ length: 12 }, (_, i) => rect(0, 560 + i * 60, W, 4, '#b59f80')).join('') +
+      Array.from({ length: 10 }, (_, i) => rect(i * 120, 560, 4, 720, '#b59f80')).join('') +
+      rect(0, 1100, W, H - 1100, '#9c8466') +
+      shelf(40, 380, 360, '#b07a4f', ['#e8a33d', '#c0392b', '#f4d35e', '#6a994e']) +
+      shelf(700, 340, 340, '#b07a4f', ['#f7f7f2', '#d9d2c5', '#e8a33d']) +
+      `<path d="M880 0 V120" stroke="#333" stroke-width="6"/><path d="M800 200 Q880 100 960 200 Z" fill="#2d6a4f"/>`,
+  },
+  outdoors: {
+    wall: ['#7fbfe8', '#b5dcf2'],
+    things:
+      circle(860, 230, 110, '#fff1b8') +
+      `<path d="M-40 900 L260 430 L520 900 Z" fill="#7f9cb5"/><path d="M360 900 L720 360 L1120 900 Z" fill="#93adc3"/>` +
+      `<path d="M0 860 Q300 760 600 860 T1080 840 V1350 H0 Z" fill="#7fb77e"/><path d="M0 1000 Q400 900 1080 1000 V1350 H0 Z" fill="#5e9a5d"/>`,
+  },
+  gaming: {
+    wall: ['#17122b', '#2a1850'],
+    things:
+      `<ellipse cx="160" cy="420" rx="240" ry="260" fill="#ff2fa0" opacity="0.45"/><ellipse cx="960" cy="330" rx="240" ry="240" fill="#3ae0ff" opacity="0.45"/>` +
+      rect(60, 760, 960, 14, '#3ae0ff', ' opacity="0.7"') +
+      shelf(700, 600, 330, '#35245f', ['#ff2fa0', '#ffe14d', '#3ae0ff']) +
+      rect(0, 1060, W, H - 1060, '#100b1f'),
+  },
+  studio: {
+    wall: ['#b7cdb5', '#9bb598'],
+    things:
+      circle(540, 560, 400, '#dfe9da', ' opacity="0.8"') +
+      plant(140, 1040, '#4f7f4f', '#b9a58c') +
+      plant(950, 1060, '#6a9461', '#a8957a') +
+      rect(0, 1040, W, H - 1040, '#8da487'),
+  },
+  living: {
+    wall: ['#cbbfae', '#b3a593'],
+    things:
+      rect(90, 250, 220, 280, '#c98b6b', ' rx="6"') +
+      rect(110, 270, 180, 240, '#f1d9b5') +
+      rect(770, 220, 220, 160, '#5b7c99', ' rx="6"') +
+      rect(790, 240, 180, 120, '#b9d3e8') +
+      rect(-40, 860, W + 80, 260, '#6c7f8c', ' rx="60"') +
+      rect(0, 1100, W, H - 1100, '#8f8273'),
+  },
+};
 
 /**
  * The presenter card of public avatar `id` with face `face` (PRESENTER_FACES[0] closed): the
@@ -255,7 +242,7 @@ function room(setting: Setting): { wall: [string, string]; things: string } {
 export function presenterSvg(id: string, face: (typeof PRESENTER_FACES)[number] = PRESENTER_FACES[0]): string {
   const look = LOOKS[id];
   if (!look) throw new Error(`no presenter look for avatar ${id}`);
-  const { wall, things } = room(look.setting);
+  const { wall, things } = ROOMS[look.setting];
   return (
     `<svg xmlns="http://www.w3.org/2000/svg" width="${CARD_W}" height="${CARD_H}" viewBox="0 0 ${CARD_W} ${CARD_H}" role="img">\n` +
     `<title>${id}</title>\n` +
