@@ -19,6 +19,7 @@ import {
   type PreviewRef,
 } from '../src/services/catalog/catalog-data.ts';
 import { hash32, rng } from '../src/engines/local/layout.ts';
+import { presenterSvg } from '../src/services/catalog/presenters.ts';
 
 // ---------------------------------------------------------------------------------------
 // Deterministic helpers
@@ -899,30 +900,9 @@ function captionBand(W: number, H: number, bandH: number, title: string, subtitl
   );
 }
 
+/** A public avatar's card: its illustrated presenter in a room (src/services/catalog/presenters.ts). */
 function avatarSvg(ref: PreviewRef): string {
-  const [W, H] = DIMS[ref.aspect_ratio];
-  const p = palette(ref.seed);
-  const initials = ref.title
-    .split(/\s+/)
-    .filter(Boolean)
-    .slice(0, 2)
-    .map((w) => w[0]!.toUpperCase())
-    .join('');
-  const s = W * 0.2;
-  const shirt = hslToHex((p.hue + 200) % 360, 45, 40);
-  let body = background(W, H, p, ref.seed);
-  body += circle(W / 2, H * 0.42, W * 0.36, '#ffffff', op(0.12));
-  body += person(W / 2, H * 0.4, s, p, ref.seed, ref.gender ?? 'neutral', shirt);
-  const bandH = H * 0.16;
-  body += rect(0, H - bandH, W, bandH, 0, p.ink, op(0.7));
-  body += text(W * 0.07, H - bandH * 0.42, ref.title, bandH * 0.34, '#ffffff', { weight: 800 });
-  if (ref.subtitle) body += text(W * 0.07, H - bandH * 0.14, ref.subtitle.replace(/-/g, ' '), bandH * 0.16, p.soft, { weight: 500 });
-  const br = W * 0.1;
-  body +=
-    circle(W - W * 0.07 - br, H - bandH - br * 0.4, br, p.accent) +
-    circle(W - W * 0.07 - br, H - bandH - br * 0.4, br, 'none', ` stroke="#ffffff" stroke-width="${n(br * 0.08)}"`);
-  body += text(W - W * 0.07 - br, H - bandH - br * 0.4 + br * 0.3, initials, br * 0.85, p.accentInk, { weight: 900, anchor: 'middle' });
-  return wrapSvg(W, H, `${ref.title} avatar`, body);
+  return presenterSvg(ref.seed);
 }
 
 function wrapSvg(W: number, H: number, title: string, body: string): string {

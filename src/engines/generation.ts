@@ -10,6 +10,7 @@ import type { MediaFile } from '../media/ffmpeg.ts';
 import type { SpokenWord } from './speech/types.ts';
 import type { MediaManifest } from '../media/quality/manifest.ts';
 import type { CustomerCopy } from './write/ad-copy.ts';
+import type { FractionBox } from '../media/portrait.ts';
 
 /** The hosted model behind an AI model variant (spec/catalog.yaml `provider`). */
 export type ProviderModel = CatalogSchema['schemas']['ProviderModel'];
@@ -63,6 +64,12 @@ export interface GenerationJob {
   avatarName?: string;
   /** The avatar's portrait (PNG, JPEG or WebP bytes), composited as the presenter (static, video and UGC ads). */
   avatarImage?: Buffer;
+  /**
+   * A catalog avatar (src/services/catalog/presenters.ts): where the face and the mouth are on
+   * avatarImage (fractions), and its mouth region drawn with each opening 1–3, which a UGC
+   * presenter shows while speaking.
+   */
+  presenter?: { face: FractionBox; mouth: FractionBox; openings: Buffer[] };
   /** Position of presetId in its template's presets (picks the preset's arrangement). */
   presetIndex?: number;
   /** The brand kit's logo (PNG, JPEG or WebP bytes, checked at upload), drawn in the top-right corner. */

@@ -17,15 +17,14 @@ import { mouthLevels } from '../../src/engines/local/mouth.ts';
 import { resolveDimensions, type GenerationJob } from '../../src/engines/generation.ts';
 import { extractFrame, runFfmpeg } from '../../src/media/ffmpeg.ts';
 import { MARGIN, safeZoneFor, type PlacedText } from '../../src/media/quality/manifest.ts';
-import { CATALOG_URL, PREVIEWS_DIR_URL } from '../../src/services/catalog/catalog-data.ts';
+import { CATALOG_URL } from '../../src/services/catalog/catalog-data.ts';
+import { catalogPresenter } from '../../src/services/catalog/presenters.ts';
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'ad-design-'));
 t.teardown(() => rmSync(work, { recursive: true, force: true }));
 
 const catalog = parse(readFileSync(CATALOG_URL, 'utf8')) as Record<string, { slug: string }[]>;
-const portrait = await sharp(readFileSync(new URL('avatars/maya-lifestyle.svg', PREVIEWS_DIR_URL)))
-  .png()
-  .toBuffer();
+const presenter = await catalogPresenter('maya-lifestyle');
 const product = await sharp({ create: { width: 300, height: 400, channels: 3, background: '#c0392b' } })
   .png()
   .toBuffer();
@@ -56,7 +55,8 @@ function job(type: GenerationJob['type'], slug: string, aspectRatio: string, ove
     referenceImages: seq % 2 ? [product] : [],
     generateAudio: false,
     copy: { subheadline: 'Real fruit, zero sugar', offer: '20% off this week' },
-    ...(type === 'ugc_ad' ? { avatarImage: portrait, avatarName: 'Maya Lopez' } : {}),
+    // A catalog avatar, as the pipeline gives it: its card and its drawn mouth openings.
+    ...(type === 'ugc_ad' ? { avatarImage: presenter.image, presenter, avatarName: 'Maya Lopez' } : {}),
     ...over,
   };
 }
@@ -228,6 +228,16 @@ t.test("a UGC presenter's mouth moves while speaking and rests in silence", asyn
   const diff = (a: Buffer, b: Buffer) => a.reduce((s, v, i) => s + Math.abs(v - b[i]), 0) / a.length;
   t.ok(diff(speaking, silent) > 20, `mouth region differs between speaking and silence (${diff(speaking, silent).toFixed(1)})`);
   t.ok(diff(before, silent) < 6, `and rests the same before and after (${diff(before, silent).toFixed(1)})`);
+  // The open mouth is the avatar's own drawn one (its widest face), scaled onto the mouth, not a drawn ellipse.
+  const drawn = await sharp(presenter.openings[2]).resize(m.w, m.h, { fit: 'fill' }).removeAlpha().raw().toBuffer();
+  const closed = await sharp(presenter.image)
+    .resize(layout.portrait!.w, layout.portrait!.h, { fit: 'cover' })
+    .extract({ left: m.x - layout.portrait!.x, top: m.y - layout.portrait!.y, width: m.w, height: m.h })
+    .removeAlpha()
+    .raw()
+    .toBuffer();
+  t.ok(diff(speaking, drawn) < 12, `speaking shows the presenter's drawn open mouth (${diff(speaking, drawn).toFixed(1)})`);
+  t.ok(diff(silent, closed) < 12, `silence shows the card's closed mouth (${diff(silent, closed).toFixed(1)})`);
 });
 
 t.test('video ads: no black border in the first and last frames', async (t) => {

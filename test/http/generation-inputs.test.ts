@@ -8,7 +8,6 @@
 import http from 'node:http';
 import sharp from 'sharp';
 import t, { type Test } from 'tap';
-import { catalogPortrait } from '../../src/pipelines/generation/stages.ts';
 import { media, referenceInspirations } from '../../src/db/schema/index.ts';
 import { extractFrame } from '../../src/media/ffmpeg.ts';
 import { composeAd } from '../../src/engines/local/ad-image.ts';
@@ -395,12 +394,8 @@ t.test('a catalog avatar is the presenter disc of a static ad', async (t) => {
   const disc = layout.avatar!;
   t.equal(layout.avatarShape, 'disc');
   const svg = await readFile(new URL('avatars/maya-lifestyle.svg', PREVIEWS_DIR_URL));
-  // The presenter is the card without its name band and initials (catalogPortrait).
-  const face = await sharp(await catalogPortrait(svg))
-    .resize(disc.w, disc.h, { fit: 'cover', position: 'centre' })
-    .removeAlpha()
-    .raw()
-    .toBuffer();
+  // The presenter is the whole card (an illustrated person in a room, no name band).
+  const face = await sharp(svg).resize(disc.w, disc.h, { fit: 'cover', position: 'centre' }).removeAlpha().raw().toBuffer();
   // The square inscribed in the disc (inside the ring).
   const inner = shrink(disc, 0.36);
   const crop = await sharp(face, { raw: { width: disc.w, height: disc.h, channels: 3 } })

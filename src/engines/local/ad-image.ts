@@ -16,7 +16,17 @@ import { ProviderError, type GenerationJob, type ImageFormat } from '../generati
 import { fontFace, type FontFace } from '../../media/fonts.ts';
 import { adCopy, type AdCopy } from '../write/ad-copy.ts';
 import { adStyle, textureSvg, type AdStyle } from './ad-style.ts';
-import { computeLayout, contrast, mix, paletteFor, readableOn, type AdLayout, type Palette, type Rect } from './layout.ts';
+import {
+  computeLayout,
+  contrast,
+  mix,
+  paletteFor,
+  readableOn,
+  type AdLayout,
+  type LayoutInput,
+  type Palette,
+  type Rect,
+} from './layout.ts';
 
 /**
  * full: the finished ad. overlay: texts, brand and CTA on a transparent canvas, each on a scrim
@@ -301,14 +311,15 @@ function groundFor(palette: Palette, mode: ComposeMode, kind: AdLayout['kind']):
 }
 
 /** The UGC portrait's shape and face box (measured once per ad). */
-async function portraitShape(job: GenerationJob): Promise<{ aspect: number; face: Awaited<ReturnType<typeof faceBox>> } | undefined> {
+async function portraitShape(job: GenerationJob): Promise<LayoutInput['portraitShape']> {
   if (job.type !== 'ugc_ad' || !job.avatarImage) return undefined;
   const { img, fail } = assetImage(job, job.avatarImage, 'the avatar image', 'invalid_avatar_image');
   const meta = await img.metadata().catch(fail);
   const limits = { ...DEFAULT_PIXEL_LIMITS, maxPixels: job.maxInputPixels ?? DEFAULT_PIXEL_LIMITS.maxPixels };
-  const face = await faceBox(job.avatarImage, limits).catch(fail);
+  // A catalog presenter says where its face and mouth are; an uploaded portrait's face is found.
+  const face = job.presenter?.face ?? (await faceBox(job.avatarImage, limits).catch(fail));
   const [w, h] = (meta.orientation ?? 1) >= 5 ? [meta.height, meta.width] : [meta.width, meta.height];
-  return { aspect: (w ?? 1) / (h ?? 1), face };
+  return { aspect: (w ?? 1) / (h ?? 1), face, mouth: job.presenter?.mouth };
 }
 
 /** The layout, palette and drawing choices of `job`. */

@@ -16,7 +16,7 @@ import { renderMusicBed } from '../../media/music-bed.ts';
 import { ProviderError, type GenerationJob } from '../generation.ts';
 import sharp from 'sharp';
 import { type FontFace, textWidth } from '../../media/fonts.ts';
-import { envelopeLevels, levelSpans, mouthCanvas, mouthLevels, mouthShape, type Spoken } from './mouth.ts';
+import { envelopeLevels, levelSpans, mouthCanvas, mouthLevels, mouthShape, presenterMouth, type Spoken } from './mouth.ts';
 import { composeAd, encodeRaw, facesFor, type ComposedAd } from './ad-image.ts';
 import { rng, type AdLayout, type Rect } from './layout.ts';
 import type { MediaManifest, PlacedText } from '../../media/quality/manifest.ts';
@@ -371,14 +371,16 @@ async function mouthInputs(
 ) {
   const spans = levelSpans(await speechLevels(job, chunks, duration, fps, dir), fps);
   if (spans.every((s) => s.length === 0)) return null;
-  const canvas = mouthCanvas(ad.layout.mouth!);
-  const skin = await skinNear(ad, ad.layout.face!);
+  // A catalog presenter's mouth region is replaced whole by its drawn openings; a photo gets drawn ones.
+  const drawn = job.presenter?.openings;
+  const canvas = drawn ? ad.layout.mouth! : mouthCanvas(ad.layout.mouth!);
+  const skin = drawn ? '' : await skinNear(ad, ad.layout.face!);
   const inputs: string[] = [];
   let overlays = '';
   for (let level = 1; level <= 3; level++) {
     if (spans[level - 1].length === 0) continue;
     const file = path.join(dir, `mouth-${level}.png`);
-    await writeFile(file, await mouthShape(level, canvas, skin));
+    await writeFile(file, drawn ? await presenterMouth(drawn[level - 1], canvas) : await mouthShape(level, canvas, skin));
     files.push(file);
     inputs.push(...inputArgs({ path: file, type: 'image/png' }));
     const enable = spans[level - 1].map((s) => `between(t,${fmt(s.a)},${fmt(s.b)})`).join('+');

@@ -327,7 +327,7 @@ export type LayoutInput = Pick<
     Pick<GenerationJob, 'presetId' | 'presetIndex' | 'logo' | 'avatarImage' | 'referenceSubject' | 'prompt' | 'title' | 'copy' | 'output'>
   > & {
     /** The avatar portrait's width / height and face box (UGC: where the product card may go); measured by the composer. */
-    portraitShape?: { aspect: number; face: FractionBox | null };
+    portraitShape?: { aspect: number; face: FractionBox | null; mouth?: FractionBox };
   };
 
 /**
@@ -533,7 +533,10 @@ function fullLayout(job: LayoutInput): AdLayout {
     : { slots: [], slotLabels: [] };
   const cornerSize = Math.max(2, Math.min(f.m, r(u * 0.04)));
   const face = b.face ?? null;
-  const mouth = face && b.portrait && job.portraitShape?.face ? mouthRect(b.portrait, job.portraitShape.face) : null;
+  const mouth =
+    face && b.portrait && job.portraitShape?.face
+      ? mouthRect(b.portrait, job.portraitShape.mouth ?? mouthBox(job.portraitShape.face))
+      : null;
   return {
     kind,
     width: W,
@@ -766,9 +769,8 @@ function besideFace(f: LayoutFrame, head: Rect, top: number, bottom: number): Re
   return { x: r((f.W - w) / 2), y, w, h };
 }
 
-/** The mouth of the portrait in frame pixels. */
-function mouthRect(portrait: Rect, face: FractionBox): Rect {
-  const m = mouthBox(face);
+/** The mouth (fractions of the portrait) in frame pixels. */
+function mouthRect(portrait: Rect, m: FractionBox): Rect {
   return {
     x: portrait.x + r(m.x * portrait.w),
     y: portrait.y + r(m.y * portrait.h),

@@ -1,7 +1,8 @@
 // A UGC presenter's mouth moving with the speech: per video frame a mouth shape (closed, or one
 // of three openings) chosen from when the words are said (or from the loudness of the audio when
 // no word timings come with it), drawn as overlays on the portrait's mouth and switched by ffmpeg
-// `overlay` filters enabled over the spans of each shape.
+// `overlay` filters enabled over the spans of each shape. A catalog presenter (an illustrated
+// person of src/services/catalog/presenters.ts) shows its own drawn mouths instead (presenterMouth).
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
@@ -65,6 +66,15 @@ export async function mouthShape(level: number, canvas: Rect, skin: string): Pro
   return sharp(Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}">${body}</svg>`))
     .png()
     .toBuffer();
+}
+
+/**
+ * A catalog presenter's opening as an overlay: its drawn mouth region (the card's own mouth, open,
+ * src/services/catalog/presenters.ts) scaled onto the mouth rect of the frame (`canvas`), where the
+ * composer scaled the card's closed mouth.
+ */
+export async function presenterMouth(opening: Buffer, canvas: Rect): Promise<Buffer> {
+  return sharp(opening).resize(canvas.w, canvas.h, { fit: 'fill' }).png().toBuffer();
 }
 
 /**

@@ -8,6 +8,7 @@
 // worth a second line, an offer only when the prompt states one. Nothing here pastes the prompt.
 // Every ad renderer reads its texts through adCopy(), so the words are decided in one place.
 import type { GenerationJob } from '../generation.ts';
+import { presenterHook } from './presenter.ts';
 
 /** The copy a customer sent with a template generation (each field optional, used verbatim). */
 export interface CustomerCopy {
@@ -42,7 +43,9 @@ const SUBHEADLINE_MAX_WORDS = 12;
 export function adCopy(job: AdCopyInput): AdCopy {
   const quoted = quotedCopy(job.prompt || '');
   const given: CustomerCopy = { ...quoted.copy, ...definedFields(job.copy) };
-  const derived = headlineFrom(quoted.rest, job.title);
+  // A UGC ad's headline is its presenter's on-screen hook ("My honest review after a month").
+  const derived =
+    job.type === 'ugc_ad' && job.templateSlug ? presenterHook(quoted.rest, job.templateSlug) : headlineFrom(quoted.rest, job.title);
   const benefit = benefitFrom(quoted.rest, derived) ?? afterVerb(quoted.rest, derived);
   // "Fresh lemonade for hot days" → "Fresh lemonade" over "For hot days", when no benefit takes the second line.
   const split = given.headline || benefit ? null : splitPurpose(derived);

@@ -9,6 +9,7 @@
 // the brief's sentences first, one or more per body slide, and no two body slides say the same.
 import { type ReadBrief, readBriefText } from './brief.ts';
 import { BRIEF_WORDS, languagePack, PACKS, type LanguagePack } from './languages.ts';
+import { writePresenterScript } from './presenter.ts';
 import {
   WriterFailed,
   type Script,
@@ -372,7 +373,7 @@ export function createLocalWriter(): Writer {
     name: 'local',
     async writeScript(req, signal) {
       signal?.throwIfAborted();
-      return writeLocalScript(req);
+      return req.presenterTemplate ? writePresenterScript(req) : writeLocalScript(req);
     },
     async writeSlides(req, signal) {
       signal?.throwIfAborted();

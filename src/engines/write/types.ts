@@ -17,6 +17,8 @@ export interface ScriptRequest {
   wordsPerSecond: number;
   /** Visual style words the scene descriptions may use (image_style, selected_*_styles). */
   styles?: string[];
+  /** A UGC template's slug: the script is a presenter talking to camera in that format (./presenter.ts). */
+  presenterTemplate?: string;
 }
 
 /** A narration: a hook, three to five beats and a call to action, each one or two sentences. */

@@ -51,6 +51,8 @@ export async function writeScript(ctx: AppContext, g: GenerationRow, s: StageCon
         language: 'English',
         targetSeconds: Math.max(3, seconds - 1.5),
         wordsPerSecond: WORDS_PER_SECOND,
+        // A UGC ad's presenter talks to camera in the template's format.
+        presenterTemplate: g.type === 'ugc_ad' ? (g.spec.templateSlug ?? undefined) : undefined,
       },
       s.signal,
     )

@@ -21,6 +21,7 @@ import { comfyuiMakes } from '../../engines/selfhosted/comfyui.ts';
 import { ProviderError, type GenerateOptions, type GenerationJob, type Provider, type ProviderResult } from '../../engines/generation.ts';
 import { isNotFound } from '../../storage/index.ts';
 import { findAiModel, findTemplate, PREVIEWS_DIR_URL, type RawAiVariant } from '../../services/catalog/catalog-data.ts';
+import { catalogPresenter, isPresenter, type CatalogPresenter } from '../../services/catalog/presenters.ts';
 import { generationOutputKey } from '../../storage/keys.ts';
 import type { GenerationSpec, MediaInput } from './request.ts';
 import { referenceStyle } from '../../services/references/analysis.ts';
@@ -74,13 +75,15 @@ export async function gatherInputs(
   const src: InputSources = { ctx, rows: await loadMedia(ctx, g.orgId, ids), workDir, signal };
   const kit = spec.brandKit;
   const logo = await brandLogo(src, kit);
-  const avatarImage = await avatarPortrait(src, spec.avatar);
+  const presenter = await catalogPresenterOf(spec.avatar);
+  const avatarImage = presenter?.image ?? (await avatarPortrait(src, spec.avatar));
   const reference = spec.customReferenceInspirationId
     ? await customReferenceStyle(ctx, g.orgId, spec.customReferenceInspirationId, workDir, signal)
     : undefined;
   return {
     logo,
     avatarImage,
+    presenter: presenter && { face: presenter.face, mouth: presenter.mouth, openings: presenter.openings },
     // The kit's colours come first; the reference's subject arranges the ad (unless a preset does).
     referenceColors: reference && !kit?.colors.length ? reference.colors : undefined,
     referenceSubject: reference?.subject,
@@ -192,6 +195,12 @@ async function brandLogo(src: InputSources, kit: GenerationSpec['brandKit']): Pr
   return undefined;
 }
 
+/** A catalog avatar drawn by src/services/catalog/presenters.ts: its card, face and mouth boxes and the card with each mouth opening. */
+async function catalogPresenterOf(avatar: GenerationSpec['avatar']): Promise<CatalogPresenter | undefined> {
+  const catalog = avatar && !avatar.imageKey && (avatar.source === 'catalog' || !/^https?:\/\//i.test(avatar.imageUrl));
+  return catalog && isPresenter(avatar.id) ? catalogPresenter(avatar.id) : undefined;
+}
+
 /** The avatar's portrait: uploaded (storage), a catalog avatar's preview (SVG, rasterised here), or an older avatar's URL. */
 async function avatarPortrait(src: InputSources, avatar: GenerationSpec['avatar']): Promise<Buffer | undefined> {
   if (avatar?.imageKey) return storedImage(src.ctx, avatar.imageKey, 'avatar_id');
@@ -205,23 +214,12 @@ async function avatarPortrait(src: InputSources, avatar: GenerationSpec['avatar'
         retryable: false,
         context: { field: 'avatar_id' },
       });
-    return catalogPortrait(await fs.readFile(file));
+    return sharp(await fs.readFile(file))
+      .png()
+      .toBuffer();
   }
   if (avatar?.imageUrl) return referenceImage(src, { url: avatar.imageUrl }, 'avatar_id');
   return undefined;
-}
-
-/**
- * A catalog avatar's portrait is its catalog card (scripts/make-previews.ts avatarSvg): the person
- * above a name band (the bottom 16 %) with an initials disc (radius 10 % of the width) standing on
- * the band. The presenter is the part above both: a UGC ad showed the card's name ("Maya · casual")
- * and initials under its own captions and CTA.
- */
-export async function catalogPortrait(card: Buffer): Promise<Buffer> {
-  const { width = 0, height = 0 } = await sharp(card).metadata();
-  const keep = Math.floor(height * 0.84 - width * 0.14) - 4;
-  const img = sharp(card);
-  return (keep > height / 2 ? img.extract({ left: 0, top: 0, width, height: keep }) : img).png().toBuffer();
 }
 
 /**
@@ -335,6 +333,7 @@ export function jobOf(ctx: AppContext, g: GenerationRow, inputs: Partial<Generat
     generateAudio: spec.generateAudio,
     avatarName: spec.avatar?.name,
     avatarImage: inputs.avatarImage,
+    presenter: inputs.presenter,
     presetIndex: presetIndexOf(spec.templateSlug, spec.presetId),
     logo: inputs.logo,
     fonts: spec.brandKit?.fonts,
