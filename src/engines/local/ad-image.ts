@@ -16,6 +16,7 @@ import { ProviderError, type GenerationJob, type ImageFormat } from '../generati
 import { fontFace, type FontFace } from '../../media/fonts.ts';
 import { adCopy, type AdCopy } from '../write/ad-copy.ts';
 import { adStyle, textureSvg, type AdStyle } from './ad-style.ts';
+import { quoteMarkLayer, structureLayers, svg, svgLayer, type PartsDraw, type TextSpec } from './ad-parts.ts';
 import { computeLayout, contrast, mix, paletteFor, readableOn, type AdLayout, type Palette, type Rect } from './layout.ts';
 
 /**
@@ -60,7 +61,7 @@ interface TextLayer {
 async function setText(
   markup: string,
   box: { w: number; h: number },
-  o: { face: FontFace; align?: 'left' | 'centre'; maxPx: number; spacing?: number; oneLine?: boolean },
+  o: { face: FontFace; align?: 'left' | 'centre'; maxPx: number; spacing?: number; oneLine?: boolean; wholeWords?: boolean },
 ): Promise<TextLayer> {
   const base = {
     text: markup,
@@ -69,7 +70,7 @@ async function setText(
     width: Math.max(1, box.w),
     align: o.align ?? 'centre',
     rgba: true,
-    wrap: o.oneLine ? ('none' as const) : ('word-char' as const),
+    wrap: o.oneLine ? ('none' as const) : o.wholeWords ? ('word' as const) : ('word-char' as const),
     spacing: o.spacing,
   };
   // pango size 12 pt at `dpi` is 12 * dpi / 72 = dpi / 6 pixels.
@@ -82,7 +83,7 @@ async function setText(
   let t = await render({ height: Math.max(1, box.h) });
   let dpi = Math.min(t.dpi ?? o.maxPx * 6, r(o.maxPx * 6));
   if (t.dpi !== dpi) t = await render({ dpi });
-  for (let i = 0; i < 6 && (t.width > box.w || t.height > box.h) && dpi > 6; i++) {
+  for (let i = 0; i < 10 && (t.width > box.w || t.height > box.h) && dpi > 6; i++) {
     dpi = r(dpi * 0.85);
     t = await render({ dpi });
   }
@@ -98,8 +99,6 @@ function place(layout: AdLayout, box: Rect, w: number, h: number, ha: 'left' | '
   return { left: Math.max(0, Math.min(layout.width - w, left)), top: Math.max(0, Math.min(layout.height - h, top)) };
 }
 
-const svg = (w: number, h: number, body: string) => `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}">${body}</svg>`;
-const svgLayer = (s: string, left: number, top: number): OverlayOptions => ({ input: Buffer.from(s), left, top });
 
 /** The background: the palette's gradient (the primary colour in the top-left corner) and the template's texture. */
 function backgroundSvg(d: AdDraw): string {
@@ -171,10 +170,23 @@ async function slotImage(job: GenerationJob, layout: AdLayout, i: number): Promi
   }
 }
 
-/** Headline face: the brand kit's first font, else the template's; other texts: the kit's second, else its first, else bold DejaVu Sans. */
-export function facesFor(job: Pick<GenerationJob, 'fonts' | 'templateSlug' | 'modelSlug'>): { headFace: FontFace; bodyFace: FontFace } {
+/**
+ * Headline face: the brand kit's first font, else the template's display face; other texts: the
+ * kit's second, else its first, else the template's body face (bold; `textFace` is its regular).
+ */
+export function facesFor(job: Pick<GenerationJob, 'fonts' | 'templateSlug' | 'modelSlug'>): {
+  headFace: FontFace;
+  bodyFace: FontFace;
+  textFace: FontFace;
+} {
   const fonts = job.fonts ?? [];
-  return { headFace: fontFace(fonts[0] ?? adStyle(job).family, true), bodyFace: fontFace(fonts[1] ?? fonts[0], true) };
+  const style = adStyle(job);
+  const body = fonts[1] ?? fonts[0] ?? style.body;
+  return {
+    headFace: fonts[0] ? fontFace(fonts[0], true) : fontFace(style.family, style.weight),
+    bodyFace: fontFace(body, true),
+    textFace: fontFace(body, false),
+  };
 }
 
 function boundsOf(rects: Rect[]): Rect {
@@ -275,6 +287,7 @@ interface AdDraw {
   align: 'left' | 'centre';
   headFace: FontFace;
   bodyFace: FontFace;
+  textFace: FontFace;
   /** The gradient's far colour. */
   groundEnd: string;
   /** The colour of texts drawn on the background. */
@@ -377,23 +390,6 @@ async function pictureLayers(d: AdDraw): Promise<OverlayOptions[]> {
   return layers;
 }
 
-/** How one text is drawn: where, its role, its colour and size cap, and whether it sits on a scrim panel. */
-interface TextSpec {
-  text: string;
-  role: string;
-  box: Rect;
-  colour: string;
-  maxPx: number;
-  face: FontFace;
-  align?: 'left' | 'centre';
-  va?: 'top' | 'middle' | 'bottom';
-  /** The markup around the escaped text (letter spacing). */
-  extra?: string;
-  /** A panel behind the text: its fill and opacity. */
-  panel?: { fill: string; opacity: number } | null;
-  /** Short texts (brand, label, badge): never wrapped, sized down instead. */
-  oneLine?: boolean;
-}
 
 /** The scrim behind a text on the background, when the ad needs one. */
 const scrimOf = (d: AdDraw) =>
@@ -410,6 +406,7 @@ async function drawText(d: AdDraw, s: TextSpec): Promise<OverlayOptions[]> {
     maxPx: s.maxPx,
     spacing: 0,
     oneLine: s.oneLine,
+    wholeWords: s.wholeWords,
   });
   const pos = place(d.layout, inner, t.width, t.height, align, s.va ?? 'middle');
   d.texts.push({
@@ -438,14 +435,30 @@ async function drawText(d: AdDraw, s: TextSpec): Promise<OverlayOptions[]> {
 async function textLayers(d: AdDraw): Promise<OverlayOptions[]> {
   const { job, layout } = d;
   const layers = await headlineLayers(d);
+  if (layout.structure && layout.body) layers.push(...(await structureLayers(partsOf(d), layout.structure)));
   for (let i = 0; i < layout.slotLabels.length && i < layout.slots.length; i++) layers.push(...(await slotLabel(d, i)));
   if (layout.brand) layers.push(...(await brandLayer(d, layout.brand)));
   // Logo: fitted inside its box, right-aligned, vertically centred.
   if (layout.logo && job.logo) layers.push(await logoLayer(job, layout.logo));
   if (layout.offer && d.copy.offer) layers.push(...(await offerLayers(d, layout.offer, d.copy.offer)));
   if (layout.cta) layers.push(...(await ctaLayers(d, layout.cta)));
-  if (layout.badge) layers.push(...(await badgeLayers(d, layout.badge)));
+  if (layout.badge && d.copy.badge) layers.push(...(await badgeLayers(d, layout.badge, d.copy.badge)));
   return layers;
+}
+
+/** What the structure's parts (./ad-parts.ts) are drawn with. */
+function partsOf(d: AdDraw): PartsDraw {
+  return {
+    layout: d.layout,
+    palette: d.palette,
+    ink: d.ink,
+    headFace: d.headFace,
+    bodyFace: d.bodyFace,
+    textFace: d.textFace,
+    upper: d.style.upper,
+    text: (s) => drawText(d, s),
+    lastBox: () => d.texts.at(-1)!.box,
+  };
 }
 
 /** A split layout's slot label: a pill in the top-left of its pane. */
@@ -489,15 +502,17 @@ async function headlineLayers(d: AdDraw): Promise<OverlayOptions[]> {
   const { layout, copy, style, mode } = d;
   const u = layout.unit;
   const poster = !layout.pictured && mode !== 'overlay';
+  const quote = layout.structure?.kind === 'quote' ? layout.structure.quote : null;
   let text = style.upper ? copy.headline.toUpperCase() : copy.headline;
-  if (layout.kind === 'quote') text = `“${copy.headline}”`;
-  const maxPx = r(u * (layout.kind === 'model' ? 0.05 : layout.kind === 'ugc' ? 0.075 : poster ? 0.125 : 0.1));
-  const quoteStars = layout.kind === 'quote' && mode !== 'overlay';
+  if (layout.kind === 'quote') text = quote ?? `“${copy.headline}”`;
+  const maxPx = r(u * (layout.kind === 'model' ? 0.05 : layout.kind === 'ugc' ? 0.075 : quote ? 0.085 : poster ? 0.125 : 0.1));
+  const quoteStars = layout.kind === 'quote' && mode !== 'overlay' && !quote;
   const starH = quoteStars ? r(u * 0.05) : 0;
   const box = { ...layout.headline, h: layout.headline.h - starH };
   const panel = layout.kind === 'ugc' || mode === 'overlay' ? { fill: '#000000', opacity: 0.62 } : scrimOf(d);
   const layers = await drawText(d, { text, role: 'headline', box, colour: d.ink, maxPx, face: d.headFace, panel });
   const drawn = d.texts.at(-1)!.box;
+  if (quote) layers.push(quoteMarkLayer(partsOf(d), drawn));
   const below = drawn.y + drawn.h + r(u * (quoteStars ? 0.015 : 0.035));
   const starY = Math.min(below, layout.headline.y + layout.headline.h - starH);
   if (quoteStars) layers.push(starsLayer(d, { x: layout.headline.x, y: starY, w: layout.headline.w, h: starH }));
@@ -510,7 +525,7 @@ async function headlineLayers(d: AdDraw): Promise<OverlayOptions[]> {
       layers.push(svgLayer(svg(w, h, `<rect width="${w}" height="${h}" fill="${d.palette.accent}"/>`), left, below));
   }
   if (layout.subheadline && copy.subheadline) {
-    const face = fontFace(d.job.fonts?.[1] ?? d.job.fonts?.[0], false);
+    const face = d.textFace;
     const sub = {
       text: copy.subheadline,
       role: 'subheadline',
@@ -583,7 +598,7 @@ async function ctaLayers(d: AdDraw, c: Rect): Promise<OverlayOptions[]> {
 }
 
 /** The badge: a disc (clipped to the canvas) and its text fitted in the disc's inner square. */
-async function badgeLayers(d: AdDraw, b: NonNullable<AdLayout['badge']>): Promise<OverlayOptions[]> {
+async function badgeLayers(d: AdDraw, b: NonNullable<AdLayout['badge']>, badge: string): Promise<OverlayOptions[]> {
   const { layout, palette, bodyFace } = d;
   const x0 = Math.max(0, b.cx - b.r);
   const y0 = Math.max(0, b.cy - b.r);
@@ -605,7 +620,7 @@ async function badgeLayers(d: AdDraw, b: NonNullable<AdLayout['badge']>): Promis
   return [
     disc,
     ...(await drawText(d, {
-      text: d.copy.badge,
+      text: badge,
       role: 'badge',
       box,
       colour: ink,
