@@ -455,6 +455,7 @@ function partsOf(d: AdDraw): PartsDraw {
     headFace: d.headFace,
     bodyFace: d.bodyFace,
     textFace: d.textFace,
+    heroFace: d.job.fonts?.length ? d.bodyFace : fontFace(d.style.body, 'black'),
     upper: d.style.upper,
     text: (s) => drawText(d, s),
     lastBox: () => d.texts.at(-1)!.box,

@@ -38,6 +38,8 @@ export interface PartsDraw {
   headFace: FontFace;
   bodyFace: FontFace;
   textFace: FontFace;
+  /** A sale's hero number: the body family at its heaviest (display faces' % and digits read poorly at poster size). */
+  heroFace: FontFace;
   /** The template sets its display texts in capitals. */
   upper: boolean;
   text(spec: TextSpec): Promise<OverlayOptions[]>;
@@ -148,7 +150,8 @@ async function comparisonLayers(d: PartsDraw, body: Rect, s: { us: string; them:
     const icon = Math.min(r(rowH * 0.55), r(u * 0.06));
     for (const [k, point] of s.points.entries()) {
       const y = rowsTop + k * rowH;
-      out.push(markLayer(mark, { x: col.x + p, y: y + (rowH - icon) / 2 }, icon, fill, ink));
+      // The mark's disc is a tint between card and text (a disc in the text's colour beside it would read as a clipped glyph).
+      out.push(markLayer(mark, { x: col.x + p, y: y + (rowH - icon) / 2 }, icon, ink, mix(fill, ink, 0.5)));
       const tx = col.x + p + icon + r(p * 0.6);
       const box = { x: tx, y: y + r(rowH * 0.05), w: col.x + col.w - p - tx, h: r(rowH * 0.9) };
       out.push(...(await d.text({ wholeWords: true, text: point, role: 'point', box, colour: ink, maxPx: r(u * 0.056), face: d.bodyFace, align: 'left' })));
@@ -240,10 +243,11 @@ async function beforeAfterLayers(d: PartsDraw, body: Rect, s: { before: string; 
   }
   const [a, b] = parts;
   const centre = stack ? { x: body.x + body.w / 2, y: (a.y + a.h + b.y) / 2 } : { x: (a.x + a.w + b.x) / 2, y: body.y + body.h / 2 };
-  const arrowInk = readableOn(d.ink);
+  // A disc of neither half's text colour (one beside a text in its own colour would read as a clipped glyph).
+  const discFill = mix(mix(readableOn(sides[0].fill), readableOn(sides[1].fill), 0.5), d.palette.primary, 0.5);
   out.push(
     svgLayer(
-      `<svg xmlns="http://www.w3.org/2000/svg" width="${disc}" height="${disc}"><g transform="rotate(${stack ? 90 : 0} ${disc / 2} ${disc / 2})">${markSvg('arrow', disc, arrowInk, d.ink).replace(/^<svg[^>]*>|<\/svg>$/g, '')}</g></svg>`,
+      `<svg xmlns="http://www.w3.org/2000/svg" width="${disc}" height="${disc}"><g transform="rotate(${stack ? 90 : 0} ${disc / 2} ${disc / 2})">${markSvg('arrow', disc, readableOn(discFill), discFill).replace(/^<svg[^>]*>|<\/svg>$/g, '')}</g></svg>`,
       r(centre.x - disc / 2),
       r(centre.y - disc / 2),
     ),
@@ -277,7 +281,7 @@ async function offerHeroLayers(d: PartsDraw, body: Rect, hero: string): Promise<
   const u = d.layout.unit;
   const bar = Math.max(4, r(u * 0.02));
   const box = { ...body, h: body.h - 2 * bar };
-  const layers = await d.text({ wholeWords: true, text: hero, role: 'offer', box, colour: d.ink, maxPx: r(body.h * 0.9), face: d.headFace, align: 'centre', oneLine: hero.split(' ').length < 2 });
+  const layers = await d.text({ wholeWords: true, text: hero, role: 'offer', box, colour: d.ink, maxPx: r(body.h * 0.9), face: d.heroFace, align: 'centre', oneLine: hero.split(' ').length < 2 });
   const drawn = d.lastBox();
   const w = r(Math.min(body.w, Math.max(u * 0.2, drawn.w * 0.6)));
   const bx = drawn.x + r((drawn.w - w) / 2);

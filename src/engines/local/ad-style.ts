@@ -30,7 +30,7 @@ const BY_SLUG: Record<string, AdStyle> = {
   'before-after-split': { texture: 'split', upper: false, family: 'Montserrat', weight: 'black', body: 'Inter', rule: true },
   'feature-callout-grid': { texture: 'grid', upper: false, family: 'Montserrat', weight: 'black', body: 'Inter', rule: true },
   'limited-time-offer-story': { texture: 'rings', upper: true, family: 'Anton', weight: 'regular', body: 'Montserrat', rule: false },
-  'us-vs-them-comparison': { texture: 'split', upper: true, family: 'Anton', weight: 'regular', body: 'Inter', rule: false },
+  'us-vs-them-comparison': { texture: 'split', upper: true, family: 'Montserrat', weight: 'black', body: 'Inter', rule: false },
   'seasonal-promo-poster': { texture: 'dots', upper: false, family: 'DM Serif Display', weight: 'regular', body: 'Montserrat', rule: true },
   'minimal-product-hero': { texture: 'frame', upper: false, family: 'Inter', weight: 'black', body: 'Inter', rule: false },
   'app-install-banner': { texture: 'tiles', upper: false, family: 'Montserrat', weight: 'black', body: 'Inter', rule: true },
