@@ -416,6 +416,7 @@ export function quoteFrom(prompt: string): string | null {
     const said = /^says?|^tells|^writes?|^explains?/.test(verb) ? m[2] : `I ${verb.replace(/s$/, '')} ${m[2]}`;
     s = said
       .replace(/\b(?:she|he|they)\b/gi, 'I')
+      .replace(/\bhim\b/gi, 'me')
       .replace(/\b(?:her|his|their)\b/gi, 'my')
       .replace(/\bour\b/gi, 'this')
       .replace(/\bus\b/g, 'them');
