@@ -12,7 +12,7 @@ const job = (templateSlug: string, prompt: string, extra: Partial<AdStructureInp
   ...extra,
 });
 /** Every word of `text` is a word of `source` (case and punctuation aside). */
-const wordsOf = (s: string) => s.toLowerCase().match(/[\p{L}\p{N}'-]+/gu) ?? [];
+const wordsOf = (s: string): string[] => s.toLowerCase().match(/[\p{L}\p{N}'-]+/gu) ?? [];
 const fromBrief = (text: string, source: string) => wordsOf(text).every((w) => wordsOf(source).includes(w));
 
 t.test('a comparison: the two sides and the points the prompt names', async (t) => {

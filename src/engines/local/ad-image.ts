@@ -435,7 +435,7 @@ async function drawText(d: AdDraw, s: TextSpec): Promise<OverlayOptions[]> {
 async function textLayers(d: AdDraw): Promise<OverlayOptions[]> {
   const { job, layout } = d;
   const layers = await headlineLayers(d);
-  if (layout.structure && layout.body) layers.push(...(await structureLayers(partsOf(d), layout.structure)));
+  if (layout.structure && layout.body) layers.push(...(await structureLayers(partsOf(d, bodyUnderQuote(d, layout.body)), layout.structure)));
   for (let i = 0; i < layout.slotLabels.length && i < layout.slots.length; i++) layers.push(...(await slotLabel(d, i)));
   if (layout.brand) layers.push(...(await brandLayer(d, layout.brand)));
   // Logo: fitted inside its box, right-aligned, vertically centred.
@@ -446,10 +446,17 @@ async function textLayers(d: AdDraw): Promise<OverlayOptions[]> {
   return layers;
 }
 
-/** What the structure's parts (./ad-parts.ts) are drawn with. */
-function partsOf(d: AdDraw): PartsDraw {
+/** A quote's foot (rating, attribution) right under the quote as drawn, not at the foot of the quote's box. */
+function bodyUnderQuote(d: AdDraw, body: Rect): Rect {
+  const quote = d.texts.find((x) => x.role === 'headline');
+  if (d.layout.structure?.kind !== 'quote' || !quote) return body;
+  return { ...body, y: Math.min(body.y, quote.box.y + quote.box.h + r(d.layout.unit * 0.01)) };
+}
+
+/** What the structure's parts (./ad-parts.ts) are drawn with (in `body` when given, else the layout's). */
+function partsOf(d: AdDraw, body: Rect | null = d.layout.body): PartsDraw {
   return {
-    layout: d.layout,
+    layout: { ...d.layout, body },
     palette: d.palette,
     ink: d.ink,
     headFace: d.headFace,
@@ -506,14 +513,21 @@ async function headlineLayers(d: AdDraw): Promise<OverlayOptions[]> {
   const quote = layout.structure?.kind === 'quote' ? layout.structure.quote : null;
   let text = style.upper ? copy.headline.toUpperCase() : copy.headline;
   if (layout.kind === 'quote') text = quote ?? `“${copy.headline}”`;
-  const maxPx = r(u * (layout.kind === 'model' ? 0.05 : layout.kind === 'ugc' ? 0.075 : quote ? 0.085 : poster ? 0.125 : 0.1));
+  const quotePx = layout.orientation === 'square' ? 0.085 : 0.105;
+  const maxPx = r(u * (layout.kind === 'model' ? 0.05 : layout.kind === 'ugc' ? 0.075 : quote ? quotePx : poster ? 0.125 : 0.1));
   const quoteStars = layout.kind === 'quote' && mode !== 'overlay' && !quote;
   const starH = quoteStars ? r(u * 0.05) : 0;
   const box = { ...layout.headline, h: layout.headline.h - starH };
   const panel = layout.kind === 'ugc' || mode === 'overlay' ? { fill: '#000000', opacity: 0.62 } : scrimOf(d);
   const layers = await drawText(d, { text, role: 'headline', box, colour: d.ink, maxPx, face: d.headFace, panel });
   const drawn = d.texts.at(-1)!.box;
-  if (quote) layers.push(quoteMarkLayer(partsOf(d), drawn));
+  if (quote && layout.body) {
+    // The quote, its mark and its foot as one group, centred in the space they share.
+    const dy = Math.max(0, r((layout.body.y - (drawn.y + drawn.h)) / 2));
+    for (const l of layers) l.top = (l.top ?? 0) + dy;
+    drawn.y += dy;
+    layers.push(quoteMarkLayer(partsOf(d), drawn));
+  }
   const below = drawn.y + drawn.h + r(u * (quoteStars ? 0.015 : 0.035));
   const starY = Math.min(below, layout.headline.y + layout.headline.h - starH);
   if (quoteStars) layers.push(starsLayer(d, { x: layout.headline.x, y: starY, w: layout.headline.w, h: starH }));

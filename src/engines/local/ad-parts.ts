@@ -154,7 +154,7 @@ async function comparisonLayers(d: PartsDraw, body: Rect, s: { us: string; them:
       out.push(markLayer(mark, { x: col.x + p, y: y + (rowH - icon) / 2 }, icon, ink, mix(fill, ink, 0.5)));
       const tx = col.x + p + icon + r(p * 0.6);
       const box = { x: tx, y: y + r(rowH * 0.05), w: col.x + col.w - p - tx, h: r(rowH * 0.9) };
-      out.push(...(await d.text({ wholeWords: true, text: point, role: 'point', box, colour: ink, maxPx: r(u * 0.056), face: d.bodyFace, align: 'left' })));
+      out.push(...(await d.text({ wholeWords: true, text: point, role: 'point', box, colour: ink, maxPx: r(u * 0.046), face: d.bodyFace, align: 'left' })));
     }
   }
   return out;
