@@ -78,3 +78,14 @@ t.test('a sale: the offer number as its hero, and no badge without an offer', as
     t.equal(adCopy(job(slug, 'Our linen shirts, woven in Portugal')).badge, null, `${slug}: no SALE or NEW badge without an offer`);
   t.equal(adCopy(job('bold-sale-banner', 'Linen shirts', { copy: { offer: '25% off' } })).badge, '-25%', "the customer's offer makes the badge");
 });
+
+t.test("an app: its name and what it does, from the prompt, else the brand", async (t) => {
+  t.same(adStructure(job('app-install-banner', 'Download Pocket Budget, the app that tracks spending in one tap')), {
+    kind: 'app',
+    name: 'Pocket Budget',
+    line: 'Tracks spending in one tap',
+  });
+  const branded = adStructure(job('app-install-banner', 'Budgeting made simple', { brandName: 'Pocket' }));
+  t.equal(branded?.kind === 'app' && branded.name, 'Pocket');
+  t.equal(adStructure(job('app-install-banner', 'Budgeting made simple')), null, 'no name: no invented app');
+});

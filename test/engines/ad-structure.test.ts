@@ -138,3 +138,14 @@ t.test('the templates set their headlines in bundled display faces; a brand kit 
   t.match(facesFor({ templateSlug: 'testimonial-quote' }).headFace.family, /^Playfair Display/);
   t.match(facesFor({ templateSlug: 'bold-sale-banner', fonts: ['DejaVu Serif'] }).headFace.family, /^DejaVu Serif/, 'the kit names DejaVu Serif');
 });
+
+t.test("an app install banner shows the app's name and what it does on a phone screen", async (t) => {
+  const texts = await rendered(t, job('app-install-banner', '4:5', 'Download Pocket Budget, the app that tracks spending in one tap'));
+  t.same(
+    texts.filter((x) => x.role === 'label' || x.role === 'point').map((x) => x.text),
+    ['Pocket Budget', 'Tracks spending in one tap'],
+  );
+  const headline = texts.find((x) => x.role === 'headline')!;
+  const name = texts.find((x) => x.role === 'label')!;
+  t.ok(name.box.y > headline.box.y + headline.box.h, 'the phone sits under the headline');
+});

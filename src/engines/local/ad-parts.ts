@@ -104,6 +104,7 @@ export async function structureLayers(d: PartsDraw, s: AdStructure): Promise<Ove
   if (s.kind === 'features') return featureLayers(d, body, s.items);
   if (s.kind === 'before-after') return beforeAfterLayers(d, body, s);
   if (s.kind === 'quote') return quoteFootLayers(d, body, s.attribution);
+  if (s.kind === 'app') return phoneLayers(d, body, s);
   return offerHeroLayers(d, body, s.hero);
 }
 
@@ -286,4 +287,40 @@ async function offerHeroLayers(d: PartsDraw, body: Rect, hero: string): Promise<
   const w = r(Math.min(body.w, Math.max(u * 0.2, drawn.w * 0.6)));
   const bx = drawn.x + r((drawn.w - w) / 2);
   return [...layers, svgLayer(svg(w, bar, `<rect width="${w}" height="${bar}" rx="${r(bar / 2)}" fill="${d.palette.accent}"/>`), bx, drawn.y + drawn.h + bar)];
+}
+
+/** An app's phone: a dark frame, a light screen with the app's icon (a drawn mark), its name and what it does. */
+async function phoneLayers(d: PartsDraw, body: Rect, s: { name: string; line: string | null }): Promise<OverlayOptions[]> {
+  const u = d.layout.unit;
+  const h = Math.min(body.h, r(body.w * 2.05));
+  const w = r(h * 0.49);
+  const phone = { x: body.x + r((body.w - w) / 2), y: body.y + r((body.h - h) / 2), w, h };
+  const bezel = Math.max(3, r(w * 0.045));
+  const screen = { x: phone.x + bezel, y: phone.y + bezel, w: w - 2 * bezel, h: h - 2 * bezel };
+  const fill = mix(d.palette.primary, '#ffffff', 0.9);
+  const ink = readableOn(fill);
+  const notchW = r(w * 0.3);
+  const out: OverlayOptions[] = [
+    card(phone, '#111111', r(w * 0.14)),
+    card(screen, fill, r(w * 0.1)),
+    svgLayer(svg(notchW, bezel * 2, `<rect width="${notchW}" height="${bezel * 2}" rx="${bezel}" fill="#111111"/>`), phone.x + r((w - notchW) / 2), screen.y),
+  ];
+  const p = r(screen.w * 0.1);
+  const icon = r(Math.min(screen.w * 0.42, screen.h * 0.24));
+  const iconAt = { x: screen.x + r((screen.w - icon) / 2), y: screen.y + r(screen.h * 0.16) };
+  out.push(
+    svgLayer(
+      svg(icon, icon, `<rect width="${icon}" height="${icon}" rx="${r(icon * 0.23)}" fill="${d.palette.accent}"/>${markSvg('bolt', icon, readableOn(d.palette.accent), null).replace(/^<svg[^>]*>|<\/svg>$/g, '')}`),
+      iconAt.x,
+      iconAt.y,
+    ),
+  );
+  const nameBox = { x: screen.x + p, y: iconAt.y + icon + r(p * 0.8), w: screen.w - 2 * p, h: r(screen.h * 0.16) };
+  out.push(...(await d.text({ wholeWords: true, text: s.name, role: 'label', box: nameBox, colour: ink, maxPx: r(u * 0.06), face: d.headFace, align: 'centre', va: 'top' })));
+  if (s.line) {
+    const top = d.lastBox().y + d.lastBox().h + r(p * 0.5);
+    const lineBox = { x: screen.x + p, y: top, w: screen.w - 2 * p, h: screen.y + screen.h - p - top };
+    out.push(...(await d.text({ wholeWords: true, text: s.line, role: 'point', box: lineBox, colour: ink, maxPx: r(u * 0.038), face: d.textFace, align: 'centre', va: 'top' })));
+  }
+  return out;
 }

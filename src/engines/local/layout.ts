@@ -527,7 +527,7 @@ function frameOf(job: LayoutInput): LayoutFrame {
     // A presenter (static and video ads) is a picture too.
     pictured,
     structure,
-    boxed: structure !== null && ['comparison', 'features', 'before-after'].includes(structure.kind),
+    boxed: structure !== null && ['comparison', 'features', 'before-after', 'app'].includes(structure.kind),
   };
 }
 

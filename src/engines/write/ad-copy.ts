@@ -323,7 +323,8 @@ export type AdStructure =
   | { kind: 'features'; items: string[] }
   | { kind: 'before-after'; before: string; after: string }
   | { kind: 'quote'; quote: string; attribution: string }
-  | { kind: 'offer'; hero: string };
+  | { kind: 'offer'; hero: string }
+  | { kind: 'app'; name: string; line: string | null };
 
 export type AdStructureInput = AdCopyInput & { brandName?: string };
 
@@ -343,6 +344,7 @@ export function adStructure(job: AdStructureInput): AdStructure | null {
     const quote = given.headline ?? quoteFrom(rest) ?? copy.headline;
     return { kind: 'quote', quote, attribution: job.brandName ? `Verified ${job.brandName} customer` : 'Verified customer' };
   }
+  if (/app-install|app-/.test(slug)) return appFrom(rest, copy, job.brandName);
   if (/sale|offer|deal|flash|countdown|promo|banner/.test(slug) && copy.offer) {
     const hero = offerHero(copy.offer);
     return hero ? { kind: 'offer', hero } : null;
@@ -429,6 +431,17 @@ export function quoteFrom(prompt: string): string | null {
   }
   const text = words.join(' ').replace(/[,;:]$/, '');
   return /\p{L}/u.test(text) ? `${capitalise(text)}.` : null;
+}
+
+/** An app's name ("Download Pocket Budget, …", else the brand) and what it does ("the app that tracks …"), for its phone screen. */
+function appFrom(prompt: string, copy: AdCopy, brand: string | undefined): AdStructure | null {
+  const s = firstSentence(prompt).replace(/[.!?]+$/, '');
+  const named = /\b(?:download|install|get|try)\s+(?:the\s+|our\s+)?(.+?)(?:\s*[,(:;]|\s+[-–—]\s|\s+(?:app|on|for|today|now)\b|$)/i.exec(s);
+  const name = named ? shorten(named[1], 4) : brand;
+  if (!name) return null;
+  const does = /\bthe\s+app\s+(?:that|which)\s+(.+)$/i.exec(s) ?? /\b(?:app|it)\s+(?:that|which)\s+(.+)$/i.exec(s);
+  const line = does ? capitalise(shorten(does[1], 8)) : distinct(copy.subheadline ?? '', name);
+  return { kind: 'app', name: capitalise(name), line: line || null };
 }
 
 /** The hero of a sale: "-30%" from "30% off …", "$19" from "Only $19", else the offer itself when it is two words or one. */
