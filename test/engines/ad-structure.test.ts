@@ -61,8 +61,16 @@ t.test('a comparison shows the prompt points in two columns, us and them', async
     const mid = (Math.min(...points.map(centreX)) + Math.max(...points.map(centreX))) / 2;
     const left = points.filter((x) => centreX(x) < mid);
     const right = points.filter((x) => centreX(x) >= mid);
-    t.same(left.map((x) => norm(x.text)), ['less water', 'less land', 'same creamy coffee'], `${ar}: the left column lists the points`);
-    t.same(right.map((x) => norm(x.text)), ['less water', 'less land', 'same creamy coffee'], `${ar}: so does the right column`);
+    t.same(
+      left.map((x) => norm(x.text)),
+      ['less water', 'less land', 'same creamy coffee'],
+      `${ar}: the left column lists the points`,
+    );
+    t.same(
+      right.map((x) => norm(x.text)),
+      ['less water', 'less land', 'same creamy coffee'],
+      `${ar}: so does the right column`,
+    );
     t.ok(Math.max(...left.map((x) => x.box.x + x.box.w)) < Math.min(...right.map((x) => x.box.x)), `${ar}: the columns do not overlap`);
     const labels = texts.filter((x) => x.role === 'label').map((x) => norm(x.text));
     t.same(labels, ['oat milk', 'dairy'], `${ar}: the columns are named after the prompt's two sides`);
@@ -136,7 +144,11 @@ t.test('the templates set their headlines in bundled display faces; a brand kit 
   }
   t.match(facesFor({ templateSlug: 'bold-sale-banner' }).headFace.family, /^Anton/);
   t.match(facesFor({ templateSlug: 'testimonial-quote' }).headFace.family, /^Playfair Display/);
-  t.match(facesFor({ templateSlug: 'bold-sale-banner', fonts: ['DejaVu Serif'] }).headFace.family, /^DejaVu Serif/, 'the kit names DejaVu Serif');
+  t.match(
+    facesFor({ templateSlug: 'bold-sale-banner', fonts: ['DejaVu Serif'] }).headFace.family,
+    /^DejaVu Serif/,
+    'the kit names DejaVu Serif',
+  );
 });
 
 t.test("an app install banner shows the app's name and what it does on a phone screen", async (t) => {

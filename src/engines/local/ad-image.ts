@@ -99,7 +99,6 @@ function place(layout: AdLayout, box: Rect, w: number, h: number, ha: 'left' | '
   return { left: Math.max(0, Math.min(layout.width - w, left)), top: Math.max(0, Math.min(layout.height - h, top)) };
 }
 
-
 /** The background: the palette's gradient (the primary colour in the top-left corner) and the template's texture. */
 function backgroundSvg(d: AdDraw): string {
   const { layout, palette: p, mode, style } = d;
@@ -390,7 +389,6 @@ async function pictureLayers(d: AdDraw): Promise<OverlayOptions[]> {
   return layers;
 }
 
-
 /** The scrim behind a text on the background, when the ad needs one. */
 const scrimOf = (d: AdDraw) =>
   d.scrim ? { fill: d.ink === '#ffffff' ? '#000000' : '#ffffff', opacity: d.ink === '#ffffff' ? 0.62 : 0.72 } : null;
@@ -435,7 +433,8 @@ async function drawText(d: AdDraw, s: TextSpec): Promise<OverlayOptions[]> {
 async function textLayers(d: AdDraw): Promise<OverlayOptions[]> {
   const { job, layout } = d;
   const layers = await headlineLayers(d);
-  if (layout.structure && layout.body) layers.push(...(await structureLayers(partsOf(d, bodyUnderQuote(d, layout.body)), layout.structure)));
+  if (layout.structure && layout.body)
+    layers.push(...(await structureLayers(partsOf(d, bodyUnderQuote(d, layout.body)), layout.structure)));
   for (let i = 0; i < layout.slotLabels.length && i < layout.slots.length; i++) layers.push(...(await slotLabel(d, i)));
   if (layout.brand) layers.push(...(await brandLayer(d, layout.brand)));
   // Logo: fitted inside its box, right-aligned, vertically centred.

@@ -109,7 +109,8 @@ export async function structureLayers(d: PartsDraw, s: AdStructure): Promise<Ove
 }
 
 /** A card colour away from the ground (darker on a light ground, lighter on a dark one), opaque so its text's contrast is known. */
-const quietFill = (d: PartsDraw) => (d.ink === '#ffffff' ? mix(d.palette.primary, '#000000', 0.45) : mix(d.palette.primary, '#ffffff', 0.65));
+const quietFill = (d: PartsDraw) =>
+  d.ink === '#ffffff' ? mix(d.palette.primary, '#000000', 0.45) : mix(d.palette.primary, '#ffffff', 0.65);
 
 /** Two side-by-side rects in `box` with `gap` between (stacked when `stack`). */
 function halves(box: Rect, gap: number, stack: boolean): [Rect, Rect] {
@@ -144,7 +145,16 @@ async function comparisonLayers(d: PartsDraw, body: Rect, s: { us: string; them:
     const headH = r(Math.min(u * 0.11, col.h * 0.22));
     const head = { x: col.x + p, y: col.y + p, w: col.w - 2 * p, h: headH };
     out.push(
-      ...(await d.text({ wholeWords: true, text: d.upper ? name.toUpperCase() : name, role: 'label', box: head, colour: ink, maxPx: r(u * 0.07), face: d.headFace, align: 'centre' })),
+      ...(await d.text({
+        wholeWords: true,
+        text: d.upper ? name.toUpperCase() : name,
+        role: 'label',
+        box: head,
+        colour: ink,
+        maxPx: r(u * 0.07),
+        face: d.headFace,
+        align: 'centre',
+      })),
     );
     const rowsTop = head.y + headH + r(p * 0.6);
     const rowH = r((col.y + col.h - p - rowsTop) / s.points.length);
@@ -155,7 +165,18 @@ async function comparisonLayers(d: PartsDraw, body: Rect, s: { us: string; them:
       out.push(markLayer(mark, { x: col.x + p, y: y + (rowH - icon) / 2 }, icon, ink, mix(fill, ink, 0.5)));
       const tx = col.x + p + icon + r(p * 0.6);
       const box = { x: tx, y: y + r(rowH * 0.05), w: col.x + col.w - p - tx, h: r(rowH * 0.9) };
-      out.push(...(await d.text({ wholeWords: true, text: point, role: 'point', box, colour: ink, maxPx: r(u * 0.046), face: d.bodyFace, align: 'left' })));
+      out.push(
+        ...(await d.text({
+          wholeWords: true,
+          text: point,
+          role: 'point',
+          box,
+          colour: ink,
+          maxPx: r(u * 0.046),
+          face: d.bodyFace,
+          align: 'left',
+        })),
+      );
     }
   }
   return out;
@@ -195,7 +216,18 @@ async function featureLayers(d: PartsDraw, body: Rect, items: string[]): Promise
       ? { x: cell.x + 2 * p + icon, y: cell.y + p, w: cell.w - 3 * p - icon, h: cell.h - 2 * p }
       : { x: cell.x + p, y: cell.y + r(1.6 * p) + icon, w: cell.w - 2 * p, h: cell.h - r(2.6 * p) - icon };
     const align = across ? ('left' as const) : ('centre' as const);
-    out.push(...(await d.text({ wholeWords: true, text: items[i], role: 'point', box, colour: ink, maxPx: r(u * 0.055), face: d.bodyFace, align })));
+    out.push(
+      ...(await d.text({
+        wholeWords: true,
+        text: items[i],
+        role: 'point',
+        box,
+        colour: ink,
+        maxPx: r(u * 0.055),
+        face: d.bodyFace,
+        align,
+      })),
+    );
   }
   return out;
 }
@@ -240,7 +272,18 @@ async function beforeAfterLayers(d: PartsDraw, body: Rect, s: { before: string; 
       : { x: part.x + p + (i === 1 ? seam : 0), y: top, w: part.w - 2 * p - seam, h: part.y + part.h - p - top };
     if (i === 1 && stack) box.y += seam;
     if (i === 1 && stack) box.h -= seam;
-    out.push(...(await d.text({ wholeWords: true, text: d.upper ? text.toUpperCase() : text, role: 'point', box, colour: ink, maxPx: r(u * 0.085), face: d.headFace, align: 'centre' })));
+    out.push(
+      ...(await d.text({
+        wholeWords: true,
+        text: d.upper ? text.toUpperCase() : text,
+        role: 'point',
+        box,
+        colour: ink,
+        maxPx: r(u * 0.085),
+        face: d.headFace,
+        align: 'centre',
+      })),
+    );
   }
   const [a, b] = parts;
   const centre = stack ? { x: body.x + body.w / 2, y: (a.y + a.h + b.y) / 2 } : { x: (a.x + a.w + b.x) / 2, y: body.y + body.h / 2 };
@@ -262,11 +305,25 @@ async function quoteFootLayers(d: PartsDraw, body: Rect, attribution: string): P
   const starH = r(Math.min(body.h * 0.36, u * 0.06));
   const w = starH * 5;
   const left = d.layout.orientation === 'landscape' ? body.x : body.x + r((body.w - w) / 2);
-  const stars = [0, 1, 2, 3, 4].map((i) => `<polygon points="${starPoints(starH * i + starH / 2, starH / 2, starH * 0.48)}" fill="${d.ink}"/>`);
+  const stars = [0, 1, 2, 3, 4].map(
+    (i) => `<polygon points="${starPoints(starH * i + starH / 2, starH / 2, starH * 0.48)}" fill="${d.ink}"/>`,
+  );
   const top = body.y + r(u * 0.03);
   const out = [svgLayer(svg(w, starH, stars.join('')), left, top)];
   const box = { x: body.x, y: top + starH + r(u * 0.02), w: body.w, h: body.y + body.h - top - starH - r(u * 0.02) };
-  out.push(...(await d.text({ wholeWords: true, text: attribution, role: 'attribution', box, colour: d.ink, maxPx: r(u * 0.04), face: d.textFace, va: 'top', oneLine: true })));
+  out.push(
+    ...(await d.text({
+      wholeWords: true,
+      text: attribution,
+      role: 'attribution',
+      box,
+      colour: d.ink,
+      maxPx: r(u * 0.04),
+      face: d.textFace,
+      va: 'top',
+      oneLine: true,
+    })),
+  );
   return out;
 }
 
@@ -274,7 +331,13 @@ async function quoteFootLayers(d: PartsDraw, body: Rect, attribution: string): P
 export function quoteMarkLayer(d: PartsDraw, headline: Rect): OverlayOptions {
   const s = r(d.layout.unit * 0.1);
   const x = d.layout.orientation === 'landscape' ? headline.x : headline.x + r((headline.w - s) / 2);
-  return markLayer('quote', { x, y: headline.y - s - r(d.layout.unit * 0.01) }, s, d.palette.accent === d.palette.primary ? d.ink : d.palette.accent, null);
+  return markLayer(
+    'quote',
+    { x, y: headline.y - s - r(d.layout.unit * 0.01) },
+    s,
+    d.palette.accent === d.palette.primary ? d.ink : d.palette.accent,
+    null,
+  );
 }
 
 /** A sale's hero: the offer's number, as large as the body takes, over an accent bar. */
@@ -282,11 +345,28 @@ async function offerHeroLayers(d: PartsDraw, body: Rect, hero: string): Promise<
   const u = d.layout.unit;
   const bar = Math.max(4, r(u * 0.02));
   const box = { ...body, h: body.h - 2 * bar };
-  const layers = await d.text({ wholeWords: true, text: hero, role: 'offer', box, colour: d.ink, maxPx: r(body.h * 0.9), face: d.heroFace, align: 'centre', oneLine: hero.split(' ').length < 2 });
+  const layers = await d.text({
+    wholeWords: true,
+    text: hero,
+    role: 'offer',
+    box,
+    colour: d.ink,
+    maxPx: r(body.h * 0.9),
+    face: d.heroFace,
+    align: 'centre',
+    oneLine: hero.split(' ').length < 2,
+  });
   const drawn = d.lastBox();
   const w = r(Math.min(body.w, Math.max(u * 0.2, drawn.w * 0.6)));
   const bx = drawn.x + r((drawn.w - w) / 2);
-  return [...layers, svgLayer(svg(w, bar, `<rect width="${w}" height="${bar}" rx="${r(bar / 2)}" fill="${d.palette.accent}"/>`), bx, drawn.y + drawn.h + bar)];
+  return [
+    ...layers,
+    svgLayer(
+      svg(w, bar, `<rect width="${w}" height="${bar}" rx="${r(bar / 2)}" fill="${d.palette.accent}"/>`),
+      bx,
+      drawn.y + drawn.h + bar,
+    ),
+  ];
 }
 
 /** An app's phone: a dark frame, a light screen with the app's icon (a drawn mark), its name and what it does. */
@@ -303,24 +383,56 @@ async function phoneLayers(d: PartsDraw, body: Rect, s: { name: string; line: st
   const out: OverlayOptions[] = [
     card(phone, '#111111', r(w * 0.14)),
     card(screen, fill, r(w * 0.1)),
-    svgLayer(svg(notchW, bezel * 2, `<rect width="${notchW}" height="${bezel * 2}" rx="${bezel}" fill="#111111"/>`), phone.x + r((w - notchW) / 2), screen.y),
+    svgLayer(
+      svg(notchW, bezel * 2, `<rect width="${notchW}" height="${bezel * 2}" rx="${bezel}" fill="#111111"/>`),
+      phone.x + r((w - notchW) / 2),
+      screen.y,
+    ),
   ];
   const p = r(screen.w * 0.1);
   const icon = r(Math.min(screen.w * 0.42, screen.h * 0.24));
   const iconAt = { x: screen.x + r((screen.w - icon) / 2), y: screen.y + r(screen.h * 0.16) };
   out.push(
     svgLayer(
-      svg(icon, icon, `<rect width="${icon}" height="${icon}" rx="${r(icon * 0.23)}" fill="${d.palette.accent}"/>${markSvg('bolt', icon, readableOn(d.palette.accent), null).replace(/^<svg[^>]*>|<\/svg>$/g, '')}`),
+      svg(
+        icon,
+        icon,
+        `<rect width="${icon}" height="${icon}" rx="${r(icon * 0.23)}" fill="${d.palette.accent}"/>${markSvg('bolt', icon, readableOn(d.palette.accent), null).replace(/^<svg[^>]*>|<\/svg>$/g, '')}`,
+      ),
       iconAt.x,
       iconAt.y,
     ),
   );
   const nameBox = { x: screen.x + p, y: iconAt.y + icon + r(p * 0.8), w: screen.w - 2 * p, h: r(screen.h * 0.16) };
-  out.push(...(await d.text({ wholeWords: true, text: s.name, role: 'label', box: nameBox, colour: ink, maxPx: r(u * 0.06), face: d.headFace, align: 'centre', va: 'top' })));
+  out.push(
+    ...(await d.text({
+      wholeWords: true,
+      text: s.name,
+      role: 'label',
+      box: nameBox,
+      colour: ink,
+      maxPx: r(u * 0.06),
+      face: d.headFace,
+      align: 'centre',
+      va: 'top',
+    })),
+  );
   if (s.line) {
     const top = d.lastBox().y + d.lastBox().h + r(p * 0.5);
     const lineBox = { x: screen.x + p, y: top, w: screen.w - 2 * p, h: screen.y + screen.h - p - top };
-    out.push(...(await d.text({ wholeWords: true, text: s.line, role: 'point', box: lineBox, colour: ink, maxPx: r(u * 0.038), face: d.textFace, align: 'centre', va: 'top' })));
+    out.push(
+      ...(await d.text({
+        wholeWords: true,
+        text: s.line,
+        role: 'point',
+        box: lineBox,
+        colour: ink,
+        maxPx: r(u * 0.038),
+        face: d.textFace,
+        align: 'centre',
+        va: 'top',
+      })),
+    );
   }
   return out;
 }

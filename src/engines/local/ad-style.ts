@@ -49,7 +49,14 @@ export function adStyle(job: Pick<GenerationJob, 'templateSlug' | 'modelSlug'>):
   const slug = job.templateSlug ?? job.modelSlug ?? '';
   const known = BY_SLUG[slug];
   if (known) return known;
-  return { texture: TEXTURES[hash32(slug) % TEXTURES.length], upper: false, family: 'Montserrat', weight: 'black', body: 'Inter', rule: true };
+  return {
+    texture: TEXTURES[hash32(slug) % TEXTURES.length],
+    upper: false,
+    family: 'Montserrat',
+    weight: 'black',
+    body: 'Inter',
+    rule: true,
+  };
 }
 
 /**

@@ -374,9 +374,10 @@ function comparisonFrom(prompt: string, subheadline: string | undefined, brand: 
   const points = listItems(subheadline ?? '') ?? listItems(prompt);
   if (!points) return null;
   const head = firstSentence(prompt).split(':')[0];
-  const m = /(?:^|\s)(?:why\s+|how\s+)?(?:our\s+|the\s+)?(.+?)\s+(?:beats|vs\.?|versus|outperforms|over|against|compared to|instead of)\s+(.+)$/i.exec(
-    head.replace(LEADING_INSTRUCTION, ''),
-  );
+  const m =
+    /(?:^|\s)(?:why\s+|how\s+)?(?:our\s+|the\s+)?(.+?)\s+(?:beats|vs\.?|versus|outperforms|over|against|compared to|instead of)\s+(.+)$/i.exec(
+      head.replace(LEADING_INSTRUCTION, ''),
+    );
   const tidy = (s: string) => capitalise(shorten(s.replace(/^(?:our|the|an?|regular|ordinary)\s+/i, '').replace(/[.!?]+$/, ''), 3));
   const us = m ? tidy(m[1]) : brand || 'Us';
   const them = m ? tidy(m[2]) : 'Them';
