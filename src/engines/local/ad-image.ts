@@ -6,8 +6,11 @@
 // texts of adCopy() (headline, subheadline, offer, CTA, badge, brand line) are each fitted into
 // their box (sized down and wrapped, never clipped) inside the safe area, in a colour with at
 // least 4.5:1 contrast to what is behind it (on a scrim where the ground does not allow it); each
-// is recorded in the ad's MediaManifest. Texts are set by pango with the shipped DejaVu files, in
-// the brand kit's families when it names some. Same job in, same pixels out.
+// is recorded in the ad's MediaManifest. A static poster also draws its template's structure
+// (./ad-parts.ts: a comparison, feature callouts, before/after halves, a quote's foot, a sale's
+// hero number, an app's phone). Texts are set by pango with the bundled faces (../../media/fonts.ts)
+// the template pairs (./ad-style.ts), in the brand kit's families when it names some. Same job in,
+// same pixels out.
 import sharp, { type OverlayOptions, type Sharp } from 'sharp';
 import { DEFAULT_PIXEL_LIMITS } from '../../media/limits.ts';
 import { faceBox } from '../../media/portrait.ts';

@@ -6,7 +6,10 @@
 // of at most 7 words (the subject and its benefit, without the instruction, the scene and the
 // style words), a call to action of at most 3 words, a subheadline when the prompt states a benefit
 // worth a second line, an offer only when the prompt states one. Nothing here pastes the prompt.
-// Every ad renderer reads its texts through adCopy(), so the words are decided in one place.
+// Every ad renderer reads its texts through adCopy(), so the words are decided in one place; a
+// static template's structure (comparison points, features, before/after, quote, hero number, app
+// name) through adStructure(), from the same brief, never with invented claims or names. A badge
+// only when there is an offer.
 import type { GenerationJob } from '../generation.ts';
 
 /** The copy a customer sent with a template generation (each field optional, used verbatim). */
