@@ -19,7 +19,7 @@ import { ProviderError, type GenerationJob, type ImageFormat } from '../generati
 import { fontFace, type FontFace } from '../../media/fonts.ts';
 import { adCopy, type AdCopy } from '../write/ad-copy.ts';
 import { adStyle, textureSvg, type AdStyle } from './ad-style.ts';
-import { quoteMarkLayer, structureLayers, svg, svgLayer, type PartsDraw, type TextSpec } from './ad-parts.ts';
+import { markSvg, quoteMarkLayer, structureLayers, svg, svgLayer, type PartsDraw, type TextSpec } from './ad-parts.ts';
 import { computeLayout, contrast, mix, paletteFor, readableOn, type AdLayout, type Palette, type Rect } from './layout.ts';
 
 /**
@@ -594,23 +594,30 @@ async function offerLayers(d: AdDraw, box: Rect, offer: string): Promise<Overlay
   });
 }
 
-/** The CTA button: a pill in the accent colour with its text fitted inside. */
+/**
+ * The CTA button: a pill in the accent colour with its text fitted inside and a drawn arrow after
+ * it (a glyph arrow, Inter's wide one, made OCR drop the words before it), far enough from the
+ * words that it never reads as a glyph of theirs.
+ */
 async function ctaLayers(d: AdDraw, c: Rect): Promise<OverlayOptions[]> {
-  const { palette, align, bodyFace } = d;
+  const { palette, align } = d;
+  // The button in Montserrat Bold unless the brand kit names fonts (OCR reads Inter Bold's "now" as "how" from 36 px up).
+  const face = d.job.fonts?.length ? d.bodyFace : fontFace('Montserrat', 'bold');
   const padX = r(c.h * 0.55);
-  const label = `${d.copy.cta}  →`;
-  const t = await setText(
-    span(label, readableOn(palette.accent)),
-    { w: c.w - 2 * padX, h: r(c.h * 0.62) },
-    { face: bodyFace, maxPx: r(c.h * 0.4), oneLine: true },
-  );
-  const bw = Math.max(Math.min(c.w, t.width + 2 * padX), r(c.w * 0.5));
+  const ink = readableOn(palette.accent);
+  const textH = r(c.h * 0.62);
+  const t = await setText(span(d.copy.cta, ink), { w: c.w - 2 * padX - textH, h: textH }, { face, maxPx: r(c.h * 0.46), oneLine: true });
+  const arrow = t.height;
+  const gap = r(arrow * 0.5);
+  const inner = t.width + gap + arrow;
+  const bw = Math.max(Math.min(c.w, inner + 2 * padX), r(c.w * 0.5));
   const bx = align === 'left' ? c.x : c.x + r((c.w - bw) / 2);
-  const box = { x: bx + r((bw - t.width) / 2), y: c.y + r((c.h - t.height) / 2), w: t.width, h: t.height };
-  d.texts.push({ text: label.replace(/\s+/g, ' '), role: 'cta', box, colour: readableOn(palette.accent) });
+  const box = { x: bx + r((bw - inner) / 2), y: c.y + r((c.h - t.height) / 2), w: t.width, h: t.height };
+  d.texts.push({ text: d.copy.cta.replace(/\s+/g, ' '), role: 'cta', box, colour: ink });
   return [
     svgLayer(svg(bw, c.h, `<rect width="${bw}" height="${c.h}" rx="${r(c.h / 2)}" fill="${palette.accent}"/>`), bx, c.y),
     { input: t.input, left: box.x, top: box.y },
+    svgLayer(markSvg('arrow', arrow, ink, null), box.x + t.width + gap, box.y),
   ];
 }
 
