@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { facesFor, renderAd } from '../../src/engines/local/ad-image.ts';
+import { composeAd, facesFor, renderAd } from '../../src/engines/local/ad-image.ts';
 import { resolveDimensions, type GenerationJob } from '../../src/engines/generation.ts';
 import { stopOcr } from '../../src/media/ocr.ts';
 import { checkMedia } from '../../src/media/quality/check.ts';
@@ -160,4 +160,16 @@ t.test("an app install banner shows the app's name and what it does on a phone s
   const headline = texts.find((x) => x.role === 'headline')!;
   const name = texts.find((x) => x.role === 'label')!;
   t.ok(name.box.y > headline.box.y + headline.box.h, 'the phone sits under the headline');
+});
+
+t.test('a minimal product hero sits on a near-white ground unless the brand gives colours', async (t) => {
+  const prompt = 'The Nord ceramic pour-over coffee dripper, handmade in Oslo';
+  const plain = await composeAd(job('minimal-product-hero', '1:1', prompt));
+  t.ok(
+    plain.pixels.subarray(0, 3).every((v) => v >= 235),
+    `near white in the corner (${[...plain.pixels.subarray(0, 3)]})`,
+  );
+  await rendered(t, job('minimal-product-hero', '1:1', prompt));
+  const branded = await composeAd(job('minimal-product-hero', '1:1', prompt, { brandColors: ['#0f3d3e', '#145c5e', '#ffb300'] }));
+  t.same([...branded.pixels.subarray(0, 3)], [0x0f, 0x3d, 0x3e], "the brand kit's primary colour wins");
 });

@@ -20,7 +20,7 @@ import { fontFace, type FontFace } from '../../media/fonts.ts';
 import { adCopy, type AdCopy } from '../write/ad-copy.ts';
 import { adStyle, textureSvg, type AdStyle } from './ad-style.ts';
 import { markSvg, quoteMarkLayer, structureLayers, svg, svgLayer, type PartsDraw, type TextSpec } from './ad-parts.ts';
-import { computeLayout, contrast, mix, paletteFor, readableOn, type AdLayout, type Palette, type Rect } from './layout.ts';
+import { computeLayout, contrast, lightPalette, mix, paletteFor, readableOn, type AdLayout, type Palette, type Rect } from './layout.ts';
 
 /**
  * full: the finished ad. overlay: texts, brand and CTA on a transparent canvas, each on a scrim
@@ -329,7 +329,9 @@ async function portraitShape(job: GenerationJob): Promise<{ aspect: number; face
 /** The layout, palette and drawing choices of `job`. */
 async function drawFor(job: GenerationJob, mode: ComposeMode): Promise<AdDraw> {
   const layout = computeLayout({ ...job, portraitShape: await portraitShape(job) }, mode === 'overlay' ? 'overlay' : 'full');
-  const palette = paletteFor(job);
+  const style = adStyle(job);
+  const given = Boolean(job.brandColors?.length || job.referenceColors?.length || job.presetId);
+  const palette = style.light && !given ? lightPalette(paletteFor(job)) : paletteFor(job);
   const align = layout.orientation === 'landscape' && layout.kind !== 'model' && mode === 'full' ? 'left' : 'centre';
   const copy = adCopy(job);
   return {
@@ -337,7 +339,7 @@ async function drawFor(job: GenerationJob, mode: ComposeMode): Promise<AdDraw> {
     layout,
     palette,
     mode,
-    style: adStyle(job),
+    style,
     copy,
     align,
     ...groundFor(palette, mode, layout.kind),

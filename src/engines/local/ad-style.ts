@@ -21,6 +21,8 @@ export interface AdStyle {
   body: 'Inter' | 'Montserrat';
   /** A short bar in the accent colour under the headline. */
   rule: boolean;
+  /** A near-white ground (an Apple-style minimal hero) when neither a brand kit nor a reference gives colours. */
+  light?: boolean;
 }
 
 const BY_SLUG: Record<string, AdStyle> = {
@@ -32,7 +34,7 @@ const BY_SLUG: Record<string, AdStyle> = {
   'limited-time-offer-story': { texture: 'rings', upper: true, family: 'Anton', weight: 'regular', body: 'Montserrat', rule: false },
   'us-vs-them-comparison': { texture: 'split', upper: true, family: 'Montserrat', weight: 'black', body: 'Inter', rule: false },
   'seasonal-promo-poster': { texture: 'dots', upper: false, family: 'DM Serif Display', weight: 'regular', body: 'Montserrat', rule: true },
-  'minimal-product-hero': { texture: 'frame', upper: false, family: 'Inter', weight: 'black', body: 'Inter', rule: false },
+  'minimal-product-hero': { texture: 'frame', upper: false, family: 'Inter', weight: 'black', body: 'Inter', rule: false, light: true },
   'app-install-banner': { texture: 'tiles', upper: false, family: 'Montserrat', weight: 'black', body: 'Inter', rule: true },
   'product-demo-showcase': { texture: 'spotlight', upper: false, family: 'Montserrat', weight: 'black', body: 'Inter', rule: true },
   'flash-sale-countdown': { texture: 'stripes', upper: true, family: 'Anton', weight: 'regular', body: 'Montserrat', rule: false },

@@ -254,6 +254,14 @@ export function paletteFor(
   return { primary, secondary, accent, onPrimary: readableOn(primary), onAccent: readableOn(accent) };
 }
 
+/** The palette on a near-white ground (a minimal hero): the accent kept when it shows on it, else a deep shade of its hue. */
+export function lightPalette(p: Palette): Palette {
+  const primary = '#f5f5f7';
+  const [h] = rgbToHsl(p.accent);
+  const accent = contrast(p.accent, primary) >= 3 ? p.accent : hslToHex(h, 70, 38);
+  return { primary, secondary: '#e6e6eb', accent, onPrimary: readableOn(primary), onAccent: readableOn(accent) };
+}
+
 // ---------------------------------------------------------------------------------------
 // Geometry
 // ---------------------------------------------------------------------------------------
@@ -626,9 +634,10 @@ function bodyOf(f: LayoutFrame, b: Blocks): Rect | null {
   return f.structure.kind === 'quote' ? (b.body ?? null) : b.product;
 }
 
-/** Banner layouts with an offer: a sticker over the product card's corner, or beside the headline on a poster (whose hero is not the offer). */
+/** Banner layouts with an offer: a sticker over the product card's corner, or beside the headline on a poster without a structure. */
 function badgeFor(f: LayoutFrame, b: Blocks): AdLayout['badge'] {
-  if (f.kind !== 'banner' || !f.offer || f.structure?.kind === 'offer') return null;
+  // A structure (a sale's hero number, an app's phone) has the offer in its own place.
+  if (f.kind !== 'banner' || !f.offer || f.structure) return null;
   const rad = r(f.u * 0.1);
   if (f.pictured) return { cx: b.product.x + b.product.w - r(f.u * 0.085), cy: b.product.y + r(f.u * 0.085), r: rad };
   // A poster: the sticker in the product column (landscape) or under the texts, centred.
