@@ -6,8 +6,11 @@
 // texts of adCopy() (headline, subheadline, offer, CTA, badge, brand line) are each fitted into
 // their box (sized down and wrapped, never clipped) inside the safe area, in a colour with at
 // least 4.5:1 contrast to what is behind it (on a scrim where the ground does not allow it); each
-// is recorded in the ad's MediaManifest. Texts are set by pango with the shipped DejaVu files, in
-// the brand kit's families when it names some. Same job in, same pixels out.
+// is recorded in the ad's MediaManifest. A static poster also draws its template's structure
+// (./ad-parts.ts: a comparison, feature callouts, before/after halves, a quote's foot, a sale's
+// hero number, an app's phone). Texts are set by pango with the bundled faces (../../media/fonts.ts)
+// the template pairs (./ad-style.ts), in the brand kit's families when it names some. Same job in,
+// same pixels out.
 import sharp, { type OverlayOptions, type Sharp } from 'sharp';
 import { DEFAULT_PIXEL_LIMITS } from '../../media/limits.ts';
 import { faceBox } from '../../media/portrait.ts';
@@ -16,9 +19,11 @@ import { ProviderError, type GenerationJob, type ImageFormat } from '../generati
 import { fontFace, type FontFace } from '../../media/fonts.ts';
 import { adCopy, type AdCopy } from '../write/ad-copy.ts';
 import { adStyle, textureSvg, type AdStyle } from './ad-style.ts';
+import { markSvg, quoteMarkLayer, structureLayers, svg, svgLayer, type PartsDraw, type TextSpec } from './ad-parts.ts';
 import {
   computeLayout,
   contrast,
+  lightPalette,
   mix,
   paletteFor,
   readableOn,
@@ -70,7 +75,7 @@ interface TextLayer {
 async function setText(
   markup: string,
   box: { w: number; h: number },
-  o: { face: FontFace; align?: 'left' | 'centre'; maxPx: number; spacing?: number; oneLine?: boolean },
+  o: { face: FontFace; align?: 'left' | 'centre'; maxPx: number; spacing?: number; oneLine?: boolean; wholeWords?: boolean },
 ): Promise<TextLayer> {
   const base = {
     text: markup,
@@ -79,7 +84,7 @@ async function setText(
     width: Math.max(1, box.w),
     align: o.align ?? 'centre',
     rgba: true,
-    wrap: o.oneLine ? ('none' as const) : ('word-char' as const),
+    wrap: o.oneLine ? ('none' as const) : o.wholeWords ? ('word' as const) : ('word-char' as const),
     spacing: o.spacing,
   };
   // pango size 12 pt at `dpi` is 12 * dpi / 72 = dpi / 6 pixels.
@@ -92,7 +97,7 @@ async function setText(
   let t = await render({ height: Math.max(1, box.h) });
   let dpi = Math.min(t.dpi ?? o.maxPx * 6, r(o.maxPx * 6));
   if (t.dpi !== dpi) t = await render({ dpi });
-  for (let i = 0; i < 6 && (t.width > box.w || t.height > box.h) && dpi > 6; i++) {
+  for (let i = 0; i < 10 && (t.width > box.w || t.height > box.h) && dpi > 6; i++) {
     dpi = r(dpi * 0.85);
     t = await render({ dpi });
   }
@@ -107,9 +112,6 @@ function place(layout: AdLayout, box: Rect, w: number, h: number, ha: 'left' | '
   const top = va === 'top' ? box.y : va === 'bottom' ? box.y + box.h - h : box.y + r((box.h - h) / 2);
   return { left: Math.max(0, Math.min(layout.width - w, left)), top: Math.max(0, Math.min(layout.height - h, top)) };
 }
-
-const svg = (w: number, h: number, body: string) => `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}">${body}</svg>`;
-const svgLayer = (s: string, left: number, top: number): OverlayOptions => ({ input: Buffer.from(s), left, top });
 
 /** The background: the palette's gradient (the primary colour in the top-left corner) and the template's texture. */
 function backgroundSvg(d: AdDraw): string {
@@ -181,10 +183,23 @@ async function slotImage(job: GenerationJob, layout: AdLayout, i: number): Promi
   }
 }
 
-/** Headline face: the brand kit's first font, else the template's; other texts: the kit's second, else its first, else bold DejaVu Sans. */
-export function facesFor(job: Pick<GenerationJob, 'fonts' | 'templateSlug' | 'modelSlug'>): { headFace: FontFace; bodyFace: FontFace } {
+/**
+ * Headline face: the brand kit's first font, else the template's display face; other texts: the
+ * kit's second, else its first, else the template's body face (bold; `textFace` is its regular).
+ */
+export function facesFor(job: Pick<GenerationJob, 'fonts' | 'templateSlug' | 'modelSlug'>): {
+  headFace: FontFace;
+  bodyFace: FontFace;
+  textFace: FontFace;
+} {
   const fonts = job.fonts ?? [];
-  return { headFace: fontFace(fonts[0] ?? adStyle(job).family, true), bodyFace: fontFace(fonts[1] ?? fonts[0], true) };
+  const style = adStyle(job);
+  const body = fonts[1] ?? fonts[0] ?? style.body;
+  return {
+    headFace: fonts[0] ? fontFace(fonts[0], true) : fontFace(style.family, style.weight),
+    bodyFace: fontFace(body, true),
+    textFace: fontFace(body, false),
+  };
 }
 
 function boundsOf(rects: Rect[]): Rect {
@@ -285,6 +300,7 @@ interface AdDraw {
   align: 'left' | 'centre';
   headFace: FontFace;
   bodyFace: FontFace;
+  textFace: FontFace;
   /** The gradient's far colour. */
   groundEnd: string;
   /** The colour of texts drawn on the background. */
@@ -325,7 +341,9 @@ async function portraitShape(job: GenerationJob): Promise<LayoutInput['portraitS
 /** The layout, palette and drawing choices of `job`. */
 async function drawFor(job: GenerationJob, mode: ComposeMode): Promise<AdDraw> {
   const layout = computeLayout({ ...job, portraitShape: await portraitShape(job) }, mode === 'overlay' ? 'overlay' : 'full');
-  const palette = paletteFor(job);
+  const style = adStyle(job);
+  const given = Boolean(job.brandColors?.length || job.referenceColors?.length || job.presetId);
+  const palette = style.light && !given ? lightPalette(paletteFor(job)) : paletteFor(job);
   const align = layout.orientation === 'landscape' && layout.kind !== 'model' && mode === 'full' ? 'left' : 'centre';
   const copy = adCopy(job);
   return {
@@ -333,7 +351,7 @@ async function drawFor(job: GenerationJob, mode: ComposeMode): Promise<AdDraw> {
     layout,
     palette,
     mode,
-    style: adStyle(job),
+    style,
     copy,
     align,
     ...groundFor(palette, mode, layout.kind),
@@ -388,24 +406,6 @@ async function pictureLayers(d: AdDraw): Promise<OverlayOptions[]> {
   return layers;
 }
 
-/** How one text is drawn: where, its role, its colour and size cap, and whether it sits on a scrim panel. */
-interface TextSpec {
-  text: string;
-  role: string;
-  box: Rect;
-  colour: string;
-  maxPx: number;
-  face: FontFace;
-  align?: 'left' | 'centre';
-  va?: 'top' | 'middle' | 'bottom';
-  /** The markup around the escaped text (letter spacing). */
-  extra?: string;
-  /** A panel behind the text: its fill and opacity. */
-  panel?: { fill: string; opacity: number } | null;
-  /** Short texts (brand, label, badge): never wrapped, sized down instead. */
-  oneLine?: boolean;
-}
-
 /** The scrim behind a text on the background, when the ad needs one. */
 const scrimOf = (d: AdDraw) =>
   d.scrim ? { fill: d.ink === '#ffffff' ? '#000000' : '#ffffff', opacity: d.ink === '#ffffff' ? 0.62 : 0.72 } : null;
@@ -421,6 +421,7 @@ async function drawText(d: AdDraw, s: TextSpec): Promise<OverlayOptions[]> {
     maxPx: s.maxPx,
     spacing: 0,
     oneLine: s.oneLine,
+    wholeWords: s.wholeWords,
   });
   const pos = place(d.layout, inner, t.width, t.height, align, s.va ?? 'middle');
   d.texts.push({
@@ -449,14 +450,39 @@ async function drawText(d: AdDraw, s: TextSpec): Promise<OverlayOptions[]> {
 async function textLayers(d: AdDraw): Promise<OverlayOptions[]> {
   const { job, layout } = d;
   const layers = await headlineLayers(d);
+  if (layout.structure && layout.body)
+    layers.push(...(await structureLayers(partsOf(d, bodyUnderQuote(d, layout.body)), layout.structure)));
   for (let i = 0; i < layout.slotLabels.length && i < layout.slots.length; i++) layers.push(...(await slotLabel(d, i)));
   if (layout.brand) layers.push(...(await brandLayer(d, layout.brand)));
   // Logo: fitted inside its box, right-aligned, vertically centred.
   if (layout.logo && job.logo) layers.push(await logoLayer(job, layout.logo));
   if (layout.offer && d.copy.offer) layers.push(...(await offerLayers(d, layout.offer, d.copy.offer)));
   if (layout.cta) layers.push(...(await ctaLayers(d, layout.cta)));
-  if (layout.badge) layers.push(...(await badgeLayers(d, layout.badge)));
+  if (layout.badge && d.copy.badge) layers.push(...(await badgeLayers(d, layout.badge, d.copy.badge)));
   return layers;
+}
+
+/** A quote's foot (rating, attribution) right under the quote as drawn, not at the foot of the quote's box. */
+function bodyUnderQuote(d: AdDraw, body: Rect): Rect {
+  const quote = d.texts.find((x) => x.role === 'headline');
+  if (d.layout.structure?.kind !== 'quote' || !quote) return body;
+  return { ...body, y: Math.min(body.y, quote.box.y + quote.box.h + r(d.layout.unit * 0.01)) };
+}
+
+/** What the structure's parts (./ad-parts.ts) are drawn with (in `body` when given, else the layout's). */
+function partsOf(d: AdDraw, body: Rect | null = d.layout.body): PartsDraw {
+  return {
+    layout: { ...d.layout, body },
+    palette: d.palette,
+    ink: d.ink,
+    headFace: d.headFace,
+    bodyFace: d.bodyFace,
+    textFace: d.textFace,
+    heroFace: d.job.fonts?.length ? d.bodyFace : fontFace(d.style.body, 'black'),
+    upper: d.style.upper,
+    text: (s) => drawText(d, s),
+    lastBox: () => d.texts.at(-1)!.box,
+  };
 }
 
 /** A split layout's slot label: a pill in the top-left of its pane. */
@@ -500,15 +526,24 @@ async function headlineLayers(d: AdDraw): Promise<OverlayOptions[]> {
   const { layout, copy, style, mode } = d;
   const u = layout.unit;
   const poster = !layout.pictured && mode !== 'overlay';
+  const quote = layout.structure?.kind === 'quote' ? layout.structure.quote : null;
   let text = style.upper ? copy.headline.toUpperCase() : copy.headline;
-  if (layout.kind === 'quote') text = `“${copy.headline}”`;
-  const maxPx = r(u * (layout.kind === 'model' ? 0.05 : layout.kind === 'ugc' ? 0.075 : poster ? 0.125 : 0.1));
-  const quoteStars = layout.kind === 'quote' && mode !== 'overlay';
+  if (layout.kind === 'quote') text = quote ?? `“${copy.headline}”`;
+  const quotePx = layout.orientation === 'square' ? 0.085 : 0.105;
+  const maxPx = r(u * (layout.kind === 'model' ? 0.05 : layout.kind === 'ugc' ? 0.075 : quote ? quotePx : poster ? 0.125 : 0.1));
+  const quoteStars = layout.kind === 'quote' && mode !== 'overlay' && !quote;
   const starH = quoteStars ? r(u * 0.05) : 0;
   const box = { ...layout.headline, h: layout.headline.h - starH };
   const panel = layout.kind === 'ugc' || mode === 'overlay' ? { fill: '#000000', opacity: 0.62 } : scrimOf(d);
   const layers = await drawText(d, { text, role: 'headline', box, colour: d.ink, maxPx, face: d.headFace, panel });
   const drawn = d.texts.at(-1)!.box;
+  if (quote && layout.body) {
+    // The quote, its mark and its foot as one group, centred in the space they share.
+    const dy = Math.max(0, r((layout.body.y - (drawn.y + drawn.h)) / 2));
+    for (const l of layers) l.top = (l.top ?? 0) + dy;
+    drawn.y += dy;
+    layers.push(quoteMarkLayer(partsOf(d), drawn));
+  }
   const below = drawn.y + drawn.h + r(u * (quoteStars ? 0.015 : 0.035));
   const starY = Math.min(below, layout.headline.y + layout.headline.h - starH);
   if (quoteStars) layers.push(starsLayer(d, { x: layout.headline.x, y: starY, w: layout.headline.w, h: starH }));
@@ -521,7 +556,7 @@ async function headlineLayers(d: AdDraw): Promise<OverlayOptions[]> {
       layers.push(svgLayer(svg(w, h, `<rect width="${w}" height="${h}" fill="${d.palette.accent}"/>`), left, below));
   }
   if (layout.subheadline && copy.subheadline) {
-    const face = fontFace(d.job.fonts?.[1] ?? d.job.fonts?.[0], false);
+    const face = d.textFace;
     const sub = {
       text: copy.subheadline,
       role: 'subheadline',
@@ -573,28 +608,35 @@ async function offerLayers(d: AdDraw, box: Rect, offer: string): Promise<Overlay
   });
 }
 
-/** The CTA button: a pill in the accent colour with its text fitted inside. */
+/**
+ * The CTA button: a pill in the accent colour with its text fitted inside and a drawn arrow after
+ * it (a glyph arrow, Inter's wide one, made OCR drop the words before it), far enough from the
+ * words that it never reads as a glyph of theirs.
+ */
 async function ctaLayers(d: AdDraw, c: Rect): Promise<OverlayOptions[]> {
-  const { palette, align, bodyFace } = d;
+  const { palette, align } = d;
+  // The button in Montserrat Bold unless the brand kit names fonts (OCR reads Inter Bold's "now" as "how" from 36 px up).
+  const face = d.job.fonts?.length ? d.bodyFace : fontFace('Montserrat', 'bold');
   const padX = r(c.h * 0.55);
-  const label = `${d.copy.cta}  →`;
-  const t = await setText(
-    span(label, readableOn(palette.accent)),
-    { w: c.w - 2 * padX, h: r(c.h * 0.62) },
-    { face: bodyFace, maxPx: r(c.h * 0.4), oneLine: true },
-  );
-  const bw = Math.max(Math.min(c.w, t.width + 2 * padX), r(c.w * 0.5));
+  const ink = readableOn(palette.accent);
+  const textH = r(c.h * 0.62);
+  const t = await setText(span(d.copy.cta, ink), { w: c.w - 2 * padX - textH, h: textH }, { face, maxPx: r(c.h * 0.46), oneLine: true });
+  const arrow = t.height;
+  const gap = r(arrow * 0.5);
+  const inner = t.width + gap + arrow;
+  const bw = Math.max(Math.min(c.w, inner + 2 * padX), r(c.w * 0.5));
   const bx = align === 'left' ? c.x : c.x + r((c.w - bw) / 2);
-  const box = { x: bx + r((bw - t.width) / 2), y: c.y + r((c.h - t.height) / 2), w: t.width, h: t.height };
-  d.texts.push({ text: label.replace(/\s+/g, ' '), role: 'cta', box, colour: readableOn(palette.accent) });
+  const box = { x: bx + r((bw - inner) / 2), y: c.y + r((c.h - t.height) / 2), w: t.width, h: t.height };
+  d.texts.push({ text: d.copy.cta.replace(/\s+/g, ' '), role: 'cta', box, colour: ink });
   return [
     svgLayer(svg(bw, c.h, `<rect width="${bw}" height="${c.h}" rx="${r(c.h / 2)}" fill="${palette.accent}"/>`), bx, c.y),
     { input: t.input, left: box.x, top: box.y },
+    svgLayer(markSvg('arrow', arrow, ink, null), box.x + t.width + gap, box.y),
   ];
 }
 
 /** The badge: a disc (clipped to the canvas) and its text fitted in the disc's inner square. */
-async function badgeLayers(d: AdDraw, b: NonNullable<AdLayout['badge']>): Promise<OverlayOptions[]> {
+async function badgeLayers(d: AdDraw, b: NonNullable<AdLayout['badge']>, badge: string): Promise<OverlayOptions[]> {
   const { layout, palette, bodyFace } = d;
   const x0 = Math.max(0, b.cx - b.r);
   const y0 = Math.max(0, b.cy - b.r);
@@ -616,7 +658,7 @@ async function badgeLayers(d: AdDraw, b: NonNullable<AdLayout['badge']>): Promis
   return [
     disc,
     ...(await drawText(d, {
-      text: d.copy.badge,
+      text: badge,
       role: 'badge',
       box,
       colour: ink,

@@ -2,7 +2,10 @@
 // its brand-colour gradient, the face and case of its headline, and an accent element. Pure: the
 // image composer (./ad-image.ts) draws what this decides.
 import type { GenerationJob } from '../generation.ts';
+import type { FontWeight } from '../../media/fonts.ts';
 import { hash32, rng } from './layout.ts';
+
+type HeadFamily = 'Anton' | 'Montserrat' | 'Inter' | 'Playfair Display' | 'DM Serif Display';
 
 export type Texture = 'stripes' | 'dots' | 'grid' | 'rings' | 'waves' | 'split' | 'spotlight' | 'frame' | 'tiles' | 'vignette';
 
@@ -10,29 +13,35 @@ export interface AdStyle {
   texture: Texture;
   /** The headline in capitals (sale and offer templates). */
   upper: boolean;
-  /** The template's headline family when the brand kit names none. */
-  family: 'DejaVu Sans' | 'DejaVu Sans Condensed' | 'DejaVu Serif';
+  /** The template's headline family when the brand kit names none (a bundled display face). */
+  family: HeadFamily;
+  /** The headline's weight in that family (Anton and DM Serif Display have one). */
+  weight: FontWeight;
+  /** The family of the other texts (subheadline, points, CTA) when the brand kit names none. */
+  body: 'Inter' | 'Montserrat';
   /** A short bar in the accent colour under the headline. */
   rule: boolean;
+  /** A near-white ground (an Apple-style minimal hero) when neither a brand kit nor a reference gives colours. */
+  light?: boolean;
 }
 
 const BY_SLUG: Record<string, AdStyle> = {
-  'bold-sale-banner': { texture: 'stripes', upper: true, family: 'DejaVu Sans Condensed', rule: false },
-  'product-spotlight': { texture: 'spotlight', upper: false, family: 'DejaVu Sans', rule: true },
-  'testimonial-quote': { texture: 'waves', upper: false, family: 'DejaVu Serif', rule: false },
-  'before-after-split': { texture: 'split', upper: false, family: 'DejaVu Sans', rule: true },
-  'feature-callout-grid': { texture: 'grid', upper: false, family: 'DejaVu Sans', rule: true },
-  'limited-time-offer-story': { texture: 'rings', upper: true, family: 'DejaVu Sans Condensed', rule: false },
-  'us-vs-them-comparison': { texture: 'split', upper: true, family: 'DejaVu Sans Condensed', rule: false },
-  'seasonal-promo-poster': { texture: 'dots', upper: false, family: 'DejaVu Serif', rule: true },
-  'minimal-product-hero': { texture: 'frame', upper: false, family: 'DejaVu Sans', rule: false },
-  'app-install-banner': { texture: 'tiles', upper: false, family: 'DejaVu Sans', rule: true },
-  'product-demo-showcase': { texture: 'spotlight', upper: false, family: 'DejaVu Sans', rule: true },
-  'flash-sale-countdown': { texture: 'stripes', upper: true, family: 'DejaVu Sans Condensed', rule: false },
-  'cinematic-brand-story': { texture: 'vignette', upper: true, family: 'DejaVu Serif', rule: false },
-  'feature-walkthrough': { texture: 'grid', upper: false, family: 'DejaVu Sans', rule: true },
-  'problem-solution-explainer': { texture: 'split', upper: false, family: 'DejaVu Sans Condensed', rule: true },
-  'lifestyle-montage': { texture: 'waves', upper: false, family: 'DejaVu Serif', rule: false },
+  'bold-sale-banner': { texture: 'stripes', upper: true, family: 'Anton', weight: 'regular', body: 'Inter', rule: false },
+  'product-spotlight': { texture: 'spotlight', upper: false, family: 'Montserrat', weight: 'black', body: 'Inter', rule: true },
+  'testimonial-quote': { texture: 'waves', upper: false, family: 'Playfair Display', weight: 'bold', body: 'Inter', rule: false },
+  'before-after-split': { texture: 'split', upper: false, family: 'Montserrat', weight: 'black', body: 'Inter', rule: true },
+  'feature-callout-grid': { texture: 'grid', upper: false, family: 'Montserrat', weight: 'black', body: 'Inter', rule: true },
+  'limited-time-offer-story': { texture: 'rings', upper: true, family: 'Anton', weight: 'regular', body: 'Montserrat', rule: false },
+  'us-vs-them-comparison': { texture: 'split', upper: true, family: 'Montserrat', weight: 'black', body: 'Inter', rule: false },
+  'seasonal-promo-poster': { texture: 'dots', upper: false, family: 'DM Serif Display', weight: 'regular', body: 'Montserrat', rule: true },
+  'minimal-product-hero': { texture: 'frame', upper: false, family: 'Inter', weight: 'black', body: 'Inter', rule: false, light: true },
+  'app-install-banner': { texture: 'tiles', upper: false, family: 'Montserrat', weight: 'black', body: 'Inter', rule: true },
+  'product-demo-showcase': { texture: 'spotlight', upper: false, family: 'Montserrat', weight: 'black', body: 'Inter', rule: true },
+  'flash-sale-countdown': { texture: 'stripes', upper: true, family: 'Anton', weight: 'regular', body: 'Montserrat', rule: false },
+  'cinematic-brand-story': { texture: 'vignette', upper: true, family: 'Playfair Display', weight: 'black', body: 'Inter', rule: false },
+  'feature-walkthrough': { texture: 'grid', upper: false, family: 'Montserrat', weight: 'black', body: 'Inter', rule: true },
+  'problem-solution-explainer': { texture: 'split', upper: false, family: 'Anton', weight: 'regular', body: 'Inter', rule: true },
+  'lifestyle-montage': { texture: 'waves', upper: false, family: 'DM Serif Display', weight: 'regular', body: 'Montserrat', rule: false },
 };
 
 const TEXTURES: Texture[] = ['stripes', 'dots', 'grid', 'rings', 'waves', 'spotlight', 'tiles'];
@@ -42,7 +51,14 @@ export function adStyle(job: Pick<GenerationJob, 'templateSlug' | 'modelSlug'>):
   const slug = job.templateSlug ?? job.modelSlug ?? '';
   const known = BY_SLUG[slug];
   if (known) return known;
-  return { texture: TEXTURES[hash32(slug) % TEXTURES.length], upper: false, family: 'DejaVu Sans', rule: true };
+  return {
+    texture: TEXTURES[hash32(slug) % TEXTURES.length],
+    upper: false,
+    family: 'Montserrat',
+    weight: 'black',
+    body: 'Inter',
+    rule: true,
+  };
 }
 
 /**

@@ -5,7 +5,7 @@
 // (by the words of its id); a logo takes the end of the brand band; an avatar takes the UGC
 // picture or a presenter disc in the product frame.
 import type { GenerationJob } from '../generation.ts';
-import { adCopy } from '../write/ad-copy.ts';
+import { adCopy, adStructure, type AdStructure } from '../write/ad-copy.ts';
 import { mouthBox, type FractionBox } from '../../media/portrait.ts';
 import { MARGIN, safeZoneFor } from '../../media/quality/manifest.ts';
 import { contrastRatio, relativeLuminance } from '../../media/quality/pixels.ts';
@@ -72,6 +72,13 @@ export interface AdLayout {
   safe: Rect;
   /** Whether the ad shows pictures (reference images or an avatar); without, it is a typographic poster. */
   pictured: boolean;
+  /**
+   * A static poster's structure (../write/ad-copy.ts adStructure: a comparison, feature callouts,
+   * before/after halves, a quote's rating and attribution, a sale's hero number) and the area it
+   * fills; null for none.
+   */
+  structure: AdStructure | null;
+  body: Rect | null;
 }
 
 /** How a preset arranges an ad: standard; flipped (product before the headline, or mirrored when landscape); inset (a smaller product frame). */
@@ -247,6 +254,14 @@ export function paletteFor(
   return { primary, secondary, accent, onPrimary: readableOn(primary), onAccent: readableOn(accent) };
 }
 
+/** The palette on a near-white ground (a minimal hero): the accent kept when it shows on it, else a deep shade of its hue. */
+export function lightPalette(p: Palette): Palette {
+  const primary = '#f5f5f7';
+  const [h] = rgbToHsl(p.accent);
+  const accent = contrast(p.accent, primary) >= 3 ? p.accent : hslToHex(h, 70, 38);
+  return { primary, secondary: '#e6e6eb', accent, onPrimary: readableOn(primary), onAccent: readableOn(accent) };
+}
+
 // ---------------------------------------------------------------------------------------
 // Geometry
 // ---------------------------------------------------------------------------------------
@@ -381,6 +396,12 @@ function copyHas(job: LayoutInput): { sub: boolean; offer: boolean } {
   return { sub: Boolean(c.subheadline), offer: Boolean(c.offer) };
 }
 
+/** The structure a static poster (no pictures, not a video) shows, else null. */
+function structureOf(job: LayoutInput, pictured: boolean): AdStructure | null {
+  if (job.type !== 'static_ad' || pictured || job.output === 'video') return null;
+  return adStructure({ ...job, prompt: job.prompt ?? '', title: job.title ?? '' });
+}
+
 function overlayLayout(job: LayoutInput): AdLayout {
   const W = job.width;
   const H = job.height;
@@ -431,6 +452,8 @@ function overlayLayout(job: LayoutInput): AdLayout {
     mouth: null,
     safe,
     pictured: true,
+    structure: null,
+    body: null,
   };
 }
 
@@ -455,6 +478,9 @@ interface LayoutFrame {
   offer: boolean;
   /** Reference images to show (else no product card: the space is the type's). */
   pictured: boolean;
+  structure: AdStructure | null;
+  /** A structure in boxes (comparison, features, before/after): laid out as a picture would be. */
+  boxed: boolean;
 }
 
 /** The main blocks of a full layout. */
@@ -472,6 +498,8 @@ interface Blocks {
   face?: Rect;
   /** UGC: the area the portrait and its blurred fill cover. */
   avatar?: Rect;
+  /** A quote's foot (rating and attribution) under its headline. */
+  body?: Rect;
 }
 
 function frameOf(job: LayoutInput): LayoutFrame {
@@ -483,6 +511,10 @@ function frameOf(job: LayoutInput): LayoutFrame {
   const { mx, safe } = safeArea(W, H, u);
   const hasBrandLine = Boolean(job.brandName || (kind === 'ugc' && job.avatarName));
   const has = copyHas(job);
+  const pictured = job.referenceImages.length > 0 || (Boolean(job.avatarImage) && kind !== 'ugc' && kind !== 'model');
+  const structure = structureOf(job, pictured);
+  const given = Boolean(job.copy?.subheadline?.trim());
+  const c = structure ? adCopy({ ...job, prompt: job.prompt ?? '', title: job.title ?? '' }) : null;
   return {
     W,
     H,
@@ -496,10 +528,14 @@ function frameOf(job: LayoutInput): LayoutFrame {
     hasLogo: Boolean(job.logo),
     arrangement: kind === 'model' ? 'standard' : arrangementFor(job, orientation),
     video: job.output === 'video' || job.type === 'video_ad' || job.type === 'ugc_ad',
-    sub: has.sub,
-    offer: has.offer,
+    // A structure says what a derived subheadline would; the customer's is kept.
+    sub: structure ? given : has.sub,
+    // A hero that is the whole offer ("FREE SHIPPING") needs no offer line under it.
+    offer: has.offer && !(structure?.kind === 'offer' && structure.hero === c?.offer?.toUpperCase()),
     // A presenter (static and video ads) is a picture too.
-    pictured: job.referenceImages.length > 0 || (Boolean(job.avatarImage) && kind !== 'ugc' && kind !== 'model'),
+    pictured,
+    structure,
+    boxed: structure !== null && ['comparison', 'features', 'before-after', 'app'].includes(structure.kind),
   };
 }
 
@@ -517,6 +553,7 @@ function fullLayout(job: LayoutInput): AdLayout {
           ? columnBlocks(f)
           : stackedBlocks(f);
   if (f.arrangement === 'flipped' && f.orientation === 'landscape' && kind !== 'model' && !ugcPortrait) b = mirrored(b, W);
+  if (f.structure?.kind === 'quote') b = quoteFoot(f, b);
   let brand: Rect | null = null;
   let logo = b.logo;
   if (b.band && f.hasBand) {
@@ -564,7 +601,18 @@ function fullLayout(job: LayoutInput): AdLayout {
     mouth,
     safe: f.safe,
     pictured: f.pictured || Boolean(avatar),
+    structure: f.structure,
+    body: bodyOf(f, b),
   };
+}
+
+/** A quote: room for its quotation mark over the headline, and its foot (rating, attribution) under it. */
+function quoteFoot(f: LayoutFrame, b: Blocks): Blocks {
+  const markH = r(f.u * 0.11);
+  const footH = r(f.u * (f.orientation === 'portrait' ? 0.17 : 0.15));
+  const h = b.headline;
+  const headline = { ...h, y: h.y + markH, h: Math.max(2, h.h - markH - footH) };
+  return { ...b, headline, body: { ...h, y: headline.y + headline.h, h: footH } };
 }
 
 /** Landscape, flipped: the text column on the right, the product on the left. */
@@ -583,9 +631,16 @@ function mirrored(b: Blocks, W: number): Blocks {
   };
 }
 
-/** Banner layouts: a sticker over the product card's corner, or beside the headline on a poster. */
+/** The area a structure fills: the product's place (boxes, a sale's hero), or the quote's foot under the headline. */
+function bodyOf(f: LayoutFrame, b: Blocks): Rect | null {
+  if (!f.structure) return null;
+  return f.structure.kind === 'quote' ? (b.body ?? null) : b.product;
+}
+
+/** Banner layouts with an offer: a sticker over the product card's corner, or beside the headline on a poster without a structure. */
 function badgeFor(f: LayoutFrame, b: Blocks): AdLayout['badge'] {
-  if (f.kind !== 'banner') return null;
+  // A structure (a sale's hero number, an app's phone) has the offer in its own place.
+  if (f.kind !== 'banner' || !f.offer || f.structure) return null;
   const rad = r(f.u * 0.1);
   if (f.pictured) return { cx: b.product.x + b.product.w - r(f.u * 0.085), cy: b.product.y + r(f.u * 0.085), r: rad };
   // A poster: the sticker in the product column (landscape) or under the texts, centred.
@@ -629,9 +684,11 @@ function foot(
 
 /** Landscape: a text column (band, headline, subheadline, offer, call to action) on the left, the product (or a poster panel) on the right. */
 function columnBlocks(f: LayoutFrame): Blocks {
-  const { W, u, gap, safe, hasBand, arrangement, pictured } = f;
+  const { W, u, gap, safe, hasBand, arrangement } = f;
+  const pictured = f.pictured || f.boxed;
   // A poster's type takes the width (a banner keeps a column for its sticker).
-  const colW = pictured ? r(W * 0.44) - safe.x : f.kind === 'banner' ? r(W * 0.6) - safe.x : safe.w;
+  const sticker = f.kind === 'banner' && (f.offer || f.structure);
+  const colW = pictured ? r(W * 0.44) - safe.x : sticker ? r(W * 0.6) - safe.x : safe.w;
   const col = { x: safe.x, y: safe.y, w: colW, h: safe.h };
   const band = { x: safe.x, y: safe.y, w: colW, h: r(u * 0.07) };
   const ft = foot(f, col, r(colW * 0.75), false);
@@ -643,7 +700,7 @@ function columnBlocks(f: LayoutFrame): Blocks {
   const subH = f.sub ? r(u * 0.1) : 0;
   const headline = { x: safe.x, y: headTop, w: colW, h: footTop - headTop - subH };
   const subheadline = f.sub ? { x: safe.x, y: headline.y + headline.h, w: colW, h: subH } : null;
-  const px = pictured ? r(W * 0.48) : f.kind === 'banner' ? r(W * 0.64) : safe.x;
+  const px = pictured ? r(W * 0.48) : sticker ? r(W * 0.64) : safe.x;
   let product = { x: px, y: safe.y, w: W - safe.x - px, h: safe.h };
   const caption = posterCaption ?? { x: px, y: safe.y + safe.h - r(u * 0.2), w: product.w, h: r(u * 0.2) };
   if (f.video && pictured) product = { ...product, h: caption.y - gap - product.y };
@@ -653,7 +710,8 @@ function columnBlocks(f: LayoutFrame): Blocks {
 
 /** Portrait and square: band on top, the foot at the bottom; headline, subheadline and product stacked between (a poster without images: the type takes it all). */
 function stackedBlocks(f: LayoutFrame): Blocks {
-  const { W, u, gap, safe, hasBand, arrangement, kind, orientation, pictured } = f;
+  const { W, u, gap, safe, hasBand, arrangement, kind, orientation } = f;
+  const pictured = f.pictured || f.boxed;
   const band = { x: safe.x, y: safe.y, w: safe.w, h: r(u * 0.065) };
   const ft = foot(f, safe, Math.min(safe.w, r(u * 0.56)), true);
   const top = hasBand ? band.y + band.h + r(gap * 0.7) : safe.y;
@@ -661,7 +719,7 @@ function stackedBlocks(f: LayoutFrame): Blocks {
   const subH = f.sub ? r(u * 0.09) : 0;
   if (!pictured) {
     // A poster: the headline fills the middle (a banner keeps room for its sticker).
-    const stickerH = kind === 'banner' ? r(mid.h * 0.34) : 0;
+    const stickerH = kind === 'banner' && (f.offer || f.structure) ? r(mid.h * (f.structure?.kind === 'offer' ? 0.46 : 0.34)) : 0;
     const headline = { ...mid, h: mid.h - subH - stickerH };
     const subheadline = f.sub ? { ...mid, y: headline.y + headline.h, h: subH } : null;
     const product = { ...mid, y: mid.y + mid.h - stickerH, h: stickerH || mid.h };

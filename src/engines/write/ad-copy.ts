@@ -6,7 +6,10 @@
 // of at most 7 words (the subject and its benefit, without the instruction, the scene and the
 // style words), a call to action of at most 3 words, a subheadline when the prompt states a benefit
 // worth a second line, an offer only when the prompt states one. Nothing here pastes the prompt.
-// Every ad renderer reads its texts through adCopy(), so the words are decided in one place.
+// Every ad renderer reads its texts through adCopy(), so the words are decided in one place; a
+// static template's structure (comparison points, features, before/after, quote, hero number, app
+// name) through adStructure(), from the same brief, never with invented claims or names. A badge
+// only when there is an offer.
 import type { GenerationJob } from '../generation.ts';
 import { presenterHook } from './presenter.ts';
 
@@ -27,8 +30,8 @@ export interface AdCopy {
   cta: string;
   /** An offer (e.g. "20% off this week"), or null for none. */
   offer: string | null;
-  /** Sticker text of banner layouts (SALE, NEW, -20%). */
-  badge: string;
+  /** Sticker text of banner layouts (-20%, FREE, SALE), only when there is an offer; else null. */
+  badge: string | null;
   /** The caption lines of a video ad without narration, in reading order, one per line ('\n'). */
   captions: string;
 }
@@ -58,7 +61,7 @@ export function adCopy(job: AdCopyInput): AdCopy {
     subheadline,
     cta,
     offer,
-    badge: badgeFrom(`${offer ?? ''} ${quoted.rest}`, job.templateSlug ?? ''),
+    badge: offer ? badgeFrom(`${offer} ${quoted.rest}`, job.templateSlug ?? '') : null,
     captions: [headline, subheadline, offer, cta].filter((x): x is string => Boolean(x)).join('\n'),
   };
 }
@@ -311,4 +314,148 @@ export function badgeFrom(prompt: string, slug: string): string {
   if (pct) return `-${pct[1]}%`;
   if (/\bfree (?:shipping|delivery)\b/i.test(prompt)) return 'FREE';
   return /sale|offer|deal|countdown/i.test(`${slug} ${prompt}`) ? 'SALE' : 'NEW';
+}
+
+// ------------------------------------------------------------------ a template's structure
+
+/**
+ * What a template promises beyond its headline, in words of the brief (never invented claims,
+ * statistics or names): a comparison's two sides and its points, a feature grid's callouts, the
+ * two halves of a before/after, a testimonial's quote (a complete sentence) and its attribution,
+ * a sale's hero number. Null when the brief gives nothing to fill it with (the ad is then a poster).
+ */
+export type AdStructure =
+  | { kind: 'comparison'; us: string; them: string; points: string[] }
+  | { kind: 'features'; items: string[] }
+  | { kind: 'before-after'; before: string; after: string }
+  | { kind: 'quote'; quote: string; attribution: string }
+  | { kind: 'offer'; hero: string }
+  | { kind: 'app'; name: string; line: string | null };
+
+export type AdStructureInput = AdCopyInput & { brandName?: string };
+
+/** The structure the template of `job` shows (static ads), from the customer's copy and the prompt. */
+export function adStructure(job: AdStructureInput): AdStructure | null {
+  const slug = job.templateSlug ?? '';
+  const copy = adCopy(job);
+  const { rest } = quotedCopy(job.prompt || '');
+  const given = definedFields(job.copy);
+  if (/-vs-|versus|comparison/.test(slug)) return comparisonFrom(rest, given.subheadline, job.brandName);
+  if (/feature|callout/.test(slug)) {
+    const items = listItems(given.subheadline ?? '') ?? listItems(rest);
+    return items ? { kind: 'features', items: items.slice(0, 4) } : null;
+  }
+  if (/before|after/.test(slug)) return beforeAfterFrom(rest);
+  if (/testimonial|quote|review/.test(slug)) {
+    const quote = given.headline ?? quoteFrom(rest) ?? copy.headline;
+    return { kind: 'quote', quote, attribution: job.brandName ? `Verified ${job.brandName} customer` : 'Verified customer' };
+  }
+  if (/app-install|app-/.test(slug)) return appFrom(rest, copy, job.brandName);
+  if (/sale|offer|deal|flash|countdown|promo|banner/.test(slug) && copy.offer) {
+    const hero = offerHero(copy.offer);
+    return hero ? { kind: 'offer', hero } : null;
+  }
+  return null;
+}
+
+const ITEM_MAX_WORDS = 5;
+
+/** A list the text states ("…: light foam, grippy sole and breathable knit"), 2 to 5 short items, else null. */
+export function listItems(text: string): string[] | null {
+  for (const sentence of (text || '').split(/(?<=[.!?])\s+|\n+/)) {
+    const colon = sentence.indexOf(':');
+    const body = (colon >= 0 ? sentence.slice(colon + 1) : sentence).replace(/[.!?]+$/, '');
+    const parts = body
+      .split(/\s*[,;]\s*(?:and\s+|or\s+|plus\s+)?|\s+(?:and|plus)\s+/i)
+      .map((p) => p.trim().replace(/^(?:an?|the)\s+/i, ''))
+      .filter(Boolean);
+    const short = parts.every((p) => p.split(/\s+/).length <= ITEM_MAX_WORDS);
+    if (parts.length >= 2 && parts.length <= 5 && short) return parts.map(capitalise);
+  }
+  return null;
+}
+
+/** "Why our oat milk beats dairy: less water, less land" → Oat milk ✓ vs Dairy ✗ on those points. */
+function comparisonFrom(prompt: string, subheadline: string | undefined, brand: string | undefined): AdStructure | null {
+  const points = listItems(subheadline ?? '') ?? listItems(prompt);
+  if (!points) return null;
+  const head = firstSentence(prompt).split(':')[0];
+  const m =
+    /(?:^|\s)(?:why\s+|how\s+)?(?:our\s+|the\s+)?(.+?)\s+(?:beats|vs\.?|versus|outperforms|over|against|compared to|instead of)\s+(.+)$/i.exec(
+      head.replace(LEADING_INSTRUCTION, ''),
+    );
+  const tidy = (s: string) => capitalise(shorten(s.replace(/^(?:our|the|an?|regular|ordinary)\s+/i, '').replace(/[.!?]+$/, ''), 3));
+  const us = m ? tidy(m[1]) : brand || 'Us';
+  const them = m ? tidy(m[2]) : 'Them';
+  return { kind: 'comparison', us, them, points: points.slice(0, 3) };
+}
+
+/** "takes a wine-stained shirt back to spotless", "from X to Y", "turns X into Y": the two halves, else null. */
+function beforeAfterFrom(prompt: string): AdStructure | null {
+  const s = firstSentence(prompt).replace(/[.!?]+$/, '');
+  const m =
+    /\b(?:takes?|brings?|gets?)\s+(.+?)\s+(?:back\s+)?to\s+(.+)$/i.exec(s) ??
+    /\bfrom\s+(.+?)\s+to\s+(.+)$/i.exec(s) ??
+    /\bturns?\s+(.+?)\s+into\s+(.+)$/i.exec(s);
+  if (!m) return null;
+  const tidy = (x: string) => capitalise(shorten(x.replace(/^(?:an?|the|your|my)\s+/i, ''), 6));
+  return { kind: 'before-after', before: tidy(m[1]), after: tidy(m[2]) };
+}
+
+const PERSON = 'customer|user|client|buyer|shopper|reader|parent|mum|mom|dad|reviewer|owner|member|guest|patient|student';
+const REPORTED = new RegExp(
+  String.raw`^(?:(?:an?|one|our|this|every)\s+)?(?:happy\s+|verified\s+|real\s+|loyal\s+)?(?:${PERSON})s?\s+(says?|loves?|writes?|tells us|thinks?|explains?)\s+(?:that\s+)?(.+)$`,
+  'i',
+);
+const QUOTE_MAX_WORDS = 18;
+
+/**
+ * The prompt's first sentence as a customer's words, a complete sentence: "A customer loves how
+ * our desk fixed her back pain" → "I love how this desk fixed my back pain." Cut only at a clause
+ * boundary when long; null when nothing is left.
+ */
+export function quoteFrom(prompt: string): string | null {
+  let s = firstSentence(prompt)
+    .replace(LEADING_INSTRUCTION, '')
+    .replace(/[.!?]+$/, '')
+    .trim();
+  const m = REPORTED.exec(s);
+  if (m) {
+    const verb = m[1].toLowerCase();
+    const said = /^says?|^tells|^writes?|^explains?/.test(verb) ? m[2] : `I ${verb.replace(/s$/, '')} ${m[2]}`;
+    s = said
+      .replace(/\b(?:she|he|they)\b/gi, 'I')
+      .replace(/\bhim\b/gi, 'me')
+      .replace(/\b(?:her|his|their)\b/gi, 'my')
+      .replace(/\bour\b/gi, 'this')
+      .replace(/\bus\b/g, 'them');
+  }
+  let words = s.split(/\s+/).filter(Boolean);
+  if (words.length > QUOTE_MAX_WORDS) {
+    const cut = words.findLastIndex((w, i) => i >= 4 && i < QUOTE_MAX_WORDS && /[,;]$/.test(w));
+    if (cut < 0) return null;
+    words = words.slice(0, cut + 1);
+  }
+  const text = words.join(' ').replace(/[,;:]$/, '');
+  return /\p{L}/u.test(text) ? `${capitalise(text)}.` : null;
+}
+
+/** An app's name ("Download Pocket Budget, …", else the brand) and what it does ("the app that tracks …"), for its phone screen. */
+function appFrom(prompt: string, copy: AdCopy, brand: string | undefined): AdStructure | null {
+  const s = firstSentence(prompt).replace(/[.!?]+$/, '');
+  const named = /\b(?:download|install|get|try)\s+(?:the\s+|our\s+)?(.+?)(?:\s*[,(:;]|\s+[-–—]\s|\s+(?:app|on|for|today|now)\b|$)/i.exec(s);
+  const name = named ? shorten(named[1], 4) : brand;
+  if (!name) return null;
+  const does = /\bthe\s+app\s+(?:that|which)\s+(.+)$/i.exec(s) ?? /\b(?:app|it)\s+(?:that|which)\s+(.+)$/i.exec(s);
+  const line = does ? capitalise(shorten(does[1], 8)) : distinct(copy.subheadline ?? '', name);
+  return { kind: 'app', name: capitalise(name), line: line || null };
+}
+
+/** The hero of a sale: "-30%" from "30% off …", "$19" from "Only $19", else the offer itself when it is two words or one. */
+export function offerHero(offer: string): string | null {
+  const pct = /(\d{1,2})\s*%/.exec(offer);
+  if (pct) return `-${pct[1]}%`;
+  const price = /[$€£]\s?\d+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?\s?€/.exec(offer);
+  if (price) return price[0].replace(/\s+/g, '');
+  return offer.split(/\s+/).length <= 2 ? offer.toUpperCase() : null;
 }
