@@ -259,3 +259,22 @@ t.test('a small CTA and an accented word read back whole (read again at 60 px; a
   t.notOk(keptWord('cafe', 51), 'an ASCII word at 51 is not');
   t.notOk(keptWord('→', 99), 'a symbol is not a word');
 });
+
+t.test('Spanish and German texts are read with their own OCR models: their letters count', async (t) => {
+  const texts = {
+    de: 'Für größere Füße: grüne Schuhe',
+    es: '¿Listo para mañana? Síguenos',
+  };
+  for (const [language, text] of Object.entries(texts)) {
+    const file = at(`${language}.png`);
+    const m = await poster(file, { ...brand, texts: [{ ...headline, text }] });
+    const r = await checkMedia(file, { ...m, language });
+    const read = rows(r, 'text-readback')[0];
+    t.ok(read?.pass, `${language}: read back (${read?.value}: ${read?.detail})`);
+    t.equal(read?.value, 1, `${language}: every letter, accents and ß included (${read?.detail})`);
+  }
+  // Compared with accents, a reading that lost them falls short: the check holds them to the letter.
+  t.ok(textSimilarity('Für größere Füße', 'Fur grossere Fusse', true) < 0.9, 'accents count for a language with its own model');
+  t.notOk(keptWord('mañana', 45, 'spa+eng'), 'no accented-word leniency with the language’s own model');
+  t.ok(keptWord('mañana', 45, 'eng'), 'the English model alone keeps the leniency (French, Italian, Portuguese texts)');
+});
