@@ -16,8 +16,7 @@ import { createWorker, OEM, type Worker } from 'tesseract.js';
 
 const require = createRequire(import.meta.url);
 /** The folder of a bundled model (`<code>.traineddata.gz`). */
-const modelFolder = (code: string) =>
-  path.join(path.dirname(require.resolve(`@tesseract.js-data/${code}/package.json`)), '4.0.0_best_int');
+const modelFolder = (code: string) => path.join(path.dirname(require.resolve(`@tesseract.js-data/${code}/package.json`)), '4.0.0_best_int');
 
 /** Tesseract's code of each language (ISO 639-1) whose model is bundled. */
 export const OCR_MODELS: Readonly<Record<string, string>> = { en: 'eng', es: 'spa', de: 'deu' };
@@ -82,7 +81,8 @@ async function withModelFolder<T>(langs: string, fn: (langPath: string) => Promi
   if (codes.length === 1) return fn(modelFolder(codes[0]));
   const dir = await mkdtemp(path.join(os.tmpdir(), 'ocr-models-'));
   try {
-    for (const code of codes) await symlink(path.join(modelFolder(code), `${code}.traineddata.gz`), path.join(dir, `${code}.traineddata.gz`));
+    for (const code of codes)
+      await symlink(path.join(modelFolder(code), `${code}.traineddata.gz`), path.join(dir, `${code}.traineddata.gz`));
     return await fn(dir);
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -30,24 +30,15 @@ import { ProviderError } from '../../engines/generation.ts';
 import { choosePicture, frameFor, makePicture, type PictureFallback, type PictureRecord } from '../../engines/image/model-picture.ts';
 import { itemJob, itemState, type ItemState } from '../../kernel/item-state.ts';
 import { findAiModel, PREVIEWS_DIR_URL } from '../../services/catalog/catalog-data.ts';
-import { overlayTextColours, slideGeometry, slidePalette } from '../../engines/local/slide.ts';
+import { numbered, numberedZone, overlayTextColours, slideGeometry, slidePalette } from '../../engines/local/slide.ts';
 import { WriterFailed, type SlideCopy } from '../../engines/write/types.ts';
+import { supportedWriterLanguage } from '../../engines/write/languages.ts';
 import { editorMediaKey, slideshowSlideKey, slideshowVideoKey } from '../../storage/keys.ts';
 import { storeMusicBed, type StoredMusicBed } from '../music-bed.ts';
 import { stableUuid } from '../faceless-video/rows.ts';
 import { referenceColors } from '../../services/references/reference-colors.ts';
-import {
-  addTrack,
-  baseItem,
-  frontLayer,
-  mediaLayer,
-  newItemId,
-  t3,
-  TEXT_DEFAULTS,
-  textBlockHeight,
-  textTransform,
-  type Timeline,
-} from '../../services/editor/model.ts';
+import { addTrack, baseItem, frontLayer, mediaLayer, newItemId, t3, TEXT_DEFAULTS, type Timeline } from '../../services/editor/model.ts';
+import { layoutSlideText, SLIDE_FONT, type SlideTextLayout } from './text-layout.ts';
 import { copyTimelineMedia } from '../../services/editor/render-inputs.ts';
 import { addSceneTransitions } from '../../engines/render/transitions.ts';
 import { timelineManifest } from '../../engines/render/manifest.ts';
@@ -182,12 +173,52 @@ function checkCopy(copy: SlideCopy, count: number): SlideCopy {
 }
 
 /**
- * Adds the slides to the project: one image item per slide (SLIDE_SECONDS each) on a new video
- * track and, with texts, one text item per slide on a new text track, sized to fit the area above
- * the picture.
+ * How each slide's words are set (null without overlays): big bold type (the brand kit's font,
+ * else SLIDE_FONT) centred in the slide's hero zone when it shows no picture, else in the text zone
+ * above the picture; the hook larger. Colours readable on the slide (white with a black outline
+ * over a full-bleed picture); no outline on the slides' own quiet backgrounds, whose every tint
+ * keeps the text's contrast.
  */
-function addSlides(tl: Timeline, slides: { mediaId: string; text: string | null }[], spec: SlideshowSpec, palette: SlidePalette): void {
+export function slideTextLayouts(
+  texts: (string | null)[],
+  spec: SlideshowSpec,
+  palette: SlidePalette,
+  pictures: boolean,
+): Promise<(SlideTextLayout | null)[]> {
   const frame = { width: spec.width, height: spec.height };
+  const g = slideGeometry(spec.width, spec.height);
+  const fullBleed = layoutOf(spec) === 'full-bleed' && pictures;
+  const { color, stroke } = fullBleed ? { color: '#FFFFFF', stroke: '#000000' } : overlayTextColours(palette.background);
+  const band = (i: number) => (pictures ? g.textZone : numbered(i, texts.length) ? numberedZone(g) : g.heroZone);
+  const style = {
+    ...TEXT_DEFAULTS,
+    font_family: spec.brandKit?.fonts[0] ?? SLIDE_FONT,
+    font_weight: 700,
+    color,
+    stroke_color: stroke,
+    stroke_width: pictures ? Math.max(2, Math.round(g.unit / 360)) : 0,
+  };
+  return Promise.all(
+    texts.map((text, i) =>
+      text
+        ? layoutSlideText(text, {
+            frame,
+            band: band(i),
+            // At 1080 wide: up to 150 px for the hook, 120 px for the others (on a picture's text zone, 104 and 84).
+            maxSize: (g.unit * (pictures ? (i === 0 ? 104 : 84) : i === 0 ? 150 : 120)) / 1080,
+            minSize: (g.unit * 28) / 1080,
+            style,
+          })
+        : null,
+    ),
+  );
+}
+
+/**
+ * Adds the slides to the project: one image item per slide (SLIDE_SECONDS each) on a new video
+ * track and, with texts, one text item per slide on a new text track, set as `layouts` says.
+ */
+function addSlides(tl: Timeline, slides: { mediaId: string; layout: SlideTextLayout | null }[]): void {
   const video = addTrack(tl, 'video');
   video.name = 'Slides';
   const layer = mediaLayer(tl, video, true);
@@ -206,23 +237,12 @@ function addSlides(tl: Timeline, slides: { mediaId: string; text: string | null 
   // Each slide slides in over the one before (a carousel's swipe).
   addSceneTransitions(slideItems, ['slide']);
   tl.items.push(...slideItems);
-  if (!slides.some((sl) => sl.text)) return;
+  if (!slides.some((sl) => sl.layout)) return;
   const texts = addTrack(tl, 'text');
   texts.name = 'Slide text';
-  const g = slideGeometry(spec.width, spec.height);
-  const zoneTop = g.textZone.y / spec.height;
-  const zoneHeight = g.textZone.h / spec.height;
-  const { color, stroke } =
-    layoutOf(spec) === 'full-bleed' ? { color: '#FFFFFF', stroke: '#000000' } : overlayTextColours(palette.background);
-  const font = spec.brandKit?.fonts[0] ?? TEXT_DEFAULTS.font_family;
   const textLayer = frontLayer(tl);
-  slides.forEach((sl, i) => {
-    if (!sl.text) return;
-    // As large as fits the text zone (from 112 px for the hook, 88 px for the others at 1080 wide).
-    let size = Math.round(((i === 0 ? 112 : 88) * Math.min(spec.width, spec.height)) / 1080);
-    const style = () => ({ ...TEXT_DEFAULTS, font_family: font, font_size: size, color, stroke_color: stroke, top: t3(zoneTop) });
-    while (size > 28 && textBlockHeight(sl.text, style(), frame) > zoneHeight) size -= 4;
-    const st = style();
+  slides.forEach(({ layout }, i) => {
+    if (!layout) return;
     tl.items.push(
       baseItem({
         item_id: newItemId(tl, 'text'),
@@ -231,9 +251,9 @@ function addSlides(tl: Timeline, slides: { mediaId: string; text: string | null 
         from_seconds: t3(i * SLIDE_SECONDS),
         duration_seconds: SLIDE_SECONDS,
         fit: 'contain',
-        text: sl.text,
-        style: st,
-        transform: textTransform(sl.text, st, frame),
+        text: layout.text,
+        style: layout.style,
+        transform: layout.transform,
         // The words fade in as their slide arrives.
         animation: { enter: { type: 'fade', duration_seconds: 0.5 }, exit: null },
         layer: textLayer,
@@ -490,12 +510,13 @@ async function fillSlides(a: Attempt, st: Stage, done: Pick<SlideshowOutputs, 'c
   const palette = await a.palette(st.signal);
   const texts = textsOf(spec, done.copy);
   const music = await slideshowMusic(a, st);
+  // The slides show a picture when the request gives product images or an image model makes them.
+  const pictures = spec.productImageUrls.length > 0 || Boolean(a.ctx.config.slideshowImageModel);
+  const layouts = await slideTextLayouts(texts, spec, palette, pictures);
   return fillProject(a.ctx, a.s, (tl) => {
     addSlides(
       tl,
-      done.slides.map((mediaId, i) => ({ mediaId, text: texts[i] })),
-      spec,
-      palette,
+      done.slides.map((mediaId, i) => ({ mediaId, layout: layouts[i] })),
     );
     addMusic(tl, music);
   });
@@ -571,15 +592,19 @@ async function renderCarousel({ ctx, s, workDir }: Attempt, st: Stage): Promise<
     height: project.height,
     durationSeconds: probed.duration_seconds ?? s.spec.slideCount * SLIDE_SECONDS,
     hasAudio: probed.has_audio,
-    manifest: await slideshowManifest(project.width, project.height, tl),
+    manifest: await slideshowManifest(project.width, project.height, tl, s.copy?.language ?? supportedWriterLanguage(s.spec.language)),
   };
 }
 
-/** What the carousel shows, for the media quality checker: the slides' text items (boxes and times) and where each slide starts. */
-export function slideshowManifest(width: number, height: number, tl: Timeline): Promise<MediaManifest> {
+/**
+ * What the carousel shows, for the media quality checker: the slides' text items (boxes and times),
+ * where each slide starts, and the language of the words (ISO 639-1; OCR reads them with its model).
+ */
+export async function slideshowManifest(width: number, height: number, tl: Timeline, language?: string): Promise<MediaManifest> {
   const video = new Set(tl.tracks.filter((tr) => tr.type === 'video').map((tr) => tr.track_id));
   const sceneItems = tl.items.filter((i) => i.type === 'image' && video.has(i.track_id));
-  return timelineManifest({ width, height, items: tl.items, sceneItems });
+  const manifest = await timelineManifest({ width, height, items: tl.items, sceneItems });
+  return language && language !== 'en' ? { ...manifest, language } : manifest;
 }
 
 export function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean } {
