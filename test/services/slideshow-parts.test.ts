@@ -207,12 +207,12 @@ t.test('slides without pictures are quiet designs, not pattern blocks: few hard 
   }
 });
 
-t.test('overlay words are big type centred in the hero zone of a slide without pictures', async (t) => {
+t.test('overlay words are big type centred in the hero zone of a slide without pictures: a headline over its body', async (t) => {
   const palette = slidePalette({ prompt: 'Five habits for calmer mornings' });
-  const texts = [
-    'Calmer mornings\nSwipe to see why.',
-    'Why it matters\nOnce you try calmer mornings, it’s hard to go back.',
-    'Ready to try calmer mornings?\nFollow for more, and save this post for later.',
+  const parts = [
+    { heading: 'Calmer mornings', body: 'Swipe to see why.' },
+    { heading: 'Why it matters', body: 'Once you try calmer mornings, it’s hard to go back.' },
+    { heading: 'Ready to try calmer mornings?', body: 'Follow for more, and save this post for later.' },
   ];
   for (const [aspect, width, height] of [
     ['9:16', 1080, 1920],
@@ -220,22 +220,24 @@ t.test('overlay words are big type centred in the hero zone of a slide without p
     ['1:1', 1080, 1080],
   ] as const) {
     const spec = { width, height, aspectRatio: aspect, productImageUrls: [], reference: null, brandKit: null } as unknown as SlideshowSpec;
-    const layouts = await slideTextLayouts(texts, spec, palette, false);
+    const layouts = await slideTextLayouts(parts, spec, palette, false);
     const g = slideGeometry(width, height);
-    layouts.forEach((l, i) => {
-      t.ok(l && l.style.font_size! >= width * 0.07, `${aspect} slide ${i + 1}: ${l?.style.font_size} px type (≥ 7 % of the width)`);
-      t.equal(l?.style.font_family, 'Montserrat', 'a bundled display face');
-      const top = l!.transform.top * height;
-      const bottom = top + l!.transform.height * height;
-      t.ok(top >= g.heroZone.y - 1 && bottom <= g.heroZone.y + g.heroZone.h + 1, `${aspect} slide ${i + 1}: inside the hero zone`);
-      const zone = numbered(i, texts.length) ? numberedZone(g) : g.heroZone;
-      const mid = (top + bottom) / 2;
-      t.ok(Math.abs(mid - (zone.y + zone.h / 2)) <= 2, `${aspect} slide ${i + 1}: centred in its band`);
-      t.ok(
-        l!.transform.height * height >= height * 0.15,
-        `${aspect} slide ${i + 1}: the words fill a band (${Math.round(l!.transform.height * 100)} % of the height)`,
-      );
+    layouts.forEach(([head, body], i) => {
+      const where = `${aspect} slide ${i + 1}`;
+      t.ok(head.style.font_size! >= width * 0.09, `${where}: a ${head.style.font_size} px headline (≥ 9 % of the width)`);
+      t.ok(body.style.font_size! >= width * 0.04, `${where}: a ${body.style.font_size} px body (≥ 4 % of the width)`);
+      t.ok(head.style.font_size! >= 1.8 * body.style.font_size!, `${where}: the headline dominates`);
+      t.same([head.style.font_family, body.style.font_family], ['Montserrat', 'Inter'], 'bundled display and text faces');
+      t.same([head.text.replace(/\s+/g, ' '), body.text.replace(/\s+/g, ' ')], [parts[i].heading, parts[i].body], 'the words, in lines');
+      const top = head.transform.top * height;
+      const bottom = (body.transform.top + body.transform.height) * height;
+      t.ok(body.transform.top * height >= (head.transform.top + head.transform.height) * height, `${where}: the body below the headline`);
+      const zone = numbered(i, parts.length) ? numberedZone(g) : g.heroZone;
+      t.ok(top >= zone.y - 1 && bottom <= zone.y + zone.h + 1, `${where}: inside its band`);
+      t.ok(Math.abs((top + bottom) / 2 - (zone.y + zone.h / 2)) <= 2, `${where}: centred in it`);
     });
-    t.ok(layouts[0]!.style.font_size! > layouts[1]!.style.font_size!, `${aspect}: the hook is set larger`);
+    t.ok(layouts[0][0].style.font_size! > layouts[1][0].style.font_size!, `${aspect}: the hook's headline is set larger`);
   }
+  const none = await slideTextLayouts([null], { width: 1080, height: 1080, brandKit: null } as unknown as SlideshowSpec, palette, false);
+  t.same(none, [[]], 'no overlays, no text items');
 });

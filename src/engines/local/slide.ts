@@ -11,7 +11,8 @@
 //     every tint keeps ≥ 4.5:1 contrast with the overlay text colour (overlayTextColours), so
 //     the words read anywhere on the slide;
 //   - `card` layout with a picture: a white card in the lower part holding the slide's product
-//     image (cover-fitted; its width and side change from slide to slide), the disc behind it;
+//     image whole (contained, on a blur of itself; the card's width and side change from slide
+//     to slide), the disc behind it;
 //     `full-bleed` layout (photo-dump and storytime references): the product image covers the
 //     whole slide under a dark scrim at the top; an image model's picture for the slide
 //     (`picture`) takes the product image's place;
@@ -288,9 +289,14 @@ async function cardLayers(s: SlideInput, g: SlideGeometry, shown: Shown, maxPixe
   const dx = r(card.w * shrink * side);
   const c = { x: card.x + dx, y: card.y, w: r(card.w * (1 - shrink)), h: card.h };
   const inner = { x: slot.x - card.x, y: slot.y - card.y, w: c.w - 2 * (slot.x - card.x), h: slot.h };
-  const pic = await decode(shown.bytes, shown.input, maxPixels, (img) =>
-    img.resize(inner.w, inner.h, { fit: 'cover', position: s.index % 2 ? sharp.strategy.attention : sharp.strategy.entropy }),
-  );
+  // The whole picture (never cropped: it is the customer's product), on a soft blur of itself.
+  const backdrop = await decode(shown.bytes, shown.input, maxPixels, (img) => img.resize(inner.w, inner.h, { fit: 'cover' }).blur(24));
+  const whole = await decode(shown.bytes, shown.input, maxPixels, (img) => img.resize(inner.w, inner.h, { fit: 'inside' }));
+  const size = await sharp(whole).metadata();
+  const pic = await sharp(backdrop)
+    .composite([{ input: whole, left: r((inner.w - (size.width ?? inner.w)) / 2), top: r((inner.h - (size.height ?? inner.h)) / 2) }])
+    .png({ compressionLevel: 0 })
+    .toBuffer();
   const mask = svg(inner.w, inner.h, `<rect width="${inner.w}" height="${inner.h}" rx="${r(rx * 0.6)}" fill="#fff"/>`);
   const rounded = await sharp(pic)
     .ensureAlpha()

@@ -38,7 +38,7 @@ import { storeMusicBed, type StoredMusicBed } from '../music-bed.ts';
 import { stableUuid } from '../faceless-video/rows.ts';
 import { referenceColors } from '../../services/references/reference-colors.ts';
 import { addTrack, baseItem, frontLayer, mediaLayer, newItemId, t3, TEXT_DEFAULTS, type Timeline } from '../../services/editor/model.ts';
-import { layoutSlideText, SLIDE_FONT, type SlideTextLayout } from './text-layout.ts';
+import { SLIDE_BODY_FONT, SLIDE_FONT, type SlideTextLayout, stackSlideText } from './text-layout.ts';
 import { copyTimelineMedia } from '../../services/editor/render-inputs.ts';
 import { addSceneTransitions } from '../../engines/render/transitions.ts';
 import { timelineManifest } from '../../engines/render/manifest.ts';
@@ -172,44 +172,49 @@ function checkCopy(copy: SlideCopy, count: number): SlideCopy {
   return { ...copy, slides: slides.map((x) => ({ role: x.role, heading: x.heading.slice(0, 200), body: (x.body ?? '').slice(0, 1000) })) };
 }
 
+/** The headline and body of each slide, or nulls without overlays. */
+const partsOf = (spec: SlideshowSpec, copy: SlideCopy) =>
+  copy.slides.map((x) => (spec.generateTextOverlays ? { heading: x.heading.trim(), body: x.body.trim() } : null));
+
 /**
- * How each slide's words are set (null without overlays): big bold type (the brand kit's font,
- * else SLIDE_FONT) centred in the slide's hero zone when it shows no picture, else in the text zone
- * above the picture; the hook larger. Colours readable on the slide (white with a black outline
- * over a full-bleed picture); no outline on the slides' own quiet backgrounds, whose every tint
- * keeps the text's contrast.
+ * How each slide's words are set (none without overlays): its headline in big bold type (the
+ * brand kit's first font, else SLIDE_FONT) over its body in a text face (the kit's second font,
+ * else SLIDE_BODY_FONT), stacked and centred in the slide's hero zone (below the numeral on
+ * body slides) when it shows no picture, else in the text zone above the picture; the hook's
+ * headline larger. Colours readable on the slide (white with a black outline over a full-bleed
+ * picture); no outline on the slides' own quiet backgrounds, whose every tint keeps the text's
+ * contrast.
  */
 export function slideTextLayouts(
-  texts: (string | null)[],
+  parts: ({ heading: string; body: string } | null)[],
   spec: SlideshowSpec,
   palette: SlidePalette,
   pictures: boolean,
-): Promise<(SlideTextLayout | null)[]> {
+): Promise<SlideTextLayout[][]> {
   const frame = { width: spec.width, height: spec.height };
   const g = slideGeometry(spec.width, spec.height);
   const fullBleed = layoutOf(spec) === 'full-bleed' && pictures;
   const { color, stroke } = fullBleed ? { color: '#FFFFFF', stroke: '#000000' } : overlayTextColours(palette.background);
-  const band = (i: number) => (pictures ? g.textZone : numbered(i, texts.length) ? numberedZone(g) : g.heroZone);
-  const style = {
-    ...TEXT_DEFAULTS,
-    font_family: spec.brandKit?.fonts[0] ?? SLIDE_FONT,
-    font_weight: 700,
-    color,
-    stroke_color: stroke,
-    stroke_width: pictures ? Math.max(2, Math.round(g.unit / 360)) : 0,
-  };
+  const band = (i: number) => (pictures ? g.textZone : numbered(i, parts.length) ? numberedZone(g) : g.heroZone);
+  const common = { ...TEXT_DEFAULTS, color, stroke_color: stroke, stroke_width: pictures ? Math.max(2, Math.round(g.unit / 360)) : 0 };
+  const fonts = spec.brandKit?.fonts ?? [];
+  const heading = { ...common, font_family: fonts[0] ?? SLIDE_FONT, font_weight: 700 };
+  const body = { ...common, font_family: fonts[1] ?? fonts[0] ?? SLIDE_BODY_FONT, font_weight: fonts.length ? 700 : 400 };
+  // Sizes at 1080 wide: the hook's headline up to 160 px, the others' 128; bodies up to 64 (on a picture's text zone, 96, 80 and 48).
+  const px = (v: number) => (g.unit * v) / 1080;
   return Promise.all(
-    texts.map((text, i) =>
-      text
-        ? layoutSlideText(text, {
+    parts.map((p, i) =>
+      p
+        ? stackSlideText(p, {
             frame,
             band: band(i),
-            // At 1080 wide: up to 150 px for the hook, 120 px for the others (on a picture's text zone, 104 and 84).
-            maxSize: (g.unit * (pictures ? (i === 0 ? 104 : 84) : i === 0 ? 150 : 120)) / 1080,
-            minSize: (g.unit * 28) / 1080,
-            style,
+            headingMax: px(pictures ? (i === 0 ? 96 : 80) : i === 0 ? 160 : 128),
+            bodyMax: px(pictures ? 48 : 64),
+            minSize: px(28),
+            heading,
+            body,
           })
-        : null,
+        : [],
     ),
   );
 }
@@ -218,7 +223,7 @@ export function slideTextLayouts(
  * Adds the slides to the project: one image item per slide (SLIDE_SECONDS each) on a new video
  * track and, with texts, one text item per slide on a new text track, set as `layouts` says.
  */
-function addSlides(tl: Timeline, slides: { mediaId: string; layout: SlideTextLayout | null }[]): void {
+function addSlides(tl: Timeline, slides: { mediaId: string; layouts: SlideTextLayout[] }[]): void {
   const video = addTrack(tl, 'video');
   video.name = 'Slides';
   const layer = mediaLayer(tl, video, true);
@@ -237,28 +242,28 @@ function addSlides(tl: Timeline, slides: { mediaId: string; layout: SlideTextLay
   // Each slide slides in over the one before (a carousel's swipe).
   addSceneTransitions(slideItems, ['slide']);
   tl.items.push(...slideItems);
-  if (!slides.some((sl) => sl.layout)) return;
+  if (!slides.some((sl) => sl.layouts.length)) return;
   const texts = addTrack(tl, 'text');
   texts.name = 'Slide text';
   const textLayer = frontLayer(tl);
-  slides.forEach(({ layout }, i) => {
-    if (!layout) return;
-    tl.items.push(
-      baseItem({
-        item_id: newItemId(tl, 'text'),
-        track_id: texts.track_id,
-        type: 'text',
-        from_seconds: t3(i * SLIDE_SECONDS),
-        duration_seconds: SLIDE_SECONDS,
-        fit: 'contain',
-        text: layout.text,
-        style: layout.style,
-        transform: layout.transform,
-        // The words fade in as their slide arrives.
-        animation: { enter: { type: 'fade', duration_seconds: 0.5 }, exit: null },
-        layer: textLayer,
-      }),
-    );
+  slides.forEach(({ layouts }, i) => {
+    for (const layout of layouts)
+      tl.items.push(
+        baseItem({
+          item_id: newItemId(tl, 'text'),
+          track_id: texts.track_id,
+          type: 'text',
+          from_seconds: t3(i * SLIDE_SECONDS),
+          duration_seconds: SLIDE_SECONDS,
+          fit: 'contain',
+          text: layout.text,
+          style: layout.style,
+          transform: layout.transform,
+          // The words fade in as their slide arrives.
+          animation: { enter: { type: 'fade', duration_seconds: 0.5 }, exit: null },
+          layer: textLayer,
+        }),
+      );
   });
 }
 
@@ -508,15 +513,14 @@ function slideInputFailure(err: unknown, spec: SlideshowSpec, productIndex: numb
 async function fillSlides(a: Attempt, st: Stage, done: Pick<SlideshowOutputs, 'copy' | 'slides'>): Promise<number> {
   const { spec } = a.s;
   const palette = await a.palette(st.signal);
-  const texts = textsOf(spec, done.copy);
   const music = await slideshowMusic(a, st);
   // The slides show a picture when the request gives product images or an image model makes them.
   const pictures = spec.productImageUrls.length > 0 || Boolean(a.ctx.config.slideshowImageModel);
-  const layouts = await slideTextLayouts(texts, spec, palette, pictures);
+  const layouts = await slideTextLayouts(partsOf(spec, done.copy), spec, palette, pictures);
   return fillProject(a.ctx, a.s, (tl) => {
     addSlides(
       tl,
-      done.slides.map((mediaId, i) => ({ mediaId, layout: layouts[i] })),
+      done.slides.map((mediaId, i) => ({ mediaId, layouts: layouts[i] })),
     );
     addMusic(tl, music);
   });

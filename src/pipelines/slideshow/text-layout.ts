@@ -13,8 +13,9 @@ import type { Rect } from '../../engines/local/slide.ts';
 type TextStyle = components['schemas']['TextStyle'];
 type Transform = components['schemas']['Transform'];
 
-/** The display face of the slides' words when the brand kit names none. */
+/** The display face of the slides' headlines, and the face of their bodies, when the brand kit names none. */
 export const SLIDE_FONT = 'Montserrat';
+export const SLIDE_BODY_FONT = 'Inter';
 /** libass sets a font size of `size` px at an em of size / this (src/engines/render/manifest.ts LINE_EMS). */
 const LINE_EMS = 1.164;
 /** Lines are set at most this share of the band's width (the shapers of pango and libass differ by a few pixels). */
@@ -104,4 +105,48 @@ export async function layoutSlideText(
     transform: { left: t3((1 - width) / 2), top: t3(top / frame.height), width: t3(width), height: t3(blockH / frame.height), opacity: 1 },
     lines: lines.length,
   };
+}
+
+/** `layout` moved so its block's top is at `topPx`. */
+function placedAt(layout: SlideTextLayout, topPx: number, height: number): SlideTextLayout {
+  const top = Math.round((topPx / height) * 1000) / 1000;
+  return { ...layout, style: { ...layout.style, top }, transform: { ...layout.transform, top } };
+}
+
+/**
+ * A slide's headline and body as two text items, stacked and centred in `band`: the headline in
+ * the display style up to `headingMax` px, the body in the text style up to `bodyMax`, a gap of
+ * half the body's size between them; both scaled down together until the stack fits.
+ */
+export async function stackSlideText(
+  parts: { heading: string; body: string },
+  opts: {
+    frame: { width: number; height: number };
+    band: Rect;
+    headingMax: number;
+    bodyMax: number;
+    minSize: number;
+    heading: TextStyle;
+    body: TextStyle;
+  },
+): Promise<SlideTextLayout[]> {
+  const { frame, band } = opts;
+  for (let scale = 1; ; scale *= 0.92) {
+    const size = (max: number) => Math.max(opts.minSize, Math.round(max * scale));
+    const head = parts.heading
+      ? await layoutSlideText(parts.heading, { frame, band, maxSize: size(opts.headingMax), minSize: opts.minSize, style: opts.heading })
+      : undefined;
+    const bodySize = size(opts.bodyMax);
+    const body = parts.body
+      ? await layoutSlideText(parts.body, { frame, band, maxSize: bodySize, minSize: opts.minSize, style: opts.body })
+      : undefined;
+    const hh = head ? head.transform.height * frame.height : 0;
+    const bh = body ? body.transform.height * frame.height : 0;
+    const gap = head && body ? Math.round(bodySize * 0.6) : 0;
+    const total = hh + gap + bh;
+    if (total <= band.h || (size(opts.headingMax) <= opts.minSize && bodySize <= opts.minSize)) {
+      const top = band.y + Math.max(0, (band.h - total) / 2);
+      return [...(head ? [placedAt(head, top, frame.height)] : []), ...(body ? [placedAt(body, top + hh + gap, frame.height)] : [])];
+    }
+  }
 }
