@@ -12,7 +12,8 @@
 //            (a retry resumes it, never pays twice) and where it came from in
 //            `state.slidePictures` (model, provider, job id, seconds; or why it was drawn here);
 //   project  the editor project filled once: one image item per slide on a video track and,
-//            with overlays, each slide's text as an editable text item on a text track;
+//            with overlays, each slide's headline and body as editable text items on a text
+//            track, set big and centred (./text-layout.ts);
 //   video    the project rendered to MP4 by the timeline renderer, stored, and the slideshow
 //            completed.
 // A failure becomes the slideshow's error with a refund once no retry follows (defineJob).
