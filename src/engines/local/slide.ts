@@ -180,7 +180,7 @@ export async function renderSlide(s: SlideInput): Promise<Buffer> {
     layers.push({ input: logo, left: box.x + box.w - (meta.width ?? box.w), top: box.y });
   }
   layers.push(progressDots(s, g));
-  return sharp(base).composite(layers).removeAlpha().png({ compressionLevel: 6 }).toBuffer();
+  return sharp(base).composite(layers).removeAlpha().png({ compressionLevel: 2 }).toBuffer();
 }
 
 /**
