@@ -39,7 +39,7 @@ import { recognizeText } from '../ocr.ts';
 import type { Box, MediaManifest, PlacedText } from './manifest.ts';
 import { clampBox, type Frame, inkAcrossEdge, inkImage, inkOf, textContrast, uncoveredBar } from './pixels.ts';
 import { decodeFrame, measureAudio, sampleVideo } from './sample.ts';
-import { OCR_LINE_PX, padOf, pct, READ_BACK_THRESHOLD, readBackVerdict, textPlacement, upscaleOf } from './text.ts';
+import { ocrScales, padOf, pct, READ_BACK_THRESHOLD, readBackVerdict, textPlacement } from './text.ts';
 
 // sharp-phash is CommonJS (module.exports = fn); its typings declare ES default exports.
 const phash = phashModule as unknown as (image: Buffer, options?: SharpOptions) => Promise<string>;
@@ -136,15 +136,14 @@ function scaledTexts(manifest: MediaManifest | undefined, width: number, height:
   return manifest.texts.map((t) => ({ ...t, box: { x: t.box.x * sx, y: t.box.y * sy, w: t.box.w * sx, h: t.box.h * sy } }));
 }
 
-/** The box with padding as a black-on-white image of the text's colour (./pixels.ts inkImage), upscaled, as PNG for OCR. */
-async function ocrImage(frame: Frame, box: Box, colors: string[], linePx: number): Promise<Buffer | undefined> {
+/** The box with padding as a black-on-white image of the text's colour (./pixels.ts inkImage), scaled, as PNG for OCR. */
+async function ocrImage(frame: Frame, box: Box, colors: string[], scale: number): Promise<Buffer | undefined> {
   const found = inkOf(frame, box, colors);
   const pad = padOf(box);
   const r = clampBox({ x: box.x - pad, y: box.y - pad, w: box.w + 2 * pad, h: box.h + 2 * pad }, frame);
   if (!found || r.w < 4 || r.h < 4) return undefined;
-  const scale = upscaleOf(box, linePx);
   let img = sharp(inkImage(frame, r, found), { raw: { width: r.w, height: r.h, channels: 1 } });
-  if (scale > 1) img = img.resize({ width: Math.round(r.w * scale), height: Math.round(r.h * scale), kernel: 'lanczos3' });
+  if (scale !== 1) img = img.resize({ width: Math.round(r.w * scale), height: Math.round(r.h * scale), kernel: 'lanczos3' });
   return img.png({ compressionLevel: 1 }).toBuffer();
 }
 
@@ -196,18 +195,16 @@ async function textRows(t: PlacedText, index: number, c: TextContext): Promise<Q
   return rows;
 }
 
-/** The read-back row of a text: read at each size of OCR_LINE_PX in turn until a reading passes. */
+/** The read-back row of a text: read at each scale of ocrScales in turn until a reading passes. */
 async function readBack(t: PlacedText, frame: Frame, subject: string, deadlineMs: number, language?: string): Promise<QualityRow> {
   let row: QualityRow | undefined;
-  for (const linePx of OCR_LINE_PX) {
-    // A box already this tall is read at its own size once.
-    if (row && upscaleOf(t.box, linePx) === upscaleOf(t.box)) break;
-    const png = await ocrImage(frame, t.box, colorsOf(t), linePx);
+  for (const scale of ocrScales(t.box)) {
+    const png = await ocrImage(frame, t.box, colorsOf(t), scale);
     const ocr = png ? await recognizeText(png, deadlineMs, language) : { text: '', timedOut: false };
     const next = readBackRow(subject, ocr.timedOut ? 'timeout' : { placed: t.text, read: ocr.text, language }, deadlineMs);
     row ??= next;
     if (next.pass)
-      return next === row ? next : { ...next, detail: `${next.detail} (at ${linePx} px; at ${OCR_LINE_PX[0]} px: ${row.detail})` };
+      return next === row ? next : { ...next, detail: `${next.detail} (scaled ${round(scale)}×; first reading: ${row.detail})` };
   }
   return row!;
 }

@@ -94,6 +94,21 @@ export const OCR_LINE_PX = [100, 60] as const;
 /** The upscale factor that makes a short box about `px` tall (at most 4×). */
 export const upscaleOf = (box: Box, px: number = OCR_LINE_PX[0]) => Math.min(4, Math.max(1, px / Math.max(1, box.h)));
 
+/** Boxes at least this tall are also read at half their size. */
+export const HALF_SIZE_FROM_PX = 200;
+
+/**
+ * The scales a box is read at for OCR, in the order tried until a reading passes: those that make
+ * it about OCR_LINE_PX tall (a box already that tall: its own size, once), then half size for a
+ * box of HALF_SIZE_FROM_PX or more. Tesseract drops whole lines of very large display type (a
+ * 160 px headline's last line read at its own size, read at half size); a wrong or clipped text
+ * reads wrong at every size.
+ */
+export function ocrScales(box: Box): number[] {
+  const scales = [...new Set(OCR_LINE_PX.map((px) => upscaleOf(box, px)))];
+  return box.h >= HALF_SIZE_FROM_PX ? [...scales, 0.5] : scales;
+}
+
 export interface Placement {
   pass: boolean;
   /** The smallest distance of the box from an edge, as a fraction of that side (negative: outside). */
