@@ -201,8 +201,10 @@ export function slideTextLayouts(
   const fonts = spec.brandKit?.fonts ?? [];
   const heading = { ...common, font_family: fonts[0] ?? SLIDE_FONT, font_weight: 700 };
   const body = { ...common, font_family: fonts[1] ?? fonts[0] ?? SLIDE_BODY_FONT, font_weight: fonts.length ? 700 : 400 };
-  // Sizes at 1080 wide: the hook's headline up to 160 px, the others' 128; bodies up to 64 (on a picture's text zone, 96, 80 and 48).
-  const px = (v: number) => (g.unit * v) / 1080;
+  // Sizes at 1080 wide: the hook's headline up to 160 px, the others' 128; bodies up to 64 (on a
+  // picture's text zone, 96, 80 and 48); a fifth larger on a 9:16 slide's tall hero zone.
+  const tall = !pictures && spec.height / spec.width >= 1.6 ? 1.2 : 1;
+  const px = (v: number) => (g.unit * v * tall) / 1080;
   return Promise.all(
     parts.map((p, i) =>
       p
