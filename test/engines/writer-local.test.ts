@@ -175,3 +175,44 @@ t.test('bounds: one word, a huge prompt, odd inputs', async (t) => {
   const hour = writeLocalScript({ prompt: 'coffee', language: 'en', targetSeconds: 3600, wordsPerSecond: 3 });
   t.ok(words(hour) <= 1800, 'capped at 1800 words');
 });
+
+t.test('slides of a brief that lists its points: the lead is the hook, each body slide an item, in every language', async (t) => {
+  const briefs = {
+    en: ['Five habits for calmer mornings: water first, daylight, a short walk, no phone, one priority', 'Five habits for calmer mornings'],
+    es: [
+      'Cinco hábitos para mañanas tranquilas: agua, luz natural, un paseo corto, sin móvil, una prioridad',
+      'Cinco hábitos para mañanas tranquilas',
+    ],
+    de: [
+      'Fünf Gewohnheiten für ruhige Morgen: Wasser, Tageslicht, ein kurzer Spaziergang, kein Handy, eine Priorität',
+      'Fünf Gewohnheiten für ruhige Morgen',
+    ],
+  };
+  for (const [language, [prompt, lead]] of Object.entries(briefs)) {
+    // The pipeline's default title is the prompt's first sentence, cut near 60 characters.
+    const title = prompt.length > 60 ? `${prompt.slice(0, 57)}…` : prompt;
+    const seven = writeLocalSlides({ prompt, title, language, slideCount: 7 });
+    t.equal(seven.slides[0].heading, lead, `${language}: the list's lead is the hook`);
+    const items = prompt
+      .split(':')[1]
+      .split(',')
+      .map((x) => x.trim().toLowerCase());
+    t.same(
+      seven.slides.slice(1, -1).map((x) => x.heading.toLowerCase()),
+      items,
+      `${language}: one item a body slide`,
+    );
+    const four = writeLocalSlides({ prompt, title, language, slideCount: 4 });
+    const said = four.slides
+      .slice(1, -1)
+      .map((x) => x.heading.toLowerCase())
+      .join(', ');
+    t.equal(said, items.join(', '), `${language}: with fewer slides than items, every item still said`);
+  }
+  t.equal(
+    writeLocalSlides({ prompt: 'Five habits: water first, daylight', title: 'My own title', language: 'en', slideCount: 4 }).slides[0]
+      .heading,
+    'My own title',
+    'a title of its own stays the hook',
+  );
+});

@@ -399,7 +399,7 @@ t.test('a slideshow killed while its MP4 renders keeps its slides and timeline',
   checkKept(t, madeAtKill, await madeSoFar(api, ws.orgId), ['video']);
   const [after] = await sql`select json_array_length(timeline->'items') as n from editor_videos where video_id = ${res.body.video_id}`;
   t.equal(after.n, items.n, 'no timeline item added twice');
-  t.equal(items.n, 9, 'four image items, four text items and the music');
+  t.equal(items.n, 13, 'four image items, a headline and a body text item per slide, and the music');
   const [{ n: slides }] = await sql`select count(*)::int as n from slideshow_slides where slideshow_id = ${id}`;
   t.equal(slides, 4);
   const [{ n: images }] = await sql`select count(*)::int as n from media where org_id = ${ws.orgId} and kind = 'image'`;

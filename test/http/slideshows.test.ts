@@ -418,15 +418,26 @@ t.test('a 4:5 carousel with a brand kit, product, avatar image and overlays', as
   const imagesItems = project.items.filter((i: { type: string }) => i.type === 'image');
   const textItems = project.items.filter((i: { type: string }) => i.type === 'text');
   t.equal(imagesItems.length, 3);
-  t.equal(textItems.length, 3);
+  t.equal(textItems.length, 6, 'a headline and a body per slide');
   const trackType = new Map(project.tracks.map((tr: { track_id: string; type: string }) => [tr.track_id, tr.type]));
   t.ok(
     imagesItems.every((i: { track_id: string }) => trackType.get(i.track_id) === 'video'),
     'images on a video track',
   );
+  // Each slide's headline and body items, in the lines they are set in (src/pipelines/slideshow/text-layout.ts).
+  const words = (x: string) => x.split(/\s+/).join(' ');
+  const perSlide = (items: { text: string; from: number }[]) =>
+    [0, 1, 2].map((i) =>
+      words(
+        items
+          .filter((x) => x.from === i * SLIDE_SECONDS)
+          .map((x) => x.text)
+          .join(' '),
+      ),
+    );
   t.same(
-    textItems.map((i: { text: string }) => i.text),
-    body.slides.map((s: { text: string }) => s.text),
+    perSlide(textItems.map((i: { text: string; from_seconds: number }) => ({ text: i.text, from: i.from_seconds }))),
+    body.slides.map((s: { text: string }) => words(s.text)),
     'the text items hold the slides’ text',
   );
   t.ok(
@@ -483,8 +494,8 @@ t.test('a 4:5 carousel with a brand kit, product, avatar image and overlays', as
   const manifest = (row.state as any).video.manifest;
   t.match(manifest, { width: 1080, height: 1350, sceneStarts: [0, SLIDE_SECONDS, 2 * SLIDE_SECONDS] });
   t.same(
-    manifest.texts.map((x: { text: string; fromSeconds: number }) => [x.text, x.fromSeconds]),
-    body.slides.map((s: { text: string }, i: number) => [s.text.replace(/\s+/g, ' '), i * SLIDE_SECONDS]),
+    perSlide(manifest.texts.map((x: { text: string; fromSeconds: number }) => ({ text: x.text, from: x.fromSeconds }))),
+    body.slides.map((s: { text: string }) => words(s.text)),
     'every slide text, when it shows',
   );
   t.ok(
@@ -543,7 +554,7 @@ t.test('1:1 in Spanish with a photo-dump reference: full-bleed product, a catalo
     'the first attempt is cut off',
   );
   const stored = await countsOf();
-  t.match(stored, { slides: 3, media: 3, items: 7 }, 'its slides and project (three images, three texts, the music) were stored');
+  t.match(stored, { slides: 3, media: 3, items: 10 }, 'its slides and project (three images, six texts, the music) were stored');
   const [mid] = await sql`select status, video_media_id from slideshows where id = ${q.slideshow_id}`;
   t.match(mid, { status: 'generating', video_media_id: null });
   await attempt(2, new AbortController().signal);

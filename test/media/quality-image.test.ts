@@ -13,7 +13,7 @@ import { type CheckName, checkMedia, checkSlides, type QualityReport } from '../
 import { FONT_BOLD } from '../../src/media/fonts.ts';
 import { type MediaManifest, PORTRAIT_SAFE_ZONE } from '../../src/media/quality/manifest.ts';
 import { contrastRatio, relativeLuminance } from '../../src/media/quality/pixels.ts';
-import { lastWordRead, textSimilarity } from '../../src/media/quality/text.ts';
+import { lastWordRead, ocrScales, textSimilarity } from '../../src/media/quality/text.ts';
 import { ffmpeg, inDir, type PosterSpec, poster } from './quality-fixtures.ts';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quality-image-'));
@@ -258,4 +258,38 @@ t.test('a small CTA and an accented word read back whole (read again at 60 px; a
   t.ok(keptWord('café', 51), 'an accented word read at 51 is kept');
   t.notOk(keptWord('cafe', 51), 'an ASCII word at 51 is not');
   t.notOk(keptWord('→', 99), 'a symbol is not a word');
+});
+
+t.test('Spanish and German texts are read with their own OCR models: their letters count', async (t) => {
+  const texts = {
+    de: 'Für größere Füße: grüne Schuhe',
+    es: '¿Listo para mañana? Síguenos',
+  };
+  for (const [language, text] of Object.entries(texts)) {
+    const file = at(`${language}.png`);
+    const m = await poster(file, { ...brand, texts: [{ ...headline, text }] });
+    const r = await checkMedia(file, { ...m, language });
+    const read = rows(r, 'text-readback')[0];
+    t.ok(read?.pass, `${language}: read back (${read?.value}: ${read?.detail})`);
+    t.equal(read?.value, 1, `${language}: every letter, accents and ß included (${read?.detail})`);
+  }
+  // Compared with accents, a reading that lost them falls short: the check holds them to the letter.
+  t.ok(textSimilarity('Für größere Füße', 'Fur grossere Fusse', true) < 0.9, 'accents count for a language with its own model');
+  t.notOk(keptWord('mañana', 45, 'spa+eng'), 'no accented-word leniency with the language’s own model');
+  t.ok(keptWord('mañana', 45, 'eng'), 'the English model alone keeps the leniency (French, Italian, Portuguese texts)');
+});
+
+t.test('very large display type is read again at half size: Tesseract drops whole lines of it at its own', async (t) => {
+  const file = new URL('../fixtures/slide-headline-160px-es.png', import.meta.url).pathname;
+  const text = 'Cinco hábitos para mañanas tranquilas';
+  const r = await checkMedia(file, {
+    width: 960,
+    height: 700,
+    language: 'es',
+    texts: [{ text, box: { x: 39, y: 32, w: 883, h: 640 }, role: 'text', color: '#FFFFFF' }],
+  });
+  const read = rows(r, 'text-readback')[0];
+  t.ok(read.pass, `read back whole (${read.detail})`);
+  t.same(ocrScales({ x: 0, y: 0, w: 900, h: 640 }), [1, 0.5], 'a 640 px block: its own size, then half');
+  t.same(ocrScales({ x: 0, y: 0, w: 300, h: 30 }), [100 / 30, 2], 'a 30 px line: upscaled to 100 px, then 60 px');
 });

@@ -3,7 +3,19 @@
 // at full size with their inputs where the geometry says.
 import sharp from 'sharp';
 import t from 'tap';
-import { imagePalette, renderSlide, slideGeometry, slidePalette } from '../../src/engines/local/slide.ts';
+import {
+  imagePalette,
+  numbered,
+  numberedZone,
+  overlayTextColours,
+  renderSlide,
+  slideGeometry,
+  slidePalette,
+} from '../../src/engines/local/slide.ts';
+import { hexToRgb } from '../../src/engines/local/layout.ts';
+import { contrastRatio, relativeLuminance } from '../../src/media/quality/pixels.ts';
+import { slideTextLayouts } from '../../src/pipelines/slideshow/stages.ts';
+import type { SlideshowSpec } from '../../src/pipelines/slideshow/request.ts';
 import { phashDistance } from '../helpers/phash.ts';
 import { brandKitLook, titleFromPrompt } from '../../src/pipelines/slideshow/request.ts';
 
@@ -133,16 +145,99 @@ t.test(
       }
       const g = slideGeometry(270, 480);
       t.ok(g.textZone.y >= 480 * 0.14, `the text zone starts below the top UI zone (${g.textZone.y})`);
-      for (const png of slides) {
+      t.ok(g.heroZone.y >= 480 * 0.14 && g.heroZone.y + g.heroZone.h <= 480 * 0.8, 'the hero zone is out of both UI zones');
+      // With a picture, plain background above it; without, the words may fall anywhere in the
+      // hero zone, and every pixel there keeps 4.5:1 with the overlay text colour.
+      const ink = hexToRgb(overlayTextColours(palette.background).color);
+      for (const [n, png] of slides.entries()) {
+        // Body slides carry their number above the words.
+        const zone = p ? g.textZone : numbered(n, slides.length) ? numberedZone(g) : g.heroZone;
         const { data } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
         let other = 0;
-        for (let y = g.textZone.y; y < g.textZone.y + g.textZone.h; y += 4)
-          for (let x = g.textZone.x; x < g.textZone.x + g.textZone.w; x += 4) {
+        let worst = 21;
+        for (let y = zone.y; y < zone.y + zone.h; y += 4)
+          for (let x = zone.x; x < zone.x + zone.w; x += 4) {
             const i = (y * 270 + x) * 3;
             if (Math.abs(data[i] - 0x12) + Math.abs(data[i + 1] - 0x34) + Math.abs(data[i + 2] - 0x56) > 12) other++;
+            worst = Math.min(worst, contrastRatio(relativeLuminance(data[i], data[i + 1], data[i + 2]), relativeLuminance(...ink)));
           }
-        t.equal(other, 0, 'nothing but the background where the text goes');
+        if (p) t.equal(other, 0, 'nothing but the background where the text goes');
+        else t.ok(worst >= 4.5, `the overlay colour reads everywhere in the hero zone (worst ${worst.toFixed(2)}:1)`);
       }
     }
   },
 );
+
+/** Share of neighbouring pixel pairs (every 2nd row and column) whose colours differ by more than 60 (sum over the channels): hard edges. */
+async function hardEdges(png: Buffer): Promise<number> {
+  const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
+  const { width: w, height: h, channels: c } = info;
+  let edges = 0;
+  let pairs = 0;
+  const diff = (a: number, b: number) =>
+    Math.abs(data[a] - data[b]) + Math.abs(data[a + 1] - data[b + 1]) + Math.abs(data[a + 2] - data[b + 2]);
+  for (let y = 0; y < h - 1; y += 2)
+    for (let x = 0; x < w - 1; x += 2) {
+      const i = (y * w + x) * c;
+      pairs += 2;
+      if (diff(i, i + c) > 60) edges++;
+      if (diff(i, i + w * c) > 60) edges++;
+    }
+  return edges / pairs;
+}
+
+t.test('slides without pictures are quiet designs, not pattern blocks: few hard edges, still distinct', async (t) => {
+  for (const prompt of ['Five habits for calmer mornings', 'Cinco hábitos para mañanas tranquilas', 'Black Friday sneaker sale']) {
+    const palette = slidePalette({ prompt });
+    for (const [w, h] of [
+      [270, 480],
+      [270, 270],
+      [270, 338],
+    ]) {
+      const slides = [];
+      for (let i = 0; i < 6; i++)
+        slides.push(await renderSlide({ width: w, height: h, index: i, count: 6, layout: 'card', palette, seed: prompt }));
+      const edges = await Promise.all(slides.map(hardEdges));
+      t.ok(Math.max(...edges) <= 0.01, `${prompt} ${w}×${h}: hard edges ${edges.map((e) => (e * 100).toFixed(2)).join(', ')} % ≤ 1 %`);
+      for (let i = 1; i < slides.length; i++) {
+        const d = await phashDistance(slides[i - 1], slides[i]);
+        t.ok(d >= 10, `${prompt} ${w}×${h}: slides ${i} and ${i + 1} are ${d} bits apart`);
+      }
+    }
+  }
+});
+
+t.test('overlay words are big type centred in the hero zone of a slide without pictures: a headline over its body', async (t) => {
+  const palette = slidePalette({ prompt: 'Five habits for calmer mornings' });
+  const parts = [
+    { heading: 'Calmer mornings', body: 'Swipe to see why.' },
+    { heading: 'Why it matters', body: 'Once you try calmer mornings, it’s hard to go back.' },
+    { heading: 'Ready to try calmer mornings?', body: 'Follow for more, and save this post for later.' },
+  ];
+  for (const [aspect, width, height] of [
+    ['9:16', 1080, 1920],
+    ['4:5', 1080, 1350],
+    ['1:1', 1080, 1080],
+  ] as const) {
+    const spec = { width, height, aspectRatio: aspect, productImageUrls: [], reference: null, brandKit: null } as unknown as SlideshowSpec;
+    const layouts = await slideTextLayouts(parts, spec, palette, false);
+    const g = slideGeometry(width, height);
+    layouts.forEach(([head, body], i) => {
+      const where = `${aspect} slide ${i + 1}`;
+      t.ok(head.style.font_size! >= width * 0.09, `${where}: a ${head.style.font_size} px headline (≥ 9 % of the width)`);
+      t.ok(body.style.font_size! >= width * 0.04, `${where}: a ${body.style.font_size} px body (≥ 4 % of the width)`);
+      t.ok(head.style.font_size! >= 1.8 * body.style.font_size!, `${where}: the headline dominates`);
+      t.same([head.style.font_family, body.style.font_family], ['Montserrat', 'Inter'], 'bundled display and text faces');
+      t.same([head.text.replace(/\s+/g, ' '), body.text.replace(/\s+/g, ' ')], [parts[i].heading, parts[i].body], 'the words, in lines');
+      const top = head.transform.top * height;
+      const bottom = (body.transform.top + body.transform.height) * height;
+      t.ok(body.transform.top * height >= (head.transform.top + head.transform.height) * height, `${where}: the body below the headline`);
+      const zone = numbered(i, parts.length) ? numberedZone(g) : g.heroZone;
+      t.ok(top >= zone.y - 1 && bottom <= zone.y + zone.h + 1, `${where}: inside its band`);
+      t.ok(Math.abs((top + bottom) / 2 - (zone.y + zone.h / 2)) <= 2, `${where}: centred in it`);
+    });
+    t.ok(layouts[0][0].style.font_size! > layouts[1][0].style.font_size!, `${aspect}: the hook's headline is set larger`);
+  }
+  const none = await slideTextLayouts([null], { width: 1080, height: 1080, brandKit: null } as unknown as SlideshowSpec, palette, false);
+  t.same(none, [[]], 'no overlays, no text items');
+});

@@ -1,25 +1,33 @@
 // The slide renderer of slideshows (sharp/libvips): one PNG per slide at the frame's full size,
 // with NO text on it (a slideshow's words are editable text items on the editor timeline, or
-// absent). What it draws:
+// absent). A carousel is a series: every slide is drawn in one system (the palette, the same
+// shapes and type), varied per slide. What it draws:
 //   - the background in the palette's background colour (brand kit, else the reference's
-//     palette, else one derived from the prompt); below the text zone a bold pattern in the
-//     palette's secondary and accent colours that changes from slide to slide (PATTERNS:
-//     stripes, blocks, chevrons, a grid, waves, a split), and an accent bar;
-//   - `card` layout: a white card in the lower part holding the slide's product image
-//     (cover-fitted; its width and side change from slide to slide), and no stand-in without
-//     one; `full-bleed` layout (photo-dump and storytime references): the product image covers
-//     the whole slide under a dark scrim at the top; an image model's picture for the slide
+//     palette, else a deep tone derived from the prompt), lit by a soft radial glow whose place
+//     changes from slide to slide;
+//   - without a picture (`type` slides: the words are the design): one confident shape per slide,
+//     a large soft disc in a tint of the accent colour set off a corner that turns per slide, and
+//     on the body slides of a series their number ("02") as a large numeral in the same tint;
+//     every tint keeps ≥ 4.5:1 contrast with the overlay text colour (overlayTextColours), so
+//     the words read anywhere on the slide;
+//   - `card` layout with a picture: a white card in the lower part holding the slide's product
+//     image whole (contained, on a blur of itself; the card's width and side change from slide
+//     to slide), the disc behind it;
+//     `full-bleed` layout (photo-dump and storytime references): the product image covers the
+//     whole slide under a dark scrim at the top; an image model's picture for the slide
 //     (`picture`) takes the product image's place;
 //   - the avatar as a round portrait with a white ring, bottom left;
 //   - the brand logo contained in a box at the top right;
 //   - progress dots at the bottom (the current slide filled in the accent colour).
-// The text zone (from below the 9:16 feed's top UI zone to ~40 % of the height) shows only the
-// background colour in the card layout: overlay text goes there.
+// With a picture the text zone (from below the 9:16 feed's top UI zone to ~40 % of the height)
+// shows only the background colour; without one, the text takes the hero zone, the middle of the
+// slide (heroZone).
 // Same inputs, same pixels.
 import sharp, { type OverlayOptions, type Sharp } from 'sharp';
 import { DEFAULT_PIXEL_LIMITS } from '../../media/limits.ts';
 import { SlideInputError, type SlideEngine, type SlideInput, type SlidePalette } from '../image/types.ts';
-import { contrast, paletteFor, rng, textOn } from './layout.ts';
+import { fontFace } from '../../media/fonts.ts';
+import { contrast, mix, paletteFor, rng, textOn } from './layout.ts';
 
 export interface Rect {
   x: number;
@@ -33,8 +41,12 @@ export interface SlideGeometry {
   margin: number;
   /** Always the background colour. */
   corner: Rect;
-  /** Where overlay text goes (nothing but background and decoration in the card layout). */
+  /** Where overlay text goes above a picture (nothing but background in the card layout). */
   textZone: Rect;
+  /** Where overlay text goes on a slide without a picture: the middle of the slide, out of the UI zones. */
+  heroZone: Rect;
+  /** A body slide's number ("02"), top left of the hero zone: the text of those slides starts below it (numberedZone). */
+  numeral: Rect;
   card: Rect;
   /** The product image inside the card (card layout). */
   productSlot: Rect;
@@ -45,13 +57,22 @@ export interface SlideGeometry {
 
 const r = Math.round;
 
+/** The hero zone of a numbered (body) slide: below its numeral. */
+export function numberedZone(g: SlideGeometry): Rect {
+  const top = g.numeral.y + g.numeral.h + r(g.margin * 0.5);
+  return { ...g.heroZone, y: top, h: g.heroZone.y + g.heroZone.h - top };
+}
+
 export function slideGeometry(width: number, height: number): SlideGeometry {
   const unit = Math.min(width, height);
   const margin = r(unit * 0.06);
   const cardTop = r(height * 0.42);
   // 9:16 feeds cover the top 14 % with their UI: the text starts below it.
-  const textTop = height / width >= 1.6 ? r(height * 0.16) : margin;
+  const portrait = height / width >= 1.6;
+  const textTop = portrait ? r(height * 0.16) : margin;
   const dotsY = height - r(margin * 0.7);
+  // 9:16: from below the top UI zone to above the bottom one (20 %); else inside the margins, above the dots.
+  const heroBottom = portrait ? r(height * 0.78) : dotsY - r(margin * 1.2);
   const card = { x: margin, y: cardTop, w: width - 2 * margin, h: Math.max(2, dotsY - r(margin * 0.9) - cardTop) };
   const inset = r(unit * 0.02);
   const avatarR = r(unit * 0.1);
@@ -60,6 +81,8 @@ export function slideGeometry(width: number, height: number): SlideGeometry {
     margin,
     corner: { x: 0, y: 0, w: r(unit * 0.08), h: r(unit * 0.08) },
     textZone: { x: margin, y: textTop, w: width - 2 * margin, h: cardTop - margin - textTop },
+    heroZone: { x: margin, y: textTop, w: width - 2 * margin, h: heroBottom - textTop },
+    numeral: { x: margin, y: textTop, w: r(unit * 0.3), h: r(unit * 0.13) },
     card,
     productSlot: { x: card.x + inset, y: card.y + inset, w: card.w - 2 * inset, h: card.h - 2 * inset },
     avatar: { cx: margin + avatarR, cy: card.y + card.h - avatarR + r(unit * 0.03), r: avatarR },
@@ -76,12 +99,17 @@ export function slideGeometry(width: number, height: number): SlideGeometry {
 export function slidePalette(opts: { brandColors?: string[]; referenceColors?: string[]; prompt: string }): SlidePalette {
   const brand = (opts.brandColors ?? []).map((c) => c.toLowerCase());
   const ref = (opts.referenceColors ?? []).map((c) => c.toLowerCase());
-  const derived = paletteFor({ prompt: opts.prompt, title: '', brandColors: brand.length ? brand : ref.length ? ref : undefined });
-  const background = derived.primary;
-  let accent = (brand.length ? (brand[1] ?? ref[1]) : ref[1]) ?? derived.accent;
+  const own = brand.length > 0 || ref.length > 0;
+  const derived = paletteFor({ prompt: opts.prompt, title: '', brandColors: own ? (brand.length ? brand : ref) : undefined });
+  // Without a kit or reference: a deep, quiet tone of the prompt's hue (a designed series, not a poster of primaries).
+  const background = own ? derived.primary : mix(derived.primary, '#0c0c14', 0.55);
+  // Derived: a light tone of the same hue with a touch of its complement (a quiet two-colour scheme, not a clash).
+  let accent =
+    (brand.length ? (brand[1] ?? ref[1]) : ref[1]) ??
+    (own ? derived.accent : mix(mix(derived.primary, '#ffffff', 0.55), derived.accent, 0.2));
   // An accent that disappears into the background is no accent.
   if (contrast(accent, background) < 1.5) accent = contrast(derived.accent, background) >= 1.5 ? derived.accent : textOn(background);
-  const secondary = (brand.length ? (ref[0] ?? brand[2]) : ref[2]) ?? derived.secondary;
+  const secondary = (brand.length ? (ref[0] ?? brand[2]) : ref[2]) ?? (own ? derived.secondary : mix(derived.secondary, background, 0.5));
   return { background, secondary, accent };
 }
 
@@ -133,7 +161,6 @@ const svg = (w: number, h: number, body: string) =>
 export async function renderSlide(s: SlideInput): Promise<Buffer> {
   const g = slideGeometry(s.width, s.height);
   const maxPixels = s.maxInputPixels ?? DEFAULT_PIXEL_LIMITS.maxPixels;
-  const base = await slideBackground(s, g);
   const layers: OverlayOptions[] = [];
   // An image model's picture takes the product's place.
   const shown = s.picture
@@ -141,8 +168,10 @@ export async function renderSlide(s: SlideInput): Promise<Buffer> {
     : s.product
       ? { bytes: s.product, input: 'product' as const }
       : undefined;
+  const base = await slideBackground(s, g, !shown);
   if (s.layout === 'full-bleed' && shown) layers.push(...(await fullBleedLayers(s, shown, maxPixels)));
-  else layers.push(...(await cardLayers(s, g, shown, maxPixels)));
+  else if (shown) layers.push(...(await cardLayers(s, g, shown, maxPixels)));
+  else layers.push(...(await numeralLayer(s, g)));
   if (s.avatar) layers.push(...(await avatarLayers(s, s.avatar, g, maxPixels)));
   if (s.logo) {
     const box = g.logo;
@@ -151,61 +180,77 @@ export async function renderSlide(s: SlideInput): Promise<Buffer> {
     layers.push({ input: logo, left: box.x + box.w - (meta.width ?? box.w), top: box.y });
   }
   layers.push(progressDots(s, g));
-  return sharp(base).composite(layers).removeAlpha().png({ compressionLevel: 6 }).toBuffer();
+  return sharp(base).composite(layers).removeAlpha().png({ compressionLevel: 2 }).toBuffer();
 }
-
-/** The compositions of the lower part of the slides, in turn (consecutive slides never share one). */
-const PATTERNS = ['stripes', 'blocks', 'chevrons', 'grid', 'wave', 'split'] as const;
 
 /**
- * The decoration of slide `index` in the lower part (below the text zone: the text keeps the
- * plain background colour behind it): one of PATTERNS in the palette's colours, turned per
- * slideshow; and the accent bar above the card.
+ * The strongest mix of `bg` towards `to` (at most `max`) on which the overlay text colour of `bg`
+ * still has 5:1 contrast (WCAG AA's 4.5 with room for video compression): the tints of the
+ * glow, the disc and the numeral, so the words read wherever they fall.
  */
-function decoration(s: SlideInput, g: SlideGeometry): string {
-  const { width: W, height: H, palette: p } = s;
-  const top = g.textZone.y + g.textZone.h;
-  const h = H - top;
-  const u = g.unit;
-  const offset = Math.floor(rng(`slide:${s.seed}`)() * PATTERNS.length);
-  const kind = PATTERNS[(s.index + offset) % PATTERNS.length];
-  const [c1, c2] = s.index % 2 ? [p.accent, p.secondary] : [p.secondary, p.accent];
-  switch (kind) {
-    case 'stripes':
-      return Array.from(
-        { length: 4 },
-        (_, i) => `<rect x="0" y="${r(top + h * (0.15 + i * 0.22))}" width="${W}" height="${r(h * 0.1)}" fill="${i % 2 ? c2 : c1}"/>`,
-      ).join('');
-    case 'blocks':
-      return `<rect x="0" y="${r(top + h * 0.3)}" width="${r(W * 0.62)}" height="${r(h * 0.7)}" fill="${c1}"/><rect x="${r(W * 0.62)}" y="${r(top + h * 0.55)}" width="${r(W * 0.38)}" height="${r(h * 0.45)}" fill="${c2}"/>`;
-    case 'chevrons':
-      return Array.from({ length: 3 }, (_, i) => {
-        const y = r(top + h * (0.2 + i * 0.27));
-        return `<polygon points="0,${y} ${r(W / 2)},${y + r(h * 0.14)} ${W},${y} ${W},${y + r(h * 0.12)} ${r(W / 2)},${y + r(h * 0.26)} 0,${y + r(h * 0.12)}" fill="${i % 2 ? c2 : c1}"/>`;
-      }).join('');
-    case 'grid': {
-      const step = r(u * 0.16);
-      const cells: string[] = [];
-      for (let y = top + r(h * 0.1), row = 0; y < H; y += step, row++)
-        for (let x = (row % 2) * step, col = 0; x < W; x += 2 * step, col++)
-          cells.push(`<rect x="${x}" y="${y}" width="${step}" height="${step}" fill="${(row + col) % 3 ? c1 : c2}"/>`);
-      return cells.join('');
-    }
-    case 'wave':
-      return `<path d="M0 ${r(top + h * 0.35)} C ${r(W * 0.3)} ${r(top + h * 0.1)}, ${r(W * 0.6)} ${r(top + h * 0.6)}, ${W} ${r(top + h * 0.3)} L ${W} ${H} L 0 ${H} Z" fill="${c1}"/><path d="M0 ${r(top + h * 0.7)} C ${r(W * 0.4)} ${r(top + h * 0.5)}, ${r(W * 0.7)} ${r(top + h * 0.95)}, ${W} ${r(top + h * 0.65)} L ${W} ${H} L 0 ${H} Z" fill="${c2}"/>`;
-    default:
-      // Two slanted planes (a straight band along the bottom edge would read as a letterbox bar).
-      return `<polygon points="0,${r(top + h * 0.2)} ${W},${r(top + h * 0.6)} ${W},${H} 0,${H}" fill="${c1}"/><polygon points="0,${r(top + h * 0.95)} ${W},${r(top + h * 0.72)} ${W},${H} 0,${H}" fill="${c2}"/>`;
+export function readableTint(bg: string, to: string, max: number): string {
+  const ink = overlayTextColours(bg).color;
+  for (let t = max; t > 0.01; t -= 0.02) {
+    const c = mix(bg, to, t);
+    if (contrast(ink, c) >= 5) return c;
   }
+  return bg;
 }
 
-/** Background, the slide's decoration and the accent bar. */
-function slideBackground(s: SlideInput, g: SlideGeometry): Promise<Buffer> {
+/** Where slide `index`'s disc sits (its centre, as fractions of the frame), turned per slideshow; never the top-left corner (the background's). */
+const DISC_SPOTS: [number, number][] = [
+  [1, 0.12],
+  [0.02, 0.98],
+  [0.98, 0.9],
+  [0.1, 0.62],
+  [0.92, 0.5],
+];
+
+/**
+ * The background of every slide: the palette's background colour, lit by a soft radial glow (its
+ * centre moves from slide to slide; it fades out before the top-left corner) and the slide's disc,
+ * when there is no picture; with a picture, plain, the disc behind the card, below the text zone.
+ */
+function slideBackground(s: SlideInput, g: SlideGeometry, bare: boolean): Promise<Buffer> {
   const { width: W, height: H, palette: p } = s;
-  const bar = `<rect x="${g.margin}" y="${g.card.y - r(g.unit * 0.05)}" width="${r(g.unit * 0.18)}" height="${Math.max(4, r(g.unit * 0.012))}" rx="${r(g.unit * 0.006)}" fill="${p.accent}"/>`;
-  return sharp(svg(W, H, `<rect width="${W}" height="${H}" fill="${p.background}"/>${decoration(s, g)}${bar}`))
+  const turn = Math.floor(rng(`slide:${s.seed}`)() * DISC_SPOTS.length);
+  const glow = readableTint(p.background, p.secondary === p.background ? p.accent : p.secondary, 0.7);
+  const [gx, gy] = s.index % 2 ? [0.75, 0.7] : [0.6, 0.4];
+  const defs = `<defs><radialGradient id="g" cx="${gx}" cy="${gy}" r="0.55"><stop offset="0" stop-color="${glow}" stop-opacity="0.9"/><stop offset="1" stop-color="${glow}" stop-opacity="0"/></radialGradient></defs>`;
+  let shape = '';
+  const disc = readableTint(p.background, p.accent, 0.35);
+  if (bare) {
+    const [fx, fy] = DISC_SPOTS[(s.index + turn) % DISC_SPOTS.length];
+    shape = `<circle cx="${r(fx * W)}" cy="${r(fy * H)}" r="${r(g.unit * 0.42)}" fill="${disc}"/>`;
+  } else {
+    const cx = s.index % 2 ? g.card.x + g.card.w : g.card.x;
+    shape = `<circle cx="${cx}" cy="${g.card.y + r(g.card.h * 0.6)}" r="${r(g.unit * 0.36)}" fill="${disc}"/>`;
+  }
+  // Above a picture the text zone keeps the plain background: the glow lights bare slides only.
+  const lit = bare ? `<rect width="${W}" height="${H}" fill="url(#g)"/>` : '';
+  return sharp(svg(W, H, `${defs}<rect width="${W}" height="${H}" fill="${p.background}"/>${lit}${shape}`))
     .png({ compressionLevel: 0 })
     .toBuffer();
+}
+
+/** Whether slide `index` of `count` is a numbered body slide (the hook and the call to action are not). */
+export const numbered = (index: number, count: number) => index > 0 && index < count - 1;
+
+/** The number of body slide `index` ("02") as a numeral in the accent colour, top left of the hero zone (the text starts below it). */
+async function numeralLayer(s: SlideInput, g: SlideGeometry): Promise<OverlayOptions[]> {
+  if (!numbered(s.index, s.count)) return [];
+  const face = fontFace('Anton', 'regular');
+  // Anton's digits are about 0.74 of the line: a line of this size fills the numeral's box.
+  const px = r(g.numeral.h / 1.2);
+  const colour = s.palette.accent;
+  const num = String(s.index + 1).padStart(2, '0');
+  const img = await sharp({
+    text: { text: `<span foreground="${colour}">${num}</span>`, font: `${face.family} 12`, fontfile: face.file, dpi: px * 6, rgba: true },
+  })
+    .png({ compressionLevel: 0 })
+    .toBuffer({ resolveWithObject: true });
+  const img2 = img.info.height > g.numeral.h ? await sharp(img.data).resize({ height: g.numeral.h }).png().toBuffer() : img.data;
+  return [{ input: img2, left: g.numeral.x, top: g.numeral.y }];
 }
 
 /** The picture a slide shows (the product, or an image model's picture) and which input it is. */
@@ -234,9 +279,8 @@ async function fullBleedLayers(s: SlideInput, shown: Shown, maxPixels: number): 
   ];
 }
 
-/** Card: a white card with the picture (rounded) in its slot, turned a little and shifted per slide; without a picture, nothing (no stand-in). */
-async function cardLayers(s: SlideInput, g: SlideGeometry, shown: Shown | undefined, maxPixels: number): Promise<OverlayOptions[]> {
-  if (!shown) return [];
+/** Card: a white card with the picture (rounded) in its slot, turned a little and shifted per slide. */
+async function cardLayers(s: SlideInput, g: SlideGeometry, shown: Shown, maxPixels: number): Promise<OverlayOptions[]> {
   const { card, productSlot: slot } = g;
   const rx = r(g.unit * 0.03);
   // Alternate sizes and sides, so a slideshow of one product does not repeat the same picture.
@@ -245,9 +289,14 @@ async function cardLayers(s: SlideInput, g: SlideGeometry, shown: Shown | undefi
   const dx = r(card.w * shrink * side);
   const c = { x: card.x + dx, y: card.y, w: r(card.w * (1 - shrink)), h: card.h };
   const inner = { x: slot.x - card.x, y: slot.y - card.y, w: c.w - 2 * (slot.x - card.x), h: slot.h };
-  const pic = await decode(shown.bytes, shown.input, maxPixels, (img) =>
-    img.resize(inner.w, inner.h, { fit: 'cover', position: s.index % 2 ? sharp.strategy.attention : sharp.strategy.entropy }),
-  );
+  // The whole picture (never cropped: it is the customer's product), on a soft blur of itself.
+  const backdrop = await decode(shown.bytes, shown.input, maxPixels, (img) => img.resize(inner.w, inner.h, { fit: 'cover' }).blur(24));
+  const whole = await decode(shown.bytes, shown.input, maxPixels, (img) => img.resize(inner.w, inner.h, { fit: 'inside' }));
+  const size = await sharp(whole).metadata();
+  const pic = await sharp(backdrop)
+    .composite([{ input: whole, left: r((inner.w - (size.width ?? inner.w)) / 2), top: r((inner.h - (size.height ?? inner.h)) / 2) }])
+    .png({ compressionLevel: 0 })
+    .toBuffer();
   const mask = svg(inner.w, inner.h, `<rect width="${inner.w}" height="${inner.h}" rx="${r(rx * 0.6)}" fill="#fff"/>`);
   const rounded = await sharp(pic)
     .ensureAlpha()

@@ -332,6 +332,31 @@ function pack200(texts: string[], max = BODY_MAX): string {
   return out;
 }
 
+/**
+ * The list a brief gives after a colon in its first sentence ("Five habits for calmer mornings:
+ * water first, daylight, a short walk"): its lead and its items (at least two, each of at most
+ * six words, a leading "and"/"y"/"und"… dropped), or undefined.
+ */
+export function briefList(prompt: string): { lead: string; items: string[] } | undefined {
+  const m = /^([^:.!?]{3,80}):\s*(.+)$/su.exec(clean(prompt));
+  if (!m) return undefined;
+  const first = m[2].split(/[.!?](?:\s|$)/u)[0];
+  const items = first
+    .split(/\s*[,;]\s*/u)
+    .map((x) => x.replace(/^(?:and|or|y|o|e|und|oder|et|ou)\s+/iu, '').trim())
+    .filter(Boolean);
+  if (items.length < 2 || items.some((x) => countWords(x) > 6)) return undefined;
+  return { lead: m[1].trim(), items };
+}
+
+/** The headings of `bodies` body slides from a brief's list: its items in turn (several to a slide when they outnumber the slides), then `fallback`. */
+function listHeadings(items: string[], bodies: number, fallback: (i: number) => string): string[] {
+  return Array.from({ length: bodies }, (_, i) => {
+    const mine = items.slice(Math.floor((i * items.length) / bodies), Math.floor(((i + 1) * items.length) / bodies));
+    return mine.length ? clip(sentenceCase(mine.join(', ')), HEADING_MAX) : fallback(i);
+  });
+}
+
 export function writeLocalSlides(req: SlideCopyRequest): SlideCopy {
   const pack = packFor(req.language);
   const count = Math.trunc(req.slideCount);
@@ -358,10 +383,17 @@ export function writeLocalSlides(req: SlideCopyRequest): SlideCopy {
     });
   }
   const h = hash(`${req.prompt}\u0000${req.title ?? ''}`);
-  const slides: SlideText[] = [{ role: 'hook', heading: clip(titleOf(req.title, topic), HEADING_MAX), body: pack.slideHook }];
+  // A brief that lists its points: the hook is the list's lead (unless a title of its own was given), each body slide an item.
+  const list = briefList(req.prompt);
+  const hook =
+    list && (!req.title || list.lead.startsWith(req.title.replace(/…$/u, '')) || req.title.startsWith(list.lead))
+      ? list.lead
+      : titleOf(req.title, topic);
+  const headings = listHeadings(list?.items ?? [], bodies, (i) => pack.slideHeadings[i % pack.slideHeadings.length]);
+  const slides: SlideText[] = [{ role: 'hook', heading: clip(hook, HEADING_MAX), body: pack.slideHook }];
   groups.forEach((g, i) => {
     const body = g.length ? pack200(g) : fill(pack.fillers[(h + i * 5) % pack.fillers.length], clip(topic, 80), pack.code);
-    slides.push({ role: 'body', heading: pack.slideHeadings[i % pack.slideHeadings.length], body: clip(body, BODY_MAX) });
+    slides.push({ role: 'body', heading: headings[i], body: clip(body, BODY_MAX) });
   });
   const short = clip(topic, HEADING_MAX - pack.slideCtaHeading.replace('{topic}', '').length);
   slides.push({ role: 'cta', heading: clip(fill(pack.slideCtaHeading, short, pack.code), HEADING_MAX), body: pack.slideCtaBody });

@@ -15,7 +15,8 @@
 // none still run. The checks:
 //   text-fit         every placed box inside the frame with ≥ 4 % margins, out of the safe zone's
 //                    top and bottom bands, and no glyphs running past its left or right edge (./pixels.ts)
-//   text-readback    OCR of the box reads the placed words back (./text.ts: similarity ≥ 0.8 and the last word read)
+//   text-readback    OCR of the box reads the placed words back (./text.ts: similarity ≥ 0.8 and the last word read),
+//                    with the model of manifest.language
 //   text-contrast    WCAG contrast ≥ 4.5:1 between the glyphs and the pixels right next to them,
 //                    worst segment of the line (./pixels.ts; an outline or a scrim counts)
 //   uncovered-canvas no straight black or transparent bar along an edge of any sampled frame (./pixels.ts)
@@ -38,7 +39,7 @@ import { recognizeText } from '../ocr.ts';
 import type { Box, MediaManifest, PlacedText } from './manifest.ts';
 import { clampBox, type Frame, inkAcrossEdge, inkImage, inkOf, textContrast, uncoveredBar } from './pixels.ts';
 import { decodeFrame, measureAudio, sampleVideo } from './sample.ts';
-import { OCR_LINE_PX, padOf, pct, READ_BACK_THRESHOLD, readBackVerdict, textPlacement, upscaleOf } from './text.ts';
+import { ocrScales, padOf, pct, READ_BACK_THRESHOLD, readBackVerdict, textPlacement } from './text.ts';
 
 // sharp-phash is CommonJS (module.exports = fn); its typings declare ES default exports.
 const phash = phashModule as unknown as (image: Buffer, options?: SharpOptions) => Promise<string>;
@@ -135,15 +136,14 @@ function scaledTexts(manifest: MediaManifest | undefined, width: number, height:
   return manifest.texts.map((t) => ({ ...t, box: { x: t.box.x * sx, y: t.box.y * sy, w: t.box.w * sx, h: t.box.h * sy } }));
 }
 
-/** The box with padding as a black-on-white image of the text's colour (./pixels.ts inkImage), upscaled, as PNG for OCR. */
-async function ocrImage(frame: Frame, box: Box, colors: string[], linePx: number): Promise<Buffer | undefined> {
+/** The box with padding as a black-on-white image of the text's colour (./pixels.ts inkImage), scaled, as PNG for OCR. */
+async function ocrImage(frame: Frame, box: Box, colors: string[], scale: number): Promise<Buffer | undefined> {
   const found = inkOf(frame, box, colors);
   const pad = padOf(box);
   const r = clampBox({ x: box.x - pad, y: box.y - pad, w: box.w + 2 * pad, h: box.h + 2 * pad }, frame);
   if (!found || r.w < 4 || r.h < 4) return undefined;
-  const scale = upscaleOf(box, linePx);
   let img = sharp(inkImage(frame, r, found), { raw: { width: r.w, height: r.h, channels: 1 } });
-  if (scale > 1) img = img.resize({ width: Math.round(r.w * scale), height: Math.round(r.h * scale), kernel: 'lanczos3' });
+  if (scale !== 1) img = img.resize({ width: Math.round(r.w * scale), height: Math.round(r.h * scale), kernel: 'lanczos3' });
   return img.png({ compressionLevel: 1 }).toBuffer();
 }
 
@@ -191,32 +191,34 @@ async function textRows(t: PlacedText, index: number, c: TextContext): Promise<Q
         ? 'no text visible in the box (one colour)'
         : `text luminance ${round(contrast.text, 3)} on ${round(contrast.background, 3)} (${Math.round(contrast.textShare * 100)} % of the box is text)`,
   });
-  rows.push(await readBack(t, frame, subject, c.ocrDeadlineMs));
+  rows.push(await readBack(t, frame, subject, c.ocrDeadlineMs, c.manifest.language));
   return rows;
 }
 
-/** The read-back row of a text: read at each size of OCR_LINE_PX in turn until a reading passes. */
-async function readBack(t: PlacedText, frame: Frame, subject: string, deadlineMs: number): Promise<QualityRow> {
+/** The read-back row of a text: read at each scale of ocrScales in turn until a reading passes. */
+async function readBack(t: PlacedText, frame: Frame, subject: string, deadlineMs: number, language?: string): Promise<QualityRow> {
   let row: QualityRow | undefined;
-  for (const linePx of OCR_LINE_PX) {
-    // A box already this tall is read at its own size once.
-    if (row && upscaleOf(t.box, linePx) === upscaleOf(t.box)) break;
-    const png = await ocrImage(frame, t.box, colorsOf(t), linePx);
-    const ocr = png ? await recognizeText(png, deadlineMs) : { text: '', timedOut: false };
-    const next = readBackRow(subject, ocr.timedOut ? 'timeout' : { placed: t.text, read: ocr.text }, deadlineMs);
+  for (const scale of ocrScales(t.box)) {
+    const png = await ocrImage(frame, t.box, colorsOf(t), scale);
+    const ocr = png ? await recognizeText(png, deadlineMs, language) : { text: '', timedOut: false };
+    const next = readBackRow(subject, ocr.timedOut ? 'timeout' : { placed: t.text, read: ocr.text, language }, deadlineMs);
     row ??= next;
     if (next.pass)
-      return next === row ? next : { ...next, detail: `${next.detail} (at ${linePx} px; at ${OCR_LINE_PX[0]} px: ${row.detail})` };
+      return next === row ? next : { ...next, detail: `${next.detail} (scaled ${round(scale)}×; first reading: ${row.detail})` };
   }
   return row!;
 }
 
 /** The read-back row of a text: what OCR read against what was placed (null: no frame; 'timeout': OCR ran out of time). */
-function readBackRow(subject: string, ocr: { placed: string; read: string } | 'timeout' | null, deadlineMs: number): QualityRow {
+function readBackRow(
+  subject: string,
+  ocr: { placed: string; read: string; language?: string } | 'timeout' | null,
+  deadlineMs: number,
+): QualityRow {
   const row = { check: 'text-readback' as const, subject, limit: `≥ ${READ_BACK_THRESHOLD}, last word read` };
   if (ocr === null) return { ...row, pass: false, value: 0, detail: 'no frame could be decoded while the text shows' };
   if (ocr === 'timeout') return { ...row, pass: false, value: 0, detail: `OCR ran past its ${deadlineMs} ms deadline` };
-  const verdict = readBackVerdict(ocr.placed, ocr.read);
+  const verdict = readBackVerdict(ocr.placed, ocr.read, ocr.language);
   return {
     ...row,
     pass: verdict.pass,

@@ -48,6 +48,8 @@ export interface MediaManifest {
   narration?: { fromSeconds: number; toSeconds: number }[];
   /** Video: the duration asked for (seconds), for narration coverage. */
   requestedSeconds?: number;
+  /** The language of the texts (ISO 639-1, e.g. es), when not English: OCR reads them with its model (../ocr.ts ocrLanguages). */
+  language?: string;
 }
 
 /** The UI zones of 9:16 feeds (TikTok, Reels, Shorts): caption, buttons and tabs. */

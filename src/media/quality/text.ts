@@ -3,25 +3,29 @@
 //
 // Read-back: the box, with a little padding, is cut from the frame as the distance of each pixel
 // from the text's colour (./pixels.ts inkImage: black glyphs on white, which Tesseract reads best,
-// whatever outline, scrim or photo is behind them), upscaled so a short box is about 100 px tall (read again at about 60 px when that
-// reading fails: see OCR_LINE_PX), then
-// read by OCR (../ocr.ts). Both the placed
-// words and the words read are normalised (Unicode NFKD without accents, since the bundled OCR
-// model is English and reads é as e; lower case, letters and digits only) and
+// whatever outline, scrim or photo is behind them), upscaled so a short box is about 100 px tall
+// (read again at about 60 px when that reading fails: see OCR_LINE_PX), then read by OCR (../ocr.ts)
+// with the model of the manifest's language. Both the placed words and the words read are
+// normalised (lower case, letters and digits only, ß as ss; accents dropped only when the text's
+// language has no OCR model of its own, since the English model reads é as e and ñ as n) and
 // compared without spaces (OCR splits and joins words freely): similarity = 1 − Levenshtein
 // distance ÷ the longer length. It passes at ≥ 0.8 (a real render reads ≥ 0.9; another text or
 // one with a word missing falls well below) AND when the placed text's last word is found at the
 // end of what was read (a clipped line loses its last word first; an edit per 4 letters allowed).
 import type { Box, PlacedText } from './manifest.ts';
 import { MARGIN, type SafeZone } from './manifest.ts';
+import { hasOwnModel } from '../ocr.ts';
 
 export const READ_BACK_THRESHOLD = 0.8;
 
-/** Placed words as compared: NFKD without accents (the bundled OCR model is English), lower case, letters and digits, single spaces. */
-export function normaliseWords(text: string): string {
-  return text
-    .normalize('NFKD')
-    .replace(/\p{M}/gu, '')
+/**
+ * Placed words as compared: lower case, letters and digits, single spaces, ß as ss (upper case sets
+ * it SS); without accents (NFKD, marks dropped) unless `accents` (the OCR read them with a model
+ * of their language).
+ */
+export function normaliseWords(text: string, accents = false): string {
+  const folded = accents ? text.normalize('NFC') : text.normalize('NFKD').replace(/\p{M}/gu, '');
+  return folded
     .toLowerCase()
     .replace(/ß/g, 'ss')
     .replace(/[^\p{L}\p{N}]+/gu, ' ')
@@ -40,19 +44,19 @@ export function levenshtein(a: string, b: string): number {
 }
 
 /** 1 − edit distance ÷ longer length, of the normalised texts without spaces. */
-export function textSimilarity(placed: string, read: string): number {
-  const a = normaliseWords(placed).replace(/ /g, '');
-  const b = normaliseWords(read).replace(/ /g, '');
+export function textSimilarity(placed: string, read: string, accents = false): number {
+  const a = normaliseWords(placed, accents).replace(/ /g, '');
+  const b = normaliseWords(read, accents).replace(/ /g, '');
   if (!a.length && !b.length) return 1;
   return 1 - levenshtein(a, b) / Math.max(a.length, b.length);
 }
 
 /** Whether the last word of `placed` ends what was `read` (an edit per 4 letters allowed). */
-export function lastWordRead(placed: string, read: string): boolean {
-  const words = normaliseWords(placed).split(' ').filter(Boolean);
+export function lastWordRead(placed: string, read: string, accents = false): boolean {
+  const words = normaliseWords(placed, accents).split(' ').filter(Boolean);
   const last = words.at(-1);
   if (!last) return true;
-  const tail = normaliseWords(read)
+  const tail = normaliseWords(read, accents)
     .replace(/ /g, '')
     .slice(-(last.length + 2));
   const allowed = Math.floor(last.length / 4);
@@ -68,9 +72,11 @@ export interface ReadBackVerdict {
   pass: boolean;
 }
 
-export function readBackVerdict(placed: string, read: string): ReadBackVerdict {
-  const similarity = textSimilarity(placed, read);
-  const lastWord = lastWordRead(placed, read);
+/** The verdict on a text in `language` (ISO 639-1; accents count when OCR has a model of that language). */
+export function readBackVerdict(placed: string, read: string, language?: string): ReadBackVerdict {
+  const accents = hasOwnModel(language);
+  const similarity = textSimilarity(placed, read, accents);
+  const lastWord = lastWordRead(placed, read, accents);
   return { similarity, lastWord, pass: similarity >= READ_BACK_THRESHOLD && lastWord };
 }
 
@@ -87,6 +93,21 @@ export const OCR_LINE_PX = [100, 60] as const;
 
 /** The upscale factor that makes a short box about `px` tall (at most 4×). */
 export const upscaleOf = (box: Box, px: number = OCR_LINE_PX[0]) => Math.min(4, Math.max(1, px / Math.max(1, box.h)));
+
+/** Boxes at least this tall are also read at half their size. */
+export const HALF_SIZE_FROM_PX = 200;
+
+/**
+ * The scales a box is read at for OCR, in the order tried until a reading passes: those that make
+ * it about OCR_LINE_PX tall (a box already that tall: its own size, once), then half size for a
+ * box of HALF_SIZE_FROM_PX or more. Tesseract drops whole lines of very large display type (a
+ * 160 px headline's last line read at its own size, read at half size); a wrong or clipped text
+ * reads wrong at every size.
+ */
+export function ocrScales(box: Box): number[] {
+  const scales = [...new Set(OCR_LINE_PX.map((px) => upscaleOf(box, px)))];
+  return box.h >= HALF_SIZE_FROM_PX ? [...scales, 0.5] : scales;
+}
 
 export interface Placement {
   pass: boolean;

@@ -12,7 +12,8 @@
 //            (a retry resumes it, never pays twice) and where it came from in
 //            `state.slidePictures` (model, provider, job id, seconds; or why it was drawn here);
 //   project  the editor project filled once: one image item per slide on a video track and,
-//            with overlays, each slide's text as an editable text item on a text track;
+//            with overlays, each slide's headline and body as editable text items on a text
+//            track, set big and centred (./text-layout.ts);
 //   video    the project rendered to MP4 by the timeline renderer, stored, and the slideshow
 //            completed.
 // A failure becomes the slideshow's error with a refund once no retry follows (defineJob).
@@ -30,24 +31,15 @@ import { ProviderError } from '../../engines/generation.ts';
 import { choosePicture, frameFor, makePicture, type PictureFallback, type PictureRecord } from '../../engines/image/model-picture.ts';
 import { itemJob, itemState, type ItemState } from '../../kernel/item-state.ts';
 import { findAiModel, PREVIEWS_DIR_URL } from '../../services/catalog/catalog-data.ts';
-import { overlayTextColours, slideGeometry, slidePalette } from '../../engines/local/slide.ts';
+import { numbered, numberedZone, overlayTextColours, slideGeometry, slidePalette } from '../../engines/local/slide.ts';
 import { WriterFailed, type SlideCopy } from '../../engines/write/types.ts';
+import { supportedWriterLanguage } from '../../engines/write/languages.ts';
 import { editorMediaKey, slideshowSlideKey, slideshowVideoKey } from '../../storage/keys.ts';
 import { storeMusicBed, type StoredMusicBed } from '../music-bed.ts';
 import { stableUuid } from '../faceless-video/rows.ts';
 import { referenceColors } from '../../services/references/reference-colors.ts';
-import {
-  addTrack,
-  baseItem,
-  frontLayer,
-  mediaLayer,
-  newItemId,
-  t3,
-  TEXT_DEFAULTS,
-  textBlockHeight,
-  textTransform,
-  type Timeline,
-} from '../../services/editor/model.ts';
+import { addTrack, baseItem, frontLayer, mediaLayer, newItemId, t3, TEXT_DEFAULTS, type Timeline } from '../../services/editor/model.ts';
+import { SLIDE_BODY_FONT, SLIDE_FONT, type SlideTextLayout, stackSlideText } from './text-layout.ts';
 import { copyTimelineMedia } from '../../services/editor/render-inputs.ts';
 import { addSceneTransitions } from '../../engines/render/transitions.ts';
 import { timelineManifest } from '../../engines/render/manifest.ts';
@@ -181,13 +173,60 @@ function checkCopy(copy: SlideCopy, count: number): SlideCopy {
   return { ...copy, slides: slides.map((x) => ({ role: x.role, heading: x.heading.slice(0, 200), body: (x.body ?? '').slice(0, 1000) })) };
 }
 
+/** The headline and body of each slide, or nulls without overlays. */
+const partsOf = (spec: SlideshowSpec, copy: SlideCopy) =>
+  copy.slides.map((x) => (spec.generateTextOverlays ? { heading: x.heading.trim(), body: x.body.trim() } : null));
+
+/**
+ * How each slide's words are set (none without overlays): its headline in big bold type (the
+ * brand kit's first font, else SLIDE_FONT) over its body in a text face (the kit's second font,
+ * else SLIDE_BODY_FONT), stacked and centred in the slide's hero zone (below the numeral on
+ * body slides) when it shows no picture, else in the text zone above the picture; the hook's
+ * headline larger. Colours readable on the slide (white with a black outline over a full-bleed
+ * picture); no outline on the slides' own quiet backgrounds, whose every tint keeps the text's
+ * contrast.
+ */
+export function slideTextLayouts(
+  parts: ({ heading: string; body: string } | null)[],
+  spec: SlideshowSpec,
+  palette: SlidePalette,
+  pictures: boolean,
+): Promise<SlideTextLayout[][]> {
+  const frame = { width: spec.width, height: spec.height };
+  const g = slideGeometry(spec.width, spec.height);
+  const fullBleed = layoutOf(spec) === 'full-bleed' && pictures;
+  const { color, stroke } = fullBleed ? { color: '#FFFFFF', stroke: '#000000' } : overlayTextColours(palette.background);
+  const band = (i: number) => (pictures ? g.textZone : numbered(i, parts.length) ? numberedZone(g) : g.heroZone);
+  const common = { ...TEXT_DEFAULTS, color, stroke_color: stroke, stroke_width: pictures ? Math.max(2, Math.round(g.unit / 360)) : 0 };
+  const fonts = spec.brandKit?.fonts ?? [];
+  const heading = { ...common, font_family: fonts[0] ?? SLIDE_FONT, font_weight: 700 };
+  const body = { ...common, font_family: fonts[1] ?? fonts[0] ?? SLIDE_BODY_FONT, font_weight: fonts.length ? 700 : 400 };
+  // Sizes at 1080 wide: the hook's headline up to 160 px, the others' 128; bodies up to 64 (on a
+  // picture's text zone, 96, 80 and 48); a fifth larger on a 9:16 slide's tall hero zone.
+  const tall = !pictures && spec.height / spec.width >= 1.6 ? 1.2 : 1;
+  const px = (v: number) => (g.unit * v * tall) / 1080;
+  return Promise.all(
+    parts.map((p, i) =>
+      p
+        ? stackSlideText(p, {
+            frame,
+            band: band(i),
+            headingMax: px(pictures ? (i === 0 ? 96 : 80) : i === 0 ? 160 : 128),
+            bodyMax: px(pictures ? 48 : 64),
+            minSize: px(28),
+            heading,
+            body,
+          })
+        : [],
+    ),
+  );
+}
+
 /**
  * Adds the slides to the project: one image item per slide (SLIDE_SECONDS each) on a new video
- * track and, with texts, one text item per slide on a new text track, sized to fit the area above
- * the picture.
+ * track and, with texts, one text item per slide on a new text track, set as `layouts` says.
  */
-function addSlides(tl: Timeline, slides: { mediaId: string; text: string | null }[], spec: SlideshowSpec, palette: SlidePalette): void {
-  const frame = { width: spec.width, height: spec.height };
+function addSlides(tl: Timeline, slides: { mediaId: string; layouts: SlideTextLayout[] }[]): void {
   const video = addTrack(tl, 'video');
   video.name = 'Slides';
   const layer = mediaLayer(tl, video, true);
@@ -206,39 +245,28 @@ function addSlides(tl: Timeline, slides: { mediaId: string; text: string | null 
   // Each slide slides in over the one before (a carousel's swipe).
   addSceneTransitions(slideItems, ['slide']);
   tl.items.push(...slideItems);
-  if (!slides.some((sl) => sl.text)) return;
+  if (!slides.some((sl) => sl.layouts.length)) return;
   const texts = addTrack(tl, 'text');
   texts.name = 'Slide text';
-  const g = slideGeometry(spec.width, spec.height);
-  const zoneTop = g.textZone.y / spec.height;
-  const zoneHeight = g.textZone.h / spec.height;
-  const { color, stroke } =
-    layoutOf(spec) === 'full-bleed' ? { color: '#FFFFFF', stroke: '#000000' } : overlayTextColours(palette.background);
-  const font = spec.brandKit?.fonts[0] ?? TEXT_DEFAULTS.font_family;
   const textLayer = frontLayer(tl);
-  slides.forEach((sl, i) => {
-    if (!sl.text) return;
-    // As large as fits the text zone (from 112 px for the hook, 88 px for the others at 1080 wide).
-    let size = Math.round(((i === 0 ? 112 : 88) * Math.min(spec.width, spec.height)) / 1080);
-    const style = () => ({ ...TEXT_DEFAULTS, font_family: font, font_size: size, color, stroke_color: stroke, top: t3(zoneTop) });
-    while (size > 28 && textBlockHeight(sl.text, style(), frame) > zoneHeight) size -= 4;
-    const st = style();
-    tl.items.push(
-      baseItem({
-        item_id: newItemId(tl, 'text'),
-        track_id: texts.track_id,
-        type: 'text',
-        from_seconds: t3(i * SLIDE_SECONDS),
-        duration_seconds: SLIDE_SECONDS,
-        fit: 'contain',
-        text: sl.text,
-        style: st,
-        transform: textTransform(sl.text, st, frame),
-        // The words fade in as their slide arrives.
-        animation: { enter: { type: 'fade', duration_seconds: 0.5 }, exit: null },
-        layer: textLayer,
-      }),
-    );
+  slides.forEach(({ layouts }, i) => {
+    for (const layout of layouts)
+      tl.items.push(
+        baseItem({
+          item_id: newItemId(tl, 'text'),
+          track_id: texts.track_id,
+          type: 'text',
+          from_seconds: t3(i * SLIDE_SECONDS),
+          duration_seconds: SLIDE_SECONDS,
+          fit: 'contain',
+          text: layout.text,
+          style: layout.style,
+          transform: layout.transform,
+          // The words fade in as their slide arrives.
+          animation: { enter: { type: 'fade', duration_seconds: 0.5 }, exit: null },
+          layer: textLayer,
+        }),
+      );
   });
 }
 
@@ -488,14 +516,14 @@ function slideInputFailure(err: unknown, spec: SlideshowSpec, productIndex: numb
 async function fillSlides(a: Attempt, st: Stage, done: Pick<SlideshowOutputs, 'copy' | 'slides'>): Promise<number> {
   const { spec } = a.s;
   const palette = await a.palette(st.signal);
-  const texts = textsOf(spec, done.copy);
   const music = await slideshowMusic(a, st);
+  // The slides show a picture when the request gives product images or an image model makes them.
+  const pictures = spec.productImageUrls.length > 0 || Boolean(a.ctx.config.slideshowImageModel);
+  const layouts = await slideTextLayouts(partsOf(spec, done.copy), spec, palette, pictures);
   return fillProject(a.ctx, a.s, (tl) => {
     addSlides(
       tl,
-      done.slides.map((mediaId, i) => ({ mediaId, text: texts[i] })),
-      spec,
-      palette,
+      done.slides.map((mediaId, i) => ({ mediaId, layouts: layouts[i] })),
     );
     addMusic(tl, music);
   });
@@ -571,15 +599,19 @@ async function renderCarousel({ ctx, s, workDir }: Attempt, st: Stage): Promise<
     height: project.height,
     durationSeconds: probed.duration_seconds ?? s.spec.slideCount * SLIDE_SECONDS,
     hasAudio: probed.has_audio,
-    manifest: await slideshowManifest(project.width, project.height, tl),
+    manifest: await slideshowManifest(project.width, project.height, tl, s.copy?.language ?? supportedWriterLanguage(s.spec.language)),
   };
 }
 
-/** What the carousel shows, for the media quality checker: the slides' text items (boxes and times) and where each slide starts. */
-export function slideshowManifest(width: number, height: number, tl: Timeline): Promise<MediaManifest> {
+/**
+ * What the carousel shows, for the media quality checker: the slides' text items (boxes and times),
+ * where each slide starts, and the language of the words (ISO 639-1; OCR reads them with its model).
+ */
+export async function slideshowManifest(width: number, height: number, tl: Timeline, language?: string): Promise<MediaManifest> {
   const video = new Set(tl.tracks.filter((tr) => tr.type === 'video').map((tr) => tr.track_id));
   const sceneItems = tl.items.filter((i) => i.type === 'image' && video.has(i.track_id));
-  return timelineManifest({ width, height, items: tl.items, sceneItems });
+  const manifest = await timelineManifest({ width, height, items: tl.items, sceneItems });
+  return language && language !== 'en' ? { ...manifest, language } : manifest;
 }
 
 export function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean } {
