@@ -3,6 +3,7 @@
 // video is rendered from (and that the editor opens afterwards). No I/O here.
 import { speechTokens } from '../../engines/speech/timings.ts';
 import type { SpokenWord } from '../../engines/speech/types.ts';
+import { sceneTitle } from '../../engines/write/brief.ts';
 import {
   addTrack,
   baseItem,
@@ -28,6 +29,14 @@ export interface NarrationPart {
   text: string;
   /** A short visual description of the part's scene. */
   scene: string;
+  /** The part's on-screen title (2–6 words; stored scripts made before it have none: onScreenTitle). */
+  title?: string;
+}
+
+/** A part's on-screen title: the writer's, else a phrase of its narration (never a bag of its words). */
+export function onScreenTitle(part: Pick<NarrationPart, 'text' | 'title'> | undefined): string | undefined {
+  if (!part) return undefined;
+  return part.title?.trim() || sceneTitle(part.text);
 }
 
 /** Sentences of a text (keeps the end punctuation). */
@@ -56,7 +65,12 @@ export function partsFromScript(script: string, maxParts = 7): NarrationPart[] {
     for (let i = 1; i < list.length - 1; i++) if (list[i].length + list[i + 1].length < list[best].length + list[best + 1].length) best = i;
     list.splice(best, 2, `${list[best]} ${list[best + 1]}`);
   }
-  return list.map((text, i) => ({ role: i === 0 ? 'hook' : i === list.length - 1 && list.length > 1 ? 'cta' : 'beat', text, scene: text }));
+  return list.map((text, i) => ({
+    role: i === 0 ? 'hook' : i === list.length - 1 && list.length > 1 ? 'cta' : 'beat',
+    text,
+    scene: text,
+    title: sceneTitle(text),
+  }));
 }
 
 /**
