@@ -53,7 +53,7 @@ t.test('scripts are whole sentences: no fragment of the prompt spliced in, none 
   t.notMatch(rust, /Small changes with Why/);
 });
 
-t.test('a counted list names each item with the brief\'s facts, and announces no more items than it has', async (t) => {
+t.test("a counted list names each item with the brief's facts, and announces no more items than it has", async (t) => {
   const cases: [string, string, string[], RegExp][] = [
     [
       'Why sparkling water is the easiest healthy swap for soda: zero sugar, real fizz, and it keeps you hydrated all day.',
@@ -61,7 +61,12 @@ t.test('a counted list names each item with the brief\'s facts, and announces no
       ['zero sugar', 'real fizz', 'it keeps you hydrated all day'],
       /^Here are three reasons why sparkling water is the easiest healthy swap for soda\./,
     ],
-    [PROMPTS[5], 'en', ['I drink water before coffee', 'I walk ten minutes outside', 'I write down one goal for the day'], /^Here are three habits/],
+    [
+      PROMPTS[5],
+      'en',
+      ['I drink water before coffee', 'I walk ten minutes outside', 'I write down one goal for the day'],
+      /^Here are three habits/,
+    ],
     // Five announced, three given: three are announced.
     [
       'Five tips for better sleep: no screens after ten, a cool dark room, and the same wake-up time every day',
@@ -85,12 +90,15 @@ t.test('a counted list names each item with the brief\'s facts, and announces no
         t.ok(s.beats[i].includes(`: ${item}`), `item ${i + 1} says what it is: ${s.beats[i]}`);
         t.match(s.titles?.[i + 1] ?? '', new RegExp(`^0${i + 1} · \\p{L}`, 'u'), `item ${i + 1}'s title is its number and its name`);
       });
-      for (const sentence of sentences(all(s)))
-        t.notMatch(sentence, /^(?:Number|Número|Numéro) \S+[.!?]$/u, `no bare "${sentence}"`);
+      for (const sentence of sentences(all(s))) t.notMatch(sentence, /^(?:Number|Número|Numéro) \S+[.!?]$/u, `no bare "${sentence}"`);
     }
   }
   // Announced but not given: nothing is counted.
-  for (const prompt of [PROMPTS[0], 'Three reasons embedded Rust is winning firmware teams over', 'How to brew better coffee at home in four steps']) {
+  for (const prompt of [
+    PROMPTS[0],
+    'Three reasons embedded Rust is winning firmware teams over',
+    'How to brew better coffee at home in four steps',
+  ]) {
     const text = all(script(prompt, 'en', 30));
     t.notMatch(text, /\b(?:three|four) (?:reasons|steps)\b|Number (?:one|two|three)/, `no count it cannot deliver: ${text}`);
   }
@@ -98,9 +106,20 @@ t.test('a counted list names each item with the brief\'s facts, and announces no
 });
 
 t.test('every part has an on-screen title: a phrase of the brief or of what the part says, never a bag of words', async (t) => {
-  const squash = (x: string) => x.toLowerCase().replace(/^\d\d · /, '').replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+  const squash = (x: string) =>
+    x
+      .toLowerCase()
+      .replace(/^\d\d · /, '')
+      .replace(/[^\p{L}\p{N}]+/gu, ' ')
+      .trim();
   const s = script('Why sparkling water is the easiest healthy swap for soda: zero sugar, real fizz, and it keeps you hydrated all day.');
-  t.same(s.titles, ['Sparkling water: 3 reasons', '01 · Zero sugar', '02 · Real fizz', '03 · Keeps you hydrated all day', 'Follow for more']);
+  t.same(s.titles, [
+    'Sparkling water: 3 reasons',
+    '01 · Zero sugar',
+    '02 · Real fizz',
+    '03 · Keeps you hydrated all day',
+    'Follow for more',
+  ]);
   for (const prompt of PROMPTS)
     for (const seconds of [15, 30, 60]) {
       const w = script(prompt, 'en', seconds);
@@ -113,7 +132,7 @@ t.test('every part has an on-screen title: a phrase of the brief or of what the 
   // A given sentence's title is a phrase of it (the words in their order, side by side).
   const phrases: [string, string][] = [
     ['Number one. Everyday life gets simpler with sparkling water.', 'Everyday life gets simpler'],
-    ["Now the good part. Beginners and experts alike get value from embedded Rust.", 'Beginners and experts alike get value'],
+    ['Now the good part. Beginners and experts alike get value from embedded Rust.', 'Beginners and experts alike get value'],
     ['Soda swaps made easy: zero sugar, real fizz.', 'Zero sugar'],
     ['Sparkling water is the easiest healthy swap for soda.', 'Sparkling water'],
     ['Sparkling water is the easiest swap for soda.', 'Sparkling water is the easiest swap'],

@@ -25,7 +25,6 @@ import { sceneTitle } from '../write/brief.ts';
 import { hexToRgb, rng } from './layout.ts';
 import { contrastRatio, relativeLuminance } from '../../media/quality/pixels.ts';
 
-
 interface StyleDef {
   /** Gradient stops, top to bottom. */
   gradient: [string, string];
@@ -476,7 +475,14 @@ export async function sceneTexts(s: SceneInput): Promise<SceneText[]> {
   const { ink, accent } = raw ? inkOf(s, def, raw) : { ink: '#FFFFFF', accent: '#FFFFFF' };
   const set = await setType(s, def, c, ink, accent);
   return set
-    ? [{ text: set.text, box: { x: set.left, y: set.top, w: set.t.width, h: set.t.height }, role: 'scene', ...typeFills(c, ink, accent, set.numbered) }]
+    ? [
+        {
+          text: set.text,
+          box: { x: set.left, y: set.top, w: set.t.width, h: set.t.height },
+          role: 'scene',
+          ...typeFills(c, ink, accent, set.numbered),
+        },
+      ]
     : [];
 }
 
@@ -517,7 +523,9 @@ async function bigType(
   layers.push({ input: t.input, left, top });
   return {
     layers,
-    texts: [{ text: set.text, box: { x: left, y: top, w: t.width, h: t.height }, role: 'scene', ...typeFills(c, ink, accent, set.numbered) }],
+    texts: [
+      { text: set.text, box: { x: left, y: top, w: t.width, h: t.height }, role: 'scene', ...typeFills(c, ink, accent, set.numbered) },
+    ],
   };
 }
 

@@ -86,6 +86,11 @@ export function narrationEnd(targetMs: number): { min: number; ideal: number; ma
   };
 }
 
+/** How long a written script is planned to speak (seconds): to where the speech-rate fit aims, so it needs little of the fit. */
+export function scriptSeconds(durationSeconds: number): number {
+  return narrationEnd(durationSeconds * 1000).ideal / 1000;
+}
+
 /**
  * The speech rate that makes a narration of `spokenMs` at speed `speed` end where narrationEnd
  * puts it (clamped to MIN_SPEED..MAX_SPEED); the same speed when it already ends there.

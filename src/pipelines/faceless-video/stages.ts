@@ -49,11 +49,11 @@ import {
   captionTop,
   facelessTimeline,
   fitSpeed,
-  narrationEnd,
   onScreenTitle,
   partsFromScript,
   partStarts,
   scenePrompt,
+  scriptSeconds,
   type NarrationPart,
 } from './plan.ts';
 import { addSceneTransitions } from '../../engines/render/transitions.ts';
@@ -223,7 +223,7 @@ async function writeScript({ ctx, spec }: Attempt, s: Stage): Promise<FacelessOu
         title: spec.title,
         language: spec.locale,
         // Sized to end where the speech-rate fit aims (narrationEnd): sped up a little is fine, slowed down drags.
-        targetSeconds: narrationEnd(spec.durationSeconds * 1000).ideal / 1000,
+        targetSeconds: scriptSeconds(spec.durationSeconds),
         wordsPerSecond: WORDS_PER_SECOND,
         styles: [spec.imageStyle, ...spec.aiStyles, ...spec.fluxStyles],
       },
