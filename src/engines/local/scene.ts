@@ -510,16 +510,6 @@ async function bigType(
       top: top - pad,
     });
   }
-  // Neon glows where its type is light; a dark type's blur is a smudge that eats its contrast.
-  if (s.style === 'neon' && relativeLuminance(...hexToRgb(ink)) > 0.5)
-    layers.push({
-      input: await sharp(t.input)
-        .blur(Math.max(2, Math.round(w * 0.008)))
-        .png()
-        .toBuffer(),
-      left,
-      top,
-    });
   layers.push({ input: t.input, left, top });
   return {
     layers,
