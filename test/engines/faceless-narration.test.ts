@@ -15,6 +15,7 @@ t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 const PROMPTS = [
   'Three reasons embedded Rust is winning firmware teams over',
+  'How to brew better coffee at home in four steps',
   'Why sparkling water is the easiest healthy swap for soda: zero sugar, real fizz, and it keeps you hydrated all day.',
 ];
 
