@@ -401,6 +401,8 @@ export interface BriefWords {
   items: string[];
   /** Short whole sentences about the subject, for scripts of a few seconds. */
   short: string[];
+  /** Their on-screen titles, in the same order; else a phrase of each. */
+  shortTitles?: string[];
 }
 
 export const BRIEF_WORDS: Record<string, BriefWords> = {
@@ -414,6 +416,7 @@ export const BRIEF_WORDS: Record<string, BriefWords> = {
       ),
     listHook: 'Here are {list}.',
     short: ['{topic} matters.', 'Try {topic}.', '{topic} just works.'],
+    shortTitles: ['Why it matters', 'Try it today', 'It just works'],
     items: [
       'Number one.',
       'Number two.',

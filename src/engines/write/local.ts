@@ -333,6 +333,7 @@ export function writeLocalScript(req: ScriptRequest): Script {
   });
   // A script of a few seconds says short sentences (the shortest are taken first).
   const short = target < SHORT_SCRIPT_WORDS ? bw.short.map((x) => sentenceCase(fill(x, brief.topic, pack.code))) : [];
+  short.forEach((x, i) => bw.shortTitles?.[i] && fillerTitles.set(x, bw.shortTitles[i]));
   const fillers = new Fillers([...short, ...rotated]);
   const counted = countedList(pack, brief);
   const beatCount = counted?.items.length ?? (target < 50 ? 3 : target < 110 ? 4 : 5);

@@ -75,16 +75,21 @@ export function partsFromScript(script: string, maxParts = 7): NarrationPart[] {
 
 /**
  * Where the narration should end in a video of `targetMs`: a short hold after the call to action
- * (0.5 s, a tenth of a short video), covering at least 90 % of the video and never leaving a
+ * (0.5 s, a tenth of a short video), covering at least 90 % of the video (from its first word) and never leaving a
  * music-only or silent tail over 1 s; a narration ending anywhere in [min, max] is left as it is.
  */
 export function narrationEnd(targetMs: number): { min: number; ideal: number; max: number } {
+  const ideal = targetMs - Math.min(500, targetMs * 0.1);
   return {
-    min: Math.max(targetMs * 0.9, targetMs - 1000),
-    ideal: targetMs - Math.min(500, targetMs * 0.1),
+    // 90 % spoken counts from the first word, which comes a little after 0 (LEAD_IN_MS).
+    min: Math.min(ideal, Math.max(targetMs * 0.9 + LEAD_IN_MS, targetMs - 1000)),
+    ideal,
     max: targetMs - Math.min(300, targetMs * 0.06),
   };
 }
+
+/** About when the voices' first word starts (ms): the silence before it is not narration. */
+const LEAD_IN_MS = 300;
 
 /** How long a written script is planned to speak (seconds): to where the speech-rate fit aims, so it needs little of the fit. */
 export function scriptSeconds(durationSeconds: number): number {
