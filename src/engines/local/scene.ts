@@ -8,11 +8,12 @@
 //      word list, a band, a slanted block, a numeral, a frame; consecutive scenes never share one)
 //      in the brand's or the style's colours;
 //   2. the texture motifs (selected_ai_styles), then the grades (selected_flux_dev_styles);
-//   3. the scene's key words as big type (not over a stock photo or a model's picture), fitted
-//      into the type zone every pan keeps in the frame (typeZone), in the first of the style's
-//      colours that reads at 4.5:1 on the pixels behind it, else white on a dark scrim;
-//   4. unless `plain`, a dark scrim under the caption band and the brand (a band in its colours,
-//      its name on a chip, its logo). Faceless videos draw their scenes plain and lay
+//   3. the scene's title as big type in the style's display face (not over a stock photo or a
+//      model's picture; a list item's number set large above its name), fitted into the type zone
+//      every pan keeps in the frame (typeZone) at the composition's scale (TYPE_SCALE), in the first
+//      of the style's colours that reads at 4.5:1 on the pixels behind it, else white on a dark scrim;
+//   4. unless `plain`, the style's fixed lines (the vintage frame), a dark scrim under the caption
+//      band and the brand (a band in its colours, its name on a chip, its logo). Faceless videos draw their scenes plain and lay
 //      renderOverlay's picture (scrim and brand) over the whole video, so the brand stays put.
 // composeScene also says where its texts are (the media quality checker's manifest); sceneTexts
 // and overlayTexts measure them without drawing.
