@@ -416,13 +416,22 @@ export interface SceneText {
   colors?: string[];
 }
 
+/** The stack composition's lines: at most three, the words shared out evenly in their order. */
+function stackLines(words: string): string[] {
+  const w = words.split(' ');
+  const lines = Math.min(3, w.length);
+  return Array.from({ length: lines }, (_, i) =>
+    w.slice(Math.round((i * w.length) / lines), Math.round(((i + 1) * w.length) / lines)).join(' '),
+  );
+}
+
 /** How much of the type zone each composition's type takes (width, height): the type scale changes from scene to scene. */
 const TYPE_SCALE: Record<Composition, [number, number]> = {
   stack: [1, 1],
-  band: [1, 0.62],
+  band: [1, 0.7],
   wedge: [0.86, 0.8],
   numeral: [1, 1],
-  frame: [0.8, 0.72],
+  frame: [0.88, 0.8],
 };
 
 /** The scene's title set in the type zone in the given colours: the fitted text, where it goes and its words. */
@@ -432,12 +441,11 @@ async function setType(s: SceneInput, def: StyleDef, c: Composition, ink: string
   const z = typeZone(s.width, s.height);
   const caps = (x: string) => (def.caps ? x.toLocaleUpperCase() : x);
   const words = caps(heading.words);
-  // A list item's number, else the scene's in the numeral composition, set above its words in the accent.
-  const numeral = heading.number ?? (c === 'numeral' ? String(s.index + 1).padStart(2, '0') : undefined);
+  // A list item's number, set above its words in the accent (a scene that is no list item has none).
+  const numeral = heading.number;
   const body =
     c === 'stack'
-      ? words
-          .split(' ')
+      ? stackLines(words)
           .map((x, i) => `<span foreground="${i % 2 ? accent : ink}">${escXml(x)}</span>`)
           .join('\n')
       : `<span foreground="${ink}">${escXml(words)}</span>`;
