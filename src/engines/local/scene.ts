@@ -456,7 +456,7 @@ async function setType(s: SceneInput, def: StyleDef, c: Composition, ink: string
   const align = c === 'stack' || c === 'wedge' ? 'left' : 'centre';
   const t = await fittedText(markup, def.font, box, align);
   const left = align === 'left' ? z.x : z.x + Math.round((z.w - t.width) / 2);
-  const top = z.y + Math.round((z.h - t.height) / (c === 'band' ? 2 : c === 'wedge' ? 1.25 : 2));
+  const top = z.y + Math.round((z.h - t.height) / 2);
   const text = numeral ? `${numeral} ${words}` : words;
   return { t, left, top, text, numbered: numeral !== undefined };
 }
