@@ -120,18 +120,25 @@ t.test('a photo fills the frame (cover-cropped), under the caption scrim and the
   t.ok(green > 200, `the logo (${green} pixels)`);
 });
 
-t.test('a scene shows its title as a phrase: a list item its number and name, a sentence a phrase of it, never a bag of words', async (t) => {
-  const squash = (x: string) => x.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
-  const sentence = 'Number one. Everyday life gets simpler with sparkling water.';
-  for (const style of IMAGE_STYLES) {
-    const [item] = await sceneTexts({ ...base, width: 540, height: 960, style, text: '03 · Real fizz' });
-    t.equal(squash(item.text), '03 real fizz', `${style}: the item's number and name`);
-    const [said] = await sceneTexts({ ...base, width: 540, height: 960, style, text: sentence });
-    t.ok(squash(sentence).includes(squash(said.text)), `${style}: "${said.text}" is a phrase of the sentence`);
-  }
-});
+t.test(
+  'a scene shows its title as a phrase: a list item its number and name, a sentence a phrase of it, never a bag of words',
+  async (t) => {
+    const squash = (x: string) =>
+      x
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N}]+/gu, ' ')
+        .trim();
+    const sentence = 'Number one. Everyday life gets simpler with sparkling water.';
+    for (const style of IMAGE_STYLES) {
+      const [item] = await sceneTexts({ ...base, width: 540, height: 960, style, text: '03 · Real fizz' });
+      t.equal(squash(item.text), '03 real fizz', `${style}: the item's number and name`);
+      const [said] = await sceneTexts({ ...base, width: 540, height: 960, style, text: sentence });
+      t.ok(squash(sentence).includes(squash(said.text)), `${style}: "${said.text}" is a phrase of the sentence`);
+    }
+  },
+);
 
-t.test("the vintage frame stays put over the video, 4 % or more in from every edge, and is not in the panning still", async (t) => {
+t.test('the vintage frame stays put over the video, 4 % or more in from every edge, and is not in the panning still', async (t) => {
   const [w, h] = [540, 960];
   const { data } = await sharp(await renderOverlay({ width: w, height: h, style: 'vintage', captionTop: 0.58 }))
     .raw()

@@ -44,7 +44,8 @@ const sentenceCase = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 /** At most `max` words, never ending on a small word of English ("for", "the"); others are cut plainly. */
 function fewWords(phrase: string, max: number): string {
   let w = words(phrase).slice(0, max);
-  while (w.length > 1 && /^(?:a|an|the|of|and|or|with|for|to|on|in|at|by|from|our|your|is|are|that|just|very|so)$/i.test(w.at(-1)!)) w = w.slice(0, -1);
+  while (w.length > 1 && /^(?:a|an|the|of|and|or|with|for|to|on|in|at|by|from|our|your|is|are|that|just|very|so)$/i.test(w.at(-1)!))
+    w = w.slice(0, -1);
   return stripEnd(w.join(' '));
 }
 

@@ -311,6 +311,25 @@ function ctaTitle(pack: LanguagePack, cta: string): string {
 }
 
 /**
+ * The filler sentences about the subject, in the order the brief's hash turns them to (a script of
+ * a few seconds says short sentences first), and the on-screen title of each that has one.
+ */
+function scriptFillers(pack: LanguagePack, topic: string, h: number, target: number) {
+  const bw = BRIEF_WORDS[pack.code] ?? BRIEF_WORDS.en;
+  const fillerTitles = new Map<string, string>();
+  const rotated = pack.fillers.map((_, i) => {
+    const k = (i + h) % pack.fillers.length;
+    const text = fill(pack.fillers[k], topic, pack.code);
+    const title = pack.fillerTitles?.[k];
+    if (title) fillerTitles.set(text, title);
+    return text;
+  });
+  const short = target < SHORT_SCRIPT_WORDS ? bw.short.map((x) => sentenceCase(fill(x, topic, pack.code))) : [];
+  for (const [i, x] of short.entries()) if (bw.shortTitles?.[i]) fillerTitles.set(x, bw.shortTitles[i]);
+  return { fillers: new Fillers([...short, ...rotated]), fillerTitles };
+}
+
+/**
  * A script in whole sentences: a hook (the list it counts, else a hook about the subject), the
  * beats (one per counted item, opened by its number and what it is; else 3–5 beats), the call to
  * action, and each part's on-screen title. The user's sentences come first, then filler sentences
@@ -323,18 +342,7 @@ export function writeLocalScript(req: ScriptRequest): Script {
   const target = scriptWords(req);
   const brief = readBrief(pack, req.prompt, req.title, 24);
   const h = hash(`${req.prompt}\u0000${req.title ?? ''}`);
-  const fillerTitles = new Map<string, string>();
-  const rotated = pack.fillers.map((_, i) => {
-    const k = (i + h) % pack.fillers.length;
-    const text = fill(pack.fillers[k], brief.topic, pack.code);
-    const title = pack.fillerTitles?.[k];
-    if (title) fillerTitles.set(text, title);
-    return text;
-  });
-  // A script of a few seconds says short sentences (the shortest are taken first).
-  const short = target < SHORT_SCRIPT_WORDS ? bw.short.map((x) => sentenceCase(fill(x, brief.topic, pack.code))) : [];
-  short.forEach((x, i) => bw.shortTitles?.[i] && fillerTitles.set(x, bw.shortTitles[i]));
-  const fillers = new Fillers([...short, ...rotated]);
+  const { fillers, fillerTitles } = scriptFillers(pack, brief.topic, h, target);
   const counted = countedList(pack, brief);
   const beatCount = counted?.items.length ?? (target < 50 ? 3 : target < 110 ? 4 : 5);
   const hookBudget = Math.max(MIN_PART_WORDS, Math.round(target * 0.15));
