@@ -416,10 +416,10 @@ export interface SceneText {
   colors?: string[];
 }
 
-/** The stack composition's lines: at most three, the words shared out evenly in their order. */
+/** The stack composition's lines: one word each up to three, two lines of two for four, else three, the words shared out evenly in their order. */
 function stackLines(words: string): string[] {
   const w = words.split(' ');
-  const lines = Math.min(3, w.length);
+  const lines = w.length <= 3 ? w.length : w.length === 4 ? 2 : 3;
   return Array.from({ length: lines }, (_, i) =>
     w.slice(Math.round((i * w.length) / lines), Math.round(((i + 1) * w.length) / lines)).join(' '),
   );
