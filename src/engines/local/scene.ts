@@ -154,13 +154,15 @@ export const STYLES: Record<ImageStyle, StyleDef> = {
     numeral: '#3E2C17',
     decorate: () => '',
     // A double rule round the picture, fixed over the video (a panning still would carry it to the edge), 5 % in.
-    fixed: (w, h, a) => {
+    // In a dark warm grey, not the style's brown: the overlay is not graded, and under black_and_white a brown frame would be the one coloured thing.
+    fixed: (w, h) => {
+      const ink = '#4A4038';
       const m = Math.round(Math.min(w, h) * 0.05);
       const n = m + Math.round(Math.min(w, h) * 0.018);
       const sw = Math.max(4, Math.round(Math.min(w, h) * 0.009));
       return (
-        `<rect x="${m}" y="${m}" width="${w - 2 * m}" height="${h - 2 * m}" fill="none" stroke="${a[0]}" stroke-width="${sw}"/>` +
-        `<rect x="${n}" y="${n}" width="${w - 2 * n}" height="${h - 2 * n}" fill="none" stroke="${a[0]}" stroke-width="${Math.max(2, Math.round(sw / 3))}"/>`
+        `<rect x="${m}" y="${m}" width="${w - 2 * m}" height="${h - 2 * m}" fill="none" stroke="${ink}" stroke-width="${sw}"/>` +
+        `<rect x="${n}" y="${n}" width="${w - 2 * n}" height="${h - 2 * n}" fill="none" stroke="${ink}" stroke-width="${Math.max(2, Math.round(sw / 3))}"/>`
       );
     },
     ink: '#3E2C17',
