@@ -4,7 +4,7 @@
 import sharp from 'sharp';
 import t from 'tap';
 import type { SceneInput } from '../../src/engines/image/types.ts';
-import { renderScene } from '../../src/engines/local/scene.ts';
+import { renderOverlay, renderScene, sceneTexts } from '../../src/engines/local/scene.ts';
 import spec from '../../generated/openapi.json' with { type: 'json' };
 
 const schemas = (spec as any).components.schemas;
@@ -118,4 +118,43 @@ t.test('a photo fills the frame (cover-cropped), under the caption scrim and the
   }
   t.ok(yellow > 500, `the brand band (${yellow} pixels)`);
   t.ok(green > 200, `the logo (${green} pixels)`);
+});
+
+t.test(
+  'a scene shows its title as a phrase: a list item its number and name, a sentence a phrase of it, never a bag of words',
+  async (t) => {
+    const squash = (x: string) =>
+      x
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N}]+/gu, ' ')
+        .trim();
+    const sentence = 'Number one. Everyday life gets simpler with sparkling water.';
+    for (const style of IMAGE_STYLES) {
+      const [item] = await sceneTexts({ ...base, width: 540, height: 960, style, text: '03 · Real fizz' });
+      t.equal(squash(item.text), '03 real fizz', `${style}: the item's number and name`);
+      const [said] = await sceneTexts({ ...base, width: 540, height: 960, style, text: sentence });
+      t.ok(squash(sentence).includes(squash(said.text)), `${style}: "${said.text}" is a phrase of the sentence`);
+    }
+  },
+);
+
+t.test('the vintage frame stays put over the video, 4 % or more in from every edge, and is not in the panning still', async (t) => {
+  const [w, h] = [540, 960];
+  const { data } = await sharp(await renderOverlay({ width: w, height: h, style: 'vintage', captionTop: 0.58 }))
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  const alphaAt = (x: number, y: number) => data[(y * w + x) * 4 + 3];
+  const margin = Math.ceil(w * 0.04);
+  let inMargin = 0;
+  for (let y = 0; y < h * 0.5; y++) for (let x = 0; x < margin; x++) inMargin += alphaAt(x, y) > 0 || alphaAt(w - 1 - x, y) > 0 ? 1 : 0;
+  t.equal(inMargin, 0, 'nothing drawn within 4 % of the left and right edges');
+  let frame = 0;
+  for (let x = margin; x < w * 0.1; x++) frame += alphaAt(x, Math.round(h * 0.3)) > 200 ? 1 : 0;
+  t.ok(frame > 0, 'the frame is drawn in the overlay');
+  const still = await sharp(await renderScene({ ...base, width: w, height: h, style: 'vintage', plain: true, text: 'Real fizz' }))
+    .raw()
+    .toBuffer();
+  const px = (x: number, y: number) => still.subarray((y * w + x) * 3, (y * w + x) * 3 + 3);
+  const [a, b] = [px(Math.round(w * 0.04), Math.round(h * 0.3)), px(Math.round(w * 0.02), Math.round(h * 0.3))];
+  t.ok(Math.abs(a[0] - b[0]) + Math.abs(a[1] - b[1]) + Math.abs(a[2] - b[2]) < 40, 'the plain still has no frame line near its edge');
 });

@@ -4,6 +4,7 @@
 // the packs; slide copy that differs per slide and carries the brief's and the product's facts.
 import t from 'tap';
 import { sentences } from '../../src/pipelines/faceless-video/plan.ts';
+import { sceneTitle } from '../../src/engines/write/brief.ts';
 import { writeLocalScript, writeLocalSlides } from '../../src/engines/write/local.ts';
 import type { Script } from '../../src/engines/write/types.ts';
 
@@ -52,26 +53,95 @@ t.test('scripts are whole sentences: no fragment of the prompt spliced in, none 
   t.notMatch(rust, /Small changes with Why/);
 });
 
-t.test('a script that announces a count delivers exactly that many items', async (t) => {
-  const cases: [string, string, number, RegExp][] = [
-    [PROMPTS[0], 'en', 3, /Number (?:one|two|three|four|five|six|seven|eight|nine|ten)\./g],
-    [PROMPTS[1], 'en', 5, /Number (?:one|two|three|four|five|six|seven|eight|nine|ten)\./g],
-    [PROMPTS[2], 'en', 3, /Number (?:one|two|three|four|five|six|seven|eight|nine|ten)\./g],
-    ['Cinco consejos para dormir mejor', 'es', 5, /Número (?:uno|dos|tres|cuatro|cinco|seis)\./g],
-    ["Trois raisons de boire plus d'eau au travail", 'fr', 3, /Numéro (?:un|deux|trois|quatre|cinq)\./g],
+t.test("a counted list names each item with the brief's facts, and announces no more items than it has", async (t) => {
+  const cases: [string, string, string[], RegExp][] = [
+    [
+      'Why sparkling water is the easiest healthy swap for soda: zero sugar, real fizz, and it keeps you hydrated all day.',
+      'en',
+      ['zero sugar', 'real fizz', 'it keeps you hydrated all day'],
+      /^Here are three reasons why sparkling water is the easiest healthy swap for soda\./,
+    ],
+    [
+      PROMPTS[5],
+      'en',
+      ['I drink water before coffee', 'I walk ten minutes outside', 'I write down one goal for the day'],
+      /^Here are three habits/,
+    ],
+    // Five announced, three given: three are announced.
+    [
+      'Five tips for better sleep: no screens after ten, a cool dark room, and the same wake-up time every day',
+      'en',
+      ['no screens after ten', 'a cool dark room', 'the same wake-up time every day'],
+      /^Here are three tips for better sleep\./,
+    ],
+    [
+      'Cinco consejos para dormir mejor: sin pantallas de noche, una habitación fresca, y la misma hora cada día',
+      'es',
+      ['sin pantallas de noche', 'una habitación fresca', 'la misma hora cada día'],
+      /^Aquí tienes tres consejos/,
+    ],
   ];
-  for (const [prompt, language, n, item] of cases) {
+  for (const [prompt, language, items, hook] of cases) {
     for (const seconds of [15, 30, 60]) {
       const s = script(prompt, language, seconds);
-      t.equal(s.beats.length, n, `${prompt} (${seconds}s): ${n} beats`);
-      t.equal(all(s).match(item)?.length, n, `${prompt} (${seconds}s): ${n} numbered items: ${all(s)}`);
-      s.beats.forEach((b, i) => {
-        t.ok(b.replace(item, '').trim().length > 0, `item ${i + 1} says something`);
+      t.equal(s.beats.length, items.length, `${prompt} (${seconds}s): one beat per item`);
+      t.match(s.hook, hook, `${language} ${seconds}s: the hook announces the items it delivers: ${s.hook}`);
+      items.forEach((item, i) => {
+        t.ok(s.beats[i].includes(`: ${item}`), `item ${i + 1} says what it is: ${s.beats[i]}`);
+        t.match(s.titles?.[i + 1] ?? '', new RegExp(`^0${i + 1} · \\p{L}`, 'u'), `item ${i + 1}'s title is its number and its name`);
       });
+      for (const sentence of sentences(all(s))) t.notMatch(sentence, /^(?:Number|Número|Numéro) \S+[.!?]$/u, `no bare "${sentence}"`);
     }
   }
-  t.match(script(PROMPTS[0]).hook, /^Here are three reasons why embedded Rust is worth learning for firmware developers\./);
-  t.match(script(PROMPTS[1]).hook, /^Here are five quick tips for staying hydrated at work\./);
+  // Announced but not given: nothing is counted.
+  for (const prompt of [
+    PROMPTS[0],
+    'Three reasons embedded Rust is winning firmware teams over',
+    'How to brew better coffee at home in four steps',
+  ]) {
+    const text = all(script(prompt, 'en', 30));
+    t.notMatch(text, /\b(?:three|four) (?:reasons|steps)\b|Number (?:one|two|three)/, `no count it cannot deliver: ${text}`);
+  }
+  t.match(script('How to brew better coffee at home in four steps').hook, /^Here's how to brew better coffee at home\./);
+});
+
+t.test('every part has an on-screen title: a phrase of the brief or of what the part says, never a bag of words', async (t) => {
+  const squash = (x: string) =>
+    x
+      .toLowerCase()
+      .replace(/^\d\d · /, '')
+      .replace(/[^\p{L}\p{N}]+/gu, ' ')
+      .trim();
+  const s = script('Why sparkling water is the easiest healthy swap for soda: zero sugar, real fizz, and it keeps you hydrated all day.');
+  t.same(s.titles, [
+    'Sparkling water: 3 reasons',
+    '01 · Zero sugar',
+    '02 · Real fizz',
+    '03 · Keeps you hydrated all day',
+    'Follow for more',
+  ]);
+  for (const prompt of PROMPTS)
+    for (const seconds of [15, 30, 60]) {
+      const w = script(prompt, 'en', seconds);
+      t.equal(w.titles?.length, w.beats.length + 2, 'one title per part');
+      for (const title of w.titles ?? []) {
+        const n = squash(title).split(' ').length;
+        t.ok(n >= 1 && n <= 6, `"${title}": at most six words`);
+      }
+    }
+  // A given sentence's title is a phrase of it (the words in their order, side by side).
+  const phrases: [string, string][] = [
+    ['Number one. Everyday life gets simpler with sparkling water.', 'Everyday life gets simpler'],
+    ['Now the good part. Beginners and experts alike get value from embedded Rust.', 'Beginners and experts alike get value'],
+    ['Soda swaps made easy: zero sugar, real fizz.', 'Zero sugar'],
+    ['Sparkling water is the easiest healthy swap for soda.', 'Sparkling water'],
+    ['Sparkling water is the easiest swap for soda.', 'Sparkling water is the easiest swap'],
+    ['Cities are planting tiny forests, and what they change.', 'Cities are planting tiny forests'],
+  ];
+  for (const [sentence, title] of phrases) {
+    t.equal(sceneTitle(sentence), title, sentence);
+    t.ok(squash(sentence).includes(squash(sceneTitle(sentence))), `"${sceneTitle(sentence)}" is a phrase of "${sentence}"`);
+  }
 });
 
 t.test('the three languages of the slideshow tests write whole sentences about the subject', async (t) => {

@@ -35,6 +35,12 @@ t.test('the speech rate is corrected to end the narration just before the video 
   t.equal(fitSpeed(2000, 1, 10_000), 0.8, 'never slower than 0.8 from speed 1');
   t.ok(Math.abs(fitSpeed(27_000, 0.9, 30_000) - (0.9 * 27_000) / 29_500) < 1e-9, 'a measured synthesis: the tempo corrects it');
   t.equal(fitSpeed(10_000, 0.9, 30_000), 0.8, 'never slower than 0.8 in all');
+  // An 8 s narration ending at 7.21 s "fitted" the 90 % window, but its first word comes about 0.1 s in: 88.9 % spoken.
+  t.ok(
+    Math.abs(fitSpeed(7210, 1.6, 8000) - (1.6 * 7210) / 7500) < 1e-9,
+    'an end that leaves under 90 % spoken after the lead-in is refitted',
+  );
+  t.ok(narrationEnd(8000).min >= 0.9 * 8000 + 200, "the window counts the first word's lead-in");
   const end = narrationEnd(30_000);
   t.ok(30_000 - end.min <= 1500 && end.min >= 0.9 * 30_000, 'the window leaves no tail over 1.5 s and covers 90 %');
 });

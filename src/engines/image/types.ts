@@ -34,7 +34,7 @@ export interface SceneInput {
   count: number;
   /** Seed of the layout (the video id and the scene's text). */
   seed: string;
-  /** The scene's words (its narration): its key words are the scene's big type. */
+  /** The scene's on-screen title (2–6 words; "03 · Real fizz" for a list item), its big type; a sentence is shortened to a phrase of it. */
   text?: string;
   style: ImageStyle;
   aiStyles: readonly AiStyle[];

@@ -8,39 +8,40 @@
 //      word list, a band, a slanted block, a numeral, a frame; consecutive scenes never share one)
 //      in the brand's or the style's colours;
 //   2. the texture motifs (selected_ai_styles), then the grades (selected_flux_dev_styles);
-//   3. the scene's key words as big type (not over a stock photo or a model's picture), fitted
-//      into the type zone every pan keeps in the frame (typeZone), in the first of the style's
-//      colours that reads at 4.5:1 on the pixels behind it, else white on a dark scrim;
-//   4. unless `plain`, a dark scrim under the caption band and the brand (a band in its colours,
-//      its name on a chip, its logo). Faceless videos draw their scenes plain and lay
+//   3. the scene's title as big type in the style's display face (not over a stock photo or a
+//      model's picture; a list item's number set large above its name), fitted into the type zone
+//      every pan keeps in the frame (typeZone) at the composition's scale (TYPE_SCALE), in the first
+//      of the style's colours that reads at 4.5:1 on the pixels behind it, else white on a dark scrim;
+//   4. unless `plain`, the style's fixed lines (the vintage frame), a dark scrim under the caption
+//      band and the brand (a band in its colours, its name on a chip, its logo). Faceless videos draw their scenes plain and lay
 //      renderOverlay's picture (scrim and brand) over the whole video, so the brand stays put.
 // composeScene also says where its texts are (the media quality checker's manifest); sceneTexts
 // and overlayTexts measure them without drawing.
 //
 // Same input, same pixels: every "random" position comes from a seeded generator.
-import { createRequire } from 'node:module';
-import path from 'node:path';
 import sharp, { type OverlayOptions } from 'sharp';
 import type { AiStyle, FluxStyle, ImageStyle, OverlayInput, SceneEngine, SceneInput } from '../image/types.ts';
-import { FONT_BOLD } from '../../media/fonts.ts';
+import { fontFace, type FontFace } from '../../media/fonts.ts';
+import { sceneTitle } from '../write/brief.ts';
 import { hexToRgb, rng } from './layout.ts';
 import { contrastRatio, relativeLuminance } from '../../media/quality/pixels.ts';
-
-const require = createRequire(import.meta.url);
-const FONT_DIR = path.join(path.dirname(require.resolve('dejavu-fonts-ttf/package.json')), 'ttf');
-const SERIF_BOLD = path.join(FONT_DIR, 'DejaVuSerif-Bold.ttf');
-const SANS_LIGHT = path.join(FONT_DIR, 'DejaVuSans-ExtraLight.ttf');
 
 interface StyleDef {
   /** Gradient stops, top to bottom. */
   gradient: [string, string];
   /** Shape colours of the style's decoration. */
   accents: string[];
-  /** Typeface of the scene number and brand name. */
-  font: string;
+  /** Display face of the scene's title and its number. */
+  font: FontFace;
+  /** Face of the brand's name. */
+  label: FontFace;
+  /** Whether the title is set in capitals (condensed and heavy display faces). */
+  caps: boolean;
   numeral: string;
   /** The style's decoration (SVG elements), given the frame and a seeded random source. */
   decorate(w: number, h: number, rnd: () => number, accents: string[]): string;
+  /** Lines fixed over the whole video (not moving with a scene's pan), SVG elements; none when absent. */
+  fixed?(w: number, h: number, accents: string[]): string;
   /** Colour of the texture motifs: light on dark styles, dark on light ones. */
   ink: string;
   /** Card outline colour and width around the reference image. */
@@ -54,7 +55,9 @@ export const STYLES: Record<ImageStyle, StyleDef> = {
   cinematic: {
     gradient: ['#0B2A33', '#C8772E'],
     accents: ['#F2B56B', '#11434F'],
-    font: FONT_BOLD,
+    font: fontFace('Anton', 'regular'),
+    label: fontFace('Montserrat', 'bold'),
+    caps: true,
     numeral: '#F2B56B',
     decorate: (w, h, rnd, a) =>
       // A low sun behind haze and a beam of light (no letterbox bars: a pan would show them as black borders).
@@ -67,7 +70,9 @@ export const STYLES: Record<ImageStyle, StyleDef> = {
   watercolor: {
     gradient: ['#F4EDE1', '#E9DFCC'],
     accents: ['#9CC5D9', '#E8A6A1', '#B8D8B0', '#F3D27A'],
-    font: SERIF_BOLD,
+    font: fontFace('DM Serif Display', 'regular'),
+    label: fontFace('Montserrat', 'bold'),
+    caps: false,
     numeral: '#7A6A58',
     decorate: (w, h, rnd, a) =>
       Array.from({ length: 9 }, (_, i) => circle(w * rnd(), h * rnd(), Math.min(w, h) * (0.12 + 0.2 * rnd()), a[i % a.length], 0.45)).join(
@@ -79,7 +84,9 @@ export const STYLES: Record<ImageStyle, StyleDef> = {
   comic: {
     gradient: ['#1E63D6', '#1E63D6'],
     accents: ['#E63946', '#FFD23F', '#000000'],
-    font: FONT_BOLD,
+    font: fontFace('Montserrat', 'black'),
+    label: fontFace('Montserrat', 'black'),
+    caps: true,
     numeral: '#FFD23F',
     decorate: (w, h, rnd, a) => {
       // A starburst behind the card.
@@ -99,7 +106,9 @@ export const STYLES: Record<ImageStyle, StyleDef> = {
   minimal: {
     gradient: ['#F5F5F2', '#F5F5F2'],
     accents: ['#222222', '#FF5A36'],
-    font: SANS_LIGHT,
+    font: fontFace('Montserrat', 'bold'),
+    label: fontFace('Inter', 'bold'),
+    caps: false,
     numeral: '#222222',
     decorate: (w, h, rnd, a) =>
       // A hairline and one block of the accent, somewhere else in every scene.
@@ -112,7 +121,9 @@ export const STYLES: Record<ImageStyle, StyleDef> = {
     // A deep violet, not black: a straight light line under a black band is what a letterbox bar looks like.
     gradient: ['#1A0B30', '#160A24'],
     accents: ['#FF2BD6', '#19F0FF'],
-    font: FONT_BOLD,
+    font: fontFace('Anton', 'regular'),
+    label: fontFace('Montserrat', 'bold'),
+    caps: true,
     numeral: '#19F0FF',
     decorate: (w, h, rnd, a) => {
       // Laser lines above and below the type, never through it.
@@ -137,11 +148,23 @@ export const STYLES: Record<ImageStyle, StyleDef> = {
   vintage: {
     gradient: ['#D9C29A', '#8A6A3F'],
     accents: ['#5C4326', '#EFE0C0'],
-    font: SERIF_BOLD,
+    font: fontFace('Playfair Display', 'black'),
+    label: fontFace('Playfair Display', 'bold'),
+    caps: false,
     numeral: '#3E2C17',
-    decorate: (w, h, _rnd, a) =>
-      `<rect x="${(w * 0.04).toFixed(0)}" y="${(h * 0.03).toFixed(0)}" width="${(w * 0.92).toFixed(0)}" height="${(h * 0.94).toFixed(0)}" fill="none" stroke="${a[0]}" stroke-width="10"/>` +
-      `<rect x="${(w * 0.06).toFixed(0)}" y="${(h * 0.045).toFixed(0)}" width="${(w * 0.88).toFixed(0)}" height="${(h * 0.91).toFixed(0)}" fill="none" stroke="${a[0]}" stroke-width="3"/>`,
+    decorate: () => '',
+    // A double rule round the picture, fixed over the video (a panning still would carry it to the edge), 5 % in.
+    // In a dark warm grey, not the style's brown: the overlay is not graded, and under black_and_white a brown frame would be the one coloured thing.
+    fixed: (w, h) => {
+      const ink = '#4A4038';
+      const m = Math.round(Math.min(w, h) * 0.05);
+      const n = m + Math.round(Math.min(w, h) * 0.018);
+      const sw = Math.max(4, Math.round(Math.min(w, h) * 0.009));
+      return (
+        `<rect x="${m}" y="${m}" width="${w - 2 * m}" height="${h - 2 * m}" fill="none" stroke="${ink}" stroke-width="${sw}"/>` +
+        `<rect x="${n}" y="${n}" width="${w - 2 * n}" height="${h - 2 * n}" fill="none" stroke="${ink}" stroke-width="${Math.max(2, Math.round(sw / 3))}"/>`
+      );
+    },
     ink: '#3E2C17',
     card: { stroke: '#EFE0C0', width: 14, radius: 2 },
   },
@@ -253,20 +276,19 @@ function grain(): Promise<Buffer> {
   return grainTile;
 }
 
-/** Text as a transparent PNG (pango with the given font file). */
+/** Text as a transparent PNG (pango with the given face). */
 async function text(
   value: string,
-  fontfile: string,
+  face: FontFace,
   px: number,
   color: string,
   maxWidth: number,
 ): Promise<{ input: Buffer; width: number; height: number }> {
-  const family = fontfile === SERIF_BOLD ? 'DejaVu Serif Bold' : fontfile === SANS_LIGHT ? 'DejaVu Sans ExtraLight' : 'DejaVu Sans Bold';
   const t = sharp({
     text: {
       text: `<span foreground="${color}">${escXml(value)}</span>`,
-      fontfile,
-      font: `${family} ${px}px`,
+      fontfile: face.file,
+      font: `${face.family} ${px}px`,
       rgba: true,
       width: maxWidth,
       dpi: 72,
@@ -278,28 +300,14 @@ async function text(
 
 type Box = { x: number; y: number; w: number; h: number };
 
-/** Words that say little on their own: left out of a scene's big type. */
-const STOPWORDS = new Set(
-  (
-    'a an the and or but if so of to in on at by for with from into onto over under than then that this these those it its ' +
-    'is are was were be been being am do does did have has had you your yours we our us they their them he she his her i me my ' +
-    'not no yes can could will would should may might must just very really also too more most less much many any some all each ' +
-    'every what which who whom whose when where why how there here about as up out off down one day get got make made ' +
-    'let lets nobody thing things first finally single still even ever'
-  ).split(' '),
-);
-
-/** The scene's big type: its words when short, else its first `max` meaningful words, in their order. */
-export function keyWords(text: string, max = 4): string[] {
-  const words = text
-    .replace(/[^\p{L}\p{N}'’-]+/gu, ' ')
-    .trim()
-    .split(/\s+/)
-    .filter(Boolean);
-  if (words.length <= max) return words;
-  // A contraction counts as its first word (here's, don't, you're).
-  const content = words.filter((w) => w.length > 2 && !STOPWORDS.has(w.toLowerCase().replace(/['’]\p{L}{1,2}$/u, '')));
-  return content.length >= 2 ? content.slice(0, max) : words.slice(0, max + 2);
+/** A scene's title as set: its number ("03" of "03 · Real fizz") and its words; a long text is shortened to a phrase of it. */
+export function sceneHeading(text: string | undefined): { number?: string; words: string } | undefined {
+  const t = (text ?? '').replace(/\s+/g, ' ').trim();
+  if (!/[\p{L}\p{N}]/u.test(t)) return undefined;
+  const m = /^(\d{1,2}) · (.+)$/u.exec(t);
+  const body = m ? m[2] : t;
+  const words = body.split(' ').length > 7 ? sceneTitle(body) : body;
+  return m ? { number: m[1], words } : { words };
 }
 
 /**
@@ -392,10 +400,9 @@ function typeColours(candidates: string[], lums: number[]): { ink: string; accen
 }
 
 /** Text fitted into a box (pango picks the largest size that fits), as a transparent PNG. */
-async function fittedText(markup: string, fontfile: string, box: { w: number; h: number }, align: 'left' | 'centre') {
-  const family = fontfile === SERIF_BOLD ? 'DejaVu Serif Bold' : fontfile === SANS_LIGHT ? 'DejaVu Sans ExtraLight' : 'DejaVu Sans Bold';
+async function fittedText(markup: string, face: FontFace, box: { w: number; h: number }, align: 'left' | 'centre') {
   const { data, info } = await sharp({
-    text: { text: markup, fontfile, font: family, width: box.w, height: box.h, rgba: true, align, wrap: 'word' },
+    text: { text: markup, fontfile: face.file, font: face.family, width: box.w, height: box.h, rgba: true, align, wrap: 'word' },
   })
     .png()
     .toBuffer({ resolveWithObject: true });
@@ -411,22 +418,49 @@ export interface SceneText {
   colors?: string[];
 }
 
-/** The scene's big type set in the type zone in the given colours: the fitted text, where it goes and its words. */
+/** The stack composition's lines: one word each up to three, two lines of two for four, else three, the words shared out evenly in their order. */
+function stackLines(words: string): string[] {
+  const w = words.split(' ');
+  const lines = w.length <= 3 ? w.length : w.length === 4 ? 2 : 3;
+  return Array.from({ length: lines }, (_, i) =>
+    w.slice(Math.round((i * w.length) / lines), Math.round(((i + 1) * w.length) / lines)).join(' '),
+  );
+}
+
+/** How much of the type zone each composition's type takes (width, height): the type scale changes from scene to scene. */
+const TYPE_SCALE: Record<Composition, [number, number]> = {
+  stack: [1, 1],
+  band: [1, 0.7],
+  wedge: [0.86, 0.8],
+  numeral: [1, 1],
+  frame: [0.88, 0.8],
+};
+
+/** The scene's title set in the type zone in the given colours: the fitted text, where it goes and its words. */
 async function setType(s: SceneInput, def: StyleDef, c: Composition, ink: string, accent: string) {
-  const words = keyWords(s.text ?? '');
-  if (!words.length) return undefined;
+  const heading = sceneHeading(s.text);
+  if (!heading) return undefined;
   const z = typeZone(s.width, s.height);
-  const upper = words.map((x) => escXml(x.toLocaleUpperCase()));
-  const numeral = String(s.index + 1).padStart(2, '0');
-  const markup =
+  const caps = (x: string) => (def.caps ? x.toLocaleUpperCase() : x);
+  const words = caps(heading.words);
+  // A list item's number, set above its words in the accent (a scene that is no list item has none).
+  const numeral = heading.number;
+  const body =
     c === 'stack'
-      ? upper.map((x, i) => `<span foreground="${i % 2 ? accent : ink}">${x}</span>`).join('\n')
-      : `${c === 'numeral' ? `<span foreground="${accent}">${numeral}</span>\n` : ''}<span foreground="${ink}">${upper.join(' ')}</span>`;
-  const t = await fittedText(markup, def.font, z, c === 'stack' ? 'left' : 'centre');
-  const left = c === 'stack' ? z.x : z.x + Math.round((z.w - t.width) / 2);
+      ? stackLines(words)
+          .map((x, i) => `<span foreground="${i % 2 ? accent : ink}">${escXml(x)}</span>`)
+          .join('\n')
+      : `<span foreground="${ink}">${escXml(words)}</span>`;
+  // The number is set larger than the words (pango's size is relative to the fitted size).
+  const markup = numeral ? `<span foreground="${accent}" size="x-large">${numeral}</span>\n${body}` : body;
+  const [sw, sh] = TYPE_SCALE[c];
+  const box = { w: Math.round(z.w * sw), h: Math.round(z.h * sh) };
+  const align = c === 'stack' || c === 'wedge' ? 'left' : 'centre';
+  const t = await fittedText(markup, def.font, box, align);
+  const left = align === 'left' ? z.x : z.x + Math.round((z.w - t.width) / 2);
   const top = z.y + Math.round((z.h - t.height) / 2);
-  const text = (c === 'numeral' ? [numeral, ...words] : words).join(' ').toLocaleUpperCase();
-  return { t, left, top, text };
+  const text = numeral ? `${numeral} ${words}` : words;
+  return { t, left, top, text, numbered: numeral !== undefined };
 }
 
 /** The colours the type is set in: white on a scrim over the customer's picture, else the first of the style's readable on the pixels behind it. */
@@ -438,21 +472,28 @@ function inkOf(s: SceneInput, def: StyleDef, raw: Buffer): { ink: string; accent
 }
 
 /** The fill colours of the set type (main first): the accent only where the composition uses it. */
-function typeFills(c: Composition, ink: string, accent: string): Pick<SceneText, 'color' | 'colors'> {
-  const two = (c === 'stack' || c === 'numeral') && accent.toLowerCase() !== ink.toLowerCase();
+function typeFills(c: Composition, ink: string, accent: string, numbered: boolean): Pick<SceneText, 'color' | 'colors'> {
+  const two = (c === 'stack' || numbered) && accent.toLowerCase() !== ink.toLowerCase();
   return { color: ink.toUpperCase(), ...(two ? { colors: [accent.toUpperCase()] } : {}) };
 }
 
 /** The texts a scene still has (its big type, where it is on the still, its colours: the background is drawn to choose them, the type is not). */
 export async function sceneTexts(s: SceneInput): Promise<SceneText[]> {
-  if (s.photo || !keyWords(s.text ?? '').length) return [];
+  if (s.photo || !sceneHeading(s.text)) return [];
   const def = STYLES[s.style];
   const c = compositionOf(s.seed, s.index);
   const raw = s.reference ? undefined : await gradedBase(s, def, c);
   const { ink, accent } = raw ? inkOf(s, def, raw) : { ink: '#FFFFFF', accent: '#FFFFFF' };
   const set = await setType(s, def, c, ink, accent);
   return set
-    ? [{ text: set.text, box: { x: set.left, y: set.top, w: set.t.width, h: set.t.height }, role: 'scene', ...typeFills(c, ink, accent) }]
+    ? [
+        {
+          text: set.text,
+          box: { x: set.left, y: set.top, w: set.t.width, h: set.t.height },
+          role: 'scene',
+          ...typeFills(c, ink, accent, set.numbered),
+        },
+      ]
     : [];
 }
 
@@ -480,20 +521,12 @@ async function bigType(
       top: top - pad,
     });
   }
-  // Neon glows where its type is light; a dark type's blur is a smudge that eats its contrast.
-  if (s.style === 'neon' && relativeLuminance(...hexToRgb(ink)) > 0.5)
-    layers.push({
-      input: await sharp(t.input)
-        .blur(Math.max(2, Math.round(w * 0.008)))
-        .png()
-        .toBuffer(),
-      left,
-      top,
-    });
   layers.push({ input: t.input, left, top });
   return {
     layers,
-    texts: [{ text: set.text, box: { x: left, y: top, w: t.width, h: t.height }, role: 'scene', ...typeFills(c, ink, accent) }],
+    texts: [
+      { text: set.text, box: { x: left, y: top, w: t.width, h: t.height }, role: 'scene', ...typeFills(c, ink, accent, set.numbered) },
+    ],
   };
 }
 
@@ -522,7 +555,7 @@ export async function composeScene(s: SceneInput): Promise<{ jpeg: Buffer; texts
   const texts = [...type.texts];
   if (!s.plain) {
     const brand = await brandLayers(s, def, h > w);
-    top.unshift(captionScrim(s));
+    top.unshift(...fixedLayers(s), captionScrim(s));
     top.push(...brand.layers);
     texts.push(...brand.texts);
   }
@@ -610,7 +643,7 @@ async function gradedBase(s: SceneInput, def: StyleDef, c: Composition): Promise
 export async function renderOverlay(s: OverlayInput): Promise<Buffer> {
   const { width: w, height: h } = s;
   return sharp({ create: { width: w, height: h, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } })
-    .composite([captionScrim(s), ...(await brandLayers(s, STYLES[s.style], h > w)).layers])
+    .composite([...fixedLayers(s), captionScrim(s), ...(await brandLayers(s, STYLES[s.style], h > w)).layers])
     .png()
     .toBuffer();
 }
@@ -618,6 +651,12 @@ export async function renderOverlay(s: OverlayInput): Promise<Buffer> {
 /** The texts of the overlay (the brand's name) and where they are. */
 export async function overlayTexts(s: OverlayInput): Promise<SceneText[]> {
   return (await brandLayers(s, STYLES[s.style], s.height > s.width)).texts;
+}
+
+/** The style's lines fixed over the video (the vintage frame), as a layer; none for most styles. */
+function fixedLayers(s: OverlayInput): OverlayOptions[] {
+  const def = STYLES[s.style];
+  return def.fixed ? [{ input: svg(s.width, s.height, def.fixed(s.width, s.height, def.accents)), left: 0, top: 0 }] : [];
 }
 
 /** A dark gradient from just above the caption band down, for legible captions. */
@@ -684,7 +723,7 @@ async function brandLayers(s: OverlayInput, def: StyleDef, portrait: boolean): P
     const maxWidth = w - 2 * side - logoWidth - 2 * pad;
     const name = await text(
       s.brand.name.slice(0, 40),
-      def.font,
+      def.label,
       Math.round(Math.min(w, h) * 0.045),
       readableOn(chip, s.brand.colors.slice(1)),
       maxWidth,

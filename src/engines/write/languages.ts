@@ -18,6 +18,8 @@ export interface LanguagePack {
   leads: [string, string, string, string, string];
   /** Generic sentences about the topic that fill a beat when the brief runs out. */
   fillers: string[];
+  /** A short on-screen title for each filler, in the same order (a faceless scene's title); else a phrase of it. */
+  fillerTitles?: string[];
   cta: string;
   ctaExtra: string[];
   slideHook: string;
@@ -51,6 +53,28 @@ const en: LanguagePack = {
     "You don't need a big budget to enjoy {topic}.",
     'Small changes with {topic} add up fast.',
     "That's the real difference {topic} makes.",
+    'Ask anyone who tried {topic} and you will hear the same.',
+    'Give {topic} one week and judge for yourself.',
+    'The sooner you start with {topic}, the sooner you see the difference.',
+    'There is a reason more people talk about {topic} every year.',
+  ],
+  fillerTitles: [
+    'Save time every day',
+    "Don't overlook it",
+    'Hard to go back',
+    'The results speak',
+    'For beginners and experts',
+    'Start in minutes',
+    'Nobody looks back',
+    'Everyday life, simpler',
+    'The details matter',
+    'No big budget needed',
+    'Small changes add up',
+    'The real difference',
+    'Ask anyone who tried it',
+    'Give it one week',
+    'Start sooner',
+    'Everyone is talking',
   ],
   cta: 'Follow for more about {topic}.',
   ctaExtra: ["Save this video so you don't forget.", 'Share it with someone who needs to hear it.'],
@@ -377,6 +401,8 @@ export interface BriefWords {
   items: string[];
   /** Short whole sentences about the subject, for scripts of a few seconds. */
   short: string[];
+  /** Their on-screen titles, in the same order; else a phrase of each. */
+  shortTitles?: string[];
 }
 
 export const BRIEF_WORDS: Record<string, BriefWords> = {
@@ -390,6 +416,7 @@ export const BRIEF_WORDS: Record<string, BriefWords> = {
       ),
     listHook: 'Here are {list}.',
     short: ['{topic} matters.', 'Try {topic}.', '{topic} just works.'],
+    shortTitles: ['Why it matters', 'Try it today', 'It just works'],
     items: [
       'Number one.',
       'Number two.',

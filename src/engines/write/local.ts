@@ -7,7 +7,7 @@
 // exactly that many numbered items. Scripts are sized in words to targetSeconds × wordsPerSecond
 // (a very short one may run over by a sentence); slide copy puts the product context's facts and
 // the brief's sentences first, one or more per body slide, and no two body slides say the same.
-import { type ReadBrief, readBriefText } from './brief.ts';
+import { itemTitle, midSentence, type ReadBrief, readBriefText, sceneTitle } from './brief.ts';
 import { BRIEF_WORDS, languagePack, PACKS, type LanguagePack } from './languages.ts';
 import { writePresenterScript } from './presenter.ts';
 import {
@@ -193,7 +193,7 @@ function compose(
   fillers: Fillers | undefined,
   budget: number,
   opts: { repeat?: boolean; atLeastOne?: boolean } = {},
-): { text: string; words: number; rest: string[] } {
+): { text: string; words: number; rest: string[]; said: string[] } {
   const out: string[] = [...lead];
   let words = lead.reduce((n, s) => n + countWords(s), 0);
   const leadCount = out.length;
@@ -224,7 +224,7 @@ function compose(
     out.push(f);
     words += countWords(f);
   }
-  return { text: out.join(' '), words, rest };
+  return { text: out.join(' '), words, rest, said: out.slice(lead.length) };
 }
 
 function sceneOf(text: string, styles: string[], index: number): string {
@@ -262,11 +262,80 @@ function scriptWords(req: ScriptRequest): number {
   return Math.min(MAX_SCRIPT_WORDS, Math.max(5 * MIN_PART_WORDS, Math.round(seconds * pace)));
 }
 
+/** The list a script counts: its items (the brief's facts, as many as it announced at most) and the sentence announcing them. */
+interface Counted {
+  items: string[];
+  /** The count and its noun with what follows ("three reasons why …"), as the hook says it. */
+  words: string;
+  /** "3 reasons", for the hook's title. */
+  short: string;
+}
+
 /**
- * A script in whole sentences: a hook (the list it announces, else a hook about the subject), the
- * beats (exactly the announced number of items, each opened by its number; else 3–5 beats), the
- * call to action. The user's sentences come first, then filler sentences about the subject, each
- * said once before any repeats; the beats share what the hook and call to action leave.
+ * The list the script counts: the brief's facts (its colon list, or its sentences under an announced
+ * list), never more than it announced; when it gives fewer than two, no list (a count the script
+ * cannot deliver is not announced).
+ */
+function countedList(pack: LanguagePack, brief: ReadBrief): Counted | null {
+  const bw = BRIEF_WORDS[pack.code] ?? BRIEF_WORDS.en;
+  const n = Math.min(brief.facts.length, brief.list?.count ?? 10, bw.items.length);
+  if (n < 2) return null;
+  const items = brief.facts.slice(0, n);
+  if (brief.list) {
+    const said = brief.list.words.split(' ');
+    const noun = said.find((w) => bw.listNouns.includes(w.toLowerCase())) ?? bw.listNouns[0];
+    return { items, words: [bw.numbers[n], ...said.slice(1)].join(' '), short: `${n} ${noun}` };
+  }
+  const noun = bw.listNouns[0];
+  const about = pack.code === 'en' ? (brief.claim ? ` why ${midSentence(stripEnd(brief.claim), true)}` : ` about ${brief.topic}`) : '';
+  return { items, words: `${bw.numbers[n]} ${noun}${about}`, short: `${n} ${noun}` };
+}
+
+/** Item `j`'s opening sentence, its number and what it is ("Number three: it keeps you hydrated all day."). */
+function itemSentence(pack: LanguagePack, j: number, item: string): string {
+  const bw = BRIEF_WORDS[pack.code] ?? BRIEF_WORDS.en;
+  const lead = bw.items[j].replace(/[\s.!?।。]+$/u, '');
+  return `${lead}: ${midSentence(stripEnd(item), true)}${pack.stop}`;
+}
+
+/** The on-screen title of a part: a filler's own title, else a phrase of the first sentence it says. */
+function partTitle(said: string[], fallback: string, fillerTitles: Map<string, string>, used: string[]): string {
+  const titles = said.map((x) => fillerTitles.get(x) ?? sceneTitle(x));
+  // The previous scene's title is not said again.
+  return titles.find((x) => !used.includes(x)) ?? titles[0] ?? fallback;
+}
+
+/** The call to action's title: its words before the subject ("Follow for more"), else a phrase of it. */
+function ctaTitle(pack: LanguagePack, cta: string): string {
+  const before = pack.cta.split('{topic}')[0].replace(/[\s,:]*(?:about|sobre|sur|über|su|para|pour|für|per|de|di|à|a|com|con)?\s*$/iu, '');
+  return before.split(/\s+/).length >= 2 ? sentenceCase(before) : sceneTitle(cta);
+}
+
+/**
+ * The filler sentences about the subject, in the order the brief's hash turns them to (a script of
+ * a few seconds says short sentences first), and the on-screen title of each that has one.
+ */
+function scriptFillers(pack: LanguagePack, topic: string, h: number, target: number) {
+  const bw = BRIEF_WORDS[pack.code] ?? BRIEF_WORDS.en;
+  const fillerTitles = new Map<string, string>();
+  const rotated = pack.fillers.map((_, i) => {
+    const k = (i + h) % pack.fillers.length;
+    const text = fill(pack.fillers[k], topic, pack.code);
+    const title = pack.fillerTitles?.[k];
+    if (title) fillerTitles.set(text, title);
+    return text;
+  });
+  const short = target < SHORT_SCRIPT_WORDS ? bw.short.map((x) => sentenceCase(fill(x, topic, pack.code))) : [];
+  for (const [i, x] of short.entries()) if (bw.shortTitles?.[i]) fillerTitles.set(x, bw.shortTitles[i]);
+  return { fillers: new Fillers([...short, ...rotated]), fillerTitles };
+}
+
+/**
+ * A script in whole sentences: a hook (the list it counts, else a hook about the subject), the
+ * beats (one per counted item, opened by its number and what it is; else 3–5 beats), the call to
+ * action, and each part's on-screen title. The user's sentences come first, then filler sentences
+ * about the subject, each said once before any repeats; the beats share what the hook and call to
+ * action leave.
  */
 export function writeLocalScript(req: ScriptRequest): Script {
   const pack = packFor(req.language);
@@ -274,18 +343,35 @@ export function writeLocalScript(req: ScriptRequest): Script {
   const target = scriptWords(req);
   const brief = readBrief(pack, req.prompt, req.title, 24);
   const h = hash(`${req.prompt}\u0000${req.title ?? ''}`);
-  const rotated = pack.fillers.map((_, i) => fill(pack.fillers[(i + h) % pack.fillers.length], brief.topic, pack.code));
-  // A script of a few seconds says short sentences (the shortest are taken first).
-  const short = target < SHORT_SCRIPT_WORDS ? bw.short.map((x) => sentenceCase(fill(x, brief.topic, pack.code))) : [];
-  const fillers = new Fillers([...short, ...rotated]);
-  const beatCount = brief.list?.count ?? (target < 50 ? 3 : target < 110 ? 4 : 5);
+  const { fillers, fillerTitles } = scriptFillers(pack, brief.topic, h, target);
+  const counted = countedList(pack, brief);
+  const beatCount = counted?.items.length ?? (target < 50 ? 3 : target < 110 ? 4 : 5);
   const hookBudget = Math.max(MIN_PART_WORDS, Math.round(target * 0.15));
   const ctaBudget = Math.max(MIN_PART_WORDS, Math.round(target * 0.12));
-  const hookLead = brief.list ? sentenceCase(bw.listHook.replace('{list}', brief.list.words)) : hookFor(pack, brief.topic, h, hookBudget);
+  const hookLead = counted
+    ? sentenceCase(bw.listHook.replace('{list}', counted.words))
+    : brief.howTo
+      ? `Here's ${midSentence(brief.howTo, true)}.`
+      : hookFor(pack, brief.topic, h, hookBudget);
   const hook = compose([hookLead], [], new Fillers(pack.hookExtra), hookBudget);
-  const cta = compose([fill(pack.cta, brief.topic, pack.code)], [], new Fillers(pack.ctaExtra), ctaBudget);
-  const content = [...(brief.claim && !brief.list ? [brief.claim] : []), ...brief.content];
+  const ctaLead = fill(pack.cta, brief.topic, pack.code);
+  const cta = compose([ctaLead], [], new Fillers(pack.ctaExtra), ctaBudget);
+  // A counted list's items are its facts: the brief's other sentences fill around them.
+  const content = counted
+    ? brief.content.filter((c) => !counted.items.includes(stripEnd(c)))
+    : [...(brief.claim ? [brief.claim] : []), ...brief.content];
+  const subject = sentenceCase(brief.topic);
+  const hookTitle = counted
+    ? countWords(`${subject} ${counted.short}`) <= 6
+      ? `${subject}: ${counted.short}`
+      : sentenceCase(counted.short)
+    : brief.howTo
+      ? sceneTitle(brief.howTo)
+      : brief.claim
+        ? sceneTitle(brief.claim)
+        : subject;
   const beats: string[] = [];
+  const titles: string[] = [];
   const sceneTexts: string[] = [];
   let left = target - hook.words - cta.words;
   let waiting: string[] = [];
@@ -296,15 +382,20 @@ export function writeLocalScript(req: ScriptRequest): Script {
       ...content.slice(Math.ceil((j * content.length) / beatCount), Math.ceil(((j + 1) * content.length) / beatCount)),
     ];
     const budget = Math.round(left / (beatCount - j));
-    const said = brief.list ? bw.items[j] : pack.leads[j === 0 ? 0 : last ? 4 : Math.min(j, 3)];
-    // A list's items are always numbered; a short beat goes without its lead (but the first).
+    const said = counted ? itemSentence(pack, j, counted.items[j]) : pack.leads[j === 0 ? 0 : last ? 4 : Math.min(j, 3)];
+    // A list's items always open their beat; a short beat goes without its lead (but the first).
     const roomy = budget >= countWords(said) + Math.min(fillers.shortest, countWords(mine[0] ?? '') || Infinity);
-    const lead = brief.list || roomy ? [said] : [];
-    const part = compose(lead, mine, fillers, last ? left : budget, { repeat: true, atLeastOne: true });
+    const lead = counted || roomy ? [said] : [];
+    const part = compose(lead, mine, fillers, last ? left : budget, { repeat: true, atLeastOne: !counted });
     left -= part.words;
     waiting = part.rest;
     beats.push(part.text);
-    sceneTexts.push(mine[0] ?? brief.topic);
+    titles.push(
+      counted
+        ? `${String(j + 1).padStart(2, '0')} · ${itemTitle(counted.items[j])}`
+        : partTitle(part.said, sentenceCase(brief.topic), fillerTitles, [hookTitle, ...titles.slice(-1)]),
+    );
+    sceneTexts.push(counted?.items[j] ?? mine[0] ?? brief.topic);
   }
   const styles = (req.styles ?? [])
     .map((s) => clean(s))
@@ -317,6 +408,7 @@ export function writeLocalScript(req: ScriptRequest): Script {
     beats,
     callToAction: cta.text,
     scenes: [brief.topic, ...sceneTexts, brief.topic].map((text, i) => sceneOf(text, styles, i)),
+    titles: [hookTitle, ...titles, ctaTitle(pack, ctaLead)],
   };
 }
 

@@ -30,6 +30,11 @@ export interface Script {
   callToAction: string;
   /** One short visual description per part, in order (hook, beats…, call to action). */
   scenes: string[];
+  /**
+   * One on-screen title per part, in order (2–6 words: the list item's name, the hook's claim, the
+   * call to action). A writer may leave it out: the titles are then phrases of the parts' sentences.
+   */
+  titles?: string[];
 }
 
 export interface SlideCopyRequest {

@@ -3,6 +3,7 @@
 // video is rendered from (and that the editor opens afterwards). No I/O here.
 import { speechTokens } from '../../engines/speech/timings.ts';
 import type { SpokenWord } from '../../engines/speech/types.ts';
+import { sceneTitle } from '../../engines/write/brief.ts';
 import {
   addTrack,
   baseItem,
@@ -28,6 +29,14 @@ export interface NarrationPart {
   text: string;
   /** A short visual description of the part's scene. */
   scene: string;
+  /** The part's on-screen title (2–6 words; stored scripts made before it have none: onScreenTitle). */
+  title?: string;
+}
+
+/** A part's on-screen title: the writer's, else a phrase of its narration (never a bag of its words). */
+export function onScreenTitle(part: Pick<NarrationPart, 'text' | 'title'> | undefined): string | undefined {
+  if (!part) return undefined;
+  return part.title?.trim() || sceneTitle(part.text);
 }
 
 /** Sentences of a text (keeps the end punctuation). */
@@ -56,20 +65,35 @@ export function partsFromScript(script: string, maxParts = 7): NarrationPart[] {
     for (let i = 1; i < list.length - 1; i++) if (list[i].length + list[i + 1].length < list[best].length + list[best + 1].length) best = i;
     list.splice(best, 2, `${list[best]} ${list[best + 1]}`);
   }
-  return list.map((text, i) => ({ role: i === 0 ? 'hook' : i === list.length - 1 && list.length > 1 ? 'cta' : 'beat', text, scene: text }));
+  return list.map((text, i) => ({
+    role: i === 0 ? 'hook' : i === list.length - 1 && list.length > 1 ? 'cta' : 'beat',
+    text,
+    scene: text,
+    title: sceneTitle(text),
+  }));
 }
 
 /**
  * Where the narration should end in a video of `targetMs`: a short hold after the call to action
- * (0.5 s, a tenth of a short video), covering at least 90 % of the video and never leaving a
+ * (0.5 s, a tenth of a short video), covering at least 90 % of the video (from its first word) and never leaving a
  * music-only or silent tail over 1 s; a narration ending anywhere in [min, max] is left as it is.
  */
 export function narrationEnd(targetMs: number): { min: number; ideal: number; max: number } {
+  const ideal = targetMs - Math.min(500, targetMs * 0.1);
   return {
-    min: Math.max(targetMs * 0.9, targetMs - 1000),
-    ideal: targetMs - Math.min(500, targetMs * 0.1),
+    // 90 % spoken counts from the first word, which comes a little after 0 (LEAD_IN_MS).
+    min: Math.min(ideal, Math.max(targetMs * 0.9 + LEAD_IN_MS, targetMs - 1000)),
+    ideal,
     max: targetMs - Math.min(300, targetMs * 0.06),
   };
+}
+
+/** About when the voices' first word starts (ms): the silence before it is not narration. */
+const LEAD_IN_MS = 300;
+
+/** How long a written script is planned to speak (seconds): to where the speech-rate fit aims, so it needs little of the fit. */
+export function scriptSeconds(durationSeconds: number): number {
+  return narrationEnd(durationSeconds * 1000).ideal / 1000;
 }
 
 /**

@@ -49,9 +49,11 @@ import {
   captionTop,
   facelessTimeline,
   fitSpeed,
+  onScreenTitle,
   partsFromScript,
   partStarts,
   scenePrompt,
+  scriptSeconds,
   type NarrationPart,
 } from './plan.ts';
 import { addSceneTransitions } from '../../engines/render/transitions.ts';
@@ -220,7 +222,8 @@ async function writeScript({ ctx, spec }: Attempt, s: Stage): Promise<FacelessOu
         prompt: spec.prompt ?? '',
         title: spec.title,
         language: spec.locale,
-        targetSeconds: spec.durationSeconds * 0.9,
+        // Sized to end where the speech-rate fit aims (narrationEnd): sped up a little is fine, slowed down drags.
+        targetSeconds: scriptSeconds(spec.durationSeconds),
         wordsPerSecond: WORDS_PER_SECOND,
         styles: [spec.imageStyle, ...spec.aiStyles, ...spec.fluxStyles],
       },
@@ -246,6 +249,7 @@ async function writeScript({ ctx, spec }: Attempt, s: Stage): Promise<FacelessOu
       role: i === 0 ? ('hook' as const) : i === texts.length - 1 ? ('cta' as const) : ('beat' as const),
       text: text.trim(),
       scene: written.scenes[i] ?? text,
+      ...(written.titles?.[i] ? { title: written.titles[i] } : {}),
     }))
     .filter((p) => /[\p{L}\p{N}]/u.test(p.text));
   return { parts, writer: writer.name };
@@ -320,7 +324,7 @@ async function drawScenes(a: Attempt, s: Stage, script: FacelessOutputs['script'
     if (stored.has(id)) return id;
     const { jpeg, source } = await sceneImage(a, s, i, script.parts.length, {
       text: part.scene,
-      words: part.text,
+      words: onScreenTitle(part) ?? part.text,
       logo,
       reference: await refFor(i),
       stock,
@@ -660,7 +664,7 @@ export async function facelessManifest(
       index: i,
       count: scenes.length,
       seed: `${f.videoId}`,
-      text: done.script.parts[i]?.text,
+      text: onScreenTitle(done.script.parts[i]),
       style: spec.imageStyle,
       aiStyles: spec.aiStyles,
       fluxStyles: spec.fluxStyles,
