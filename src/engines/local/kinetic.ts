@@ -116,20 +116,20 @@ interface Look {
 
 const LOOKS: Record<string, [string, boolean, Motion]> = {
   'product-demo-showcase': ['Montserrat', false, 'rise'],
-  'flash-sale-countdown': ['Anton', true, 'punch'],
+  'flash-sale-countdown': ['Montserrat', true, 'punch'],
   'cinematic-brand-story': ['Playfair Display', false, 'reveal'],
-  'feature-walkthrough': ['Montserrat', false, 'punch'],
-  'problem-solution-explainer': ['Anton', true, 'rise'],
+  'feature-walkthrough': ['Inter', false, 'punch'],
+  'problem-solution-explainer': ['Inter', true, 'rise'],
   'lifestyle-montage': ['DM Serif Display', false, 'reveal'],
 };
 
 function lookOf(job: GenerationJob): Look {
-  const [family, upper, motion] = LOOKS[job.templateSlug ?? ''] ?? ['Anton', true, 'punch'];
+  const [family, upper, motion] = LOOKS[job.templateSlug ?? ''] ?? ['Montserrat', true, 'punch'];
   const kit = bundledFamily(job.fonts?.[0]);
   const head = kit ?? family;
   return {
     head: fontFace(head, 'black'),
-    body: fontFace(bundledFamily(job.fonts?.[1]) ?? (head === 'Anton' ? 'Montserrat' : 'Inter'), 'black'),
+    body: fontFace(bundledFamily(job.fonts?.[1]) ?? (head === 'Inter' ? 'Montserrat' : 'Inter'), 'bold'),
     upper: !kit && upper,
     motion,
   };
@@ -188,19 +188,38 @@ export function groundsFor(job: GenerationJob, beats: Beat[]): Ground[] {
 
 // ------------------------------------------------------------------ setting the type
 
-/** (winAscent + winDescent) / unitsPerEm of a TrueType file: libass sets size S at an em of S / this. */
-const lineEmsCache = new Map<string, number>();
-export function lineEms(file: string): number {
-  const hit = lineEmsCache.get(file);
+/** A face's vertical metrics in ems (from its TrueType tables). */
+export interface FaceMetrics {
+  /** (winAscent + winDescent): libass sets size S at an em of S / this. */
+  lineEms: number;
+  /** winAscent: the baseline's depth in libass's line box. */
+  winAscent: number;
+  capHeight: number;
+  ascender: number;
+  descender: number;
+}
+
+const metricsCache = new Map<string, FaceMetrics>();
+export function faceMetrics(file: string): FaceMetrics {
+  const hit = metricsCache.get(file);
   if (hit) return hit;
   const b = readFileSync(file);
   const tables: Record<string, number> = {};
   for (let i = 0; i < b.readUInt16BE(4); i++) tables[b.toString('latin1', 12 + i * 16, 16 + i * 16)] = b.readUInt32BE(20 + i * 16);
   const upem = b.readUInt16BE(tables.head + 18);
-  const v = (b.readUInt16BE(tables['OS/2'] + 74) + b.readUInt16BE(tables['OS/2'] + 76)) / upem;
-  lineEmsCache.set(file, v);
-  return v;
+  const os2 = tables['OS/2'];
+  const win = [b.readUInt16BE(os2 + 74), b.readUInt16BE(os2 + 76)];
+  const m: FaceMetrics = {
+    lineEms: (win[0] + win[1]) / upem,
+    winAscent: win[0] / upem,
+    capHeight: b.readUInt16BE(os2) >= 2 ? b.readInt16BE(os2 + 88) / upem : 0.72,
+    ascender: b.readInt16BE(os2 + 68) / upem,
+    descender: -b.readInt16BE(os2 + 70) / upem,
+  };
+  metricsCache.set(file, m);
+  return m;
 }
+export const lineEms = (file: string) => faceMetrics(file).lineEms;
 
 /** A block of type as set: its lines (words and their widths at `em`), the em and the line pitch (px). */
 export interface SetBlock {
@@ -274,6 +293,26 @@ export async function setType(text: string, face: FontFace, box: Rect, maxEm: nu
 function lineCentres(block: SetBlock, cx: number, cy: number): { x: number; y: number }[] {
   const n = block.lines.length;
   return block.lines.map((_, i) => ({ x: cx, y: cy + (i - (n - 1) / 2) * block.pitch }));
+}
+
+/**
+ * Each line of a block as placed: its words and the box its glyphs are drawn in (from the cap
+ * height, or the ascender when it has lower case, to the baseline or the descender), so OCR reads
+ * one line at a time and no box takes in the line above or below.
+ */
+export function placedLines(block: SetBlock, cx: number, cy: number, rest: Omit<PlacedText, 'text' | 'box'>): PlacedText[] {
+  const m = faceMetrics(block.face.file);
+  const size = block.em * m.lineEms;
+  const slack = Math.ceil(block.em * 0.06);
+  return lineCentres(block, cx, cy).map((c, i) => {
+    const text = block.lines[i].words.join(' ');
+    const base = c.y - size / 2 + m.winAscent * block.em;
+    const lower = /[\p{Ll}]/u.test(text);
+    const top = base - block.em * m.capHeight * (lower ? 1.12 : 1.08);
+    const bottom = base + block.em * (lower || /[,;QJ]/.test(text) ? m.descender * 0.9 : 0.06);
+    const w = block.lines[i].width;
+    return { text, box: { x: r(cx - w / 2 - slack), y: r(top), w: r(w + 2 * slack), h: r(bottom - top) }, ...rest };
+  });
 }
 
 /** The box the block's glyphs are drawn in: libass's line height (size) around each line's centre, a little slack at the sides. */
@@ -396,7 +435,7 @@ export interface KineticResult {
 function blockSpec(beat: Beat, look: Look, area: Rect, W: number, H: number): { face: FontFace; box: Rect; maxEm: number; leading: number } {
   const u = Math.min(W, H);
   const display = look.head.file === fontFace('Anton', 'regular').file;
-  const leading = display ? 1.02 : 1.08;
+  const leading = display ? 1.1 : 1.2;
   if (beat.kind === 'offer') return { face: look.head, box: area, maxEm: u * 0.42, leading };
   if (beat.kind === 'point') return { face: look.head, box: { ...area, y: area.y + r(area.h * 0.1), h: r(area.h * 0.8) }, maxEm: u * 0.2, leading };
   return { face: look.head, box: area, maxEm: u * (W < H ? 0.42 : 0.3), leading };
@@ -442,7 +481,8 @@ export async function kineticVideo(
       const stagger = Math.min(0.1, Math.max(0.03, ((beat.b - beat.a) * 0.3 - ENTER_S) / Math.max(1, n - 1)));
       const start = beat.a + 0.06;
       const settled = blockEvents(out, 'Head', block, { x: cx, y: cy }, { start, end: textEnd, motion, ink: g.ink, stagger });
-      texts.push({ text, box: blockBox(block, cx, cy), role: beat.kind === 'hook' ? 'headline' : beat.kind === 'offer' ? 'offer' : 'subheadline', fromSeconds: t3(settled + 0.04), toSeconds: t3(textEnd), color: g.ink });
+      const role = beat.kind === 'hook' ? 'headline' : beat.kind === 'offer' ? 'offer' : 'subheadline';
+      texts.push(...placedLines(block, cx, cy, { role, fromSeconds: t3(settled + 0.04), toSeconds: t3(textEnd), color: g.ink }));
     }
   }
   const assFile = path.join(dir, 'kinetic.ass');
@@ -461,13 +501,13 @@ async function endCard(out: AssOut, job: GenerationJob, beat: Beat, g: Ground, l
   const u = Math.min(job.width, job.height);
   const cx = area.x + area.w / 2;
   const pill = legiblePill(g);
-  const cta = await setType(beat.text, look.body, { ...area, x: area.x + r(area.w * 0.12), w: r(area.w * 0.76), h: r(area.h * 0.2) }, u * 0.085, 1.1);
+  const cta = await setType(beat.text, look.body, { ...area, x: area.x + r(area.w * 0.12), w: r(area.w * 0.76), h: r(area.h * 0.2) }, u * 0.1, 1.1);
   const padX = r(cta.em * 0.9);
   const pw = r(Math.max(...cta.lines.map((l) => l.width)) + 2 * padX);
   const ph = r((cta.lines.length - 1) * cta.pitch + cta.em * 2);
   const brand = job.brandName?.trim();
   const brandBlock = brand ? await setType(brand.toUpperCase(), look.body, { ...area, h: r(area.h * 0.12) }, u * 0.05, 1.05) : null;
-  const head = await setType(headline, look.head, { ...area, h: r(area.h * 0.5) }, u * 0.2, look.head.file === fontFace('Anton', 'regular').file ? 1.02 : 1.08);
+  const head = await setType(headline, look.head, { ...area, h: r(area.h * 0.5) }, u * 0.2, look.head.file === fontFace('Anton', 'regular').file ? 1.1 : 1.2);
   const gap = r(u * 0.06);
   const stack = [brandBlock ? blockBox(brandBlock, 0, 0).h : 0, blockBox(head, 0, 0).h, ph];
   const total = stack.reduce((x, y) => x + y, 0) + gap * (stack.filter(Boolean).length - 1);
@@ -481,7 +521,7 @@ async function endCard(out: AssOut, job: GenerationJob, beat: Beat, g: Ground, l
     if (!block) continue;
     const cy = y + stack[k] / 2;
     const settled = blockEvents(out, k === 0 ? 'Body' : 'Head', block, { x: cx, y: cy }, { start: start + k * 0.1, end, motion: 'reveal', ink: g.ink, stagger: 0.05 });
-    placed.push({ text, box: blockBox(block, cx, cy), role, fromSeconds: t3(settled + 0.04), toSeconds: t3(end), color: g.ink });
+    placed.push(...placedLines(block, cx, cy, { role, fromSeconds: t3(settled + 0.04), toSeconds: t3(end), color: g.ink }));
     y += stack[k] + gap;
   }
   const py = r(y + ph / 2);
@@ -494,7 +534,7 @@ async function endCard(out: AssOut, job: GenerationJob, beat: Beat, g: Ground, l
     out.events.push(
       `Dialogue: 4,${cs(t0)},${cs(end)},Body,,0,0,0,,{\\an5\\pos(${r(c.x)},${r(c.y)})\\fs${size}\\1c${bgr(pill.ink)}&${fade}${pop}}${assText(cta.lines[li].words.join(' '))}`,
     );
-  placed.push({ text: beat.text, box: blockBox(cta, cx, py), role: 'cta', fromSeconds: t3(t0 + 0.34), toSeconds: t3(end), color: pill.ink });
+  placed.push(...placedLines(cta, cx, py, { role: 'cta', fromSeconds: t3(t0 + 0.34), toSeconds: t3(end), color: pill.ink }));
   return placed;
 }
 

@@ -136,14 +136,14 @@ function scaledTexts(manifest: MediaManifest | undefined, width: number, height:
 }
 
 /** The box with padding as a black-on-white image of the text's colour (./pixels.ts inkImage), upscaled, as PNG for OCR. */
-async function ocrImage(frame: Frame, box: Box, colors: string[], linePx: number): Promise<Buffer | undefined> {
+async function ocrImage(frame: Frame, box: Box, colors: string[], linePx: number, shrink = false): Promise<Buffer | undefined> {
   const found = inkOf(frame, box, colors);
   const pad = padOf(box);
   const r = clampBox({ x: box.x - pad, y: box.y - pad, w: box.w + 2 * pad, h: box.h + 2 * pad }, frame);
   if (!found || r.w < 4 || r.h < 4) return undefined;
-  const scale = upscaleOf(box, linePx);
+  const scale = shrink ? linePx / box.h : upscaleOf(box, linePx);
   let img = sharp(inkImage(frame, r, found), { raw: { width: r.w, height: r.h, channels: 1 } });
-  if (scale > 1) img = img.resize({ width: Math.round(r.w * scale), height: Math.round(r.h * scale), kernel: 'lanczos3' });
+  if (scale !== 1) img = img.resize({ width: Math.round(r.w * scale), height: Math.round(r.h * scale), kernel: 'lanczos3' });
   return img.png({ compressionLevel: 1 }).toBuffer();
 }
 
@@ -208,6 +208,15 @@ async function readBack(t: PlacedText, frame: Frame, subject: string, deadlineMs
     if (next.pass)
       return next === row ? next : { ...next, detail: `${next.detail} (at ${linePx} px; at ${OCR_LINE_PX[0]} px: ${row.detail})` };
   }
+  // Display type far taller than a line of print (Tesseract misses glyphs 200 px tall that it reads
+  // at 100 px): read scaled down to each size in turn.
+  if (t.box.h > 1.5 * OCR_LINE_PX[0])
+    for (const linePx of OCR_LINE_PX) {
+      const png = await ocrImage(frame, t.box, colorsOf(t), linePx, true);
+      const ocr = png ? await recognizeText(png, deadlineMs) : { text: '', timedOut: false };
+      const next = readBackRow(subject, ocr.timedOut ? 'timeout' : { placed: t.text, read: ocr.text }, deadlineMs);
+      if (next.pass) return { ...next, detail: `${next.detail} (scaled down to ${linePx} px; at its own size: ${row!.detail})` };
+    }
   return row!;
 }
 
