@@ -129,7 +129,7 @@ function lookOf(job: GenerationJob): Look {
   const head = kit ?? family;
   return {
     head: fontFace(head, 'black'),
-    body: fontFace(bundledFamily(job.fonts?.[1]) ?? (head === 'Inter' ? 'Montserrat' : 'Inter'), 'bold'),
+    body: fontFace(bundledFamily(job.fonts?.[1]) ?? 'Montserrat', 'bold'),
     upper: !kit && upper,
     motion,
   };
