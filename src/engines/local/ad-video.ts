@@ -352,9 +352,12 @@ async function prepareKinetic(
   files: string[],
   settings: VideoSettings,
 ): Promise<VideoPlan> {
-  const kinetic = await kineticVideo(job, duration, settings.fps, scratchDir, files, { firstInput: 0, supersample: settings.zoomSupersample });
+  const kinetic = await kineticVideo(job, duration, settings.fps, scratchDir, files, {
+    firstInput: 0,
+    supersample: settings.zoomSupersample,
+  });
   const inputs = [...kinetic.inputs];
-  const graph = [...kinetic.graph.slice(0, -1), `${kinetic.graph.at(-1)!.replace(/\[pic\]$/, '')},${filter('format', { pix_fmts: 'yuv420p' })}[v]`];
+  const graph = [...kinetic.segments, `${kinetic.picture},${filter('format', { pix_fmts: 'yuv420p' })}[v]`];
   const hasAudio = await addAudio(job, duration, scratchDir, files, inputs, graph);
   const safeZone = safeZoneFor(job.width, job.height);
   const manifest: MediaManifest = {
@@ -366,14 +369,31 @@ async function prepareKinetic(
     requestedSeconds: duration,
   };
   const args = [...inputs, '-filter_complex', graph.join(';'), ...encodeArgs(settings, hasAudio, duration, outPath)];
-  return { args, durationSeconds: duration, frames, outPath, files, stillPath: files.find((f) => f.endsWith('.png'))!, mode: 'still', hasAudio, manifest };
+  return {
+    args,
+    durationSeconds: duration,
+    frames,
+    outPath,
+    files,
+    stillPath: files.find((f) => f.endsWith('.png'))!,
+    mode: 'still',
+    hasAudio,
+    manifest,
+  };
 }
 
 /**
  * The audio (the given file, else a track of the music library in the mood of the prompt,
  * src/media/music-bed.ts) as the next input and its chain in `graph`; whether there is any.
  */
-async function addAudio(job: GenerationJob, duration: number, dir: string, files: string[], inputs: string[], graph: string[]): Promise<boolean> {
+async function addAudio(
+  job: GenerationJob,
+  duration: number,
+  dir: string,
+  files: string[],
+  inputs: string[],
+  graph: string[],
+): Promise<boolean> {
   let audio = job.audio;
   if (!audio && job.generateAudio) {
     const bed = path.join(dir, 'music.wav');

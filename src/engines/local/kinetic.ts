@@ -43,7 +43,6 @@ export const WIPE_S = 0.2;
 const ENTER_S = 0.24;
 
 const r = Math.round;
-const fmt = (v: number) => (Math.round(v * 1000) / 1000).toString();
 
 // ------------------------------------------------------------------ the beats
 
@@ -61,7 +60,13 @@ function halves(text: string): [string, string] {
     const s = Math.abs(left - right) * natural;
     if (s < score) [best, score] = [i, s];
   }
-  return [w.slice(0, best).join(' ').replace(/[,;:]$/, ''), w.slice(best).join(' ')];
+  return [
+    w
+      .slice(0, best)
+      .join(' ')
+      .replace(/[,;:]$/, ''),
+    w.slice(best).join(' '),
+  ];
 }
 
 /** How many beats a duration holds: about one per 1.35 s, 3 to 6. */
@@ -250,7 +255,7 @@ const range = (a: number, b: number) => Array.from({ length: b - a }, (_, i) => 
 const lineWidth = (l: number[], w: number[], sp: number) => l.reduce((s, i) => s + w[i], 0) + sp * (l.length - 1);
 
 /**
- * The text set as large as it fits `box` in at most four lines (at most `maxEm` px to the em),
+ * The text set as large as it fits `box` in at most four lines (five for seven words or more) (at most `maxEm` px to the em),
  * lines split where they are most even, `leading` ems apart.
  */
 export async function setType(text: string, face: FontFace, box: Rect, maxEm: number, leading: number): Promise<SetBlock> {
@@ -260,7 +265,7 @@ export async function setType(text: string, face: FontFace, box: Rect, maxEm: nu
   const sp = (await textWidth('x x', face, REF)) - 2 * (await textWidth('x', face, REF)) + 2;
   const ems = lineEms(face.file);
   let pick = { em: 0, lines: [[0]] as number[][] };
-  for (let n = 1; n <= Math.min(4, list.length); n++) {
+  for (let n = 1; n <= Math.min(list.length >= 7 ? 5 : 4, list.length); n++) {
     const lines = bestSplit(w1, n, sp);
     const widest = Math.max(...lines.map((l) => lineWidth(l, w1, sp)));
     const em = Math.min(maxEm, (box.w * REF) / (widest * 1.04), box.h / ((n - 1) * leading + ems));
@@ -356,7 +361,13 @@ function styleLine(name: string, face: FontFace): string {
  * Each word of a block as an event entering with `motion` from `start` (a word at a time, or a
  * line at a time for `rise`), shown until `end`. Returns when the last word has settled.
  */
-function blockEvents(out: AssOut, style: string, block: SetBlock, at: { x: number; y: number }, span: { start: number; end: number; motion: Motion; ink: string; stagger: number }): number {
+function blockEvents(
+  out: AssOut,
+  style: string,
+  block: SetBlock,
+  at: { x: number; y: number },
+  span: { start: number; end: number; motion: Motion; ink: string; stagger: number },
+): number {
   const size = r(block.em * lineEms(block.face.file));
   const colour = `\\1c${assColor(span.ink).replace('&H00', '&H')}&`;
   let settled = span.start;
@@ -405,8 +416,12 @@ function wipeEvents(out: AssOut, W: number, H: number, at: number, colour: strin
   const span = `${cs(at - WIPE_S)},${cs(at)}`;
   // dir 1: from the left (the panel's right edge leads), -1: from the right (its left edge leads).
   const [p0, e0, e1] = dir > 0 ? [-W, -bar, W - bar] : [W, W, 0];
-  out.events.push(`Dialogue: 5,${span},Draw,,0,0,0,,{\\an7\\move(${p0},0,0,0,0,${ms})\\1c${bgr(colour)}&\\p1}m 0 0 l ${W} 0 l ${W} ${H} l 0 ${H}{\\p0}`);
-  out.events.push(`Dialogue: 6,${span},Draw,,0,0,0,,{\\an7\\move(${e0},0,${e1},0,0,${ms})\\1c${bgr(edge)}&\\p1}m 0 0 l ${bar} 0 l ${bar} ${H} l 0 ${H}{\\p0}`);
+  out.events.push(
+    `Dialogue: 5,${span},Draw,,0,0,0,,{\\an7\\move(${p0},0,0,0,0,${ms})\\1c${bgr(colour)}&\\p1}m 0 0 l ${W} 0 l ${W} ${H} l 0 ${H}{\\p0}`,
+  );
+  out.events.push(
+    `Dialogue: 6,${span},Draw,,0,0,0,,{\\an7\\move(${e0},0,${e1},0,0,${ms})\\1c${bgr(edge)}&\\p1}m 0 0 l ${bar} 0 l ${bar} ${H} l 0 ${H}{\\p0}`,
+  );
 }
 const bgr = (hex: string) => assColor(hex).replace('&H00', '&H');
 
@@ -424,20 +439,29 @@ export function typeArea(W: number, H: number): Rect {
 export interface KineticResult {
   /** ffmpeg input arguments of the grounds and the product image (input indexes from `firstInput`). */
   inputs: string[];
-  /** Filtergraph chains ending in [pic]: the picture with every beat's type drawn. */
-  graph: string[];
+  /** Filtergraph chains of the beats' segments ([k0], [k1] …). */
+  segments: string[];
+  /** The chain (without its output label) joining them and drawing every beat's type. */
+  picture: string;
   texts: PlacedText[];
   sceneStarts: number[];
   beats: Beat[];
 }
 
 /** A beat's text block: the face, the box it may fill and its largest em. */
-function blockSpec(beat: Beat, look: Look, area: Rect, W: number, H: number): { face: FontFace; box: Rect; maxEm: number; leading: number } {
+function blockSpec(
+  beat: Beat,
+  look: Look,
+  area: Rect,
+  W: number,
+  H: number,
+): { face: FontFace; box: Rect; maxEm: number; leading: number } {
   const u = Math.min(W, H);
   const display = look.head.file === fontFace('Anton', 'regular').file;
   const leading = display ? 1.1 : 1.2;
   if (beat.kind === 'offer') return { face: look.head, box: area, maxEm: u * 0.42, leading };
-  if (beat.kind === 'point') return { face: look.head, box: { ...area, y: area.y + r(area.h * 0.1), h: r(area.h * 0.8) }, maxEm: u * 0.2, leading };
+  if (beat.kind === 'point')
+    return { face: look.head, box: { ...area, y: area.y + r(area.h * 0.1), h: r(area.h * 0.8) }, maxEm: u * 0.2, leading };
   return { face: look.head, box: area, maxEm: u * (W < H ? 0.42 : 0.3), leading };
 }
 
@@ -461,6 +485,9 @@ export async function kineticVideo(
   const grounds = groundsFor(job, beats);
   const look = lookOf(job);
   const area = typeArea(W, H);
+  // The end card's logo (the brand kit's) heads its area; the texts take the rest.
+  const logoBox = job.logo ? { x: area.x + r(area.w * 0.25), y: area.y, w: r(area.w * 0.5), h: r(area.h * 0.12) } : null;
+  const endArea = logoBox ? { ...area, y: area.y + r(area.h * 0.16), h: area.h - r(area.h * 0.16) } : area;
   const out: AssOut = { styles: [styleLine('Head', look.head), styleLine('Body', look.body), styleLine('Draw', look.body)], events: [] };
   const texts: PlacedText[] = [];
   const rand = rng(`kinetic:${job.prompt}|${job.templateSlug ?? ''}`);
@@ -469,7 +496,8 @@ export async function kineticVideo(
     const textEnd = beat.b - (i < beats.length - 1 ? WIPE_S + 0.02 : 0.05);
     if (i > 0) wipeEvents(out, W, H, beat.a, beat.kind === 'product' ? grounds[i - 1].pop : g.from, g.pop, rand() < 0.5 ? 1 : -1);
     if (beat.kind === 'product') continue;
-    if (beat.kind === 'end') texts.push(...(await endCard(out, job, beat, g, look, area, textEnd, shown(adCopy(job).headline, look, 'hook'))));
+    if (beat.kind === 'end')
+      texts.push(...(await endCard(out, job, beat, g, look, endArea, textEnd, shown(adCopy(job).headline, look, 'hook'))));
     else {
       const spec = blockSpec(beat, look, area, W, H);
       const text = shown(beat.text, look, beat.kind);
@@ -489,38 +517,65 @@ export async function kineticVideo(
   await writeFile(assFile, assScript(W, H, out), 'utf8');
   files.push(assFile);
   const fontsDir = await linkFonts(dir);
-  const segs = await segments(job, beats, grounds, fps, dir, files, opts);
+  const segs = await segments(job, beats, grounds, fps, dir, files, { ...opts, logoBox });
   const concat = `${beats.map((_, i) => `[k${i}]`).join('')}concat=n=${beats.length}:v=1:a=0,setsar=1`;
-  const graph = [...segs.graph, `${concat},ass=filename=${esc(assFile)}:fontsdir=${esc(fontsDir)}[pic]`];
-  return { inputs: segs.inputs, graph, texts, sceneStarts: beats.map((b) => b.a), beats };
+  const picture = `${concat},ass=filename=${esc(assFile)}:fontsdir=${esc(fontsDir)}`;
+  return { inputs: segs.inputs, segments: segs.graph, picture, texts, sceneStarts: beats.map((b) => b.a), beats };
 }
 
 /** The end card: the brand name (when the kit has one) and the headline over the CTA in a pill of the beat's second colour, popping in. */
-async function endCard(out: AssOut, job: GenerationJob, beat: Beat, g: Ground, look: Look, area: Rect, end: number, headline: string): Promise<PlacedText[]> {
+async function endCard(
+  out: AssOut,
+  job: GenerationJob,
+  beat: Beat,
+  g: Ground,
+  look: Look,
+  area: Rect,
+  end: number,
+  headline: string,
+): Promise<PlacedText[]> {
   const placed: PlacedText[] = [];
   const u = Math.min(job.width, job.height);
   const cx = area.x + area.w / 2;
   const pill = legiblePill(g);
-  const cta = await setType(beat.text, look.body, { ...area, x: area.x + r(area.w * 0.12), w: r(area.w * 0.76), h: r(area.h * 0.2) }, u * 0.1, 1.1);
+  const cta = await setType(
+    beat.text,
+    look.body,
+    { ...area, x: area.x + r(area.w * 0.12), w: r(area.w * 0.76), h: r(area.h * 0.2) },
+    u * 0.1,
+    1.1,
+  );
   const padX = r(cta.em * 0.9);
   const pw = r(Math.max(...cta.lines.map((l) => l.width)) + 2 * padX);
   const ph = r((cta.lines.length - 1) * cta.pitch + cta.em * 2);
   const brand = job.brandName?.trim();
-  const brandBlock = brand ? await setType(brand.toUpperCase(), look.body, { ...area, h: r(area.h * 0.12) }, u * 0.05, 1.05) : null;
-  const head = await setType(headline, look.head, { ...area, h: r(area.h * 0.5) }, u * 0.2, look.head.file === fontFace('Anton', 'regular').file ? 1.1 : 1.2);
+  const brandBlock = brand ? await setType(brand.toUpperCase(), look.body, { ...area, h: r(area.h * 0.12) }, u * 0.07, 1.05) : null;
+  const head = await setType(
+    headline,
+    look.head,
+    { ...area, h: r(area.h * 0.5) },
+    u * 0.2,
+    look.head.file === fontFace('Anton', 'regular').file ? 1.1 : 1.2,
+  );
   const gap = r(u * 0.06);
   const stack = [brandBlock ? blockBox(brandBlock, 0, 0).h : 0, blockBox(head, 0, 0).h, ph];
   const total = stack.reduce((x, y) => x + y, 0) + gap * (stack.filter(Boolean).length - 1);
   let y = area.y + (area.h - total) / 2;
   const start = beat.a + 0.06;
-  const blocks: [SetBlock | null, string, string][] = [
-    [brandBlock, brand?.toUpperCase() ?? '', 'brand'],
-    [head, headline, 'headline'],
+  const blocks: [SetBlock | null, string][] = [
+    [brandBlock, 'brand'],
+    [head, 'headline'],
   ];
-  for (const [k, [block, text, role]] of blocks.entries()) {
+  for (const [k, [block, role]] of blocks.entries()) {
     if (!block) continue;
     const cy = y + stack[k] / 2;
-    const settled = blockEvents(out, k === 0 ? 'Body' : 'Head', block, { x: cx, y: cy }, { start: start + k * 0.1, end, motion: 'reveal', ink: g.ink, stagger: 0.05 });
+    const settled = blockEvents(
+      out,
+      k === 0 ? 'Body' : 'Head',
+      block,
+      { x: cx, y: cy },
+      { start: start + k * 0.1, end, motion: 'reveal', ink: g.ink, stagger: 0.05 },
+    );
     placed.push(...placedLines(block, cx, cy, { role, fromSeconds: t3(settled + 0.04), toSeconds: t3(end), color: g.ink }));
     y += stack[k] + gap;
   }
@@ -528,7 +583,9 @@ async function endCard(out: AssOut, job: GenerationJob, beat: Beat, g: Ground, l
   const t0 = start + 0.3;
   const pop = `\\t(0,160,\\fscx112\\fscy112)\\t(160,300,\\fscx100\\fscy100)`;
   const fade = `\\fscx40\\fscy40\\alpha&HFF&\\t(0,120,\\alpha&H00&)`;
-  out.events.push(`Dialogue: 3,${cs(t0)},${cs(end)},Draw,,0,0,0,,{\\an5\\pos(${r(cx)},${py})\\1c${bgr(pill.fill)}&${fade}${pop}\\p1}${pillPath(pw, ph)}{\\p0}`);
+  out.events.push(
+    `Dialogue: 3,${cs(t0)},${cs(end)},Draw,,0,0,0,,{\\an5\\pos(${r(cx)},${py})\\1c${bgr(pill.fill)}&${fade}${pop}\\p1}${pillPath(pw, ph)}{\\p0}`,
+  );
   const size = r(cta.em * lineEms(cta.face.file));
   for (const [li, c] of lineCentres(cta, cx, py).entries())
     out.events.push(
@@ -571,21 +628,29 @@ function assScript(W: number, H: number, out: AssOut): string {
 /** The ground of a beat as an SVG: its gradient and a graphic in the frame's edges (away from the type). */
 function groundSvg(g: Ground, W: number, H: number, kind: BeatKind, seed: number): string {
   const u = Math.min(W, H);
-  const angle = [[0, 0, 1, 1], [1, 0, 0, 1], [0, 1, 1, 0]][seed % 3];
+  const angle = [
+    [0, 0, 1, 1],
+    [1, 0, 0, 1],
+    [0, 1, 1, 0],
+  ][seed % 3];
   const shade = g.ink === '#ffffff' ? '#000000' : '#ffffff';
   const shapes: string[] = [];
   const band = r(u * 0.035);
   if (kind === 'end' || kind === 'offer') {
     // Concentric rings from a corner.
     for (let i = 1; i <= 6; i++)
-      shapes.push(`<circle cx="${seed % 2 ? W : 0}" cy="${H}" r="${r(u * 0.22 * i)}" fill="none" stroke="${shade}" stroke-opacity="0.08" stroke-width="${r(u * 0.04)}"/>`);
+      shapes.push(
+        `<circle cx="${seed % 2 ? W : 0}" cy="${H}" r="${r(u * 0.22 * i)}" fill="none" stroke="${shade}" stroke-opacity="0.08" stroke-width="${r(u * 0.04)}"/>`,
+      );
   } else if (seed % 2) {
     // Bars of the second colour at the top and bottom edges.
-    shapes.push(`<rect x="0" y="0" width="${W}" height="${band}" fill="${g.pop}"/><rect x="0" y="${H - band}" width="${W}" height="${band}" fill="${g.pop}"/>`);
+    shapes.push(
+      `<rect x="0" y="0" width="${W}" height="${band}" fill="${g.pop}"/><rect x="0" y="${H - band}" width="${W}" height="${band}" fill="${g.pop}"/>`,
+    );
   } else {
-    // A wide diagonal band of shade across a corner.
-    shapes.push(`<polygon points="${W},${r(H * 0.55)} ${W},${H} ${r(W * 0.2)},${H}" fill="${shade}" fill-opacity="0.07"/>`);
-    shapes.push(`<rect x="${r(W * 0.08)}" y="${H - band * 2}" width="${r(W * 0.18)}" height="${band}" fill="${g.pop}"/>`);
+    // A wide diagonal band of shade across a corner and a large disc of it off the opposite one.
+    shapes.push(`<polygon points="${W},${r(H * 0.55)} ${W},${H} ${r(W * 0.2)},${H}" fill="${shade}" fill-opacity="0.08"/>`);
+    shapes.push(`<circle cx="${r(W * 0.05)}" cy="${r(H * 0.04)}" r="${r(u * 0.42)}" fill="${shade}" fill-opacity="0.08"/>`);
   }
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}"><defs><linearGradient id="g" x1="${angle[0]}" y1="${angle[1]}" x2="${angle[2]}" y2="${angle[3]}"><stop offset="0" stop-color="${g.from}"/><stop offset="1" stop-color="${g.to}"/></linearGradient></defs><rect width="${W}" height="${H}" fill="url(#g)"/>${shapes.join('')}</svg>`;
 }
@@ -598,7 +663,7 @@ async function segments(
   fps: number,
   dir: string,
   files: string[],
-  opts: { firstInput: number; supersample: number },
+  opts: { firstInput: number; supersample: number; logoBox: Rect | null },
 ): Promise<{ inputs: string[]; graph: string[] }> {
   const { width: W, height: H } = job;
   const inputs: string[] = [];
@@ -611,9 +676,13 @@ async function segments(
       const ss = Math.max(1, opts.supersample);
       await productStill(job, grounds[i - 1] ?? grounds[i], W * ss, H * ss).then((png) => writeFile(file, png));
       const z = `1+0.09*on/${Math.max(1, frames - 1)}`;
-      graph.push(`[${idx}:v]zoompan=z=${esc(z)}:x=${esc('(iw-iw/zoom)/2')}:y=${esc('(ih-ih/zoom)*0.45')}:d=${frames}:s=${W}x${H}:fps=${fps},setsar=1,format=yuv420p[k${i}]`);
+      graph.push(
+        `[${idx}:v]zoompan=z=${esc(z)}:x=${esc('(iw-iw/zoom)/2')}:y=${esc('(ih-ih/zoom)/2')}:d=${frames}:s=${W}x${H}:fps=${fps},setsar=1,format=yuv420p[k${i}]`,
+      );
     } else {
+      const logo = beat.kind === 'end' && opts.logoBox ? [await logoLayer(job, opts.logoBox)] : [];
       await sharp(Buffer.from(groundSvg(grounds[i], W, H, beat.kind, i)))
+        .composite(logo)
         .png({ compressionLevel: 1 })
         .toFile(file);
       graph.push(`[${idx}:v]format=yuv420p,loop=loop=${frames - 1}:size=1:start=0,setpts=N/${fps}/TB,setsar=1[k${i}]`);
@@ -624,15 +693,54 @@ async function segments(
   return { inputs, graph };
 }
 
-/** The customer's first image cover-fitted to w × h over the ground's colour (a transparent cut-out sits on it). */
-async function productStill(job: GenerationJob, g: Ground, w: number, h: number): Promise<Buffer> {
-  return sharp(job.referenceImages[0], { failOn: 'error', limitInputPixels: job.maxInputPixels ?? DEFAULT_PIXEL_LIMITS.maxPixels })
+/** The brand kit's logo fitted inside `box` (never enlarged past it), centred in it. */
+async function logoLayer(job: GenerationJob, box: Rect): Promise<{ input: Buffer; left: number; top: number }> {
+  const { data, info } = await sharp(job.logo!, { failOn: 'error', limitInputPixels: job.maxInputPixels ?? DEFAULT_PIXEL_LIMITS.maxPixels })
     .rotate()
-    .resize(w, h, { fit: 'cover', position: 'attention' })
+    .resize(box.w, box.h, { fit: 'inside' })
+    .png()
+    .toBuffer({ resolveWithObject: true })
+    .catch((err: Error) => {
+      throw new ProviderError(`the brand kit logo could not be decoded: ${err.message}`, {
+        retryable: false,
+        code: 'invalid_logo',
+        cause: err,
+      });
+    });
+  return { input: data, left: box.x + r((box.w - info.width) / 2), top: box.y + r((box.h - info.height) / 2) };
+}
+
+/**
+ * The product beat's picture at w × h: the customer's first image whole (contained, centred, at
+ * most 86 % of the frame) over a blurred, darkened copy of it filling the frame, so nothing of
+ * the product is cut off and no canvas shows.
+ */
+async function productStill(job: GenerationJob, g: Ground, w: number, h: number): Promise<Buffer> {
+  const fail = (err: Error): never => {
+    throw new ProviderError(`reference image 1 could not be decoded: ${err.message}`, {
+      retryable: false,
+      code: 'invalid_reference_image',
+      cause: err,
+    });
+  };
+  const source = () =>
+    sharp(job.referenceImages[0], { failOn: 'error', limitInputPixels: job.maxInputPixels ?? DEFAULT_PIXEL_LIMITS.maxPixels }).rotate();
+  const back = await source()
+    .resize(r(w / 16), r(h / 16), { fit: 'cover' })
     .flatten({ background: g.from })
+    .blur(8)
+    .modulate({ brightness: 0.55 })
+    .resize(w, h)
     .png({ compressionLevel: 1 })
     .toBuffer()
-    .catch((err: Error) => {
-      throw new ProviderError(`reference image 1 could not be decoded: ${err.message}`, { retryable: false, code: 'invalid_reference_image', cause: err });
-    });
+    .catch(fail);
+  const front = await source()
+    .resize(r(w * 0.86), r(h * 0.86), { fit: 'inside' })
+    .png({ compressionLevel: 1 })
+    .toBuffer({ resolveWithObject: true })
+    .catch(fail);
+  return sharp(back)
+    .composite([{ input: front.data, left: r((w - front.info.width) / 2), top: r((h - front.info.height) / 2) }])
+    .png({ compressionLevel: 1 })
+    .toBuffer();
 }
