@@ -137,3 +137,26 @@ t.test('the product image is a Ken Burns beat that never uncovers the canvas', a
     'every quality check passes (no uncovered canvas)',
   );
 });
+
+t.test('display type 150 px and taller reads back (the checker reads it scaled down to a line of print)', async (t) => {
+  // 720p 16:9: "farm in" in Playfair Display stands 190 px tall; Tesseract reads only "farm" at that size.
+  const j = job({
+    ...resolveDimensions('16:9', '720p', 'video'),
+    aspectRatio: '16:9',
+    brandColors: undefined,
+    templateSlug: 'cinematic-brand-story',
+    title: 'Cinematic Brand Story',
+    prompt: 'The story of a family olive oil farm in Crete, harvested by hand since 1920',
+    durationSeconds: 4,
+  });
+  const { file, manifest } = await render(j);
+  const tall = manifest.texts.filter((x) => x.box.h > 150);
+  t.ok(tall.length > 0, `${tall.length} texts over 150 px tall`);
+  const report = await checkMedia(file, manifest);
+  const reads = report.rows.filter((r) => r.check === 'text-readback');
+  t.same(
+    reads.filter((r) => !r.pass).map((r) => `${r.subject}: ${r.detail}`),
+    [],
+    `every text reads back (${reads.length})`,
+  );
+});
