@@ -648,9 +648,9 @@ function groundSvg(g: Ground, W: number, H: number, kind: BeatKind, seed: number
       `<rect x="0" y="0" width="${W}" height="${band}" fill="${g.pop}"/><rect x="0" y="${H - band}" width="${W}" height="${band}" fill="${g.pop}"/>`,
     );
   } else {
-    // A wide diagonal band of shade across a corner and a large disc of it off the opposite one.
-    shapes.push(`<polygon points="${W},${r(H * 0.55)} ${W},${H} ${r(W * 0.2)},${H}" fill="${shade}" fill-opacity="0.08"/>`);
-    shapes.push(`<circle cx="${r(W * 0.05)}" cy="${r(H * 0.04)}" r="${r(u * 0.42)}" fill="${shade}" fill-opacity="0.08"/>`);
+    // A wide diagonal band of shade across the bottom-left corner, a large disc of it off the top-right one.
+    shapes.push(`<polygon points="0,${r(H * 0.55)} 0,${H} ${r(W * 0.8)},${H}" fill="${shade}" fill-opacity="0.08"/>`);
+    shapes.push(`<circle cx="${r(W * 0.95)}" cy="${r(H * 0.04)}" r="${r(u * 0.42)}" fill="${shade}" fill-opacity="0.08"/>`);
   }
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}"><defs><linearGradient id="g" x1="${angle[0]}" y1="${angle[1]}" x2="${angle[2]}" y2="${angle[3]}"><stop offset="0" stop-color="${g.from}"/><stop offset="1" stop-color="${g.to}"/></linearGradient></defs><rect width="${W}" height="${H}" fill="url(#g)"/>${shapes.join('')}</svg>`;
 }
