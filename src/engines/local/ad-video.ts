@@ -6,6 +6,9 @@
 // brand kit's family when it names one), adds the audio (the given audio file trimmed/padded, or a
 // music track from the library) and encodes H.264 (yuv420p, +faststart) / AAC into an MP4 of exactly
 // width × height and the duration. The plan carries the MediaManifest of every text it placed.
+// A template video ad without a presenter is kinetic typography instead (./kinetic.ts: the copy
+// in beats, each word animated by libass, in the same single ffmpeg run, no captions repeating
+// a beat); UGC ads and source/motion videos keep the still-and-captions path above.
 //
 // prepareVideo() writes the intermediate files and returns the ffmpeg arguments; the provider
 // runs them through runFfmpeg, and bench/renderer.ts runs the very same arguments directly.

@@ -5,14 +5,16 @@
 // cut), words punching, rising or fading in one by one.
 //
 // ffmpeg side (ONE invocation, planned by ./ad-video.ts): each ground is a still PNG looped for its
-// beat's frames, the product beat a Ken Burns zoompan of the customer's image (zoom ≥ 1, never
-// uncovering the canvas), the segments concatenated, then one `ass` filter (libass with the bundled
-// fonts) draws every word, the CTA pill and the wipes with their \t/\move animations.
+// beat's frames (the end card's with the kit's logo), the product beat a Ken Burns zoompan of the
+// customer's image shown whole over a blurred copy of it (zoom ≥ 1, never uncovering the canvas),
+// the segments concatenated, then one `ass` filter (libass with the bundled fonts) draws every
+// word, the CTA pill and the wipes with their \t/\move animations.
 //
 // The manifest is exact: libass sets a font size of S px at an em of S / ((winAscent+winDescent) /
 // unitsPerEm) of the face (read from the TTF's OS/2 table), so the renderer knows each word's width
-// (pango, at that em) and every line's box; each text is listed from the moment its last word has
-// settled to the moment the wipe out of its beat starts.
+// (pango, at that em) and where each line's glyphs are (cap height or ascender to baseline or
+// descender); each line is listed on its own (OCR reads one line at a time) from the moment its
+// last word has settled to the moment the wipe out of its beat starts.
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -97,10 +99,10 @@ export function planBeats(job: GenerationJob, duration: number): Beat[] {
     ...(hasProduct ? [['product', ''] as [BeatKind, string]] : []),
     ...(offer ? [['offer', offer] as [BeatKind, string]] : []),
     ['end', copy.cta],
-  ];
+  ].filter(([kind, text]) => kind === 'product' || text.trim()) as [BeatKind, string][];
   // The end card stays longest; the others share the rest.
   const end = Math.min(duration * 0.4, Math.max(1.4, duration * 0.26));
-  const each = (duration - end) / (kinds.length - 1);
+  const each = (duration - end) / Math.max(1, kinds.length - 1);
   return kinds.map(([kind, text], i) => {
     const a = i * each;
     return { kind, text, a: t3(a), b: t3(i === kinds.length - 1 ? duration : a + each) };
@@ -648,9 +650,10 @@ function groundSvg(g: Ground, W: number, H: number, kind: BeatKind, seed: number
       `<rect x="0" y="0" width="${W}" height="${band}" fill="${g.pop}"/><rect x="0" y="${H - band}" width="${W}" height="${band}" fill="${g.pop}"/>`,
     );
   } else {
-    // A wide diagonal band of shade across the bottom-left corner, a large disc of it off the top-right one.
-    shapes.push(`<polygon points="0,${r(H * 0.55)} 0,${H} ${r(W * 0.8)},${H}" fill="${shade}" fill-opacity="0.08"/>`);
-    shapes.push(`<circle cx="${r(W * 0.95)}" cy="${r(H * 0.04)}" r="${r(u * 0.42)}" fill="${shade}" fill-opacity="0.08"/>`);
+    // A band of shade across the bottom-left corner and a disc of it on the top-right one, both
+    // off the type (an edge through a line of type is one more thing for OCR to misread).
+    shapes.push(`<polygon points="0,${r(H * 0.8)} 0,${H} ${r(W * 0.5)},${H}" fill="${shade}" fill-opacity="0.1"/>`);
+    shapes.push(`<circle cx="${W}" cy="0" r="${r(u * 0.3)}" fill="${shade}" fill-opacity="0.1"/>`);
   }
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}"><defs><linearGradient id="g" x1="${angle[0]}" y1="${angle[1]}" x2="${angle[2]}" y2="${angle[3]}"><stop offset="0" stop-color="${g.from}"/><stop offset="1" stop-color="${g.to}"/></linearGradient></defs><rect width="${W}" height="${H}" fill="url(#g)"/>${shapes.join('')}</svg>`;
 }
