@@ -256,6 +256,19 @@ function bestSplit(w: number[], n: number, sp: number): number[][] {
 const range = (a: number, b: number) => Array.from({ length: b - a }, (_, i) => a + i);
 const lineWidth = (l: number[], w: number[], sp: number) => l.reduce((s, i) => s + w[i], 0) + sp * (l.length - 1);
 
+/** Widths at 100 px to the em, by face and text (the end card sets the headline's words again). */
+const widths = new Map<string, Promise<number>>();
+function widthAt100(text: string, face: FontFace): Promise<number> {
+  const key = `${face.file}\n${text}`;
+  let hit = widths.get(key);
+  if (!hit) {
+    if (widths.size > 5000) widths.clear();
+    hit = textWidth(text, face, 100);
+    widths.set(key, hit);
+  }
+  return hit;
+}
+
 /**
  * The text set as large as it fits `box` in at most four lines (five for seven words or more) (at most `maxEm` px to the em),
  * lines split where they are most even, `leading` ems apart.
@@ -263,8 +276,8 @@ const lineWidth = (l: number[], w: number[], sp: number) => l.reduce((s, i) => s
 export async function setType(text: string, face: FontFace, box: Rect, maxEm: number, leading: number): Promise<SetBlock> {
   const list = words(text);
   const REF = 100;
-  const w1 = await Promise.all(list.map((x) => textWidth(x, face, REF)));
-  const sp = (await textWidth('x x', face, REF)) - 2 * (await textWidth('x', face, REF)) + 2;
+  const w1 = await Promise.all(list.map((x) => widthAt100(x, face)));
+  const sp = (await widthAt100('x x', face)) - 2 * (await widthAt100('x', face)) + 2;
   const ems = lineEms(face.file);
   let pick = { em: 0, lines: [[0]] as number[][] };
   for (let n = 1; n <= Math.min(list.length >= 7 ? 5 : 4, list.length); n++) {
@@ -493,6 +506,9 @@ export async function kineticVideo(
   const out: AssOut = { styles: [styleLine('Head', look.head), styleLine('Body', look.body), styleLine('Draw', look.body)], events: [] };
   const texts: PlacedText[] = [];
   const rand = rng(`kinetic:${job.prompt}|${job.templateSlug ?? ''}`);
+  // The pictures are made while the type is set.
+  const pictures = segments(job, beats, grounds, fps, dir, files, { ...opts, logoBox });
+  pictures.catch(() => {});
   for (const [i, beat] of beats.entries()) {
     const g = grounds[i];
     const textEnd = beat.b - (i < beats.length - 1 ? WIPE_S + 0.02 : 0.05);
@@ -519,7 +535,7 @@ export async function kineticVideo(
   await writeFile(assFile, assScript(W, H, out), 'utf8');
   files.push(assFile);
   const fontsDir = await linkFonts(dir);
-  const segs = await segments(job, beats, grounds, fps, dir, files, { ...opts, logoBox });
+  const segs = await pictures;
   const concat = `${beats.map((_, i) => `[k${i}]`).join('')}concat=n=${beats.length}:v=1:a=0,setsar=1`;
   const picture = `${concat},ass=filename=${esc(assFile)}:fontsdir=${esc(fontsDir)}`;
   return { inputs: segs.inputs, segments: segs.graph, picture, texts, sceneStarts: beats.map((b) => b.a), beats };
@@ -669,31 +685,33 @@ async function segments(
   opts: { firstInput: number; supersample: number; logoBox: Rect | null },
 ): Promise<{ inputs: string[]; graph: string[] }> {
   const { width: W, height: H } = job;
-  const inputs: string[] = [];
-  const graph: string[] = [];
-  for (const [i, beat] of beats.entries()) {
-    const frames = Math.max(1, r(beat.b * fps) - r(beat.a * fps));
-    const file = path.join(dir, `beat-${i}.png`);
-    const idx = opts.firstInput + i;
-    if (beat.kind === 'product') {
-      const ss = Math.max(1, opts.supersample);
-      await productStill(job, grounds[i - 1] ?? grounds[i], W * ss, H * ss).then((png) => writeFile(file, png));
-      const z = `1+0.09*on/${Math.max(1, frames - 1)}`;
-      graph.push(
-        `[${idx}:v]zoompan=z=${esc(z)}:x=${esc('(iw-iw/zoom)/2')}:y=${esc('(ih-ih/zoom)/2')}:d=${frames}:s=${W}x${H}:fps=${fps},setsar=1,format=yuv420p[k${i}]`,
-      );
-    } else {
+  const ss = Math.max(1, opts.supersample);
+  // The pictures are written at once (sharp works in its own threads).
+  const made = await Promise.all(
+    beats.map(async (beat, i) => {
+      const frames = Math.max(1, r(beat.b * fps) - r(beat.a * fps));
+      if (beat.kind === 'product') {
+        // A photograph: JPEG at the frame's size, scaled up by ffmpeg (smoother zoompan steps).
+        const file = path.join(dir, `beat-${i}.jpg`);
+        await writeFile(file, await productStill(job, grounds[i - 1] ?? grounds[i], W, H));
+        const z = `1+0.09*on/${Math.max(1, frames - 1)}`;
+        const chain = `${ss > 1 ? `scale=w=${W * ss}:h=${H * ss}:flags=bicubic,` : ''}zoompan=z=${esc(z)}:x=${esc('(iw-iw/zoom)/2')}:y=${esc('(ih-ih/zoom)/2')}:d=${frames}:s=${W}x${H}:fps=${fps},setsar=1,format=yuv420p`;
+        return { file, type: 'image/jpeg', chain };
+      }
+      const file = path.join(dir, `beat-${i}.png`);
       const logo = beat.kind === 'end' && opts.logoBox ? [await logoLayer(job, opts.logoBox)] : [];
       await sharp(Buffer.from(groundSvg(grounds[i], W, H, beat.kind, i)))
         .composite(logo)
         .png({ compressionLevel: 1 })
         .toFile(file);
-      graph.push(`[${idx}:v]format=yuv420p,loop=loop=${frames - 1}:size=1:start=0,setpts=N/${fps}/TB,setsar=1[k${i}]`);
-    }
-    files.push(file);
-    inputs.push(...inputArgs({ path: file, type: 'image/png' }));
-  }
-  return { inputs, graph };
+      return { file, type: 'image/png', chain: `format=yuv420p,loop=loop=${frames - 1}:size=1:start=0,setpts=N/${fps}/TB,setsar=1` };
+    }),
+  );
+  files.push(...made.map((m) => m.file));
+  return {
+    inputs: made.flatMap((m) => inputArgs({ path: m.file, type: m.type })),
+    graph: made.map((m, i) => `[${opts.firstInput + i}:v]${m.chain}[k${i}]`),
+  };
 }
 
 /** The brand kit's logo fitted inside `box` (never enlarged past it), centred in it. */
@@ -726,24 +744,28 @@ async function productStill(job: GenerationJob, g: Ground, w: number, h: number)
       cause: err,
     });
   };
-  const source = () =>
-    sharp(job.referenceImages[0], { failOn: 'error', limitInputPixels: job.maxInputPixels ?? DEFAULT_PIXEL_LIMITS.maxPixels }).rotate();
-  const back = await source()
+  // Decoded once, at most the frame's size.
+  const { data, info } = await sharp(job.referenceImages[0], {
+    failOn: 'error',
+    limitInputPixels: job.maxInputPixels ?? DEFAULT_PIXEL_LIMITS.maxPixels,
+  })
+    .rotate()
+    .resize(r(w * 0.86), r(h * 0.86), { fit: 'inside' })
+    .ensureAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true })
+    .catch(fail);
+  const raw = { raw: { width: info.width, height: info.height, channels: 4 as const } };
+  const back = await sharp(data, raw)
     .resize(r(w / 16), r(h / 16), { fit: 'cover' })
     .flatten({ background: g.from })
     .blur(8)
     .modulate({ brightness: 0.55 })
     .resize(w, h)
-    .png({ compressionLevel: 1 })
-    .toBuffer()
-    .catch(fail);
-  const front = await source()
-    .resize(r(w * 0.86), r(h * 0.86), { fit: 'inside' })
-    .png({ compressionLevel: 1 })
-    .toBuffer({ resolveWithObject: true })
-    .catch(fail);
-  return sharp(back)
-    .composite([{ input: front.data, left: r((w - front.info.width) / 2), top: r((h - front.info.height) / 2) }])
-    .png({ compressionLevel: 1 })
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  return sharp(back.data, { raw: { width: w, height: h, channels: back.info.channels } })
+    .composite([{ input: data, ...raw, left: r((w - info.width) / 2), top: r((h - info.height) / 2) }])
+    .jpeg({ quality: 92 })
     .toBuffer();
 }
