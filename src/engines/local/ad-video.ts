@@ -6,6 +6,9 @@
 // brand kit's family when it names one), adds the audio (the given audio file trimmed/padded, or a
 // music track from the library) and encodes H.264 (yuv420p, +faststart) / AAC into an MP4 of exactly
 // width × height and the duration. The plan carries the MediaManifest of every text it placed.
+// A template video ad without a presenter is kinetic typography instead (./kinetic.ts: the copy
+// in beats, each word animated by libass, in the same single ffmpeg run, no captions repeating
+// a beat); UGC ads and source/motion videos keep the still-and-captions path above.
 //
 // prepareVideo() writes the intermediate files and returns the ffmpeg arguments; the provider
 // runs them through runFfmpeg, and bench/renderer.ts runs the very same arguments directly.
@@ -19,7 +22,8 @@ import { type FontFace, textWidth } from '../../media/fonts.ts';
 import { envelopeLevels, levelSpans, mouthCanvas, mouthLevels, mouthShape, presenterMouth, type Spoken } from './mouth.ts';
 import { composeAd, encodeRaw, facesFor, type ComposedAd } from './ad-image.ts';
 import { rng, type AdLayout, type Rect } from './layout.ts';
-import type { MediaManifest, PlacedText } from '../../media/quality/manifest.ts';
+import { safeZoneFor, type MediaManifest, type PlacedText } from '../../media/quality/manifest.ts';
+import { kineticVideo } from './kinetic.ts';
 import { adCopy } from '../write/ad-copy.ts';
 import type { SpokenWord } from '../speech/types.ts';
 
@@ -296,6 +300,7 @@ export async function prepareVideo(
   const mode: VideoPlan['mode'] = baseVideo ? 'source' : 'still';
   await checkInputs(job, baseVideo);
 
+  if (mode === 'still' && isKinetic(job)) return prepareKinetic(job, duration, frames, scratchDir, outPath, files, settings);
   const ad = await composeAd(job, mode === 'still' ? 'full' : 'overlay', { split: mode === 'still' });
   const stillPath = path.join(scratchDir, mode === 'still' ? 'still.png' : 'overlay.png');
   await encodeRaw(ad, mode === 'still')
@@ -329,24 +334,81 @@ export async function prepareVideo(
   }
   const manifest = videoManifest(ad, captions.placed, duration);
 
-  let hasAudio = false;
-  // The audio (the given file, else a track of the music library in the mood of the prompt,
-  // src/media/music-bed.ts) follows every picture input.
+  const hasAudio = await addAudio(job, duration, scratchDir, files, inputs, graph);
+  const args = [...inputs, '-filter_complex', graph.join(';'), ...encodeArgs(settings, hasAudio, duration, outPath)];
+  return { args, durationSeconds: duration, frames, outPath, files, stillPath, mode, hasAudio, manifest };
+}
+
+/** A template video ad without a presenter: kinetic typography (./kinetic.ts) rather than a still. */
+export const isKinetic = (job: GenerationJob) => job.type === 'video_ad' && !job.avatarImage;
+
+/**
+ * The kinetic ad's plan: the beats' grounds and product image as segments, the type drawn by one
+ * `ass` filter, the audio. No captions: every line of the copy is a beat of its own.
+ */
+async function prepareKinetic(
+  job: GenerationJob,
+  duration: number,
+  frames: number,
+  scratchDir: string,
+  outPath: string,
+  files: string[],
+  settings: VideoSettings,
+): Promise<VideoPlan> {
+  const kinetic = await kineticVideo(job, duration, settings.fps, scratchDir, files, {
+    firstInput: 0,
+    supersample: settings.zoomSupersample,
+  });
+  const inputs = [...kinetic.inputs];
+  const graph = [...kinetic.segments, `${kinetic.picture},${filter('format', { pix_fmts: 'yuv420p' })}[v]`];
+  const hasAudio = await addAudio(job, duration, scratchDir, files, inputs, graph);
+  const safeZone = safeZoneFor(job.width, job.height);
+  const manifest: MediaManifest = {
+    width: job.width,
+    height: job.height,
+    texts: kinetic.texts,
+    ...(safeZone ? { safeZone } : {}),
+    sceneStarts: kinetic.sceneStarts,
+    requestedSeconds: duration,
+  };
+  const args = [...inputs, '-filter_complex', graph.join(';'), ...encodeArgs(settings, hasAudio, duration, outPath)];
+  return {
+    args,
+    durationSeconds: duration,
+    frames,
+    outPath,
+    files,
+    stillPath: files.find((f) => f.endsWith('.png'))!,
+    mode: 'still',
+    hasAudio,
+    manifest,
+  };
+}
+
+/**
+ * The audio (the given file, else a track of the music library in the mood of the prompt,
+ * src/media/music-bed.ts) as the next input and its chain in `graph`; whether there is any.
+ */
+async function addAudio(
+  job: GenerationJob,
+  duration: number,
+  dir: string,
+  files: string[],
+  inputs: string[],
+  graph: string[],
+): Promise<boolean> {
   let audio = job.audio;
   if (!audio && job.generateAudio) {
-    const bed = path.join(scratchDir, 'music.wav');
+    const bed = path.join(dir, 'music.wav');
     await renderMusicBed(bed, { seconds: duration, prompt: `${job.prompt} ${job.templateSlug ?? ''}`, words: [] });
     files.push(bed);
     audio = { path: bed, type: 'audio/wav' };
   }
-  if (audio) {
-    const index = inputs.filter((a) => a === '-i').length;
-    inputs.push(...inputArgs(audio));
-    graph.push(audioTrack(index, duration));
-    hasAudio = true;
-  }
-  const args = [...inputs, '-filter_complex', graph.join(';'), ...encodeArgs(settings, hasAudio, duration, outPath)];
-  return { args, durationSeconds: duration, frames, outPath, files, stillPath, mode, hasAudio, manifest };
+  if (!audio) return false;
+  const index = inputs.filter((a) => a === '-i').length;
+  inputs.push(...inputArgs(audio));
+  graph.push(audioTrack(index, duration));
+  return true;
 }
 
 /** The still's texts (shown throughout) and the caption lines (each while it shows). */

@@ -99,14 +99,17 @@ export const HALF_SIZE_FROM_PX = 200;
 
 /**
  * The scales a box is read at for OCR, in the order tried until a reading passes: those that make
- * it about OCR_LINE_PX tall (a box already that tall: its own size, once), then half size for a
- * box of HALF_SIZE_FROM_PX or more. Tesseract drops whole lines of very large display type (a
- * 160 px headline's last line read at its own size, read at half size); a wrong or clipped text
- * reads wrong at every size.
+ * it about OCR_LINE_PX tall (a box already that tall: its own size, once); then, for display type
+ * far taller than a line of print, scaled down to each OCR_LINE_PX height and to half size.
+ * Tesseract drops glyphs and whole lines of very large type (a 160 px headline's last line, Playfair
+ * "farm in" at 190 px read as "farm") that it reads at 100 px; a wrong or clipped text reads wrong
+ * at every size.
  */
 export function ocrScales(box: Box): number[] {
-  const scales = [...new Set(OCR_LINE_PX.map((px) => upscaleOf(box, px)))];
-  return box.h >= HALF_SIZE_FROM_PX ? [...scales, 0.5] : scales;
+  const scales = OCR_LINE_PX.map((px) => upscaleOf(box, px));
+  if (box.h > 1.5 * OCR_LINE_PX[0]) scales.push(...OCR_LINE_PX.map((px) => px / box.h));
+  if (box.h >= HALF_SIZE_FROM_PX) scales.push(0.5);
+  return [...new Set(scales)];
 }
 
 export interface Placement {
