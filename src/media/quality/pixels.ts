@@ -246,7 +246,9 @@ export function inkAcrossEdge(frame: Frame, box: Box, reach: number, textColor?:
   if (!split || dist2(split.centres[0], split.centres[1]) < 30 ** 2) return undefined;
   const t = split.centres[split.text];
   const bg = split.centres[1 - split.text];
-  const near = dist2(t, bg) * 0.3 ** 2;
+  // Within a fifth of the text-to-ground distance: a light wall glimpsed between a caption's scrim
+  // and a dark outline beside it (a fourth to a third of the way) is not a glyph's stroke.
+  const near = dist2(t, bg) * 0.2 ** 2;
   const kind = (x: number, y: number): 'ink' | 'ground' | 'other' => {
     const i = (y * frame.width + x) * 4;
     const c: Rgb = [frame.data[i], frame.data[i + 1], frame.data[i + 2]];
