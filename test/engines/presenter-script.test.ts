@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { createLocalWriter } from '../../src/engines/write/local.ts';
 import { adCopy } from '../../src/engines/write/ad-copy.ts';
 import { fitted } from '../../src/pipelines/generation/narration.ts';
+import { readPresenterBrief } from '../../src/engines/write/presenter.ts';
 import { CATALOG_URL } from '../../src/services/catalog/catalog-data.ts';
 
 const catalog = parse(readFileSync(CATALOG_URL, 'utf8')) as { ugc_ads: { slug: string }[] };
@@ -111,4 +112,10 @@ t.test('the UGC ad shows a hook of a few words in the template’s voice, not on
     copy: { headline: 'Made by hand' },
   });
   t.equal(given.headline, 'Made by hand');
+});
+
+t.test('a founder names what they started, a thing or an activity', async (t) => {
+  t.equal(readPresenterBrief('Why we started making fresh lemonade').started, 'making fresh lemonade');
+  t.equal(readPresenterBrief('Why I started a zero-waste shampoo bar company in my kitchen').started, 'a zero-waste shampoo bar company');
+  t.equal(readPresenterBrief('Our founder on the road').started, null);
 });

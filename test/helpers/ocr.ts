@@ -17,14 +17,19 @@ export const normWords = (s: string) =>
     .replace(/[^\p{L}\p{N}]+/gu, ' ')
     .trim();
 
-/** A placed text's box with a margin of 15 % of its height (6–24 px), inside the image, scaled to about 100 px tall. */
+/**
+ * A placed text's box with a margin of 15 % of its height (6–24 px), inside the image, scaled to
+ * about 100 px tall: short texts upscaled, and display type taller than 150 px scaled down
+ * (Tesseract misreads the glyphs of very large condensed type that it reads at 100 px).
+ */
 async function boxImage(png: Buffer, width: number, height: number, box: { x: number; y: number; w: number; h: number }) {
   const pad = Math.round(Math.min(24, Math.max(6, 0.15 * box.h)));
   const left = Math.max(0, box.x - pad);
   const top = Math.max(0, box.y - pad);
   const region = { left, top, width: Math.min(width, box.x + box.w + pad) - left, height: Math.min(height, box.y + box.h + pad) - top };
   if (region.width < 4 || region.height < 4) return undefined;
-  const scale = Math.min(4, Math.max(1, 100 / Math.max(1, box.h)));
+  const tall = Math.max(1, box.h);
+  const scale = tall > 150 ? 100 / tall : Math.min(4, Math.max(1, 100 / tall));
   return sharp(png)
     .extract(region)
     .resize({ width: Math.round(region.width * scale), kernel: 'lanczos3' })

@@ -290,7 +290,15 @@ t.test('very large display type is read again at half size: Tesseract drops whol
   });
   const read = rows(r, 'text-readback')[0];
   t.ok(read.pass, `read back whole (${read.detail})`);
-  t.same(ocrScales({ x: 0, y: 0, w: 900, h: 640 }), [1, 0.5, 100 / 640, 60 / 640], 'a 640 px block: its own size, then half, then a line of print');
-    t.same(ocrScales({ x: 0, y: 0, w: 900, h: 190 }), [1, 100 / 190, 60 / 190], 'a 190 px line: its own size, then scaled down to 100 and 60 px');
+  t.same(
+    ocrScales({ x: 0, y: 0, w: 900, h: 640 }),
+    [1, 0.5, 100 / 640, 60 / 640],
+    'a 640 px block: its own size, then half, then a line of print',
+  );
+  t.same(
+    ocrScales({ x: 0, y: 0, w: 900, h: 190 }),
+    [1, 100 / 190, 60 / 190],
+    'a 190 px line: its own size, then scaled down to 100 and 60 px',
+  );
   t.same(ocrScales({ x: 0, y: 0, w: 300, h: 30 }), [100 / 30, 2], 'a 30 px line: upscaled to 100 px, then 60 px');
 });

@@ -18,7 +18,7 @@ export interface PresenterBrief {
   period: string | null;
   /** Who the presenter is in a day in the life ("a barista"), or null. */
   role: string | null;
-  /** What a founder started ("a zero-waste shampoo bar company") and where ("in my kitchen"). */
+  /** What a founder started ("a zero-waste shampoo bar company", "making fresh lemonade") and where ("in my kitchen"). */
   started: string | null;
   place: string | null;
   /** What a reaction reacts to ("how much you save"), or null. */
@@ -54,7 +54,9 @@ export function readPresenterBrief(prompt: string): PresenterBrief {
     period: clean(/\bafter\s+((?:a|an|one|two|three|four|six|\d+)\s+(?:days?|weeks?|months?|years?))\b/i.exec(p)?.[1]),
     role: clean(/\bday in the life of\s+((?:an?|the)\s+[\w-]+(?:\s+[\w-]+)?)(?=\s+(?:using|with|who|and)\b|[,.:;!?]|$)/i.exec(p)?.[1]),
     started: clean(
-      /\bstarted\s+((?:an?|the|my|our)\s+(?:[\w'-]+\s+){0,5}?[\w'-]+?)(?=\s+(?:in|from|at|with|because|after)\b|[,.:;!?]|$)/i.exec(p)?.[1],
+      /\bstarted\s+((?:an?|the|my|our|making|selling|brewing|baking|roasting|building|designing|growing)\s+(?:[\w'-]+\s+){0,5}?[\w'-]+?)(?=\s+(?:in|from|at|with|because|after)\b|[,.:;!?]|$)/i.exec(
+        p,
+      )?.[1],
     ),
     place: clean(/\b((?:in|from)\s+(?:my|our|a)\s+[\w-]+(?:\s+[\w-]+)?)(?=[,.:;!?]|$)/i.exec(p)?.[1]),
     reaction: clean(/\breact(?:ing|s)?\s+to\s+(.+?)(?=\s+with\s+(?:our|my|the|this)\b|[,.:;!?]|$)/i.exec(p)?.[1]),
