@@ -173,3 +173,13 @@ t.test('a minimal product hero sits on a near-white ground unless the brand give
   const branded = await composeAd(job('minimal-product-hero', '1:1', prompt, { brandColors: ['#0f3d3e', '#145c5e', '#ffb300'] }));
   t.same([...branded.pixels.subarray(0, 3)], [0x0f, 0x3d, 0x3e], "the brand kit's primary colour wins");
 });
+
+t.test('a landscape poster without a structure sets its headline large in its column', async (t) => {
+  const prompt = 'Nord ceramic pour-over coffee dripper';
+  const texts = await rendered(t, job('minimal-product-hero', '16:9', prompt));
+  const { height } = resolveDimensions('16:9', '1K', 'image');
+  const headline = texts.filter((x) => x.role === 'headline');
+  t.ok(headline.length, 'a headline');
+  const block = headline.reduce((s, x) => s + x.box.h, 0);
+  t.ok(block / height >= 0.4, `the headline block is ${Math.round((100 * block) / height)} % of the frame's height`);
+});

@@ -530,7 +530,9 @@ async function headlineLayers(d: AdDraw): Promise<OverlayOptions[]> {
   let text = style.upper ? copy.headline.toUpperCase() : copy.headline;
   if (layout.kind === 'quote') text = quote ?? `“${copy.headline}”`;
   const quotePx = layout.orientation === 'square' ? 0.085 : 0.105;
-  const maxPx = r(u * (layout.kind === 'model' ? 0.05 : layout.kind === 'ugc' ? 0.075 : quote ? quotePx : poster ? 0.125 : 0.1));
+  // A landscape poster without a structure has a whole column for its headline: set it larger.
+  const posterPx = layout.orientation === 'landscape' && !layout.structure ? 0.17 : 0.125;
+  const maxPx = r(u * (layout.kind === 'model' ? 0.05 : layout.kind === 'ugc' ? 0.075 : quote ? quotePx : poster ? posterPx : 0.1));
   const quoteStars = layout.kind === 'quote' && mode !== 'overlay' && !quote;
   const starH = quoteStars ? r(u * 0.05) : 0;
   const box = { ...layout.headline, h: layout.headline.h - starH };
