@@ -279,6 +279,20 @@ t.test('Spanish and German texts are read with their own OCR models: their lette
   t.ok(keptWord('mañana', 45, 'eng'), 'the English model alone keeps the leniency (French, Italian, Portuguese texts)');
 });
 
+t.test('two lines of body text are read again at three quarters: Tesseract drops the end of the last line at its own size', async (t) => {
+  const file = new URL('../fixtures/slide-body-2-lines-en.png', import.meta.url).pathname;
+  const text = 'There is a reason more people talk about calmer mornings every year.';
+  const r = await checkMedia(file, {
+    width: 1000,
+    height: 230,
+    language: 'en',
+    texts: [{ text, box: { x: 50, y: 51, w: 900, h: 128 }, role: 'text', color: '#FFFFFF' }],
+  });
+  const read = rows(r, 'text-readback')[0];
+  t.ok(read.pass, `read back whole (${read.detail})`);
+  t.same(ocrScales({ x: 0, y: 0, w: 900, h: 128 }), [1, 0.75], 'a 128 px block: its own size, then three quarters');
+});
+
 t.test('very large display type is read again at half size: Tesseract drops whole lines of it at its own', async (t) => {
   const file = new URL('../fixtures/slide-headline-160px-es.png', import.meta.url).pathname;
   const text = 'Cinco hábitos para mañanas tranquilas';
@@ -292,13 +306,13 @@ t.test('very large display type is read again at half size: Tesseract drops whol
   t.ok(read.pass, `read back whole (${read.detail})`);
   t.same(
     ocrScales({ x: 0, y: 0, w: 900, h: 640 }),
-    [1, 0.5, 100 / 640, 60 / 640],
-    'a 640 px block: its own size, then half, then a line of print',
+    [1, 0.75, 0.5, 100 / 640, 60 / 640],
+    'a 640 px block: its own size, then three quarters, half, then a line of print',
   );
   t.same(
     ocrScales({ x: 0, y: 0, w: 900, h: 190 }),
-    [1, 100 / 190, 60 / 190],
-    'a 190 px line: its own size, then scaled down to 100 and 60 px',
+    [1, 0.75, 100 / 190, 60 / 190],
+    'a 190 px line: its own size, then three quarters, then scaled down to 100 and 60 px',
   );
   t.same(ocrScales({ x: 0, y: 0, w: 300, h: 30 }), [100 / 30, 2], 'a 30 px line: upscaled to 100 px, then 60 px');
 });

@@ -100,7 +100,7 @@ export const HALF_SIZE_FROM_PX = 200;
 /**
  * The scales a box is read at for OCR, in the order tried until a reading passes: those that make
  * it about OCR_LINE_PX tall (a box already that tall: its own size, once); then, for display type
- * far taller than a line of print, scaled down (half size, then to each OCR_LINE_PX height).
+ * taller than a line of print, scaled down (three quarters, half size, then to each OCR_LINE_PX height).
  * Tesseract drops glyphs and whole lines of very large type (a 160 px headline's last line, Playfair
  * "farm in" at 190 px read as "farm") that it reads at 100 px; a wrong or clipped text reads wrong
  * at every size.
@@ -108,6 +108,9 @@ export const HALF_SIZE_FROM_PX = 200;
 export function ocrScales(box: Box): number[] {
   const up = OCR_LINE_PX.map((px) => upscaleOf(box, px));
   const down = box.h > 1.5 * OCR_LINE_PX[0] ? OCR_LINE_PX.map((px) => px / box.h) : [];
+  // A block taller than a line of print (two lines of body text) at three quarters too: Tesseract
+  // drops the end of a last line ("every year.") that it reads slightly smaller.
+  if (box.h > OCR_LINE_PX[0]) down.push(0.75);
   if (box.h >= HALF_SIZE_FROM_PX) down.push(0.5);
   return [...new Set([...up, ...down.sort((a, b) => b - a)])];
 }
