@@ -11,7 +11,7 @@ import t from 'tap';
 import { keptWord, stopOcr } from '../../src/media/ocr.ts';
 import { type CheckName, checkMedia, checkSlides, type QualityReport } from '../../src/media/quality/check.ts';
 import { FONT_BOLD } from '../../src/media/fonts.ts';
-import { type MediaManifest, PORTRAIT_SAFE_ZONE } from '../../src/media/quality/manifest.ts';
+import { type Box, type MediaManifest, PORTRAIT_SAFE_ZONE } from '../../src/media/quality/manifest.ts';
 import { contrastRatio, relativeLuminance } from '../../src/media/quality/pixels.ts';
 import { lastWordRead, ocrScales, textSimilarity } from '../../src/media/quality/text.ts';
 import { ffmpeg, inDir, type PosterSpec, poster } from './quality-fixtures.ts';
@@ -279,30 +279,33 @@ t.test('Spanish and German texts are read with their own OCR models: their lette
   t.ok(keptWord('mañana', 45, 'eng'), 'the English model alone keeps the leniency (French, Italian, Portuguese texts)');
 });
 
+/** The read-back row of a white text in a fixture crop of a real frame (test/fixtures/README.md). */
+async function fixtureReadBack(name: string, size: { width: number; height: number }, language: string, text: string, box: Box) {
+  const file = new URL(`../fixtures/${name}`, import.meta.url).pathname;
+  const r = await checkMedia(file, { ...size, language, texts: [{ text, box, role: 'text', color: '#FFFFFF' }] });
+  return rows(r, 'text-readback')[0];
+}
+
 t.test('two lines of body text are read again at three quarters: Tesseract drops the end of the last line at its own size', async (t) => {
-  const file = new URL('../fixtures/slide-body-2-lines-en.png', import.meta.url).pathname;
   const text = 'There is a reason more people talk about calmer mornings every year.';
-  const r = await checkMedia(file, {
-    width: 1000,
-    height: 230,
-    language: 'en',
-    texts: [{ text, box: { x: 50, y: 51, w: 900, h: 128 }, role: 'text', color: '#FFFFFF' }],
+  const read = await fixtureReadBack('slide-body-2-lines-en.png', { width: 1000, height: 230 }, 'en', text, {
+    x: 50,
+    y: 51,
+    w: 900,
+    h: 128,
   });
-  const read = rows(r, 'text-readback')[0];
   t.ok(read.pass, `read back whole (${read.detail})`);
   t.same(ocrScales({ x: 0, y: 0, w: 900, h: 128 }), [1, 0.75], 'a 128 px block: its own size, then three quarters');
 });
 
 t.test('very large display type is read again at half size: Tesseract drops whole lines of it at its own', async (t) => {
-  const file = new URL('../fixtures/slide-headline-160px-es.png', import.meta.url).pathname;
   const text = 'Cinco hábitos para mañanas tranquilas';
-  const r = await checkMedia(file, {
-    width: 960,
-    height: 700,
-    language: 'es',
-    texts: [{ text, box: { x: 39, y: 32, w: 883, h: 640 }, role: 'text', color: '#FFFFFF' }],
+  const read = await fixtureReadBack('slide-headline-160px-es.png', { width: 960, height: 700 }, 'es', text, {
+    x: 39,
+    y: 32,
+    w: 883,
+    h: 640,
   });
-  const read = rows(r, 'text-readback')[0];
   t.ok(read.pass, `read back whole (${read.detail})`);
   t.same(
     ocrScales({ x: 0, y: 0, w: 900, h: 640 }),
