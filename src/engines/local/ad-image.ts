@@ -211,7 +211,7 @@ function boundsOf(rects: Rect[]): Rect {
 }
 
 /** Decodes an asset image (avatar portrait, logo) within the pixel limit, or a non-retryable ProviderError naming it. */
-function assetImage(job: GenerationJob, bytes: Buffer, what: string, code: string) {
+export function assetImage(job: GenerationJob, bytes: Buffer, what: string, code: string) {
   const img = sharp(bytes, { failOn: 'error', limitInputPixels: job.maxInputPixels ?? DEFAULT_PIXEL_LIMITS.maxPixels }).rotate();
   const fail = (err: unknown): never => {
     throw new ProviderError(`${what} could not be decoded: ${(err as Error).message}`, { retryable: false, code, cause: err });

@@ -22,10 +22,10 @@ import sharp from 'sharp';
 import { assColor } from '../../media/ass.ts';
 import { escapeFilterValue as esc, inputArgs } from '../../media/ffmpeg.ts';
 import { bundledFamily, fontFace, linkFonts, textWidth, type FontFace } from '../../media/fonts.ts';
-import { DEFAULT_PIXEL_LIMITS } from '../../media/limits.ts';
 import { MARGIN, safeZoneFor, type PlacedText } from '../../media/quality/manifest.ts';
-import { ProviderError, type GenerationJob } from '../generation.ts';
+import type { GenerationJob } from '../generation.ts';
 import { adCopy } from '../write/ad-copy.ts';
+import { assetImage } from './ad-image.ts';
 import { contrast, mix, paletteFor, rng, type Rect } from './layout.ts';
 
 export type BeatKind = 'hook' | 'point' | 'product' | 'offer' | 'end';
@@ -716,18 +716,8 @@ async function segments(
 
 /** The brand kit's logo fitted inside `box` (never enlarged past it), centred in it. */
 async function logoLayer(job: GenerationJob, box: Rect): Promise<{ input: Buffer; left: number; top: number }> {
-  const { data, info } = await sharp(job.logo!, { failOn: 'error', limitInputPixels: job.maxInputPixels ?? DEFAULT_PIXEL_LIMITS.maxPixels })
-    .rotate()
-    .resize(box.w, box.h, { fit: 'inside' })
-    .png()
-    .toBuffer({ resolveWithObject: true })
-    .catch((err: Error) => {
-      throw new ProviderError(`the brand kit logo could not be decoded: ${err.message}`, {
-        retryable: false,
-        code: 'invalid_logo',
-        cause: err,
-      });
-    });
+  const { img, fail } = assetImage(job, job.logo!, 'the brand kit logo', 'invalid_logo');
+  const { data, info } = await img.resize(box.w, box.h, { fit: 'inside' }).png().toBuffer({ resolveWithObject: true }).catch(fail);
   return { input: data, left: box.x + r((box.w - info.width) / 2), top: box.y + r((box.h - info.height) / 2) };
 }
 
@@ -737,19 +727,9 @@ async function logoLayer(job: GenerationJob, box: Rect): Promise<{ input: Buffer
  * the product is cut off and no canvas shows.
  */
 async function productStill(job: GenerationJob, g: Ground, w: number, h: number): Promise<Buffer> {
-  const fail = (err: Error): never => {
-    throw new ProviderError(`reference image 1 could not be decoded: ${err.message}`, {
-      retryable: false,
-      code: 'invalid_reference_image',
-      cause: err,
-    });
-  };
   // Decoded once, at most the frame's size.
-  const { data, info } = await sharp(job.referenceImages[0], {
-    failOn: 'error',
-    limitInputPixels: job.maxInputPixels ?? DEFAULT_PIXEL_LIMITS.maxPixels,
-  })
-    .rotate()
+  const { img, fail } = assetImage(job, job.referenceImages[0], 'reference image 1', 'invalid_reference_image');
+  const { data, info } = await img
     .resize(r(w * 0.86), r(h * 0.86), { fit: 'inside' })
     .ensureAlpha()
     .raw()
