@@ -63,10 +63,19 @@ export interface SceneInput {
 /** What the caption scrim and the brand are drawn from (the scene's, without what is particular to one scene). */
 export type OverlayInput = Pick<SceneInput, 'width' | 'height' | 'style' | 'brand' | 'captionTop'>;
 
+/** A text a scene still or overlay has: what it says, its box on the picture (pixels), its role and fill colours. */
+export interface SceneText {
+  text: string;
+  box: { x: number; y: number; w: number; h: number };
+  role: string;
+  color?: string;
+  colors?: string[];
+}
+
 export interface SceneEngine {
   readonly name: string;
-  /** The scene's still: JPEG bytes at width × height. */
-  renderScene(input: SceneInput): Promise<Buffer>;
+  /** The scene's still (JPEG bytes at width × height) and the texts drawn on it, where and in which colours (for the quality checker). */
+  renderScene(input: SceneInput): Promise<{ jpeg: Buffer; texts: SceneText[] }>;
   /** The caption scrim and the brand alone, as a still draws them, on a transparent PNG at width × height (laid over clips). */
   renderOverlay(input: OverlayInput): Promise<Buffer>;
 }

@@ -20,7 +20,7 @@
 //
 // Same input, same pixels: every "random" position comes from a seeded generator.
 import sharp, { type OverlayOptions } from 'sharp';
-import type { AiStyle, FluxStyle, ImageStyle, OverlayInput, SceneEngine, SceneInput } from '../image/types.ts';
+import type { AiStyle, FluxStyle, ImageStyle, OverlayInput, SceneEngine, SceneInput, SceneText } from '../image/types.ts';
 import { fontFace, type FontFace } from '../../media/fonts.ts';
 import { sceneTitle } from '../write/brief.ts';
 import { hexToRgb, rng } from './layout.ts';
@@ -410,13 +410,6 @@ async function fittedText(markup: string, face: FontFace, box: { w: number; h: n
 }
 
 /** A text element placed on a still: its words, box in pixels and fill colours (#rrggbb, main first). */
-export interface SceneText {
-  text: string;
-  box: Box;
-  role: string;
-  color?: string;
-  colors?: string[];
-}
 
 /** The stack composition's lines: one word each up to three, two lines of two for four, else three, the words shared out evenly in their order. */
 function stackLines(words: string): string[] {
@@ -531,6 +524,7 @@ async function bigType(
 }
 
 /** One scene still as JPEG (the timeline's image input; JPEG decodes fastest for every frame). */
+/** The scene's still alone (JPEG bytes). */
 export async function renderScene(s: SceneInput): Promise<Buffer> {
   return (await composeScene(s)).jpeg;
 }
@@ -742,4 +736,4 @@ async function brandLayers(s: OverlayInput, def: StyleDef, portrait: boolean): P
 }
 
 /** The scene engine: the still drawn on this machine. */
-export const localScenes: SceneEngine = { name: 'local', renderScene, renderOverlay };
+export const localScenes: SceneEngine = { name: 'local', renderScene: composeScene, renderOverlay };

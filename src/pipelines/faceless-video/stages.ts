@@ -58,7 +58,8 @@ import {
 } from './plan.ts';
 import { addSceneTransitions } from '../../engines/render/transitions.ts';
 import { narrationSpans, pannedBox, timelineManifest } from '../../engines/render/manifest.ts';
-import { overlayTexts, sceneTexts, type SceneText } from '../../engines/local/scene.ts';
+import { overlayTexts, sceneTexts } from '../../engines/local/scene.ts';
+import type { SceneText } from '../../engines/image/types.ts';
 import type { MediaManifest, PlacedText } from '../../media/quality/manifest.ts';
 import type { Item } from '../../services/editor/model.ts';
 import { makeClips, overlayIdOf, overlayInput, storeOverlay, type ClipsOutput } from './clips.ts';
@@ -81,8 +82,12 @@ export interface FacelessOutputs {
    * sources: where each scene's picture came from, with a stock photo's attribution or the image
    * model's record (FACELESS_SCENE_SOURCE stock_photo, image_model, stock_video or video_model).
    */
-  /** overlayId: the caption scrim and brand laid over every scene, and brandTexts: the texts on it. */
-  scenes: { mediaIds: string[]; sources?: SceneSource[]; overlayId?: string; brandTexts?: SceneText[] };
+  /**
+   * overlayId: the caption scrim and brand laid over every scene, and brandTexts: the texts on it;
+   * texts: the texts each scene's still has, as the scene engine drew them (null where not known:
+   * a scene drawn by an attempt that did not keep them).
+   */
+  scenes: { mediaIds: string[]; sources?: SceneSource[]; overlayId?: string; brandTexts?: SceneText[]; texts?: (SceneText[] | null)[] };
   /**
    * `engine` spoke it (its `model`, null for the local one), and `timings` says where the word
    * timings came from (engine, transcribed or estimated); absent on videos voiced before they were recorded.
@@ -296,6 +301,7 @@ async function drawScenes(a: Attempt, s: Stage, script: FacelessOutputs['script'
   if (stock) s.madeBy('stock');
   const sources = itemState<SceneSource>(ctx, facelessResource, f, 'sceneSources');
   const jobs = itemState<ProviderJobRef>(ctx, facelessResource, f, 'sceneJobs');
+  const drawnTexts = itemState<SceneText[]>(ctx, facelessResource, f, 'sceneTexts');
   const ids = script.parts.map((_part, i) => stableUuid(`faceless:${f.videoId}:scene:${i}`));
   const overlayId = overlayIdOf(f.videoId);
   // A scene's row is written after its object is stored, so a scene with a row is finished: an
@@ -310,6 +316,7 @@ async function drawScenes(a: Attempt, s: Stage, script: FacelessOutputs['script'
     ...(recorded ? { sources: mediaIds.map((_id, i) => sources.get(i) ?? { source: 'drawn' as const }) } : {}),
     ...overlay,
     ...(brandTexts ? { brandTexts } : {}),
+    texts: mediaIds.map((_id, i) => drawnTexts.get(i) ?? null),
   });
   if (stored.size === ids.length) return output(ids);
   const logo = await brandLogo(a, s.signal);
@@ -322,7 +329,7 @@ async function drawScenes(a: Attempt, s: Stage, script: FacelessOutputs['script'
   const mediaIds = await mapLimit(script.parts, 2, async (part, i) => {
     const id = ids[i];
     if (stored.has(id)) return id;
-    const { jpeg, source } = await sceneImage(a, s, i, script.parts.length, {
+    const { jpeg, texts, source } = await sceneImage(a, s, i, script.parts.length, {
       text: part.scene,
       words: onScreenTitle(part) ?? part.text,
       logo,
@@ -333,6 +340,7 @@ async function drawScenes(a: Attempt, s: Stage, script: FacelessOutputs['script'
     const key = facelessSceneKey(f.orgId, f.videoId, i);
     const object = await ctx.storage.put(key, jpeg, 'image/jpeg');
     if (source) await sources.set(i, source);
+    await drawnTexts.set(i, texts);
     await ctx.db
       .insert(media)
       .values({
@@ -417,10 +425,10 @@ async function sceneImage(
   i: number,
   count: number,
   opts: { text: string; words: string; logo?: Buffer; reference?: Buffer; stock?: StockEngine; jobs: ItemState<ProviderJobRef> },
-): Promise<{ jpeg: Buffer; source?: SceneSource }> {
+): Promise<{ jpeg: Buffer; texts: SceneText[]; source?: SceneSource }> {
   const { ctx, f, spec } = a;
   const { photo, source } = await scenePhoto(a, s, i, opts);
-  const jpeg = await engineFor('scene', ctx).renderScene({
+  const { jpeg, texts } = await engineFor('scene', ctx).renderScene({
     width: spec.width,
     height: spec.height,
     index: i,
@@ -438,7 +446,7 @@ async function sceneImage(
     // The scrim and brand are one overlay over the whole video (storeOverlay), not moving with the scene.
     plain: true,
   });
-  return { jpeg, source };
+  return { jpeg, texts, source };
 }
 
 /** The narration spoken by the speech engine, its words timed (timedSpeech); a SpeechFailed becomes the job's failure with its code and retryability. */
@@ -659,17 +667,19 @@ export async function facelessManifest(
   for (const [i, item] of scenes.entries()) {
     // Scenes over a stock photo or a model's picture have no big type (scene.ts).
     if (item.type !== 'image' || !done.scenes.overlayId || (done.scenes.sources?.[i]?.source ?? 'drawn') !== 'drawn') continue;
-    const texts = await sceneTexts({
-      ...frame,
-      index: i,
-      count: scenes.length,
-      seed: `${f.videoId}`,
-      text: onScreenTitle(done.script.parts[i]),
-      style: spec.imageStyle,
-      aiStyles: spec.aiStyles,
-      fluxStyles: spec.fluxStyles,
-      captionTop: captionTop(spec.width, spec.height),
-    });
+    const texts =
+      done.scenes.texts?.[i] ??
+      (await sceneTexts({
+        ...frame,
+        index: i,
+        count: scenes.length,
+        seed: `${f.videoId}`,
+        text: onScreenTitle(done.script.parts[i]),
+        style: spec.imageStyle,
+        aiStyles: spec.aiStyles,
+        fluxStyles: spec.fluxStyles,
+        captionTop: captionTop(spec.width, spec.height),
+      }));
     for (const t of texts)
       extra.push({
         ...t,
