@@ -172,11 +172,15 @@ function motion(
   }
 }
 
-/** Per-frame perspective warp (destination corners) of a scaling animation; local time T = in/FPS. */
-function warp(a: Animation, entering: boolean, dur: number, fps: number, itemDuration: number, w: number, h: number): string {
+/**
+ * Per-frame perspective warp (destination corners) of a scaling animation; item time T =
+ * `start` + in/FPS (the filter's frame count: perspective has no t; `start` is where the piece
+ * of the item it warps begins).
+ */
+function warp(a: Animation, entering: boolean, dur: number, fps: number, start: number, w: number, h: number): string {
   const d = Math.max(0.04, a.duration_seconds ?? 0.5);
-  const T = `(in/${n(fps)})`;
-  const p = entering ? clip01(`${T}/${n(d)}`) : clip01(`(${n(itemDuration)}-${T})/${n(d)}`);
+  const T = start > 0 ? `(${n(start)}+in/${n(fps)})` : `(in/${n(fps)})`;
+  const p = entering ? clip01(`${T}/${n(d)}`) : clip01(`(${n(dur)}-${T})/${n(d)}`);
   const e = easeOut(p);
   let sx: string;
   let sy: string;
@@ -189,7 +193,7 @@ function warp(a: Animation, entering: boolean, dur: number, fps: number, itemDur
       break;
     case 'snap': {
       const q = Math.min(d, 0.15);
-      const ps = entering ? clip01(`${T}/${n(q)}`) : clip01(`(${n(itemDuration)}-${T})/${n(q)}`);
+      const ps = entering ? clip01(`${T}/${n(q)}`) : clip01(`(${n(dur)}-${T})/${n(q)}`);
       sx = sy = `(0.85+0.15*${ps})`;
       break;
     }
@@ -201,7 +205,7 @@ function warp(a: Animation, entering: boolean, dur: number, fps: number, itemDur
   const cx = w / 2;
   const cy = h / 2;
   const skew = a.type === 'flip' ? `${n(h * 0.08)}*(1-${sx})` : '0';
-  const enable = entering ? `lt(t,${n(Math.min(dur, d))})` : `gt(t,${n(Math.max(0, itemDuration - d))})`;
+  const enable = entering ? `lt(t,${n(Math.min(dur, d))})` : `gt(t,${n(Math.max(0, dur - d))})`;
   return f('perspective', {
     x0: `${n(cx)}-${n(cx)}*${sx}`,
     y0: `${n(cy)}-${n(cy)}*${sy}`,
@@ -357,7 +361,40 @@ async function drawVisuals(g: RenderGraph, workDir: string): Promise<void> {
   await flushText();
 }
 
-/** One image or video item: its filter chain, then overlaid on the video so far while it is on the timeline. */
+/** A stretch of an item (item seconds) drawn by one overlay, and which of the item's enter and exit animations it carries. */
+interface Piece {
+  from: number;
+  to: number;
+  enter: boolean;
+  exit: boolean;
+}
+
+/**
+ * The pieces an item is drawn in. An alpha fade or a perspective warp copies every frame it is
+ * given (and a warp's transparent margin every frame again), acting or not; so an item whose
+ * enter or exit animation is one of them, shorter than the item, is drawn as its opening stretch
+ * (with the enter animation), its middle (plain) and its closing stretch (with the exit
+ * animation), each cut on the frame grid, rather than as one stream filtered throughout.
+ */
+function piecesOf(item: Item, fps: number): Piece[] {
+  const dur = item.duration_seconds;
+  const costly = (a: Animation | null | undefined) =>
+    a && (FADING.has(a.type) || WARPING.has(a.type)) ? Math.min(dur, Math.max(0.04, a.duration_seconds ?? 0.5)) : 0;
+  const whole = [{ from: 0, to: dur, enter: true, exit: true }];
+  const dIn = costly(enterOf(item));
+  const dOut = costly(item.animation?.exit);
+  if (!dIn && !dOut) return whole;
+  const headEnd = dIn ? Math.ceil(dIn * fps - 1e-6) / fps : 0;
+  const tailStart = dOut ? Math.floor((dur - dOut) * fps + 1e-6) / fps : dur;
+  if (tailStart - headEnd < 2 / fps) return whole;
+  const pieces: Piece[] = [];
+  if (headEnd > 0) pieces.push({ from: 0, to: headEnd, enter: true, exit: false });
+  pieces.push({ from: headEnd, to: tailStart, enter: false, exit: false });
+  if (tailStart < dur) pieces.push({ from: tailStart, to: dur, enter: false, exit: true });
+  return pieces;
+}
+
+/** One image or video item: its filter chain, then overlaid on the video so far while it is on the timeline (in pieces: piecesOf). */
 function overlayItem(g: RenderGraph, item: Item): void {
   const idx = g.open(item);
   if (idx === undefined) return;
@@ -367,21 +404,33 @@ function overlayItem(g: RenderGraph, item: Item): void {
   const box: Box = { x: Math.round(t.left * W), y: Math.round(t.top * H), w: even(t.width * W), h: even(t.height * H) };
   const pan = panOf(item);
   const { chain, fit } = pan ? panChain(item, m, box, g.project, pan) : stillChain(item, m, box, g.project);
-  const warped = warpFilters(item, fit, fps);
-  chain.push(...warped.filters, ...fadeFilters(item));
-  if (t.opacity < 1) chain.push(f('lutyuv', { a: `val*${n(t.opacity)}` }));
-  // Its last frame held two frames longer (the overlay's `enable` still ends it at its end: a stream
-  // that ended would otherwise leave the canvas uncovered from its last frame's time, a black
-  // frame at every cut), on a microsecond time base (shifted by an offset off the frame grid, a
-  // coarse one such as an image's 1/25 would round its frames onto another grid).
-  chain.push(f('tpad', { stop_mode: 'clone', stop_duration: n(2 / fps) }), 'settb=AVTB', `setpts=PTS+${n(item.from_seconds)}/TB`);
+  const pieces = piecesOf(item, fps);
   const src = `it${item.item_id.replace(/[^A-Za-z0-9]/g, '')}`;
-  g.lines.push(`[${idx}:v]${chain.join(',')}[${src}]`);
-
-  const { x, y } = overlayPosition(item, box, fit, warped.pad, { width: W, height: H });
+  const labels = pieces.length > 1 ? pieces.map((_p, k) => `${src}p${k}`) : [src];
+  if (pieces.length > 1) g.lines.push(`[${idx}:v]${chain.join(',')},split=${pieces.length}${labels.map((l) => `[${l}]`).join('')}`);
   const from = item.from_seconds;
-  const end = from + item.duration_seconds;
-  g.draw(f('overlay', { x, y, eof_action: 'pass', enable: `between(t,${n(from)},${n(end)})` }), `[${src}]`);
+  const dur = item.duration_seconds;
+  for (const [k, piece] of pieces.entries()) {
+    const filters: string[] = [];
+    if (pieces.length > 1)
+      filters.push(f('trim', { ...(piece.from > 0 ? { start: n(piece.from) } : {}), ...(piece.to < dur ? { end: n(piece.to) } : {}) }));
+    const warped = warpFilters(item, fit, fps, piece);
+    filters.push(...warped.filters, ...fadeFilters(item, piece));
+    if (t.opacity < 1) filters.push(f('lutyuv', { a: `val*${n(t.opacity)}` }));
+    // Its last frame held two frames longer (the overlay's `enable` still ends it at its end: a
+    // stream that ended would otherwise leave the canvas uncovered from its last frame's time, a
+    // black frame at every cut), on a microsecond time base (shifted by an offset off the frame
+    // grid, a coarse one such as an image's 1/25 would round its frames onto another grid).
+    filters.push(f('tpad', { stop_mode: 'clone', stop_duration: n(2 / fps) }), 'settb=AVTB', `setpts=PTS+${n(from)}/TB`);
+    const label = `${src}${pieces.length > 1 ? `q${k}` : ''}`;
+    g.lines.push(
+      pieces.length > 1 ? `[${labels[k]}]${filters.join(',')}[${label}]` : `[${idx}:v]${[...chain, ...filters].join(',')}[${label}]`,
+    );
+    const { x, y } = overlayPosition(item, box, fit, warped.pad, { width: W, height: H });
+    // A piece before another stays on one frame longer (the next, drawn over it, takes over on the frame grid).
+    const until = from + piece.to + (k < pieces.length - 1 ? 1 / fps : 0);
+    g.draw(f('overlay', { x, y, eof_action: 'pass', enable: `between(t,${n(from + piece.from)},${n(until)})` }), `[${label}]`);
+  }
 }
 
 /** The re-timing filters of a video item: playback rate, the project's rate, its last frame held to the item's length. */
@@ -402,9 +451,13 @@ function stillChain(item: Item, m: RenderMedia, box: Box, { width, height, fps }
   return { chain, fit };
 }
 
-/** A still's one decoded frame repeated for `dur` seconds at the project's rate (decoded and scaled once, not per frame). */
+/**
+ * A still's one decoded frame repeated for `dur` seconds at the project's rate (decoded and scaled
+ * once, not per frame), on the frame grid's own time base (exact frame times: an image's 1/25
+ * would round them, and a piece cut at a frame time would start a frame late).
+ */
 function loopFrame(dur: number, fps: number): string[] {
-  return [f('loop', { loop: Math.ceil(dur * fps) + 1, size: 1, start: 0 }), `setpts=N/(${n(fps)}*TB)`];
+  return [f('loop', { loop: Math.ceil(dur * fps) + 1, size: 1, start: 0 }), f('settb', { expr: `1/${n(fps)}` }), 'setpts=N'];
 }
 
 /**
@@ -438,10 +491,10 @@ function panChain(
   return { chain, fit: { filters: [], dx: Math.round((box.w - cw) / 2), dy: Math.round((box.h - ch) / 2), w: cw, h: ch } };
 }
 
-/** Scaling animations (enter, exit) as perspective warps, on a transparent margin of `pad` pixels around the item. */
-function warpFilters(item: Item, fit: Fitted, fps: number): { filters: string[]; pad: number } {
-  const enter = enterOf(item);
-  const exit = item.animation?.exit ?? null;
+/** Scaling animations (enter, exit) of the piece as perspective warps, on a transparent margin of `pad` pixels around the item. */
+function warpFilters(item: Item, fit: Fitted, fps: number, piece: Piece): { filters: string[]; pad: number } {
+  const enter = piece.enter ? enterOf(item) : null;
+  const exit = piece.exit ? (item.animation?.exit ?? null) : null;
   const warpsIn = !!enter && WARPING.has(enter.type);
   const warpsOut = !!exit && WARPING.has(exit.type);
   if (!warpsIn && !warpsOut) return { filters: [], pad: 0 };
@@ -450,15 +503,15 @@ function warpFilters(item: Item, fit: Fitted, fps: number): { filters: string[];
   const w = fit.w + 2 * pad;
   const h = fit.h + 2 * pad;
   const filters = [f('pad', { w, h, x: pad, y: pad, color: 'black@0' })];
-  if (warpsIn) filters.push(warp(enter!, true, dur, fps, dur, w, h));
-  if (warpsOut) filters.push(warp(exit!, false, dur, fps, dur, w, h));
+  if (warpsIn) filters.push(warp(enter!, true, dur, fps, piece.from, w, h));
+  if (warpsOut) filters.push(warp(exit!, false, dur, fps, piece.from, w, h));
   return { filters, pad };
 }
 
-/** Fading animations (enter, exit) as alpha fades. */
-function fadeFilters(item: Item): string[] {
-  const enter = enterOf(item);
-  const exit = item.animation?.exit ?? null;
+/** Fading animations (enter, exit) of the piece as alpha fades. */
+function fadeFilters(item: Item, piece: Piece): string[] {
+  const enter = piece.enter ? enterOf(item) : null;
+  const exit = piece.exit ? (item.animation?.exit ?? null) : null;
   const dur = item.duration_seconds;
   const filters: string[] = [];
   if (enter && FADING.has(enter.type))
