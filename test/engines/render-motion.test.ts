@@ -3,6 +3,7 @@
 // uncover the canvas (no black border rows or columns), a cross-fade's middle frame is a blend of
 // both scenes, a slide shows the outgoing scene on the left and the incoming one on the right,
 // and each caption style draws the spoken word differently.
+import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,7 +13,7 @@ import { renderTimeline } from '../../src/engines/render/ffmpeg.ts';
 import { timelineTexts } from '../../src/engines/render/manifest.ts';
 import { addSceneTransitions } from '../../src/engines/render/transitions.ts';
 import type { RenderMedia } from '../../src/engines/render/types.ts';
-import { extractFrame } from '../../src/media/ffmpeg.ts';
+import { extractFrame, FFMPEG_PATH } from '../../src/media/ffmpeg.ts';
 import { baseItem, type Item } from '../../src/services/editor/model.ts';
 import validators from '../../generated/request-validators.cjs';
 
@@ -39,8 +40,8 @@ t.teardown(() => fs.rm(dir, { recursive: true, force: true }));
 
 const track = { track_id: 'trk_1', type: 'image' as const, name: 'Scenes', order: 0, muted: false, locked: false, hidden: false };
 
-/** Four panned scenes of 1.5 s back to back (one pan direction each), with the pipelines' transitions. */
-function scenes(types?: ('fade' | 'slide' | 'zoom')[]): Item[] {
+/** Four panned scenes of `seconds` (1.5) back to back (one pan direction each), with the pipelines' transitions. */
+function scenes(types?: ('fade' | 'slide' | 'zoom')[], seconds = 1.5): Item[] {
   const dirs = ['up', 'left', 'down', 'right'] as const;
   const items = COLOURS.map((_c, i) =>
     baseItem({
@@ -48,18 +49,18 @@ function scenes(types?: ('fade' | 'slide' | 'zoom')[]): Item[] {
       track_id: track.track_id,
       type: 'image',
       media_id: `m${i}`,
-      from_seconds: i * 1.5,
-      duration_seconds: 1.5,
-      animation: { enter: { type: 'pan', direction: dirs[i], duration_seconds: 1.5 }, exit: null },
+      from_seconds: Math.round(i * seconds * 1000) / 1000,
+      duration_seconds: seconds,
+      animation: { enter: { type: 'pan', direction: dirs[i], duration_seconds: seconds }, exit: null },
     }),
   );
   addSceneTransitions(items, types);
   return items;
 }
 
-async function render(items: Item[], name: string): Promise<string> {
+async function render(items: Item[], name: string, fps = FPS): Promise<string> {
   const out = path.join(dir, `${name}.mp4`);
-  await renderTimeline({ width: W, height: H, fps: FPS, tracks: [track as any], items, media }, path.join(dir), out, { quality: 'draft' });
+  await renderTimeline({ width: W, height: H, fps, tracks: [track as any], items, media }, path.join(dir), out, { quality: 'draft' });
   return out;
 }
 
@@ -84,6 +85,53 @@ t.test('pans and every transition never uncover the canvas: no black border row 
       `t=${at.toFixed(2)} s: dark pixels on the top, bottom, left, right edges ${border.join(', ')}`,
     );
   }
+});
+
+t.test('every frame of items drawn in pieces (a fade in, a zoom exit) covers the canvas, none lost at the cuts', async (t) => {
+  // Scenes of 4.997 s, starts and cuts off the frame grid as a narration's timings leave them:
+  // the second fades in; the third zooms in and leaves with a zoom of its own.
+  const items = scenes(['fade', 'zoom'], 4.997).slice(0, 3);
+  items[2].animation = { ...items[2].animation!, exit: { type: 'zoom', duration_seconds: 0.4 } };
+  // At 30 fps (the pipelines' rate) over stills whose own time base is 1/25.
+  const rate = 30;
+  const file = await render(items, 'pieces', rate);
+  const raw = await new Promise<Buffer>((resolve, reject) => {
+    // The frames around the cuts (4.997 + 0.5 s, 9.994 + 0.5 s and the closing zoom at 14.591 s), quarter size.
+    const child = spawn(FFMPEG_PATH, [
+      '-v',
+      'error',
+      '-i',
+      file,
+      '-vf',
+      `scale=${W / 4}:${H / 4}`,
+      '-f',
+      'rawvideo',
+      '-pix_fmt',
+      'rgb24',
+      '-',
+    ]);
+    const chunks: Buffer[] = [];
+    child.stdout.on('data', (d: Buffer) => chunks.push(d));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(Buffer.concat(chunks)) : reject(new Error(`ffmpeg ${code}`))));
+  });
+  const [w, h] = [W / 4, H / 4];
+  const size = w * h * 3;
+  const frames = raw.length / size;
+  const end = Math.max(...items.map((i) => i.from_seconds + i.duration_seconds));
+  t.ok(Math.abs(frames - end * rate) <= 1, `every frame of the ${end} s timeline (${frames})`);
+  const uncovered: number[] = [];
+  for (let k = 0; k < frames; k++) {
+    const frame = raw.subarray(k * size, (k + 1) * size);
+    // A quarter down the frame, the darkest pixel: the canvas (black) never shows there (the zoom exit ends on black: its last frames are exempt).
+    let darkest = 765;
+    for (let x = 0; x < w; x++) {
+      const i = ((h / 4) * w + x) * 3;
+      darkest = Math.min(darkest, frame[i] + frame[i + 1] + frame[i + 2]);
+    }
+    if (darkest < 60 && k < frames - 0.4 * rate) uncovered.push(k);
+  }
+  t.same(uncovered, [], 'no frame shows the black canvas (a piece starting a frame late would)');
 });
 
 t.test('a cross-fade blends both scenes; a slide shows both side by side; a zoom blends them', async (t) => {
