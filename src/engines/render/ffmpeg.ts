@@ -19,6 +19,7 @@
 // arguments; renderTimeline() runs them; ffmpegRenderer is the render capability's engine
 // (./types.ts) the registry hands out. bench/editor-render.ts runs the same arguments bare.
 import { writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import type { components } from '../../../generated/openapi.d.ts';
 import { linkFonts } from '../../media/fonts.ts';
@@ -36,6 +37,13 @@ const ENCODER: Record<RenderQuality, { preset: string; crf: number; audioBitrate
   standard: { preset: 'veryfast', crf: 21, audioBitrate: '160k' },
   high: { preset: 'medium', crf: 18, audioBitrate: '192k' },
 };
+
+/**
+ * x264's frame threads: twice the cores (x264's own default is one and a half times). The filter
+ * graph runs on ffmpeg's main thread and leaves the encoder waiting between frames; more frames
+ * in flight keep the cores busy meanwhile (bench:faceless on 2 cores: 0.4–1 s less of an 8 s render).
+ */
+const ENCODER_THREADS = Math.min(16, 2 * os.availableParallelism());
 
 export interface RenderPlan {
   args: string[];
@@ -616,6 +624,8 @@ function encodeArgs(script: string, fps: number, D: number, quality: RenderQuali
     enc.preset,
     '-crf',
     String(enc.crf),
+    '-threads',
+    String(ENCODER_THREADS),
     '-pix_fmt',
     'yuv420p',
     '-r',
