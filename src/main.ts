@@ -51,12 +51,14 @@ if (service && config.demoWorkspace && !life.signal.aborted) {
   });
   if (demo) {
     say('');
-    say('First run: created a demo workspace (paid plan, 1000 credits) and an API key. The key is shown once:');
+    say('First run: created a demo workspace (paid plan, 1000 credits), an API key and a member. The key is shown once:');
     say(`  workspace ${demo.org.id}`);
     say(`  api key   ${demo.key}`);
     say('Try it:');
     say(`  curl -H "Authorization: Bearer ${demo.key}" ${config.publicBaseUrl}/api/v1/assets`);
     say(`  curl ${config.publicBaseUrl}/api/v1/models`);
+    say(`Connect an MCP client to ${config.publicBaseUrl}/mcp: it opens the OAuth sign-in page, where you sign in as`);
+    say(`  ${demo.member.email} with password ${demo.member.password} (shown once; or send the API key as a Bearer token)`);
     say('');
   }
 }

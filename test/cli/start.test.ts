@@ -6,7 +6,9 @@ import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
 import t from 'tap';
+import { freePort, type TestApp } from '../helpers/app.ts';
 import { createTestDatabase } from '../helpers/db.ts';
+import { oauthTokens } from '../mcp/helpers.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
@@ -84,4 +86,35 @@ t.test('first run creates a demo workspace and prints a key that works; a second
   await new Promise((r) => setTimeout(r, 300));
   t.notMatch(second.output(), /First run/, 'no second demo workspace');
   await second.stop();
+});
+
+t.test('first run: the demo member printed by npm start completes the OAuth sign-in of an MCP client', async (t) => {
+  const url = await createTestDatabase(t);
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const run = start(
+    'src/main.ts',
+    { DATABASE_URL: url, API_ONLY: '1', PORT: String(port), HOST: '127.0.0.1', PUBLIC_BASE_URL: base },
+    /with password \S+/,
+  );
+  t.teardown(() => run.stop());
+  await run.ready;
+  const out = run.output();
+  t.match(out, `Connect an MCP client to ${base}/mcp`, 'says where to connect');
+  const [, email, password] = /sign in as\s+(\S+) with password (\S+)/.exec(out) ?? [];
+  t.ok(email && password, 'prints the member to sign in as');
+  // The flow an MCP client drives: registration, authorize → sign-in → consent, code → token, /mcp.
+  const app = { url: base } as TestApp;
+  const tokens = await oauthTokens(app, { email, password });
+  const res = await fetch(`${base}/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${tokens.access_token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_workspace', arguments: {} } }),
+  });
+  t.equal(res.status, 200);
+  t.match(await res.text(), /Demo workspace/, 'the token acts on the demo workspace');
 });
