@@ -42,6 +42,8 @@ export interface GuardedFetchOptions {
   signal?: AbortSignal;
   /** A POST of this body instead of a GET (webhook deliveries); redirects are then not followed. */
   post?: { body: string | Buffer; headers: Record<string, string> };
+  /** The Accept header of a GET (default any type). */
+  accept?: string;
 }
 
 export interface GuardedFetcherOptions {
@@ -65,6 +67,8 @@ export interface FetchedBody {
   url: string;
   status: number;
   contentType: string | undefined;
+  /** The response's headers (e.g. Cache-Control for a caller that caches). */
+  headers: http.IncomingHttpHeaders;
   body: Buffer;
 }
 
@@ -105,9 +109,10 @@ interface HopOptions {
   idleTimeoutMs: number;
   signal: AbortSignal;
   post?: GuardedFetchOptions['post'];
+  accept?: string;
 }
 
-type FollowOptions = Required<Omit<GuardedFetchOptions, 'signal' | 'post'>> & HopOptions;
+type FollowOptions = Required<Omit<GuardedFetchOptions, 'signal' | 'post' | 'accept'>> & HopOptions;
 
 interface HopResponse {
   status: number;
@@ -183,6 +188,7 @@ async function boundedFetch(state: FetcherState, raw: string, options: GuardedFe
       idleTimeoutMs: Math.min(state.defaults.idleTimeoutMs, timeoutMs),
       signal: bounded.signal,
       post: options.post,
+      accept: options.accept,
     });
   } finally {
     clearTimeout(timer);
@@ -209,6 +215,7 @@ async function follow(state: FetcherState, raw: string, opts: FollowOptions): Pr
       url: current,
       status: res.status,
       contentType: res.headers['content-type']?.split(';')[0].trim().toLowerCase(),
+      headers: res.headers,
       body: res.body,
     };
   }
@@ -216,7 +223,7 @@ async function follow(state: FetcherState, raw: string, opts: FollowOptions): Pr
 }
 
 /** The request headers of a GET (reference fetch) or a POST (webhook delivery). */
-function hopHeaders(post: HopOptions['post']): http.OutgoingHttpHeaders {
+function hopHeaders(post: HopOptions['post'], accept = '*/*'): http.OutgoingHttpHeaders {
   return post
     ? {
         'user-agent': 'media-api/1.0 (+webhook)',
@@ -224,7 +231,7 @@ function hopHeaders(post: HopOptions['post']): http.OutgoingHttpHeaders {
         'content-length': String(Buffer.byteLength(post.body)),
         ...post.headers,
       }
-    : { 'user-agent': 'media-api/1.0 (+reference fetch)', accept: '*/*' };
+    : { 'user-agent': 'media-api/1.0 (+reference fetch)', accept };
 }
 
 /** One request and its response (a redirect's body is not read); destroyed at once when the signal aborts. */
@@ -256,7 +263,7 @@ function once(state: FetcherState, url: URL, opts: HopOptions): Promise<HopRespo
         agent: state.agents[url.protocol as 'http:' | 'https:'],
         lookup: state.lookup,
         timeout: opts.idleTimeoutMs,
-        headers: hopHeaders(opts.post),
+        headers: hopHeaders(opts.post, opts.accept),
       },
       (response) => {
         res = response;
