@@ -256,6 +256,8 @@ export interface OAuthConfig {
   signInFailuresPerAccount: number;
   /** Failed sign-ins per client IP per 15 minutes, whatever the accounts. */
   signInFailuresPerIp: number;
+  /** Total deadline of fetching a client's Client ID Metadata Document (OAUTH_CLIENT_METADATA_TIMEOUT_MS). */
+  clientMetadataTimeoutMs: number;
 }
 
 /** One generation provider's endpoint and key (the key unset: its models render locally). */
@@ -867,6 +869,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       authorizationsPer15Min: int(env, 'RATE_LIMIT_OAUTH_AUTHORIZATIONS', 300, 1),
       signInFailuresPerAccount: int(env, 'RATE_LIMIT_SIGN_IN_FAILURES', 10, 1),
       signInFailuresPerIp: int(env, 'RATE_LIMIT_SIGN_IN_FAILURES_PER_IP', 100, 1),
+      clientMetadataTimeoutMs: int(env, 'OAUTH_CLIENT_METADATA_TIMEOUT_MS', 5000, 100, 60_000),
     },
     transcription: transcriptionConfig(env),
     writer: writerConfig(env),

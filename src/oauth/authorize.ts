@@ -26,6 +26,7 @@ import {
   getAuthorizationRequest,
   getClient,
   matchRedirectUri,
+  type OAuthClient,
   OAuthError,
   parseScope,
   PKCE_CHALLENGE,
@@ -36,6 +37,7 @@ import {
   type AuthorizationRequest,
   type BrowserSession,
 } from '../services/oauth/oauth.ts';
+import { isClientIdUrl, resolveMetadataClient } from '../services/oauth/client-metadata.ts';
 import { FORM_LIMIT, formTarget, limited, redirectHost, redirectWith, sendPage, seeOther, type OAuthServer } from './http.ts';
 import { consentPage, errorPage, signInPage, type ClientView, type ScopeView } from './pages.ts';
 import { attemptSignIn, currentSession, sameSite, setSessionCookie } from './session.ts';
@@ -48,19 +50,51 @@ const SCOPE_TEXT: Record<string, string> =
     }
   ).components?.securitySchemes?.oauth2?.flows?.authorizationCode?.scopes ?? {};
 
+/**
+ * The client of an authorization request: a registered one, or the client a Client ID Metadata
+ * Document describes (fetched unless kept and fresh; a fetch counts as a registration against the
+ * per-address limit). A document that cannot be used is `refused`, with the reason to show.
+ */
+async function findClient(
+  { ctx, cfg, limiter }: OAuthServer,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  clientId: string,
+): Promise<{ client: OAuthClient | undefined } | { refused: string; status: number }> {
+  if (!isClientIdUrl(clientId)) return { client: await getClient(ctx.db, clientId) };
+  try {
+    const client = await resolveMetadataClient(ctx.db, ctx.fetcher, clientId, {
+      timeoutMs: cfg.clientMetadataTimeoutMs,
+      beforeFetch: async () => {
+        const decision = await limiter(OAUTH_LIMITS.register).consume(req.ip);
+        if (decision.allowed) return;
+        limited(reply, decision.retryAfterSeconds);
+        const wait = waitText(decision.retryAfterSeconds);
+        throw new OAuthError('temporarily_unavailable', `Too many new apps from this address; retry in ${wait}`, 429);
+      },
+    });
+    return { client };
+  } catch (err) {
+    if (!(err instanceof OAuthError)) throw err;
+    return { refused: `${err.message} (${err.error}).`, status: err.status };
+  }
+}
+
 /** GET /oauth/authorize: the checked request is stored, then sign-in (or consent if signed in). */
 async function authorize(server: OAuthServer, req: FastifyRequest, reply: FastifyReply) {
   const { ctx, cfg, urls, limiter } = server;
   const q = new URLSearchParams(req.url.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '');
   const repeated = [...new Set(q.keys())].filter((k) => q.getAll(k).length > 1);
   const one = (k: string) => q.get(k) ?? undefined;
-  const bad = (message: string) => sendPage(reply, 400, errorPage('This sign-in link cannot be used', message));
+  const bad = (message: string, status = 400) => sendPage(reply, status, errorPage('This sign-in link cannot be used', message));
 
   // Until the client and its redirect URI are established, errors are shown, never redirected.
   const clientId = one('client_id');
   if (!clientId) return bad('The app did not identify itself (client_id is missing).');
   if (repeated.includes('client_id') || repeated.includes('redirect_uri')) return bad('client_id and redirect_uri must not be repeated.');
-  const client = await getClient(ctx.db, clientId);
+  const found = await findClient(server, req, reply, clientId);
+  if ('refused' in found) return bad(found.refused, found.status);
+  const client = found.client;
   if (!client) return bad('This app is not registered with the service (unknown client_id).');
   const redirectUri = one('redirect_uri');
   if (!redirectUri) return bad('The app did not say where to return (redirect_uri is missing).');

@@ -38,6 +38,7 @@ export function registerMetadata(app: FastifyInstance, { urls }: OAuthServer): v
     revocation_endpoint_auth_methods_supported: authMethods,
     code_challenge_methods_supported: ['S256'],
     authorization_response_iss_parameter_supported: true,
+    client_id_metadata_document_supported: true,
     service_documentation: urls.docs,
   });
   app.get('/.well-known/oauth-authorization-server', async (_req, reply) => sendJson(reply, serverMetadata));

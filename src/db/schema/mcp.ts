@@ -29,9 +29,16 @@ export const members = pgTable(
   ],
 );
 
-/** Dynamically registered OAuth clients. `id` is the client_id. */
+/**
+ * OAuth clients: dynamically registered ones (`id` is their client_id), and clients whose client_id
+ * is the https URL of their Client ID Metadata Document (`metadataUrl`; `id` is then internal).
+ */
 export const oauthClients = pgTable('oauth_clients', {
   id: uuid('id').primaryKey().defaultRandom(),
+  /** The client_id of a Client ID Metadata Document client: the URL its metadata was fetched from; null for registered clients. */
+  metadataUrl: text('metadata_url').unique('oauth_clients_metadata_url_key'),
+  /** Until when the fetched metadata is used without fetching it again (its Cache-Control, bounded). */
+  metadataExpiresAt: ts('metadata_expires_at'),
   /** SHA-256 of the client secret; null for public clients (token_endpoint_auth_method none). */
   secretHash: text('secret_hash'),
   tokenEndpointAuthMethod: text('token_endpoint_auth_method', { enum: ['none', 'client_secret_basic', 'client_secret_post'] }).notNull(),

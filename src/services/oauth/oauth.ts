@@ -75,6 +75,10 @@ export interface OAuthClient {
   redirectUris: string[];
   clientName: string | null;
   metadata: Record<string, unknown>;
+  /** The client_id of a Client ID Metadata Document client (the document's URL); null for registered clients. */
+  metadataUrl: string | null;
+  /** When that document is fetched again. */
+  metadataExpiresAt: Date | null;
 }
 
 /**
@@ -144,21 +148,30 @@ function stringList(body: Record<string, unknown>, key: string, allowed: string[
   return [...new Set(v as string[])];
 }
 
+/** Client metadata checked (RFC 7591 §2): what a registration or a Client ID Metadata Document may hold. */
+export interface CheckedClientMetadata {
+  redirectUris: string[];
+  method: ClientAuthMethod;
+  clientName: string | undefined;
+  /** The metadata as stored and returned (without any secret). */
+  metadata: Record<string, unknown>;
+}
+
 /**
- * RFC 7591 dynamic registration. Public clients (`token_endpoint_auth_method: none`, what MCP
- * clients register as) get no secret; confidential ones get a secret shown once. When
- * grant_types is omitted the client gets authorization_code and refresh_token.
+ * Checks client metadata (a registration request's or a Client ID Metadata Document's);
+ * `defaultMethod` is the token_endpoint_auth_method when it is omitted. Errors are
+ * invalid_redirect_uri or invalid_client_metadata.
  */
-export async function registerClient(db: Db, body: unknown): Promise<Record<string, unknown>> {
+export function checkClientMetadata(body: unknown, defaultMethod: ClientAuthMethod): CheckedClientMetadata {
   if (!body || typeof body !== 'object' || Array.isArray(body))
-    throw new OAuthError('invalid_client_metadata', 'The registration request must be a JSON object');
+    throw new OAuthError('invalid_client_metadata', 'The client metadata must be a JSON object');
   const b = body as Record<string, unknown>;
   const uris = b.redirect_uris;
   if (!Array.isArray(uris) || uris.length === 0 || uris.length > 20) {
     throw new OAuthError('invalid_redirect_uri', 'redirect_uris must be an array of 1 to 20 redirect URIs');
   }
   const redirectUris = [...new Set(uris.map(checkRedirectUri))];
-  const method = (b.token_endpoint_auth_method ?? 'client_secret_basic') as ClientAuthMethod;
+  const method = (b.token_endpoint_auth_method ?? defaultMethod) as ClientAuthMethod;
   if (!AUTH_METHODS.includes(method)) {
     throw new OAuthError('invalid_client_metadata', `token_endpoint_auth_method must be one of ${AUTH_METHODS.join(', ')}`);
   }
@@ -188,6 +201,18 @@ export async function registerClient(db: Db, body: unknown): Promise<Record<stri
     scope,
   };
   for (const [k, v] of Object.entries(named)) if (v !== undefined) metadata[k] = v;
+  return { redirectUris, method, clientName: named.client_name, metadata };
+}
+
+/**
+ * RFC 7591 dynamic registration. Public clients (`token_endpoint_auth_method: none`, what MCP
+ * clients register as) get no secret; confidential ones get a secret shown once. When
+ * grant_types is omitted the client gets authorization_code and refresh_token.
+ */
+export async function registerClient(db: Db, body: unknown): Promise<Record<string, unknown>> {
+  if (!body || typeof body !== 'object' || Array.isArray(body))
+    throw new OAuthError('invalid_client_metadata', 'The registration request must be a JSON object');
+  const { redirectUris, method, clientName, metadata } = checkClientMetadata(body, 'client_secret_basic');
   const clientSecret = method === 'none' ? undefined : secret('mcs_');
   const [row] = await db
     .insert(oauthClients)
@@ -195,7 +220,7 @@ export async function registerClient(db: Db, body: unknown): Promise<Record<stri
       secretHash: clientSecret ? sha256(clientSecret) : null,
       tokenEndpointAuthMethod: method,
       redirectUris,
-      clientName: named.client_name ?? null,
+      clientName: clientName ?? null,
       metadata,
     })
     .returning();
@@ -207,11 +232,32 @@ export async function registerClient(db: Db, body: unknown): Promise<Record<stri
   };
 }
 
+/**
+ * The client of a client_id: a registered client by its id, or a Client ID Metadata Document client
+ * by its URL (as last fetched: ./client-metadata.ts fetches it again when its lifetime is over).
+ * A metadata client's internal id is not a client_id.
+ */
 export async function getClient(db: Db, clientId: string): Promise<OAuthClient | undefined> {
-  if (!isUuid(clientId)) return undefined;
-  const [row] = await db.select().from(oauthClients).where(eq(oauthClients.id, clientId));
-  return row ? { ...row, metadata: row.metadata as Record<string, unknown> } : undefined;
+  const where = clientId.startsWith('https://')
+    ? eq(oauthClients.metadataUrl, clientId)
+    : isUuid(clientId)
+      ? and(eq(oauthClients.id, clientId), isNull(oauthClients.metadataUrl))
+      : undefined;
+  if (!where) return undefined;
+  const [row] = await db.select().from(oauthClients).where(where);
+  return row ? toClient(row) : undefined;
 }
+
+export const toClient = (row: typeof oauthClients.$inferSelect): OAuthClient => ({
+  id: row.id,
+  secretHash: row.secretHash,
+  tokenEndpointAuthMethod: row.tokenEndpointAuthMethod,
+  redirectUris: row.redirectUris,
+  clientName: row.clientName,
+  metadata: row.metadata as Record<string, unknown>,
+  metadataUrl: row.metadataUrl,
+  metadataExpiresAt: row.metadataExpiresAt,
+});
 
 export const clientGrantTypes = (c: OAuthClient) => (c.metadata.grant_types as string[] | undefined) ?? GRANT_TYPES;
 
@@ -371,7 +417,7 @@ export async function getAuthorizationRequest(
   return {
     id: r.id,
     sessionId: r.sessionId,
-    client: { ...c, metadata: c.metadata as Record<string, unknown> },
+    client: toClient(c),
     redirectUri: r.redirectUri,
     scopes: r.scopes,
     state: r.state,
@@ -728,7 +774,7 @@ export async function listGrants(db: Db, owner: { orgId: string } | { memberId: 
     last_token_at: Date | null;
   };
   const rows = await db.execute<Row>(sql`
-    select g.id, g.client_id, c.client_name, m.email as member_email, g.scopes, g.resource, g.created_at, g.revoked_at,
+    select g.id, coalesce(c.metadata_url, g.client_id::text) as client_id, c.client_name, m.email as member_email, g.scopes, g.resource, g.created_at, g.revoked_at,
            g.revoked_reason,
            (select count(*)::int from ${oauthTokens} t where t.grant_id = g.id and t.revoked_at is null and t.expires_at > now()) as live_tokens,
            (select max(t.created_at) from ${oauthTokens} t where t.grant_id = g.id) as last_token_at
