@@ -169,7 +169,11 @@ const expired = (reply: FastifyReply) =>
     ),
   );
 
-const clientView = (r: AuthorizationRequest): ClientView => ({ name: r.client.clientName, redirectHost: redirectHost(r.redirectUri) });
+const clientView = (r: AuthorizationRequest): ClientView => ({
+  name: r.client.clientName,
+  redirectHost: redirectHost(r.redirectUri),
+  idHost: r.client.metadataUrl ? new URL(r.client.metadataUrl).host : undefined,
+});
 const scopeViews = (r: AuthorizationRequest): ScopeView[] => r.scopes.map((s) => ({ scope: s, description: SCOPE_TEXT[s] ?? s }));
 
 /** Session and request of a page request; for POSTs also the same-origin and form-token checks. */

@@ -59,7 +59,15 @@ const hidden = (name: string, value: string) => `<input type="hidden" name="${es
 export interface ClientView {
   name: string | null;
   redirectHost: string;
+  /** The host publishing the app's Client ID Metadata Document (its client_id URL), if it has one. */
+  idHost?: string;
 }
+
+/** Where the app's name comes from, for the notes under the forms. */
+const nameSource = (c: ClientView) =>
+  c.idHost
+    ? `The app's name is published by the app at <strong>${esc(c.idHost)}</strong>.`
+    : "The app's name is supplied by the app itself.";
 
 const clientLabel = (c: ClientView) => (c.name ? `“${esc(c.name)}”` : 'An app');
 
@@ -101,7 +109,7 @@ ${signInForm(
   opts.error,
   `<p>${clientLabel(opts.client)} wants to connect to your Media API workspace. Sign in with your workspace account; you will choose what it may do on the next page.</p>`,
 )}
-<p class="note">The app will return to <strong>${esc(opts.client.redirectHost)}</strong>. The app's name is supplied by the app itself.</p>`,
+<p class="note">The app will return to <strong>${esc(opts.client.redirectHost)}</strong>. ${nameSource(opts.client)}</p>`,
   );
 }
 
@@ -143,7 +151,7 @@ ${hidden('csrf', opts.csrf)}
 <legend>Permissions requested</legend>
 ${items}
 </fieldset>
-<p class="note">Allowing sends you back to <strong>${esc(opts.client.redirectHost)}</strong>. The app acts on this workspace with the permissions you leave checked; paid tools spend the workspace's credits.</p>
+<p class="note">Allowing sends you back to <strong>${esc(opts.client.redirectHost)}</strong>. ${opts.client.idHost ? `${nameSource(opts.client)} ` : ''}The app acts on this workspace with the permissions you leave checked; paid tools spend the workspace's credits.</p>
 <div class="actions">
 <button type="submit" name="decision" value="approve"${err ? '' : ' autofocus'}>Allow access</button>
 <button type="submit" name="decision" value="deny" class="secondary">Deny</button>

@@ -122,7 +122,9 @@ t.test('a client identified by its metadata URL: authorize → code (with iss) �
   const page = await fetch(`${app.url}${again.headers.get('location')}`, {
     headers: { cookie: again.headers.get('set-cookie')!.split(';')[0] },
   });
-  t.match(await page.text(), /Metadata Client/);
+  const html = await page.text();
+  t.match(html, /Metadata Client/);
+  t.match(html, `published by the app at <strong>${new URL(base).host}</strong>`, 'and the host that publishes it (§8.5)');
 });
 
 t.test('documents that cannot be used: an error page, never a redirect, and nothing kept', async (t) => {
