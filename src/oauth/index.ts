@@ -2,7 +2,10 @@
 // 2025-06-18), mounted in the API's Fastify instance (same process, same port), one file per
 // route group:
 //   ./metadata.ts     GET  /.well-known/oauth-protected-resource[/mcp], /.well-known/oauth-authorization-server
-//   ./register.ts     POST /oauth/register                    RFC 7591 dynamic client registration
+//   ./register.ts     POST /oauth/register                    RFC 7591 dynamic client registration (the fallback
+//                                                             of clients without a Client ID Metadata Document,
+//                                                             src/services/oauth/client-metadata.ts, which
+//                                                             GET /oauth/authorize resolves)
 //   ./authorize.ts    GET  /oauth/authorize, GET/POST /oauth/sign-in, /oauth/consent, POST /oauth/sign-out
 //   ./connections.ts  GET/POST /oauth/connections             the member's connected apps (disconnect)
 //   ./token.ts        POST /oauth/token, /oauth/revoke        grants and RFC 7009 revocation
