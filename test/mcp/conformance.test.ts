@@ -98,7 +98,7 @@ const APPLIES: Record<string, { checks: string[]; warnings?: Record<string, stri
 // The scenarios that do not apply, why, and the failure that shows it (every FAILURE check of the
 // scenario must match): the reference server's fixture tools, prompts, resources, completions and
 // logging, which this server does not offer (it declares only the tools capability).
-const FIXTURE_TOOL = /^Failed: MCP error -32602: (MCP error -32602: )?Unknown tool: test_[a-z0-9_]+$/;
+const FIXTURE_TOOL = /^Failed: MCP error -32602: Unknown tool: test_[a-z0-9_]+$/;
 const NO_METHOD = /^Failed: MCP error -32601: Method not found$/;
 const fixture = (tool: string) => ({ why: `calls the reference server's fixture tool ${tool}`, failure: FIXTURE_TOOL });
 const DOES_NOT_APPLY: Record<string, { why: string; failure: RegExp }> = {
