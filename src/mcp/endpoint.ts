@@ -10,7 +10,7 @@
 // except for a body that is one plain tools/call or tools/list, answered by ./direct.ts the way
 // the Server would (and tested against it) without building a Server for it.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
@@ -49,13 +49,18 @@ function sendBearerError(reply: FastifyReply, err: BearerError) {
 const SERVER_INFO = { name: 'media-api', title: operationIndex.title, version: operationIndex.version };
 const SERVER_OPTIONS = { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator };
 
+// A JSON-RPC error for the SDK Server to answer: it sends a thrown error's `code` and `message`,
+// and an McpError's message carries "MCP error <code>: " before the text (which SDK clients add
+// once more), where the specification shows the text alone ("Unknown tool: …").
+const protocolError = (code: number, message: string) => Object.assign(new Error(message), { code });
+
 /** The SDK Server of one POST: tools/list and tools/call, the latter as the authenticated caller. */
 function createServer(deps: ToolDeps, auth: AuthContext, transport: StatelessJsonTransport): Server {
   const server = new Server(SERVER_INFO, SERVER_OPTIONS);
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: LISTED_TOOLS }));
   server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
     const tool = TOOLS_BY_NAME.get(request.params.name);
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+    if (!tool) throw protocolError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
     return runTool(
       deps,
       tool,

@@ -276,6 +276,11 @@ t.test('the real endpoint over raw HTTP', async (t) => {
   t.equal(res.status, 400);
   t.match(await res.json(), { error: { code: -32600, message: 'Invalid Request: Only one initialization request is allowed' } });
 
+  // An unknown tool: -32602 with the message the specification shows ("Unknown tool: …"), not the
+  // SDK McpError's text ("MCP error -32602: …"), which SDK clients prefix once more.
+  res = await post(JSON.stringify(req(7, 'tools/call', { name: 'no_such_tool', arguments: {} })));
+  t.equal(res.status, 200);
+  t.same(await res.json(), { jsonrpc: '2.0', id: 7, error: { code: -32602, message: 'Unknown tool: no_such_tool' } });
   res = await post(
     JSON.stringify([req('b', 'tools/call', { name: 'get_workspace', arguments: {} }), note('notifications/initialized'), req('a', 'ping')]),
   );
