@@ -49,9 +49,29 @@ export interface paths {
         };
         /**
          * Get the agent instructions
-         * @description Returns agent instructions in Markdown, generated from this contract: every endpoint, authentication and scopes, credits, polling, idempotency, retry rules and limits. Free and public: no API key needed.
+         * @description Returns agent instructions in Markdown, generated from this contract: authentication and scopes, credits, polling, idempotency, retry rules and limits, and every endpoint with every field. When the whole contract does not fit one page of 40 KiB, this page is an index of at most 24 KiB that links one page per area (GET /skill/{area}.md), each complete for its area. Free and public: no API key needed.
          */
         get: operations["getSkill"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skill/{area}.md": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the agent instructions of one area
+         * @description Returns the agent instructions of one area in Markdown, generated from this contract: every operation and MCP tool of the area, every field with its whole meaning, and an example of each call. When the whole contract does not fit one page, GET /skill.md is an index that links these pages (`skill/generations.md`, `skill/editor.md`, …); an area it does not link answers 404 not_found. Free and public: no API key needed.
+         */
+        get: operations["getSkillPage"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3761,6 +3781,44 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    getSkillPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The area, as the index names it in its links (`generations`, `editor`, `social`). */
+                area: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The area's agent instructions. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example # Media Generation and Editing API — agent instructions: Generations and the catalog
+                     *
+                     *     Part of the agent instructions: the [index](../skill.md) says how to connect.
+                     */
+                    "text/markdown": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
         };

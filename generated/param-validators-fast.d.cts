@@ -10,6 +10,9 @@ declare const validators: {
   "getSkill__path": ValidateFunction;
   "getSkill__query": ValidateFunction;
   "getSkill__header": ValidateFunction;
+  "getSkillPage__path": ValidateFunction;
+  "getSkillPage__query": ValidateFunction;
+  "getSkillPage__header": ValidateFunction;
   "listAssets__path": ValidateFunction;
   "listAssets__query": ValidateFunction;
   "listAssets__header": ValidateFunction;

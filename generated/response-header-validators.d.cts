@@ -13,6 +13,11 @@ declare const validators: {
   "getSkill__400__headers": ValidateFunction;
   "getSkill__429__headers": ValidateFunction;
   "getSkill__500__headers": ValidateFunction;
+  "getSkillPage__200__headers": ValidateFunction;
+  "getSkillPage__400__headers": ValidateFunction;
+  "getSkillPage__404__headers": ValidateFunction;
+  "getSkillPage__429__headers": ValidateFunction;
+  "getSkillPage__500__headers": ValidateFunction;
   "listAssets__200__headers": ValidateFunction;
   "listAssets__400__headers": ValidateFunction;
   "listAssets__401__headers": ValidateFunction;

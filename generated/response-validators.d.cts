@@ -13,6 +13,11 @@ declare const validators: {
   "getSkill__400": ValidateFunction;
   "getSkill__429": ValidateFunction;
   "getSkill__500": ValidateFunction;
+  "getSkillPage__200": ValidateFunction;
+  "getSkillPage__400": ValidateFunction;
+  "getSkillPage__404": ValidateFunction;
+  "getSkillPage__429": ValidateFunction;
+  "getSkillPage__500": ValidateFunction;
   "listAssets__200": ValidateFunction;
   "listAssets__400": ValidateFunction;
   "listAssets__401": ValidateFunction;

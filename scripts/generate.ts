@@ -10,7 +10,8 @@
 //   *-validators-fast.cjs   the request-side validators again, stopping at the first error
 //   response-validators.cjs AJV standalone validators for every declared response
 //   response-header-validators.cjs  the same for declared response headers (used by the tests only)
-//   skill.md                agent instructions derived from the spec (and the catalog's prices), ≤ 40 KiB
+//   skill.md                agent instructions derived from the spec (and the catalog's prices), ≤ 40 KiB;
+//                           when the contract needs more, an index (≤ 24 KiB) linking skill-<area>.md pages (each ≤ 40 KiB)
 //   mcp-tools.json          the MCP tool table: names, compact portable schemas, annotations, routing
 //                           (tools/list ≤ 64 KiB, each tool ≤ 16 KiB)
 // and from spec/catalog-data.schema.yaml (the JSON Schema of the catalog data files):

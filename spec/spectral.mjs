@@ -84,12 +84,14 @@ export default {
     },
     {
       // The seed (section 5, rule 4) makes GET /models, /openapi.json and /skill.md public: they
-      // declare `security: []` and cannot answer 401. The health probes (GET /healthz, /readyz)
-      // are public too: load balancers call them without credentials. Only these operations are exempt.
+      // declare `security: []` and cannot answer 401; so are the pages skill.md links
+      // (/skill/{area}.md). The health probes (GET /healthz, /readyz) are public too: load
+      // balancers call them without credentials. Only these operations are exempt.
       files: [
         'openapi.yaml#/paths/~1models/get',
         'openapi.yaml#/paths/~1openapi.json/get',
         'openapi.yaml#/paths/~1skill.md/get',
+        'openapi.yaml#/paths/~1skill~1%7Barea%7D.md/get',
         'openapi.yaml#/paths/~1healthz/get',
         'openapi.yaml#/paths/~1readyz/get',
       ],

@@ -50,7 +50,7 @@ export interface HandlerInput<O extends OperationId> {
   signal?: AbortSignal;
 }
 
-export type PublicOperation = 'listModels' | 'getOpenApiDocument' | 'getSkill' | 'getHealth' | 'getReadiness';
+export type PublicOperation = 'listModels' | 'getOpenApiDocument' | 'getSkill' | 'getSkillPage' | 'getHealth' | 'getReadiness';
 
 /** A response with a status, headers or content type other than the default JSON 2xx. */
 export class Reply {

@@ -4,7 +4,7 @@ import type { Options as AjvOptions } from 'ajv';
 import standaloneCode from 'ajv/dist/standalone/index.js';
 import addFormats from 'ajv-formats';
 import openapiTS, { astToString } from 'openapi-typescript';
-import { renderSkill, type SkillCatalog } from './skill.ts';
+import { renderSkillPages, type SkillCatalog } from './skill.ts';
 import {
   COMPACT_LEVELS,
   compactInput,
@@ -759,7 +759,7 @@ export async function buildArtifacts(spec: JsonObject, log: (m: string) => void,
     // Responses: validated exactly as sent, nothing filled in.
     'response-validators.cjs': standalone(spec, responses, { useDefaults: false, coerceTypes: false }, log, 'response'),
     'response-validators.d.cts': dts(Object.keys(responses)),
-    'skill.md': renderSkill(spec, index, catalog),
+    ...renderSkillPages(spec, index, catalog),
     // The input and output types of the MCP-only tools, by tool name, for their handlers.
     'mcp-only-tools.d.ts': mcpOnlyToolTypes(spec),
     // The values of the string enums of components/schemas, for code that needs them at run time.

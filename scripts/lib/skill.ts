@@ -1,40 +1,61 @@
-// Renders generated/skill.md, the agent instructions served at GET /api/v1/skill.md: everything an
-// agent needs to work from it alone, read from the spec (and the catalog's prices), at most
-// SKILL_MAX_BYTES. In order: how to connect (REST with an API key; the MCP endpoint with OAuth 2.1
-// or an API key, from the security schemes), the spec's own prose (info.description: credits,
-// polling, idempotency, rate limits), the prices, every operation once (its MCP tool, scopes, a
-// trimmed description, one line per field with nested objects, union shapes such as the 19 edit
-// operations, and one example request), the MCP-only tools the same way, then the error codes
-// once with the retry rules. A nested shape used again is named, not repeated.
-import type { Json, JsonObject, OperationIndex, OperationIndexEntry } from './codegen.ts';
+// Renders the agent instructions served at GET /api/v1/skill.md, read from the spec (and the
+// catalog's prices), with every description given whole (never cut). When the whole contract fits
+// SKILL_MAX_BYTES it is one page, `skill.md`. Otherwise `skill.md` is an index of at most
+// SKILL_INDEX_MAX_BYTES (how to connect, the spec's own prose: credits, polling, idempotency,
+// rate limits; the prices; create → poll → download; every page with its operations and tools;
+// the error codes and retry rules) linking one page per area (`skill/<area>.md`, generated as
+// `skill-<area>.md`, served by GET /api/v1/skill/{area}.md), each complete for its area and at
+// most SKILL_MAX_BYTES: every operation (its MCP tools, scopes, whole description, one line per
+// field with nested objects and union shapes such as the 19 edit operations, an example request)
+// and every MCP-only tool of the area. A nested shape used again on a page is named, not repeated.
+import type { Json, JsonObject, McpOnlyToolIndexEntry, OperationIndex, OperationIndexEntry } from './codegen.ts';
 import { resolveRef } from './codegen.ts';
-import { trimText } from './mcp-compact.ts';
 
-/** The most skill.md may weigh (bytes); generation fails above it. */
-// 40 KiB for about 50 operations and tools: types and limits with one-line meanings of the top-level
-// fields take most of it; nested fields keep their types and limits (and meanings when there is room).
+/** The most a page of the instructions may weigh (bytes); generation fails above it. */
 export const SKILL_MAX_BYTES = 40 * 1024;
+/** The most the index (`skill.md` when the contract needs more than one page) may weigh. */
+export const SKILL_INDEX_MAX_BYTES = 24 * 1024;
 /** Where the MCP adapter is mounted (src/mcp/index.ts), relative to the deployment's origin. */
 export const MCP_PATH = '/mcp';
 
-const NEEDED = /\bpoll|\bcosts?\b|\bfree\b|\bconfirm\b/i;
+/** An area page: the operations of some spec tags and some MCP-only tools. */
+export interface SkillArea {
+  name: string;
+  title: string;
+  tags: string[];
+  tools: string[];
+}
 
 /**
- * What an operation does, costs and how to wait for it: its first sentences up to `max`, then
- * up to two later sentences about price, polling or confirmation (each up to 170 characters)
- * whatever `max` is.
+ * The pages, in the index's order. An operation whose tag, or an MCP-only tool whose name, no
+ * area lists goes to the last area, so nothing is ever left out.
  */
-function gist(text: string, max: number): string {
-  const flat = oneLine(text);
-  const head = trimText(flat, max);
-  const sentences = flat.split(/(?<=[.!?])(?<!\b(?:e\.g|i\.e|etc|vs)\.)\s+(?=[A-Z0-9`"(])/);
-  // Later sentences only: the first one leads `head`, whole or cut.
-  const extra = sentences
-    .slice(1)
-    .filter((x) => NEEDED.test(x) && x.length <= 170 && !head.includes(x))
-    .slice(0, 2);
-  return [head, ...extra].join(' ');
-}
+export const SKILL_AREAS: SkillArea[] = [
+  { name: 'generations', title: 'Generations and the catalog', tags: ['catalog', 'generations'], tools: [] },
+  { name: 'slideshows', title: 'Slideshows', tags: ['slideshows'], tools: [] },
+  { name: 'videos', title: 'Faceless videos', tags: ['videos'], tools: [] },
+  { name: 'references', title: 'Reference inspirations', tags: ['references'], tools: [] },
+  { name: 'editor', title: 'Editor', tags: ['editor'], tools: ['list_editor_sound_effects', 'upload_editor_media_from_url'] },
+  {
+    name: 'assets',
+    title: 'Workspace assets',
+    tags: ['assets'],
+    tools: ['create_workspace_asset', 'delete_workspace_asset', 'recommend_voice'],
+  },
+  {
+    name: 'social',
+    title: 'Social publishing',
+    tags: [],
+    tools: ['list_social_accounts', 'publish_media_to_social', 'get_social_publication', 'list_social_publications'],
+  },
+  { name: 'webhooks', title: 'Webhooks', tags: ['webhooks'], tools: [] },
+  { name: 'account', title: 'Account, contract and health', tags: ['meta', 'health'], tools: ['get_workspace'] },
+];
+
+/** The generated file of an area page (generated/ is flat). */
+export const skillPageFile = (area: string) => `skill-${area}.md`;
+/** An area page's link, relative to skill.md. */
+const pageLink = (area: string) => `skill/${area}.md`;
 
 /** The catalog data files (spec/catalog.yaml, voices.yaml), for the prices; optional. */
 export interface SkillCatalog {
@@ -136,48 +157,18 @@ export function describeSchema(spec: JsonObject, raw: Json | undefined): string 
   return parts.join(' ');
 }
 
-/** How much of each text is kept: the first level whose page fits SKILL_MAX_BYTES is used. */
-interface Verbosity {
-  field: number;
-  /** Meanings of nested fields (inside objects, array items, edit shapes); default: as `field`. */
-  nested?: number;
-  branch: number;
-  operation: number;
-  tool: number;
-  returns: number;
-}
-
-export const SKILL_LEVELS: Verbosity[] = [
-  { field: 100, branch: 140, operation: 300, tool: 160, returns: 110 },
-  { field: 90, branch: 110, operation: 240, tool: 130, returns: 80 },
-  { field: 80, branch: 90, operation: 220, tool: 110, returns: 0 },
-  { field: 70, branch: 80, operation: 180, tool: 90, returns: 0 },
-  { field: 60, branch: 70, operation: 150, tool: 80, returns: 0 },
-  { field: 48, branch: 56, operation: 120, tool: 70, returns: 0 },
-  // Safety nets for a larger contract: shorter meanings, then types and limits only.
-  { field: 32, branch: 40, operation: 90, tool: 50, returns: 0 },
-  // Then meanings of top-level fields only (nested ones keep their type and limits).
-  { field: 60, nested: 0, branch: 48, operation: 110, tool: 60, returns: 0 },
-  { field: 44, nested: 0, branch: 40, operation: 90, tool: 50, returns: 0 },
-  { field: 32, nested: 0, branch: 32, operation: 80, tool: 40, returns: 0 },
-  { field: 24, nested: 0, branch: 24, operation: 70, tool: 36, returns: 0 },
-  { field: 18, nested: 0, branch: 20, operation: 60, tool: 32, returns: 0 },
-  { field: 0, branch: 32, operation: 80, tool: 40, returns: 0 },
-];
-
 interface RenderState {
-  level: Verbosity;
-  /** Component shapes already described → where (`add_text.style`). */
+  /** Component shapes already described on this page → where (`add_text.style`). */
   shapes: Map<string, string>;
-  /** `name|meaning` of the fields already explained: a field said again gets its type only. */
+  /** `name|meaning` of the fields already explained on this page: a field said again gets its type only. */
   said: Set<string>;
 }
 
-/** A field's meaning, once per document for the same field name and text. */
-function meaning(state: RenderState, name: string, description: unknown, top: boolean): string {
-  const limit = top ? state.level.field : (state.level.nested ?? state.level.field);
-  if (limit === 0) return '';
-  const text = trimText(oneLine(description), limit);
+const newState = (): RenderState => ({ shapes: new Map(), said: new Set() });
+
+/** A field's meaning, whole, once per page for the same field name and text. */
+function meaning(state: RenderState, name: string, description: unknown): string {
+  const text = oneLine(description);
   if (!text || state.said.has(`${name}|${text}`)) return '';
   state.said.add(`${name}|${text}`);
   return ` — ${text}`;
@@ -192,16 +183,7 @@ function fieldLines(spec: JsonObject, schemaRaw: Json | undefined, indent: strin
   const required = new Set((schema.required ?? []) as string[]);
   for (const [name, p] of Object.entries((schema.properties ?? {}) as JsonObject)) {
     const head = `${indent}- ${code(name)} ${describeSchema(spec, p)}${required.has(name) ? ' *' : ''}`;
-    nested(
-      spec,
-      p,
-      head,
-      () => meaning(state, name, deref(spec, p).description, indent === ''),
-      indent,
-      where ? `${where}.${name}` : name,
-      state,
-      out,
-    );
+    nested(spec, p, head, () => meaning(state, name, deref(spec, p).description), indent, where ? `${where}.${name}` : name, state, out);
   }
 }
 
@@ -235,22 +217,22 @@ function nested(
   }
   if (ref) state.shapes.set(ref, path);
   out.push(`${head}${text()}`);
-  if (branches) {
-    const by = branchName(branches[0])?.split(':')[0];
-    out.push(`${indent}  One of${by ? ` (by ${code(by)})` : ''}:`);
-    for (const b of branches) {
-      const label = branchName(b);
-      const text = trimText(oneLine(b.description), state.level.branch);
-      out.push(`${indent}  - ${label ? code(label.split(': ')[1]) : 'shape'}${text ? ` — ${text}` : ''}`);
-      const rest = {
-        ...b,
-        properties: Object.fromEntries(Object.entries(b.properties as JsonObject).filter(([k]) => !label || k !== label.split(':')[0])),
-      };
-      fieldLines(spec, rest, `${indent}    `, label ? label.split(': ')[1] : path, state, out);
-    }
+  if (!branches) {
+    fieldLines(spec, s, `${indent}  `, path, state, out);
     return;
   }
-  fieldLines(spec, s, `${indent}  `, path, state, out);
+  const by = branchName(branches[0])?.split(':')[0];
+  out.push(`${indent}  One of${by ? ` (by ${code(by)})` : ''}:`);
+  for (const b of branches) {
+    const label = branchName(b);
+    const text = oneLine(b.description);
+    out.push(`${indent}  - ${label ? code(label.split(': ')[1]) : 'shape'}${text ? ` — ${text}` : ''}`);
+    const rest = {
+      ...b,
+      properties: Object.fromEntries(Object.entries(b.properties as JsonObject).filter(([k]) => !label || k !== label.split(':')[0])),
+    };
+    fieldLines(spec, rest, `${indent}    `, label ? label.split(': ')[1] : path, state, out);
+  }
 }
 
 /** A plausible value for a schema: its example, default, const or first enum value, else by type. */
@@ -304,9 +286,6 @@ function scopeText(scopes: string[]): string {
   return shown.map((s) => code(s)).join(' or ');
 }
 
-/** The path as a client writes it: under the document's server, or from the root for operations with their own. */
-const shownPath = (op: OperationIndexEntry) => (op.server === undefined ? op.path : `${op.server.replace(/\/$/, '')}${op.path}`);
-
 /**
  * What a generation costs in this deployment: the catalog prices below are the models'; an entry
  * whose model no engine here makes is a labelled local preview at the preview price, or refused.
@@ -320,7 +299,7 @@ function previewRule(c: JsonObject | undefined): string[] {
   ];
 }
 
-function pricesSection(catalog: SkillCatalog | undefined): string[] {
+function pricesSection(catalog: SkillCatalog | undefined, where: string): string[] {
   const c = catalog?.catalog;
   if (!c && !catalog?.voices) return [];
   const out = [
@@ -356,46 +335,59 @@ function pricesSection(catalog: SkillCatalog | undefined): string[] {
     out.push(
       `- faceless video, by voice (9:16/16:9): ${catalog.voices.map((v) => `${v.id} ${v.credits_9_16}/${v.credits_16_9}`).join(', ')}.`,
     );
-  out.push('- Other prices are stated with each operation below (`Costs …` or `Free`).', '');
+  out.push(`- Other prices are stated with each operation ${where} (\`Costs …\` or \`Free\`).`, '');
   return out;
 }
 
-export function renderSkill(spec: JsonObject, index: OperationIndex, catalog?: SkillCatalog): string {
-  let text = '';
-  for (const level of SKILL_LEVELS) {
-    text = renderAt(spec, index, catalog, level);
-    if (Buffer.byteLength(text) <= SKILL_MAX_BYTES) return text;
-  }
-  throw new Error(`skill.md is ${Buffer.byteLength(text)} bytes at its tersest, over ${SKILL_MAX_BYTES}: shorten descriptions in the spec`);
+/** What every page is rendered from: the spec's parts, read once. */
+interface Doc {
+  spec: JsonObject;
+  index: OperationIndex;
+  catalog?: SkillCatalog;
+  info: JsonObject;
+  /** The document's server (`/api/v1`). */
+  server: string;
+  /** info.description, one line per paragraph. */
+  paragraphs: string[];
+  /** Error statuses every authenticated operation may answer: said once, not per operation. */
+  common: string[];
 }
 
-export function renderAt(spec: JsonObject, index: OperationIndex, catalog: SkillCatalog | undefined, level: Verbosity): string {
+const lead = (p: string) => /^\*\*([^*]+)\.\*\*/.exec(p)?.[1]?.toLowerCase();
+
+function docOf(spec: JsonObject, index: OperationIndex, catalog?: SkillCatalog): Doc {
   const info = spec.info as JsonObject;
-  const server = String(((spec.servers ?? []) as JsonObject[])[0]?.url ?? '');
-  const components = (spec.components ?? {}) as JsonObject;
-  const schemes = (components.securitySchemes ?? {}) as JsonObject;
-  const paths = spec.paths as JsonObject;
-  const state: RenderState = { level, shapes: new Map(), said: new Set() };
-  const toolsOf = (op: OperationIndexEntry) => op.mcpTools.map((t) => code(t.name)).join(', ');
-  const out: string[] = [];
+  const authed = index.operations.filter((o) => o.scopes.length > 0);
+  return {
+    spec,
+    index,
+    catalog,
+    info,
+    server: String(((spec.servers ?? []) as JsonObject[])[0]?.url ?? ''),
+    paragraphs: String(info.description ?? '')
+      .trim()
+      .split(/\n\s*\n/)
+      .map(oneLine)
+      .filter(Boolean),
+    common: Object.keys(authed[0]?.responses ?? {}).filter((st) => !st.startsWith('2') && authed.every((o) => st in o.responses)),
+  };
+}
 
-  out.push(`# ${info.title} — agent instructions`, '');
-  out.push(
-    `API version ${info.version}. ${oneLine(info.summary)} Generated from the OpenAPI contract (\`GET ${server}/openapi.json\`); this page alone is enough to use the API.`,
-    '',
-  );
-
-  out.push('## Connect', '');
+/** How to connect: REST with an API key, /mcp with OAuth 2.1 or an API key (from the security schemes). */
+function connectSection(doc: Doc): string[] {
+  const { spec, server } = doc;
+  const schemes = ((spec.components ?? {}) as JsonObject).securitySchemes ?? {};
+  const out = ['## Connect', ''];
   out.push(`- **REST**: every path below is under \`<origin>${server}\` (the health probes under the origin). JSON in, JSON out.`);
-  for (const [name, raw] of Object.entries(schemes)) {
+  for (const [name, raw] of Object.entries(schemes as JsonObject)) {
     const s = deref(spec, raw);
-    if (s.type === 'http') out.push(`- **API key** (\`${name}\`): ${trimText(oneLine(s.description), 200)}`);
+    if (s.type === 'http') out.push(`- **API key** (\`${name}\`): ${oneLine(s.description)}`);
   }
   out.push(
-    `- **MCP**: \`POST <origin>${MCP_PATH}\`, the remote MCP endpoint (Streamable HTTP, stateless JSON-RPC \`tools/list\`, \`tools/call\`). Each operation below names its tool, whose arguments are the operation's path, query and body fields side by side (\`Idempotency-Key\` → \`idempotency_key\`). Connect either way:`,
+    `- **MCP**: \`POST <origin>${MCP_PATH}\`, the remote MCP endpoint (Streamable HTTP, stateless JSON-RPC \`tools/list\`, \`tools/call\`). Each operation names its tool, whose arguments are the operation's path, query and body fields side by side (\`Idempotency-Key\` → \`idempotency_key\`). Connect either way:`,
   );
   out.push(`  1. API key as bearer: \`Authorization: Bearer <API key>\` on \`${MCP_PATH}\`, as for REST.`);
-  for (const [name, raw] of Object.entries(schemes)) {
+  for (const [name, raw] of Object.entries(schemes as JsonObject)) {
     const s = deref(spec, raw);
     if (s.type !== 'oauth2') continue;
     const flow = deref(spec, ((s.flows ?? {}) as JsonObject).authorizationCode as Json);
@@ -403,123 +395,24 @@ export function renderAt(spec: JsonObject, index: OperationIndex, catalog: Skill
       .map(([k, v]) => `${code(k)} ${oneLine(v)}`)
       .join('; ');
     out.push(
-      `  2. OAuth 2.1 (\`${name}\`): ${trimText(oneLine(s.description), 380)} Authorize at \`${flow.authorizationUrl}\`, token at \`${flow.tokenUrl}\`. Scopes: ${scopes}`,
+      `  2. OAuth 2.1 (\`${name}\`): ${oneLine(s.description)} Authorize at \`${flow.authorizationUrl}\`, token at \`${flow.tokenUrl}\`. Scopes: ${scopes}`,
     );
   }
   out.push('');
-  // The spec's prose, paragraph by paragraph; its **Errors.** paragraph goes to the Errors section,
-  // and its **Authentication.** paragraph is said by Connect above (from the security schemes).
-  const paragraphs = String(info.description ?? '')
-    .trim()
-    .split(/\n\s*\n/)
-    .map(oneLine)
-    .filter(Boolean);
-  const lead = (p: string) => /^\*\*([^*]+)\.\*\*/.exec(p)?.[1]?.toLowerCase();
-  out.push(...paragraphs.filter((p) => lead(p) !== 'errors' && lead(p) !== 'authentication').flatMap((p) => [p, '']));
-  out.push(...pricesSection(catalog));
+  return out;
+}
 
-  // Error statuses every authenticated operation may answer are said once, in the Errors section.
-  const authed = index.operations.filter((o) => o.scopes.length > 0);
-  const common = Object.keys(authed[0]?.responses ?? {}).filter((st) => !st.startsWith('2') && authed.every((o) => st in o.responses));
-  out.push(
-    '## Operations',
-    '',
-    "Each once: method and path, operationId, MCP tool, scopes, what it does, its fields (one line each: name, type and limits (a string's limits are its length), `*` if required, meaning; nested fields indented; `a|b` lists the allowed values) and an example request.",
-    '',
-  );
-  for (const op of index.operations) {
-    const raw = deref(spec, deref(spec, paths[op.path] as Json)[op.method.toLowerCase()] as Json);
-    // Heading: method, path, operationId, MCP tool(s), scopes (the summary is the description's gist).
-    const tags = [op.mcpTools.length ? `tool ${toolsOf(op)}` : '', scopeText(op.scopes), op.rateLimit ? 'rate-limited' : ''].filter(
-      Boolean,
-    );
-    out.push(`### ${op.method} ${shownPath(op)} · \`${op.operationId}\` · ${tags.join(' · ')}`, '');
-    if (op.deprecated)
-      out.push(`**Deprecated**${op.aliasOf ? `: the same as \`${op.aliasOf}\` (fields above); use that instead` : ''}.`, '');
-    if (!op.description) out.push(`${oneLine(op.summary)}.`, '');
-    if (op.aliasOf) continue;
-    if (op.mcpTools.length > 1) {
-      for (const t of op.mcpTools) if (t.description) out.push(`- \`${t.name}\`: ${trimText(oneLine(t.description), level.tool)}`);
-      out.push('');
-    }
-    if (op.description) out.push(gist(op.description, level.operation), '');
-    const lines: string[] = [];
-    for (const p of op.params) {
-      if (p.name === 'idempotency-key') {
-        lines.push(`- \`Idempotency-Key\` (header; MCP \`idempotency_key\`) — see Idempotency.`);
-        continue;
-      }
-      const head = `- ${code(p.name)} (${p.in}) ${describeSchema(spec, p.schema)}${p.required ? ' *' : ''}`;
-      nested(
-        spec,
-        p.schema,
-        head,
-        () => meaning(state, p.name, p.description ?? deref(spec, p.schema).description, true),
-        '',
-        `${op.operationId}.${p.name}`,
-        state,
-        lines,
-      );
-    }
-    let example = '';
-    if (raw.requestBody) {
-      const content = (deref(spec, raw.requestBody as Json).content ?? {}) as JsonObject;
-      const [type, media] = Object.entries(content)[0] ?? [];
-      if (type && isObj(media)) {
-        lines.push(`Body (\`${type}\`):`);
-        const before = lines.length;
-        fieldLines(spec, media.schema as Json, '', op.operationId, state, lines);
-        if (lines.length === before) lines.push(`- ${describeSchema(spec, media.schema as Json)}`);
-        if (type.includes('json')) example = ` \`${JSON.stringify(bodyExample(spec, media))}\``;
-        // Another media type of the same body: only what differs from the first.
-        const firstProps = (deref(spec, media.schema as Json).properties ?? {}) as JsonObject;
-        for (const [other, m] of Object.entries(content).slice(1)) {
-          const schema = deref(spec, (m as JsonObject).schema as Json);
-          const props = (schema.properties ?? {}) as JsonObject;
-          const missing = Object.keys(firstProps).filter((k) => !(k in props));
-          const extra = { ...schema, properties: Object.fromEntries(Object.entries(props).filter(([k]) => !(k in firstProps))) };
-          lines.push(
-            `Or as \`${other}\`: the same fields${missing.length ? ` except ${missing.map((k) => code(k)).join(', ')}` : ''}${Object.keys(extra.properties).length ? ', plus:' : '.'}`,
-          );
-          fieldLines(spec, extra, '', `${op.operationId}(${other})`, state, lines);
-        }
-      }
-    }
-    if (lines.length) out.push(...lines, '');
-    const pathValues = op.path.replace(/\{([^}]+)\}/g, (_m, name: string) => {
-      const p = op.params.find((x) => x.in === 'path' && x.name === name);
-      return String(sampleValue(spec, p?.schema));
-    });
-    const query = op.params
-      .filter((p) => p.in === 'query' && p.required)
-      .map((p) => `${p.name}=${encodeURIComponent(String(sampleValue(spec, p.schema)))}`);
-    // Under the document's server like the headings (Connect says where that is); other servers in full.
-    const target = `${op.server === undefined ? '' : op.server.replace(/\/$/, '')}${pathValues}${query.length ? `?${query.join('&')}` : ''}`;
-    const success = Object.entries(op.responses).filter(([s]) => s.startsWith('2'));
-    const errors = Object.keys(op.responses).filter((s) => !s.startsWith('2') && !(op.scopes.length > 0 && common.includes(s)));
-    const answers = `${success.map(([s, r]) => (level.returns ? `${s} (${trimText(oneLine(r.description), level.returns)})` : s)).join(', ')}${errors.length ? `; also ${errors.join(', ')}` : ''}`;
-    out.push(`Example: \`${op.method} ${target}\`${example} → ${answers}.`, '');
-  }
+/** The spec's prose, paragraph by paragraph, but for **Errors.** (the Errors section) and **Authentication.** (said by Connect). */
+const proseSection = (doc: Doc) =>
+  doc.paragraphs.filter((p) => lead(p) !== 'errors' && lead(p) !== 'authentication').flatMap((p) => [p, '']);
 
-  const declarations = new Map(((spec['x-mcp-only-tools'] ?? []) as JsonObject[]).map((d) => [String(d.name), d]));
-  if (index.mcpOnlyTools.length) {
-    out.push('## MCP-only tools', '', `Tools of \`${MCP_PATH}\` with no REST operation; their arguments are listed as fields.`, '');
-    for (const tool of index.mcpOnlyTools) {
-      const d = declarations.get(tool.operationId) ?? {};
-      out.push(`### \`${tool.operationId}\``, '');
-      out.push(`${gist(tool.description, level.operation)} Scope ${scopeText(tool.scopes)}.`, '');
-      const lines: string[] = [];
-      fieldLines(spec, d.inputSchema as Json, '', tool.operationId, state, lines);
-      if (lines.length) out.push(...lines, '');
-      out.push(`Example: \`${JSON.stringify({ name: tool.operationId, arguments: sampleValue(spec, d.inputSchema as Json) })}\``, '');
-    }
-  }
-
-  const envelope = deref(spec, (components.schemas as JsonObject).ErrorResponse as Json);
-  const inner = deref(spec, (envelope.properties as JsonObject)?.error as Json);
-  const codeSchema = deref(spec, (inner.properties as JsonObject)?.code as Json);
-  out.push('## Errors and retries', '');
-  const errorsProse = paragraphs.find((p) => lead(p) === 'errors');
+function errorsSection(doc: Doc): string[] {
+  const components = (doc.spec.components ?? {}) as JsonObject;
+  const envelope = deref(doc.spec, (components.schemas as JsonObject).ErrorResponse as Json);
+  const inner = deref(doc.spec, (envelope.properties as JsonObject)?.error as Json);
+  const codeSchema = deref(doc.spec, (inner.properties as JsonObject)?.code as Json);
+  const out = ['## Errors and retries', ''];
+  const errorsProse = doc.paragraphs.find((p) => lead(p) === 'errors');
   out.push(
     `${errorsProse ?? 'Every error uses one envelope: `{"error": {"code", "message", "retryable", "context"}}`.'} Over MCP an error is a result with \`isError: true\` and the envelope as structured content.`,
     '',
@@ -527,13 +420,243 @@ export function renderAt(spec: JsonObject, index: OperationIndex, catalog: Skill
   out.push(`${oneLine(codeSchema.description)}`, '');
   const unnamed = ((codeSchema.enum ?? []) as string[]).filter((c) => !new RegExp(`\\b${c}\\b`).test(String(codeSchema.description ?? '')));
   if (unnamed.length) out.push(`Other codes: ${unnamed.map((c) => code(c)).join(', ')}.`, '');
-  if (common.length)
-    out.push(`Every operation that needs a key may answer ${common.join(', ')}; the other statuses are named with each operation.`, '');
+  if (doc.common.length)
+    out.push(`Every operation that needs a key may answer ${doc.common.join(', ')}; the other statuses are named with each operation.`, '');
   out.push(
     '- `context.errors[]` names each failing field (`body.prompt`, `query.limit`, `path.id`; over MCP the argument: `prompt`, `limit`, `id`); a 404 has `context.resource` and `context.field`.',
     '- Retry only when `retryable` is true. On 429 wait `Retry-After` seconds (or until `X-RateLimit-Reset`, Unix ms; over MCP `context.retry_after_seconds`); on 5xx back off exponentially. Resend paid requests with the same idempotency key: nothing is charged twice.',
     '- Otherwise change the request: 400 fix the named fields (limits are enforced exactly as listed, never clamped; unknown fields are refused); 402 top up credits or subscribe; 403 use a key with the scope; 409 `idempotency_conflict` use a new key or wait for the first request.',
     '',
   );
+  return out;
+}
+
+const toolsOf = (op: OperationIndexEntry) => op.mcpTools.map((t) => code(t.name)).join(', ');
+
+/** An operation's fields: parameters, then the body (another media type: only what differs). */
+function operationFields(doc: Doc, op: OperationIndexEntry, raw: JsonObject, state: RenderState): string[] {
+  const { spec } = doc;
+  const lines: string[] = [];
+  for (const p of op.params) {
+    if (p.name === 'idempotency-key') {
+      lines.push(`- \`Idempotency-Key\` (header; MCP \`idempotency_key\`) — see Idempotency.`);
+      continue;
+    }
+    const head = `- ${code(p.name)} (${p.in}) ${describeSchema(spec, p.schema)}${p.required ? ' *' : ''}`;
+    const text = () => meaning(state, p.name, p.description ?? deref(spec, p.schema).description);
+    nested(spec, p.schema, head, text, '', `${op.operationId}.${p.name}`, state, lines);
+  }
+  if (!raw.requestBody) return lines;
+  const content = (deref(spec, raw.requestBody as Json).content ?? {}) as JsonObject;
+  const [type, media] = Object.entries(content)[0] ?? [];
+  if (!type || !isObj(media)) return lines;
+  lines.push(`Body (\`${type}\`):`);
+  const before = lines.length;
+  fieldLines(spec, media.schema as Json, '', op.operationId, state, lines);
+  if (lines.length === before) lines.push(`- ${describeSchema(spec, media.schema as Json)}`);
+  const firstProps = (deref(spec, media.schema as Json).properties ?? {}) as JsonObject;
+  for (const [other, m] of Object.entries(content).slice(1)) {
+    const schema = deref(spec, (m as JsonObject).schema as Json);
+    const props = (schema.properties ?? {}) as JsonObject;
+    const missing = Object.keys(firstProps).filter((k) => !(k in props));
+    const extra = { ...schema, properties: Object.fromEntries(Object.entries(props).filter(([k]) => !(k in firstProps))) };
+    lines.push(
+      `Or as \`${other}\`: the same fields${missing.length ? ` except ${missing.map((k) => code(k)).join(', ')}` : ''}${Object.keys(extra.properties).length ? ', plus:' : '.'}`,
+    );
+    fieldLines(spec, extra, '', `${op.operationId}(${other})`, state, lines);
+  }
+  return lines;
+}
+
+/** `Example: \`METHOD path\` body → statuses (with what a success returns), also the other errors.` */
+function exampleLine(doc: Doc, op: OperationIndexEntry, raw: JsonObject): string {
+  const { spec } = doc;
+  const pathValues = op.path.replace(/\{([^}]+)\}/g, (_m, name: string) => {
+    const p = op.params.find((x) => x.in === 'path' && x.name === name);
+    return String(sampleValue(spec, p?.schema));
+  });
+  const query = op.params
+    .filter((p) => p.in === 'query' && p.required)
+    .map((p) => `${p.name}=${encodeURIComponent(String(sampleValue(spec, p.schema)))}`);
+  // Under the document's server like the headings (Connect says where that is); other servers in full.
+  const target = `${op.server === undefined ? '' : op.server.replace(/\/$/, '')}${pathValues}${query.length ? `?${query.join('&')}` : ''}`;
+  let example = '';
+  const [type, media] = Object.entries((deref(spec, raw.requestBody as Json).content ?? {}) as JsonObject)[0] ?? [];
+  if (type?.includes('json') && isObj(media)) example = ` \`${JSON.stringify(bodyExample(spec, media))}\``;
+  const success = Object.entries(op.responses).filter(([s]) => s.startsWith('2'));
+  const errors = Object.keys(op.responses).filter((s) => !s.startsWith('2') && !(op.scopes.length > 0 && doc.common.includes(s)));
+  const answers = `${success.map(([s, r]) => (r.description ? `${s} (${oneLine(r.description)})` : s)).join(', ')}${errors.length ? `; also ${errors.join(', ')}` : ''}`;
+  return `Example: \`${op.method} ${target}\`${example} → ${answers}`;
+}
+
+/** The path as a client writes it: under the document's server, or from the root for operations with their own. */
+const shownPath = (op: OperationIndexEntry) => (op.server === undefined ? op.path : `${op.server.replace(/\/$/, '')}${op.path}`);
+
+/** One operation: heading (method, path, operationId, MCP tools, scopes), whole description, fields, example. */
+function operationSection(doc: Doc, op: OperationIndexEntry, state: RenderState): string[] {
+  const paths = doc.spec.paths as JsonObject;
+  const raw = deref(doc.spec, deref(doc.spec, paths[op.path] as Json)[op.method.toLowerCase()] as Json);
+  const tags = [op.mcpTools.length ? `tool ${toolsOf(op)}` : '', scopeText(op.scopes), op.rateLimit ? 'rate-limited' : ''].filter(Boolean);
+  const out = [`### ${op.method} ${shownPath(op)} · \`${op.operationId}\` · ${tags.join(' · ')}`, ''];
+  if (op.deprecated) out.push(`**Deprecated**${op.aliasOf ? `: the same as \`${op.aliasOf}\`; use that instead` : ''}.`, '');
+  if (!op.description) out.push(`${oneLine(op.summary)}.`, '');
+  if (op.aliasOf) return out;
+  if (op.mcpTools.length > 1) {
+    for (const t of op.mcpTools) if (t.description) out.push(`- \`${t.name}\`: ${oneLine(t.description)}`);
+    out.push('');
+  }
+  if (op.description) out.push(oneLine(op.description), '');
+  const lines = operationFields(doc, op, raw, state);
+  if (lines.length) out.push(...lines, '');
+  out.push(exampleLine(doc, op, raw), '');
+  return out;
+}
+
+/** One MCP-only tool: whole description, scopes, its arguments as fields, an example call. */
+function toolSection(doc: Doc, tool: McpOnlyToolIndexEntry, state: RenderState): string[] {
+  const declarations = (doc.spec['x-mcp-only-tools'] ?? []) as JsonObject[];
+  const d = declarations.find((x) => x.name === tool.operationId) ?? {};
+  const out = [`### \`${tool.operationId}\``, '', `${oneLine(tool.description)} Scope ${scopeText(tool.scopes)}.`, ''];
+  const lines: string[] = [];
+  fieldLines(doc.spec, d.inputSchema as Json, '', tool.operationId, state, lines);
+  if (lines.length) out.push(...lines, '');
+  out.push(`Example: \`${JSON.stringify({ name: tool.operationId, arguments: sampleValue(doc.spec, d.inputSchema as Json) })}\``, '');
+  return out;
+}
+
+const OPERATIONS_INTRO =
+  "Each once: method and path, operationId, MCP tool, scopes, what it does, its fields (one line each: name, type and limits (a string's limits are its length), `*` if required, meaning; nested fields indented; `a|b` lists the allowed values) and an example request with what it answers.";
+
+/** The operations and MCP-only tools given, each with a fresh page state. */
+function operationsSections(doc: Doc, ops: OperationIndexEntry[], tools: McpOnlyToolIndexEntry[], note: string): string[] {
+  const state = newState();
+  const out: string[] = [];
+  if (ops.length) out.push('## Operations', '', `${OPERATIONS_INTRO}${note}`, '', ...ops.flatMap((op) => operationSection(doc, op, state)));
+  if (tools.length)
+    out.push(
+      '## MCP-only tools',
+      '',
+      `Tools of \`${MCP_PATH}\` with no REST operation; their arguments are listed as fields.`,
+      '',
+      ...tools.flatMap((tool) => toolSection(doc, tool, state)),
+    );
+  return out;
+}
+
+const title = (doc: Doc) => `${doc.info.title} — agent instructions`;
+const intro = (doc: Doc) =>
+  `API version ${doc.info.version}. ${oneLine(doc.info.summary)} Generated from the OpenAPI contract (\`GET ${doc.server}/openapi.json\`)`;
+
+/** The whole contract on one page. */
+function renderSinglePage(doc: Doc): string {
+  const out = [`# ${title(doc)}`, '', `${intro(doc)}; this page alone is enough to use the API.`, ''];
+  out.push(...connectSection(doc), ...proseSection(doc), ...pricesSection(doc.catalog, 'below'));
+  out.push(...operationsSections(doc, doc.index.operations, doc.index.mcpOnlyTools, ''), ...errorsSection(doc));
   return `${out.join('\n')}\n`;
+}
+
+/** Each area's operations and MCP-only tools, in the index's order; what no area names goes to the last. */
+export function areasOf(index: OperationIndex): { area: SkillArea; ops: OperationIndexEntry[]; tools: McpOnlyToolIndexEntry[] }[] {
+  const last = SKILL_AREAS[SKILL_AREAS.length - 1];
+  const byTag = (op: OperationIndexEntry) => SKILL_AREAS.find((a) => a.tags.includes(op.tag)) ?? last;
+  const byTool = (t: McpOnlyToolIndexEntry) => SKILL_AREAS.find((a) => a.tools.includes(t.operationId)) ?? last;
+  return SKILL_AREAS.map((area) => ({
+    area,
+    ops: index.operations.filter((op) => byTag(op) === area),
+    tools: index.mcpOnlyTools.filter((t) => byTool(t) === area),
+  })).filter((a) => a.ops.length + a.tools.length > 0);
+}
+
+/** Paid work (the operations taking an idempotency key) → the GET that follows it → its media. */
+function flowSection(doc: Doc, areas: ReturnType<typeof areasOf>): string[] {
+  const ops = doc.index.operations;
+  const creates = ops.filter((o) => o.params.some((p) => p.name === 'idempotency-key'));
+  if (!creates.length) return [];
+  const pollOf = (c: OperationIndexEntry) => {
+    const gets = ops.filter((o) => o.method === 'GET' && o.tag === c.tag);
+    return gets.find((o) => o.path.startsWith(`${c.path}/{`)) ?? gets.find((o) => o.path.includes('{id}')) ?? gets[0];
+  };
+  const name = (o: OperationIndexEntry) => `${o.mcpTools.length ? `${code(o.mcpTools[0].name)}, ` : ''}\`${o.method} ${shownPath(o)}\``;
+  const page = (o: OperationIndexEntry) => areas.find((a) => a.ops.includes(o))!.area.name;
+  const out = ['## Create → poll → download', ''];
+  out.push(
+    'Paid work is queued, then followed until it ends. 1. Create it with an `Idempotency-Key` (Credits and Idempotency above): the answer has the id, `credits_deducted` and `remaining_credits`. 2. Poll the GET of that id every few seconds (Polling above) until it is completed, ready, failed or error. 3. Download: a finished record carries signed URLs of its media, which expire; GET the record again for fresh ones. Each line links the page with every field of both calls.',
+    '',
+  );
+  for (const c of creates) {
+    const poll = pollOf(c);
+    out.push(`- ${name(c)} → ${poll ? name(poll) : 'its status'}: [${page(c)}](${pageLink(page(c))})`);
+  }
+  out.push('');
+  return out;
+}
+
+/** Every area page: its link, then each operation (method, path, operationId, tools) and MCP-only tool it describes. */
+function pagesSection(doc: Doc, areas: ReturnType<typeof areasOf>): string[] {
+  const out = [
+    '## Pages',
+    '',
+    `Each page is complete for its area: every operation and MCP tool of it, every field with its whole meaning, an example of each call. Fetch it without a key: \`GET <origin>${doc.server}/skill/<area>.md\`.`,
+    '',
+  ];
+  for (const { area, ops, tools } of areas) {
+    out.push(`### [${area.title}](${pageLink(area.name)})`, '');
+    for (const op of ops)
+      out.push(`- \`${op.method} ${shownPath(op)}\` \`${op.operationId}\`${op.mcpTools.length ? ` (tool ${toolsOf(op)})` : ''}`);
+    for (const t of tools) out.push(`- MCP-only tool ${code(t.operationId)}`);
+    out.push('');
+  }
+  return out;
+}
+
+function renderIndex(doc: Doc, areas: ReturnType<typeof areasOf>): string {
+  const out = [
+    `# ${title(doc)}`,
+    '',
+    `${intro(doc)}. This page is the index: how to connect, credits, polling, idempotency, prices, the flow of paid work, errors and retries. The operations and MCP tools, with every field, are on the pages listed under Pages, one per area.`,
+    '',
+  ];
+  out.push(...connectSection(doc), ...proseSection(doc), ...pricesSection(doc.catalog, 'on its page'));
+  out.push(...flowSection(doc, areas), ...pagesSection(doc, areas), ...errorsSection(doc));
+  return `${out.join('\n')}\n`;
+}
+
+function renderAreaPage(doc: Doc, area: SkillArea, ops: OperationIndexEntry[], tools: McpOnlyToolIndexEntry[]): string {
+  const out = [
+    `# ${title(doc)}: ${area.title}`,
+    '',
+    `${intro(doc)}. Part of the agent instructions: the [index](../skill.md) says how to connect (REST with an API key; \`POST <origin>${MCP_PATH}\` with OAuth 2.1 or an API key), credits, polling, idempotency, prices, errors and retries. This page is complete for its area: every operation and MCP tool of it, every field with its whole meaning.`,
+    '',
+  ];
+  const note = doc.common.length
+    ? ` Every operation that needs a key may also answer ${doc.common.join(', ')} (the index's Errors and retries).`
+    : '';
+  out.push(...operationsSections(doc, ops, tools, note));
+  return `${out.join('\n')}\n`;
+}
+
+const bytes = (s: string) => Buffer.byteLength(s);
+
+/**
+ * The instructions as generated files: `skill.md` alone when the whole contract fits one page,
+ * else `skill.md` as the index and one `skill-<area>.md` per area. Every description is whole;
+ * a page over its budget fails the generation, naming it.
+ */
+export function renderSkillPages(spec: JsonObject, index: OperationIndex, catalog?: SkillCatalog): Record<string, string> {
+  const doc = docOf(spec, index, catalog);
+  const single = renderSinglePage(doc);
+  if (bytes(single) <= SKILL_MAX_BYTES) return { 'skill.md': single };
+  const areas = areasOf(index);
+  const files: Record<string, string> = { 'skill.md': renderIndex(doc, areas) };
+  if (bytes(files['skill.md']) > SKILL_INDEX_MAX_BYTES)
+    throw new Error(`skill.md (the index) is ${bytes(files['skill.md'])} bytes, over ${SKILL_INDEX_MAX_BYTES}: shorten info.description`);
+  for (const { area, ops, tools } of areas) {
+    const text = renderAreaPage(doc, area, ops, tools);
+    if (bytes(text) > SKILL_MAX_BYTES)
+      throw new Error(
+        `skill page ${area.name} is ${bytes(text)} bytes, over ${SKILL_MAX_BYTES}: shorten its descriptions or split the area (SKILL_AREAS in scripts/lib/skill.ts)`,
+      );
+    files[skillPageFile(area.name)] = text;
+  }
+  return files;
 }

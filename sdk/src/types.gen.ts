@@ -3029,6 +3029,48 @@ export type GetSkillResponses = {
 
 export type GetSkillResponse = GetSkillResponses[keyof GetSkillResponses];
 
+export type GetSkillPageData = {
+    body?: never;
+    path: {
+        /**
+         * The area, as the index names it in its links (`generations`, `editor`, `social`).
+         */
+        area: string;
+    };
+    query?: never;
+    url: '/skill/{area}.md';
+};
+
+export type GetSkillPageErrors = {
+    /**
+     * bad_request: invalid body, path or query parameter, unknown body field, or unsupported option. `context.errors` names each failing field and why; for editor edits `context.operation_index` names the failing operation. Not retryable without changing the request.
+     */
+    400: ErrorResponse;
+    /**
+     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar, reference or webhook endpoint does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
+     */
+    404: ErrorResponse;
+    /**
+     * rate_limited: too many generation requests for this organization in the current window, or (exports) too many exports in flight or the daily export quota used up. Retryable: wait `Retry-After` seconds (or until `X-RateLimit-Reset`, Unix milliseconds), then retry paid requests with the same idempotency key.
+     */
+    429: ErrorResponse;
+    /**
+     * server_error: unexpected server failure. Retryable with exponential backoff; reuse the same idempotency key for paid requests.
+     */
+    500: ErrorResponse;
+};
+
+export type GetSkillPageError = GetSkillPageErrors[keyof GetSkillPageErrors];
+
+export type GetSkillPageResponses = {
+    /**
+     * The area's agent instructions.
+     */
+    200: string;
+};
+
+export type GetSkillPageResponse = GetSkillPageResponses[keyof GetSkillPageResponses];
+
 export type ListAssetsData = {
     body?: never;
     path?: never;

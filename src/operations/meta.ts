@@ -1,9 +1,21 @@
-// The published contract: GET /openapi.json and GET /skill.md, both compiled from the spec.
-import { readFileSync } from 'node:fs';
+// The published contract: GET /openapi.json, and the agent instructions GET /skill.md with the
+// area pages it links (GET /skill/{area}.md), all compiled from the spec.
+import { readdirSync, readFileSync } from 'node:fs';
+import { notFound } from '../errors.ts';
 import { defineHandlers, Reply } from '../handlers.ts';
 
-const openapiJson = readFileSync(new URL('../../generated/openapi.json', import.meta.url), 'utf8');
-const skillMd = readFileSync(new URL('../../generated/skill.md', import.meta.url));
+const generated = new URL('../../generated/', import.meta.url);
+const openapiJson = readFileSync(new URL('openapi.json', generated), 'utf8');
+const skillMd = readFileSync(new URL('skill.md', generated));
+/** The area pages by area (generated/skill-<area>.md); none when the whole contract fits skill.md. */
+const skillPages = new Map(
+  readdirSync(generated)
+    .map((file) => /^skill-([a-z0-9-]+)\.md$/.exec(file))
+    .filter((m) => m !== null)
+    .map((m) => [m[1], readFileSync(new URL(m[0], generated))]),
+);
+const markdown = (body: Buffer) =>
+  new Reply({ body, raw: true, contentType: 'text/markdown; charset=utf-8', headers: { 'cache-control': 'public, max-age=300' } });
 
 type Server = { url: string; [k: string]: unknown };
 
@@ -39,11 +51,10 @@ export const handlers = defineHandlers({
     if (!body) served.set(base, (body = servedOpenApi(base)));
     return new Reply({ body, raw: true, headers: { 'cache-control': 'public, max-age=300' } });
   },
-  getSkill: () =>
-    new Reply({
-      body: skillMd,
-      raw: true,
-      contentType: 'text/markdown; charset=utf-8',
-      headers: { 'cache-control': 'public, max-age=300' },
-    }),
+  getSkill: () => markdown(skillMd),
+  getSkillPage: ({ path }) => {
+    const page = skillPages.get(path.area);
+    if (!page) throw notFound('Agent instructions page', path.area, 'route', 'path.area');
+    return markdown(page);
+  },
 });

@@ -12,11 +12,18 @@ const authed = operationIndex.operations.filter((o) => o.scopes.length > 0);
 const publicOps = operationIndex.operations.filter((o) => o.scopes.length === 0);
 
 t.test('public operations need no key', async (t) => {
-  t.same(publicOps.map((o) => o.operationId).sort(), ['getHealth', 'getOpenApiDocument', 'getReadiness', 'getSkill', 'listModels']);
+  t.same(publicOps.map((o) => o.operationId).sort(), [
+    'getHealth',
+    'getOpenApiDocument',
+    'getReadiness',
+    'getSkill',
+    'getSkillPage',
+    'listModels',
+  ]);
   for (const op of publicOps) {
-    // The health probes live at the server root (their own `servers` entry), the rest under /api/v1.
-    const base = op.server === '/' ? '' : (op.server ?? '/api/v1');
-    const res = await app.request(op.method, `${base}${op.path}`);
+    // The health probes live at the server root (their own `servers` entry), the rest under /api/v1;
+    // the agent instructions' area is one skill.md links (any other is 404).
+    const res = await app.request(op.method, exampleRequest(op, { area: 'generations' }).path);
     t.equal(res.status, 200, `${op.operationId} without a key`);
   }
 });

@@ -1,4 +1,4 @@
-// GET /models, /openapi.json and /skill.md: public, real data, matching the contract.
+// GET /models, /openapi.json, /skill.md and the pages it links: public, real data, matching the contract.
 import fs from 'node:fs';
 import t from 'tap';
 import { parse } from 'yaml';
@@ -77,11 +77,33 @@ t.test('GET /openapi.json serves the contract', async (t) => {
   t.same(res.body, spec, 'spec/openapi.yaml with its server URLs made absolute, nothing else changed');
 });
 
-t.test('GET /skill.md serves agent instructions covering every endpoint', async (t) => {
-  const res = await app.request('GET', '/api/v1/skill.md');
-  t.equal(res.status, 200);
-  t.match(res.headers.get('content-type'), /^text\/markdown/);
-  for (const op of operationIndex.operations) t.match(res.text, `${op.method} ${op.path}`, `mentions ${op.operationId}`);
+/** The targets of a Markdown page's links (`[text](target)`). */
+const linksOf = (text: string) => [...new Set([...text.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]))];
+
+t.test('GET /skill.md and every page it links, over HTTP: agent instructions covering every endpoint', async (t) => {
+  const indexUrl = new URL('/api/v1/skill.md', app.url);
+  const fetchPage = async (url: URL) => {
+    t.equal(url.origin, indexUrl.origin, `${url} is on this server`);
+    const res = await app.request('GET', url.pathname);
+    t.equal(res.status, 200, `GET ${url.pathname}`);
+    t.match(res.headers.get('content-type'), /^text\/markdown/);
+    t.equal(res.headers.get('cache-control'), 'public, max-age=300', 'cacheable like /skill.md');
+    return res.text as string;
+  };
+  const index = await fetchPage(indexUrl);
+  const links = linksOf(index);
+  t.ok(links.length >= 6, `the index links ${links.length} pages`);
+  const texts = [index];
+  for (const link of links) {
+    // Resolved against the page's own URL, as a reader of the page would.
+    const url = new URL(link, indexUrl);
+    const text = await fetchPage(url);
+    texts.push(text);
+    for (const back of linksOf(text)) t.equal(new URL(back, url).href, indexUrl.href, `${link} links back to the index`);
+  }
+  const all = texts.join('\n');
+  for (const op of operationIndex.operations) t.match(all, `${op.method} ${op.path}`, `mentions ${op.operationId}`);
+  for (const tool of operationIndex.mcpOnlyTools) t.match(all, `### \`${tool.operationId}\``, `describes ${tool.operationId}`);
   for (const topic of [
     'Authorization: Bearer',
     'generations:read',
@@ -92,7 +114,16 @@ t.test('GET /skill.md serves agent instructions covering every endpoint', async 
     'Retry-After',
     '8000',
   ]) {
-    t.match(res.text, topic, `covers ${topic}`);
+    t.match(all, topic, `covers ${topic}`);
+  }
+});
+
+t.test('GET /skill/{area}.md of an area the index does not link: 404 in the error envelope', async (t) => {
+  for (const area of ['nope', 'Editor', 'skill-editor', 'editor.md', 'index']) {
+    const res = await app.request('GET', `/api/v1/skill/${area}.md`);
+    t.equal(res.status, 404, area);
+    t.match(res.body, { error: { code: 'not_found', retryable: false, context: { resource: 'route', field: 'path.area' } } }, area);
+    t.match(res.body.error.message, area);
   }
 });
 

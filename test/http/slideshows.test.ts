@@ -206,8 +206,9 @@ t.test('the price rule is the catalog’s, and the contract says it', async (t) 
   const doc = (await app.request('GET', '/api/v1/openapi.json')).body;
   t.match(doc.paths['/slideshows'].post.description, new RegExp(`${PER_SLIDE} credits per slide`));
   const skill = (await app.request('GET', '/api/v1/skill.md')).text;
-  t.match(skill, new RegExp(`Costs ${PER_SLIDE} credits per slide`), 'skill.md shows the rule with the operation');
-  t.match(skill, new RegExp(`- slideshow, per slide: ${PER_SLIDE} `), 'and in its prices');
+  const page = (await app.request('GET', '/api/v1/skill/slideshows.md')).text;
+  t.match(page, new RegExp(`Costs ${PER_SLIDE} credits per slide`), 'the slideshows page of skill.md shows the rule with the operation');
+  t.match(skill, new RegExp(`- slideshow, per slide: ${PER_SLIDE} `), 'and skill.md in its prices');
 });
 
 t.test('402 without the credits, with the numbers; nothing written', async (t) => {

@@ -16,7 +16,7 @@ import {
 import fs from 'node:fs';
 import { parse } from 'yaml';
 import { buildIndex, buildMcpTools, listedTool, type JsonObject } from '../../scripts/lib/codegen.ts';
-import { renderSkill, SKILL_MAX_BYTES } from '../../scripts/lib/skill.ts';
+import { renderSkillPages, SKILL_INDEX_MAX_BYTES, SKILL_MAX_BYTES } from '../../scripts/lib/skill.ts';
 import { MCP_TOOLS, TOOLS_BY_NAME, toolFieldName } from '../../src/mcp/tools.ts';
 import { connect, startMcpApp } from './helpers.ts';
 
@@ -72,7 +72,7 @@ t.test('every listed schema is in the portable subset; apply_editor_edits still 
   t.match(tools.find((x) => x.name === 'export_editor_video')!.description, /get_editor_video_export/);
 });
 
-t.test('a contract with more fields still fits: larger tools are trimmed further, skill.md said more briefly', async (t) => {
+t.test('a contract with more fields still fits: larger tools are trimmed further, every skill page within its budget', async (t) => {
   const spec = parse(fs.readFileSync(new URL('../../spec/openapi.yaml', import.meta.url), 'utf8')) as {
     components: { schemas: Record<string, { properties: Record<string, unknown> }> };
   };
@@ -96,7 +96,9 @@ t.test('a contract with more fields still fits: larger tools are trimmed further
     listed.every((x) => portabilityFindings(x.inputSchema as never).length === 0),
     'still portable',
   );
-  t.ok(Buffer.byteLength(renderSkill(s, buildIndex(s))) <= SKILL_MAX_BYTES, 'skill.md still fits');
+  const pages = renderSkillPages(s, buildIndex(s));
+  t.ok(Buffer.byteLength(pages['skill.md']) <= SKILL_INDEX_MAX_BYTES, 'the skill.md index still fits');
+  for (const [name, text] of Object.entries(pages)) t.ok(Buffer.byteLength(text) <= SKILL_MAX_BYTES, `${name} still fits`);
 });
 
 t.test('the portability check finds what the Inspector reports', async (t) => {
