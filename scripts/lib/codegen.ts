@@ -372,20 +372,22 @@ function toolOutputSchema(spec: JsonObject, schema: Json | undefined): McpToolRo
   return shallowOutput(s) as McpToolRow['outputSchema'];
 }
 
-/** GET reads; POST creates; PUT/DELETE replace or remove (idempotent); PATCH changes in place. */
-function methodAnnotations(method: string) {
-  switch (method) {
-    case 'GET':
-    case 'HEAD':
-      return { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
-    case 'PUT':
-    case 'DELETE':
-      return { readOnlyHint: false, destructiveHint: true, idempotentHint: true };
-    case 'PATCH':
-      return { readOnlyHint: false, destructiveHint: true, idempotentHint: false };
-    default:
-      return { readOnlyHint: false, destructiveHint: false, idempotentHint: false };
-  }
+/** The MCP tool annotations a spec declaration must give: all four, each a boolean. */
+export const MCP_ANNOTATION_KEYS = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const;
+
+/**
+ * The `x-mcp-annotations` declared on an operation or an MCP-only tool (src: spec/openapi.yaml
+ * header), as written: refused when missing, when a key is missing or unknown, or not a boolean.
+ * (The spec lint checks the same, spec/spectral.mjs; this keeps the generator from guessing.)
+ */
+export function declaredAnnotations(owner: string, value: Json | undefined): McpToolRow['annotations'] {
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    throw new Error(`${owner} must declare x-mcp-annotations {${MCP_ANNOTATION_KEYS.join(', ')}}`);
+  const unknown = Object.keys(value).filter((k) => !(MCP_ANNOTATION_KEYS as readonly string[]).includes(k));
+  if (unknown.length) throw new Error(`${owner}: unknown key(s) in x-mcp-annotations: ${unknown.join(', ')}`);
+  for (const k of MCP_ANNOTATION_KEYS)
+    if (typeof value[k] !== 'boolean') throw new Error(`${owner}: x-mcp-annotations.${k} must be true or false`);
+  return Object.fromEntries(MCP_ANNOTATION_KEYS.map((k) => [k, value[k]])) as McpToolRow['annotations'];
 }
 
 /** Header parameter → tool argument name: `Idempotency-Key` → `idempotency_key`. */
@@ -445,6 +447,7 @@ export function buildMcpTools(spec: JsonObject, index: OperationIndex, listBudge
 
     const success = deref(spec, (raw.responses as JsonObject)[String(op.successStatus)]) as JsonObject;
     const outputSchema = toolOutputSchema(spec, jsonContent(success.content));
+    const annotations = declaredAnnotations(op.operationId, raw['x-mcp-annotations']);
     for (const tool of op.mcpTools) {
       const fixed = (tool.fixed ?? {}) as JsonObject;
       const props = { ...properties };
@@ -464,7 +467,7 @@ export function buildMcpTools(spec: JsonObject, index: OperationIndex, listBudge
         description: String(tool.description ?? op.description ?? op.summary).trim(),
         inputSchema,
         ...(outputSchema ? { outputSchema } : {}),
-        annotations: { ...methodAnnotations(op.method), openWorldHint: false },
+        annotations: { ...annotations },
         operationId: op.operationId,
         fixed: clone(fixed),
         scopes: [...op.scopes],
@@ -481,7 +484,6 @@ export function buildMcpTools(spec: JsonObject, index: OperationIndex, listBudge
     const tool = declarations.get(name)!;
     const inputSchema = toToolSchema(spec, tool.inputSchema) as McpToolRow['inputSchema'];
     const outputSchema = toolOutputSchema(spec, tool.outputSchema);
-    const readOnly = Boolean(tool.readOnly);
     const title = entry.summary;
     const row: McpToolRow = {
       name,
@@ -489,11 +491,7 @@ export function buildMcpTools(spec: JsonObject, index: OperationIndex, listBudge
       description: entry.description,
       inputSchema,
       ...(outputSchema ? { outputSchema } : {}),
-      annotations: {
-        ...(readOnly ? methodAnnotations('GET') : methodAnnotations('POST')),
-        openWorldHint: false,
-        ...((tool.annotations ?? {}) as JsonObject),
-      } as McpToolRow['annotations'],
+      annotations: declaredAnnotations(`MCP-only tool ${name}`, tool['x-mcp-annotations']),
       operationId: null,
       fixed: {},
       scopes: [...entry.scopes],
