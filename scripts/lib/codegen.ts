@@ -24,6 +24,7 @@ import type {
   Json,
   JsonObject,
   McpArgRoute,
+  McpMediaField,
   McpOnlyToolIndexEntry,
   McpToolEntry,
   McpToolRow,
@@ -390,6 +391,41 @@ export function declaredAnnotations(owner: string, value: Json | undefined): Mcp
   return Object.fromEntries(MCP_ANNOTATION_KEYS.map((k) => [k, value[k]])) as McpToolRow['annotations'];
 }
 
+/**
+ * The media URL fields of a result schema: every property marked `x-mcp-media` (src:
+ * spec/openapi.yaml header), found through $refs, unions, objects and arrays (`[]` in the path).
+ */
+export function mediaFields(spec: JsonObject, schema: Json | undefined): McpMediaField[] {
+  const found = new Map<string, McpMediaField>();
+  const walk = (node: Json | undefined, path: string, refs: string[]) => {
+    if (!node || typeof node !== 'object' || Array.isArray(node)) return;
+    if (typeof node.$ref === 'string') {
+      if (!refs.includes(node.$ref)) walk(resolveRef(spec, node.$ref), path, [...refs, node.$ref]);
+      return;
+    }
+    for (const k of ['allOf', 'anyOf', 'oneOf'])
+      if (Array.isArray(node[k])) for (const branch of node[k] as Json[]) walk(branch, path, refs);
+    if (node.items) walk(node.items, `${path}[]`, refs);
+    if (!node.properties || typeof node.properties !== 'object') return;
+    for (const [name, prop] of Object.entries(node.properties as JsonObject)) {
+      const at = path ? `${path}.${name}` : name;
+      const mark = (deref(spec, prop) as JsonObject)['x-mcp-media'];
+      if (mark !== undefined) found.set(at, mediaMark(at, mark));
+      walk(prop, at, refs);
+    }
+  };
+  walk(schema, '', []);
+  return [...found.values()];
+}
+
+function mediaMark(path: string, mark: Json): McpMediaField {
+  const m = (mark ?? {}) as JsonObject;
+  const unknown = Object.keys(m).filter((k) => k !== 'mimeType' && k !== 'mimeTypeField');
+  if (unknown.length || (typeof m.mimeType !== 'string') === (typeof m.mimeTypeField !== 'string'))
+    throw new Error(`x-mcp-media of ${path}: give exactly one of mimeType and mimeTypeField`);
+  return typeof m.mimeType === 'string' ? { path, mimeType: m.mimeType } : { path, mimeTypeField: String(m.mimeTypeField) };
+}
+
 /** Header parameter → tool argument name: `Idempotency-Key` → `idempotency_key`. */
 export const headerArgName = (header: string) => header.toLowerCase().replace(/-/g, '_');
 
@@ -447,6 +483,7 @@ export function buildMcpTools(spec: JsonObject, index: OperationIndex, listBudge
 
     const success = deref(spec, (raw.responses as JsonObject)[String(op.successStatus)]) as JsonObject;
     const outputSchema = toolOutputSchema(spec, jsonContent(success.content));
+    const media = mediaFields(spec, jsonContent(success.content));
     const annotations = declaredAnnotations(op.operationId, raw['x-mcp-annotations']);
     for (const tool of op.mcpTools) {
       const fixed = (tool.fixed ?? {}) as JsonObject;
@@ -473,6 +510,7 @@ export function buildMcpTools(spec: JsonObject, index: OperationIndex, listBudge
         scopes: [...op.scopes],
         requiresPaidPlan: op.scopes.length > 0,
         routes: { ...routes },
+        media,
       };
       checkToolRow(row);
       rows.push(row);
@@ -497,6 +535,7 @@ export function buildMcpTools(spec: JsonObject, index: OperationIndex, listBudge
       scopes: [...entry.scopes],
       requiresPaidPlan: entry.requiresPaidPlan,
       routes: Object.fromEntries(Object.keys((inputSchema.properties ?? {}) as JsonObject).map((k) => [k, 'tool' as const])),
+      media: mediaFields(spec, tool.outputSchema),
     };
     checkToolRow(row);
     rows.push(row);
@@ -530,13 +569,14 @@ const listedBytes = (r: McpToolRow) => Buffer.byteLength(JSON.stringify(listedTo
 
 /**
  * The table made compact and portable (scripts/lib/mcp-compact.ts): each tool at the first level
- * of trimming that fits MCP_TOOL_MAX_BYTES, then the largest tools trimmed further while the list
- * is over MCP_LIST_MAX_BYTES. Refuses a table that still does not fit or that is not portable.
+ * of trimming that fits MCP_TOOL_MAX_BYTES, then the largest tools' input schemas trimmed further
+ * while the list is over MCP_LIST_MAX_BYTES, and only then, if it still is, the largest tools' own
+ * descriptions. Refuses a table that still does not fit or that is not portable.
  */
-function compactRows(rows: McpToolRow[], listBudget: number): McpToolRow[] {
-  const full = rows.map((r) => ({ ...r, description: toolDescription(r.description) }));
+function compactRows(full: McpToolRow[], listBudget: number): McpToolRow[] {
   const at = (r: McpToolRow, level: number): McpToolRow => ({
     ...r,
+    description: toolDescription(r.description, COMPACT_LEVELS[level].toolDescription),
     inputSchema: compactInput(r.inputSchema, COMPACT_LEVELS[level]) as McpToolRow['inputSchema'],
   });
   const levels = full.map((r) => {
@@ -546,12 +586,16 @@ function compactRows(rows: McpToolRow[], listBudget: number): McpToolRow[] {
   });
   const out = full.map((r, i) => at(r, levels[i]));
   const total = () => Buffer.byteLength(JSON.stringify({ tools: out.map(listedTool) }));
-  while (total() > listBudget) {
-    const order = out.map((r, i) => [listedBytes(r), i] as const).sort((a, b) => b[0] - a[0]);
-    const next = order.find(([, i]) => levels[i] < COMPACT_LEVELS.length - 1);
-    if (!next) break;
-    levels[next[1]]++;
-    out[next[1]] = at(full[next[1]], levels[next[1]]);
+  // Input schemas first (the levels that keep the tool's description whole), then descriptions.
+  const wholeDescription = COMPACT_LEVELS.filter((l) => l.toolDescription === COMPACT_LEVELS[0].toolDescription).length;
+  for (const ceiling of [wholeDescription - 1, COMPACT_LEVELS.length - 1]) {
+    while (total() > listBudget) {
+      const order = out.map((r, i) => [listedBytes(r), i] as const).sort((a, b) => b[0] - a[0]);
+      const next = order.find(([, i]) => levels[i] < ceiling);
+      if (!next) break;
+      levels[next[1]]++;
+      out[next[1]] = at(full[next[1]], levels[next[1]]);
+    }
   }
   for (const r of out) {
     if (listedBytes(r) > MCP_TOOL_MAX_BYTES)

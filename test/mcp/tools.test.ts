@@ -78,7 +78,7 @@ t.test('tools/list: every seed tool, each with a self-contained object schema an
   t.equal(byName.get('get_generation')!.title, "Get a generation's status", 'the title, once (not repeated in annotations)');
   t.match(
     byName.get('get_generation')!.outputSchema,
-    { type: 'object', properties: { status: { type: 'string', enum: ['generating', 'completed', 'error'] } } },
+    { type: 'object', properties: { status: { enum: ['generating', 'completed', 'error'] } } },
     'a polled result: its status values',
   );
   t.match(
