@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { parse } from 'yaml';
 import { buildIndex, buildMcpTools, declaredAnnotations, type JsonObject } from '../../scripts/lib/codegen.ts';
 
@@ -17,10 +17,7 @@ const KEYS = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHin
 type Finding = { code: string; message: string; path: string[] };
 
 /** Spectral with our ruleset over a changed copy of the spec; the findings of the annotation rule. */
-async function lintCopy(
-  t: { teardown(fn: () => void): void },
-  change: (spec: any) => void,
-): Promise<{ code: number; findings: Finding[] }> {
+async function lintCopy(t: Test, change: (spec: any) => void): Promise<{ code: number; findings: Finding[] }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'media-api-annotations-'));
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
   const spec = parse(specText);
