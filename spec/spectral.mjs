@@ -33,6 +33,30 @@ function rememberingPasses(rule) {
   return { ...rule, then: { ...rule.then, function: remembering } };
 }
 
+// Every MCP tool declares its annotations (spec/openapi.yaml header): an operation that names
+// tools in x-mcp-tools, and every x-mcp-only-tools entry, carries x-mcp-annotations with exactly
+// readOnlyHint, destructiveHint, idempotentHint and openWorldHint, each a boolean. The generator
+// uses the declaration as written (scripts/lib/codegen.ts declaredAnnotations), never a guess
+// from the HTTP method.
+const ANNOTATION_KEYS = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'];
+function mcpAnnotations(target, _options, context) {
+  if (!target || typeof target !== 'object') return [];
+  const onlyTool = context.path[0] === 'x-mcp-only-tools';
+  const hasTools = onlyTool || (Array.isArray(target['x-mcp-tools']) && target['x-mcp-tools'].length > 0);
+  const declared = target['x-mcp-annotations'];
+  const at = [...context.path, 'x-mcp-annotations'];
+  if (!hasTools)
+    return declared === undefined ? [] : [{ message: 'x-mcp-annotations on an operation without MCP tools', path: at }];
+  if (!declared || typeof declared !== 'object' || Array.isArray(declared))
+    return [{ message: `an MCP tool must declare x-mcp-annotations {${ANNOTATION_KEYS.join(', ')}}`, path: context.path }];
+  const problems = [];
+  for (const k of Object.keys(declared))
+    if (!ANNOTATION_KEYS.includes(k)) problems.push({ message: `unknown MCP annotation "${k}" (known: ${ANNOTATION_KEYS.join(', ')})`, path: [...at, k] });
+  for (const k of ANNOTATION_KEYS)
+    if (typeof declared[k] !== 'boolean') problems.push({ message: `x-mcp-annotations.${k} must be declared as true or false`, path: at });
+  return problems;
+}
+
 export default {
   extends: [[oas, 'recommended'], [owasp, 'recommended']],
   rules: {
@@ -71,6 +95,13 @@ export default {
     // operation's accepted scopes from the spec. Redocly's `security-defined` rule (recommended)
     // still checks that every referenced scheme exists.
     'oas3-operation-security-defined': 'off',
+    'media-api:mcp-annotations': {
+      description: 'Every MCP tool declares its four annotations in x-mcp-annotations, and nothing else there.',
+      message: '{{error}}',
+      severity: 'error',
+      given: ['$.paths[*][get,put,post,delete,patch]', '$.x-mcp-only-tools[*]'],
+      then: { function: mcpAnnotations },
+    },
   },
   overrides: [
     {

@@ -24,6 +24,7 @@ import type {
   Json,
   JsonObject,
   McpArgRoute,
+  McpMediaField,
   McpOnlyToolIndexEntry,
   McpToolEntry,
   McpToolRow,
@@ -372,20 +373,57 @@ function toolOutputSchema(spec: JsonObject, schema: Json | undefined): McpToolRo
   return shallowOutput(s) as McpToolRow['outputSchema'];
 }
 
-/** GET reads; POST creates; PUT/DELETE replace or remove (idempotent); PATCH changes in place. */
-function methodAnnotations(method: string) {
-  switch (method) {
-    case 'GET':
-    case 'HEAD':
-      return { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
-    case 'PUT':
-    case 'DELETE':
-      return { readOnlyHint: false, destructiveHint: true, idempotentHint: true };
-    case 'PATCH':
-      return { readOnlyHint: false, destructiveHint: true, idempotentHint: false };
-    default:
-      return { readOnlyHint: false, destructiveHint: false, idempotentHint: false };
-  }
+/** The MCP tool annotations a spec declaration must give: all four, each a boolean. */
+export const MCP_ANNOTATION_KEYS = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const;
+
+/**
+ * The `x-mcp-annotations` declared on an operation or an MCP-only tool (src: spec/openapi.yaml
+ * header), as written: refused when missing, when a key is missing or unknown, or not a boolean.
+ * (The spec lint checks the same, spec/spectral.mjs; this keeps the generator from guessing.)
+ */
+export function declaredAnnotations(owner: string, value: Json | undefined): McpToolRow['annotations'] {
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    throw new Error(`${owner} must declare x-mcp-annotations {${MCP_ANNOTATION_KEYS.join(', ')}}`);
+  const unknown = Object.keys(value).filter((k) => !(MCP_ANNOTATION_KEYS as readonly string[]).includes(k));
+  if (unknown.length) throw new Error(`${owner}: unknown key(s) in x-mcp-annotations: ${unknown.join(', ')}`);
+  for (const k of MCP_ANNOTATION_KEYS)
+    if (typeof value[k] !== 'boolean') throw new Error(`${owner}: x-mcp-annotations.${k} must be true or false`);
+  return Object.fromEntries(MCP_ANNOTATION_KEYS.map((k) => [k, value[k]])) as McpToolRow['annotations'];
+}
+
+/**
+ * The media URL fields of a result schema: every property marked `x-mcp-media` (src:
+ * spec/openapi.yaml header), found through $refs, unions, objects and arrays (`[]` in the path).
+ */
+export function mediaFields(spec: JsonObject, schema: Json | undefined): McpMediaField[] {
+  const found = new Map<string, McpMediaField>();
+  const walk = (node: Json | undefined, path: string, refs: string[]) => {
+    if (!node || typeof node !== 'object' || Array.isArray(node)) return;
+    if (typeof node.$ref === 'string') {
+      if (!refs.includes(node.$ref)) walk(resolveRef(spec, node.$ref), path, [...refs, node.$ref]);
+      return;
+    }
+    for (const k of ['allOf', 'anyOf', 'oneOf'])
+      if (Array.isArray(node[k])) for (const branch of node[k] as Json[]) walk(branch, path, refs);
+    if (node.items) walk(node.items, `${path}[]`, refs);
+    if (!node.properties || typeof node.properties !== 'object') return;
+    for (const [name, prop] of Object.entries(node.properties as JsonObject)) {
+      const at = path ? `${path}.${name}` : name;
+      const mark = (deref(spec, prop) as JsonObject)['x-mcp-media'];
+      if (mark !== undefined) found.set(at, mediaMark(at, mark));
+      walk(prop, at, refs);
+    }
+  };
+  walk(schema, '', []);
+  return [...found.values()];
+}
+
+function mediaMark(path: string, mark: Json): McpMediaField {
+  const m = (mark ?? {}) as JsonObject;
+  const unknown = Object.keys(m).filter((k) => k !== 'mimeType' && k !== 'mimeTypeField');
+  if (unknown.length || (typeof m.mimeType !== 'string') === (typeof m.mimeTypeField !== 'string'))
+    throw new Error(`x-mcp-media of ${path}: give exactly one of mimeType and mimeTypeField`);
+  return typeof m.mimeType === 'string' ? { path, mimeType: m.mimeType } : { path, mimeTypeField: String(m.mimeTypeField) };
 }
 
 /** Header parameter → tool argument name: `Idempotency-Key` → `idempotency_key`. */
@@ -445,6 +483,8 @@ export function buildMcpTools(spec: JsonObject, index: OperationIndex, listBudge
 
     const success = deref(spec, (raw.responses as JsonObject)[String(op.successStatus)]) as JsonObject;
     const outputSchema = toolOutputSchema(spec, jsonContent(success.content));
+    const media = mediaFields(spec, jsonContent(success.content));
+    const annotations = declaredAnnotations(op.operationId, raw['x-mcp-annotations']);
     for (const tool of op.mcpTools) {
       const fixed = (tool.fixed ?? {}) as JsonObject;
       const props = { ...properties };
@@ -464,12 +504,13 @@ export function buildMcpTools(spec: JsonObject, index: OperationIndex, listBudge
         description: String(tool.description ?? op.description ?? op.summary).trim(),
         inputSchema,
         ...(outputSchema ? { outputSchema } : {}),
-        annotations: { ...methodAnnotations(op.method), openWorldHint: false },
+        annotations: { ...annotations },
         operationId: op.operationId,
         fixed: clone(fixed),
         scopes: [...op.scopes],
         requiresPaidPlan: op.scopes.length > 0,
         routes: { ...routes },
+        media,
       };
       checkToolRow(row);
       rows.push(row);
@@ -481,7 +522,6 @@ export function buildMcpTools(spec: JsonObject, index: OperationIndex, listBudge
     const tool = declarations.get(name)!;
     const inputSchema = toToolSchema(spec, tool.inputSchema) as McpToolRow['inputSchema'];
     const outputSchema = toolOutputSchema(spec, tool.outputSchema);
-    const readOnly = Boolean(tool.readOnly);
     const title = entry.summary;
     const row: McpToolRow = {
       name,
@@ -489,16 +529,13 @@ export function buildMcpTools(spec: JsonObject, index: OperationIndex, listBudge
       description: entry.description,
       inputSchema,
       ...(outputSchema ? { outputSchema } : {}),
-      annotations: {
-        ...(readOnly ? methodAnnotations('GET') : methodAnnotations('POST')),
-        openWorldHint: false,
-        ...((tool.annotations ?? {}) as JsonObject),
-      } as McpToolRow['annotations'],
+      annotations: declaredAnnotations(`MCP-only tool ${name}`, tool['x-mcp-annotations']),
       operationId: null,
       fixed: {},
       scopes: [...entry.scopes],
       requiresPaidPlan: entry.requiresPaidPlan,
       routes: Object.fromEntries(Object.keys((inputSchema.properties ?? {}) as JsonObject).map((k) => [k, 'tool' as const])),
+      media: mediaFields(spec, tool.outputSchema),
     };
     checkToolRow(row);
     rows.push(row);
@@ -532,13 +569,14 @@ const listedBytes = (r: McpToolRow) => Buffer.byteLength(JSON.stringify(listedTo
 
 /**
  * The table made compact and portable (scripts/lib/mcp-compact.ts): each tool at the first level
- * of trimming that fits MCP_TOOL_MAX_BYTES, then the largest tools trimmed further while the list
- * is over MCP_LIST_MAX_BYTES. Refuses a table that still does not fit or that is not portable.
+ * of trimming that fits MCP_TOOL_MAX_BYTES, then the largest tools' input schemas trimmed further
+ * while the list is over MCP_LIST_MAX_BYTES, and only then, if it still is, the largest tools' own
+ * descriptions. Refuses a table that still does not fit or that is not portable.
  */
-function compactRows(rows: McpToolRow[], listBudget: number): McpToolRow[] {
-  const full = rows.map((r) => ({ ...r, description: toolDescription(r.description) }));
+function compactRows(full: McpToolRow[], listBudget: number): McpToolRow[] {
   const at = (r: McpToolRow, level: number): McpToolRow => ({
     ...r,
+    description: toolDescription(r.description, COMPACT_LEVELS[level].toolDescription),
     inputSchema: compactInput(r.inputSchema, COMPACT_LEVELS[level]) as McpToolRow['inputSchema'],
   });
   const levels = full.map((r) => {
@@ -548,12 +586,16 @@ function compactRows(rows: McpToolRow[], listBudget: number): McpToolRow[] {
   });
   const out = full.map((r, i) => at(r, levels[i]));
   const total = () => Buffer.byteLength(JSON.stringify({ tools: out.map(listedTool) }));
-  while (total() > listBudget) {
-    const order = out.map((r, i) => [listedBytes(r), i] as const).sort((a, b) => b[0] - a[0]);
-    const next = order.find(([, i]) => levels[i] < COMPACT_LEVELS.length - 1);
-    if (!next) break;
-    levels[next[1]]++;
-    out[next[1]] = at(full[next[1]], levels[next[1]]);
+  // Input schemas first (the levels that keep the tool's description whole), then descriptions.
+  const wholeDescription = COMPACT_LEVELS.filter((l) => l.toolDescription === COMPACT_LEVELS[0].toolDescription).length;
+  for (const ceiling of [wholeDescription - 1, COMPACT_LEVELS.length - 1]) {
+    while (total() > listBudget) {
+      const order = out.map((r, i) => [listedBytes(r), i] as const).sort((a, b) => b[0] - a[0]);
+      const next = order.find(([, i]) => levels[i] < ceiling);
+      if (!next) break;
+      levels[next[1]]++;
+      out[next[1]] = at(full[next[1]], levels[next[1]]);
+    }
   }
   for (const r of out) {
     if (listedBytes(r) > MCP_TOOL_MAX_BYTES)

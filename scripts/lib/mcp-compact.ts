@@ -144,17 +144,22 @@ export interface CompactOptions {
   descriptionDepth: number;
   /** Whether `pattern`s are kept (the server checks them either way). */
   patterns: boolean;
+  /** Longest tool description (trimmed by toolDescription: what it returns, costs and how to poll stay). */
+  toolDescription: number;
 }
 
 export const COMPACT_LEVELS: CompactOptions[] = [
-  { topDescription: 200, nestedDescription: 160, descriptionDepth: 6, patterns: true },
-  { topDescription: 160, nestedDescription: 120, descriptionDepth: 4, patterns: false },
-  { topDescription: 140, nestedDescription: 80, descriptionDepth: 3, patterns: false },
-  { topDescription: 120, nestedDescription: 0, descriptionDepth: 1, patterns: false },
-  { topDescription: 90, nestedDescription: 0, descriptionDepth: 1, patterns: false },
-  { topDescription: 64, nestedDescription: 0, descriptionDepth: 1, patterns: false },
-  { topDescription: 48, nestedDescription: 0, descriptionDepth: 1, patterns: false },
-  { topDescription: 32, nestedDescription: 0, descriptionDepth: 1, patterns: false },
+  { topDescription: 200, nestedDescription: 160, descriptionDepth: 6, patterns: true, toolDescription: 400 },
+  { topDescription: 160, nestedDescription: 120, descriptionDepth: 4, patterns: false, toolDescription: 400 },
+  { topDescription: 140, nestedDescription: 80, descriptionDepth: 3, patterns: false, toolDescription: 400 },
+  { topDescription: 120, nestedDescription: 0, descriptionDepth: 1, patterns: false, toolDescription: 400 },
+  { topDescription: 90, nestedDescription: 0, descriptionDepth: 1, patterns: false, toolDescription: 400 },
+  { topDescription: 64, nestedDescription: 0, descriptionDepth: 1, patterns: false, toolDescription: 400 },
+  { topDescription: 48, nestedDescription: 0, descriptionDepth: 1, patterns: false, toolDescription: 400 },
+  { topDescription: 32, nestedDescription: 0, descriptionDepth: 1, patterns: false, toolDescription: 400 },
+  // Last: the largest tools' own descriptions said more briefly.
+  { topDescription: 32, nestedDescription: 0, descriptionDepth: 1, patterns: false, toolDescription: 320 },
+  { topDescription: 32, nestedDescription: 0, descriptionDepth: 1, patterns: false, toolDescription: 260 },
 ];
 
 /** Subschemas at least this large (bytes of JSON) are written once per tool; a repeat points at the first. */
@@ -269,10 +274,10 @@ function shallowProperty(node: Json): JsonObject | undefined {
   const s = splitTypeArray(node);
   const scalar = (t: unknown) => t === 'string' || t === 'integer' || t === 'number' || t === 'boolean';
   if (scalar(s.type)) {
-    const out: JsonObject = { type: s.type as string };
-    if (Array.isArray(s.enum) && s.enum.length <= 8) out.enum = s.enum;
-    if ('const' in s) out.const = s.const;
-    return out;
+    // A const or a short enum says the type already (the values are of it): the type is left out.
+    if ('const' in s) return { const: s.const };
+    if (Array.isArray(s.enum) && s.enum.length <= 8 && !s.enum.includes(null)) return { enum: s.enum };
+    return { type: s.type as string };
   }
   const branches = (s.anyOf ?? s.oneOf) as Json[] | undefined;
   if (Array.isArray(branches) && !s.allOf && !(s.anyOf && s.oneOf)) {
@@ -289,11 +294,11 @@ function shallowProperty(node: Json): JsonObject | undefined {
 }
 
 /**
- * The shallow summary of a result schema: `{type: object, properties: {name: {type, enum?}}}` for
- * its scalar top-level fields (ids, status, url, credits; objects and arrays are left to the tool
- * description), no `required` and no `additionalProperties`, so every real result and the error
- * envelope of an isError result validate against it. Given only where it helps a client: for a
- * result with a `status` (what a caller polls or checks); undefined otherwise.
+ * The shallow summary of a result schema: `{type: object, properties: {name: {type} | {enum} |
+ * {const}}}` for its scalar top-level fields (ids, status, url, credits; objects and arrays are
+ * left to the tool description), no `required` and no `additionalProperties`, so every real result
+ * and the error envelope of an isError result validate against it. Given for every tool (MCP
+ * clients check structuredContent against it); undefined only for a result that is not an object.
  */
 export function shallowOutput(schema: Json | undefined): JsonObject | undefined {
   if (!isObj(schema)) return undefined;
@@ -317,8 +322,6 @@ export function shallowOutput(schema: Json | undefined): JsonObject | undefined 
     const summary = name === 'error' ? undefined : shallowProperty(p);
     if (summary) properties[name] = summary;
   }
-  // Only where it helps a client: a result with a `status` to wait for (what is polled).
-  if (!('status' in properties)) return undefined;
   return { type: 'object', properties };
 }
 

@@ -9,6 +9,7 @@
 // rules (406, 415, 400, 202) and answers on the Fastify reply; the SDK Server does the protocol,
 // except for a body that is one plain tools/call or tools/list, answered by ./direct.ts the way
 // the Server would (and tested against it) without building a Server for it.
+import { readFileSync } from 'node:fs';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
@@ -45,8 +46,19 @@ function sendBearerError(reply: FastifyReply, err: BearerError) {
     .send(JSON.stringify(err.apiError.toJSON()));
 }
 
+/**
+ * The server's icon (./icon.svg: shapes only, no script, no external reference) as a data: URI,
+ * so it is served from our own origin, within the initialize result, and no client fetches it
+ * from anywhere else.
+ */
+export const SERVER_ICON = {
+  src: `data:image/svg+xml;base64,${readFileSync(new URL('./icon.svg', import.meta.url)).toString('base64')}`,
+  mimeType: 'image/svg+xml',
+  sizes: ['any'],
+};
+
 // What every per-request Server is built from (the SDK only reads them).
-const SERVER_INFO = { name: 'media-api', title: operationIndex.title, version: operationIndex.version };
+const SERVER_INFO = { name: 'media-api', title: operationIndex.title, version: operationIndex.version, icons: [SERVER_ICON] };
 const SERVER_OPTIONS = { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator };
 
 // A JSON-RPC error for the SDK Server to answer: it sends a thrown error's `code` and `message`,

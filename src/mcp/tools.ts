@@ -6,7 +6,7 @@
 // structured content, never protocol errors; its fields are named as the tool's arguments
 // (`prompt`, `id`, `idempotency_key`), not as REST locations (`body.prompt`).
 import { isUtf8 } from 'node:buffer';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ResourceLink, Tool } from '@modelcontextprotocol/sdk/types.js';
 import toolsJson from '../../generated/mcp-tools.json' with { type: 'json' };
 import type { Logger } from '../context.ts';
 import { ApiError } from '../errors.ts';
@@ -158,10 +158,55 @@ export function summarize(tool: string, body: unknown): string {
   return `${tool}: ${text || 'done'}. Full result in structuredContent.`;
 }
 
+type Obj = Record<string, unknown>;
+const isObj = (x: unknown): x is Obj => x !== null && typeof x === 'object' && !Array.isArray(x);
+
+/** Each value at `segments` (`slides[]` is every item of `slides`), with the object holding it and its path. */
+function visitPath(node: unknown, segments: string[], at: string, each: (holder: Obj, value: unknown, path: string) => void): void {
+  if (!isObj(node)) return;
+  const [segment, ...rest] = segments;
+  const many = segment.endsWith('[]');
+  const key = many ? segment.slice(0, -2) : segment;
+  const value = node[key];
+  if (!many) {
+    if (rest.length === 0) each(node, value, `${at}${key}`);
+    else visitPath(value, rest, `${at}${key}.`, each);
+    return;
+  }
+  if (!Array.isArray(value)) return;
+  value.forEach((item, i) => {
+    if (rest.length === 0) each(node, item, `${at}${key}[${i}]`);
+    else visitPath(item, rest, `${at}${key}[${i}].`, each);
+  });
+}
+
+/**
+ * The result's media (the tool's `media` fields, spec `x-mcp-media`) as resource_link content
+ * items: the signed URL, a name (the record's kind and id, and the field) and the MIME type.
+ */
+export function mediaLinks(tool: McpToolRow, body: Obj): ResourceLink[] {
+  const links: ResourceLink[] = [];
+  for (const field of tool.media) {
+    visitPath(body, field.path.split('.'), '', (holder, url, path) => {
+      if (typeof url !== 'string' || url === '') return;
+      let mimeType = field.mimeType;
+      if (field.mimeTypeField)
+        visitPath(holder, field.mimeTypeField.split('.'), '', (_h, v) => {
+          if (typeof v === 'string') mimeType = v;
+        });
+      const kind = holder.object ?? body.object ?? tool.name;
+      const id = holder.id ?? body.id;
+      const name = [kind, id, path].filter((x) => typeof x === 'string' || typeof x === 'number').join(' ');
+      links.push({ type: 'resource_link', uri: url, name, ...(mimeType ? { mimeType } : {}) });
+    });
+  }
+  return links;
+}
+
 export function successResult(tool: McpToolRow, body: unknown): CallToolResult {
   const text = summarize(tool.name, body);
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return { content: [{ type: 'text', text }] };
-  return { content: [{ type: 'text', text }], structuredContent: body as Record<string, unknown> };
+  if (!isObj(body)) return { content: [{ type: 'text', text }] };
+  return { content: [{ type: 'text', text }, ...mediaLinks(tool, body)], structuredContent: body };
 }
 
 /**

@@ -101,6 +101,18 @@ export interface McpToolRow {
   requiresPaidPlan: boolean;
   /** Argument name → where it goes (fixed arguments included). */
   routes: Record<string, McpArgRoute>;
+  /** The result's media URL fields (spec `x-mcp-media`), listed as resource_link content. */
+  media: McpMediaField[];
+}
+
+/**
+ * A media URL field of a tool result: its path from the result (`url`, `media.url`, `slides[].image_url`:
+ * `[]` is every item of an array) and its MIME type, given or read from a field beside the URL.
+ */
+export interface McpMediaField {
+  path: string;
+  mimeType?: string;
+  mimeTypeField?: string;
 }
 
 /** Where a tool argument goes when the call is replayed as the REST operation ('tool': the MCP-only tool's arguments). */

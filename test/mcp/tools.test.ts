@@ -78,21 +78,21 @@ t.test('tools/list: every seed tool, each with a self-contained object schema an
   t.equal(byName.get('get_generation')!.title, "Get a generation's status", 'the title, once (not repeated in annotations)');
   t.match(
     byName.get('get_generation')!.outputSchema,
-    { type: 'object', properties: { status: { type: 'string', enum: ['generating', 'completed', 'error'] } } },
+    { type: 'object', properties: { status: { enum: ['generating', 'completed', 'error'] } } },
     'a polled result: its status values',
   );
   t.match(
     byName.get('get_generation')!.annotations,
     { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    'GET → read-only, idempotent',
+    'declared in the spec: read-only, idempotent',
   );
   t.match(
     byName.get('create_generation')!.annotations,
-    { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
-    'POST → not read-only',
+    { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    'declared: not read-only, reaches hosted models',
   );
-  t.match(byName.get('apply_editor_edits')!.annotations, { readOnlyHint: false, destructiveHint: true }, 'PATCH → destructive');
-  t.match(byName.get('publish_media_to_social')!.annotations, { readOnlyHint: false, openWorldHint: true }, 'spec override');
+  t.match(byName.get('apply_editor_edits')!.annotations, { readOnlyHint: false, destructiveHint: true }, 'declared: destructive');
+  t.match(byName.get('publish_media_to_social')!.annotations, { readOnlyHint: false, openWorldHint: true }, 'declared: open world');
   // Merged input: path + query + body, the idempotency header as an argument, fixed flags removed.
   const gen = byName.get('create_generation')!.inputSchema as { properties: Record<string, unknown>; required: string[] };
   t.ok(gen.properties.prompt && gen.properties.type && gen.properties.idempotency_key, 'body fields and idempotency_key');
