@@ -1,27 +1,35 @@
-// POST /mcp: MCP over Streamable HTTP with the official SDK (@modelcontextprotocol/sdk 1.x),
-// stateless: every request gets a new SDK Server and a new transport (a stateless transport must
-// not be reused), any API node answers any request, and GET/DELETE (the session stream and
-// session end) answer 405. A Host or Origin of another site is refused first (403,
-// ./rebinding.ts). The bearer token is resolved before the SDK sees the request (401 challenge),
-// and a tools/call the token's scopes do not allow is refused with a 403 challenge.
-// The transport (./transport.ts) is the SDK transport's stateless JSON mode minus its Node ↔ Web
-// conversion and SSE machinery: it takes the body Fastify parsed, keeps the SDK transport's HTTP
-// rules (406, 415, 400, 202) and answers on the Fastify reply; the SDK Server does the protocol,
-// except for a body that is one plain tools/call or tools/list, answered by ./direct.ts the way
-// the Server would (and tested against it) without building a Server for it.
+// POST /mcp: MCP over Streamable HTTP on the official SDK v2 (@modelcontextprotocol/server), stateless:
+// every request gets a new SDK Server from one factory, any API node answers any request, and
+// GET/DELETE (the 2025 session stream and session end) answer 405. One endpoint serves
+//   - the 2026-07-28 revision (no handshake: `server/discover`, the per-request `_meta` envelope,
+//     the routing headers, `ttlMs`/`cacheScope` on cacheable results) through the SDK's
+//     createMcpHandler, and
+//   - the 2025 revisions (2025-11-25, 2025-06-18 and older, with the initialize handshake) through
+//     the SDK's WebStandardStreamableHTTPServerTransport in its stateless JSON mode, chosen with
+//     the SDK's own isLegacyRequest (the composition its documentation gives for a legacy leg
+//     that is not the built-in SSE one: our 2025 answers stay application/json, as before).
+// A Host or Origin of another site is refused first (403, ./rebinding.ts). The bearer token is
+// resolved before the SDK sees the request (401 challenge), and a tools/call the token's scopes do
+// not allow is refused with a 403 challenge. The Fastify request is handed to the SDK as a
+// web-standard Request with the body Fastify parsed; the SDK's Response is sent as it is.
 import { readFileSync } from 'node:fs';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import {
+  createMcpHandler,
+  isLegacyRequest,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  WebStandardStreamableHTTPServerTransport,
+  type AuthInfo,
+  type McpRequestContext,
+} from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { operationIndex } from '../operations/executor.ts';
 import type { AuthContext } from '../services/workspaces/api-keys.ts';
-import { answerDirect, directRequest } from './direct.ts';
 import { BearerError, cachedBearer, insufficientScope, MCP_PATH, mcpUrls, resolveBearer } from './auth.ts';
 import { LISTED_TOOLS, runTool, toolAllowed, TOOLS_BY_NAME, type ToolDeps } from './tools.ts';
 import { rebindingProblem, rebindingRules } from './rebinding.ts';
-import { answerPost, type StatelessJsonTransport } from './transport.ts';
 
 const INSTRUCTIONS = [
   `Tools of the ${operationIndex.title} (contract version ${operationIndex.version}); each mirrors a REST operation or an MCP-only capability.`,
@@ -30,10 +38,6 @@ const INSTRUCTIONS = [
   'Work is asynchronous: poll get_generation, get_slideshow or get_video every few seconds until the status is completed (or ready), error or failed.',
   'Errors are tool results with isError and {error: {code, message, retryable, context}}; retry only when retryable is true.',
 ].join(' ');
-
-// One validator for every per-request Server (the SDK would otherwise build an Ajv per request;
-// this server validates nothing with it: it sends no elicitation requests).
-const jsonSchemaValidator = new AjvJsonSchemaValidator();
 
 const jsonRpcError = (code: number, message: string) => JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
 
@@ -57,30 +61,38 @@ export const SERVER_ICON = {
   sizes: ['any'],
 };
 
+
 // What every per-request Server is built from (the SDK only reads them).
 const SERVER_INFO = { name: 'media-api', title: operationIndex.title, version: operationIndex.version, icons: [SERVER_ICON] };
-const SERVER_OPTIONS = { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator };
 
-// A JSON-RPC error for the SDK Server to answer: it sends a thrown error's `code` and `message`,
-// and an McpError's message carries "MCP error <code>: " before the text (which SDK clients add
-// once more), where the specification shows the text alone ("Unknown tool: …").
-const protocolError = (code: number, message: string) => Object.assign(new Error(message), { code });
+/**
+ * How long a 2026-07-28 client may reuse a tools/list result, and by whom: the list is the same
+ * for every caller (scopes decide what a call may do, not what is listed) and changes only with a
+ * deployment of another contract version, so shared caches may keep it for five minutes.
+ */
+export const TOOLS_LIST_CACHE = { ttlMs: 5 * 60_000, cacheScope: 'public' } as const;
 
-/** The SDK Server of one POST: tools/list and tools/call, the latter as the authenticated caller. */
-function createServer(deps: ToolDeps, auth: AuthContext, transport: StatelessJsonTransport): Server {
+const SERVER_OPTIONS = {
+  capabilities: { tools: { listChanged: false } },
+  instructions: INSTRUCTIONS,
+  cacheHints: { 'tools/list': TOOLS_LIST_CACHE },
+};
+
+/** The caller, carried to the factory in the SDK's pass-through AuthInfo. */
+const authInfoOf = (auth: AuthContext, token: string): AuthInfo => ({ token, clientId: auth.orgId, scopes: auth.scopes, extra: { auth } });
+const callerOf = (info: AuthInfo | undefined) => info?.extra?.auth as AuthContext;
+
+/** The SDK Server of one request: tools/list and tools/call, the latter as the authenticated caller. */
+function createServer(deps: ToolDeps, auth: AuthContext): Server {
   const server = new Server(SERVER_INFO, SERVER_OPTIONS);
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: LISTED_TOOLS }));
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+  server.setRequestHandler('tools/list', () => ({ tools: LISTED_TOOLS }));
+  server.setRequestHandler('tools/call', async (request, ctx) => {
     const tool = TOOLS_BY_NAME.get(request.params.name);
-    if (!tool) throw protocolError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
-    return runTool(
-      deps,
-      tool,
-      (request.params.arguments ?? {}) as Record<string, unknown>,
-      auth,
-      (value, bytes) => transport.preserialized(extra.requestId, value, bytes),
-      extra.signal, // aborted when answerPost closes the Server (the client went away)
-    );
+    if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+    const args = (request.params.arguments ?? {}) as Record<string, unknown>;
+    // ctx.mcpReq.signal is aborted when the client goes away (the request's signal, below).
+    const result = await runTool(deps, tool, args, auth, undefined, ctx.mcpReq.signal);
+    return server.projectCallToolResult(result, tool.outputSchema ?? undefined);
   });
   return server;
 }
@@ -96,9 +108,53 @@ function scopeProblem(body: unknown, auth: AuthContext, resourceMetadata: string
   return undefined;
 }
 
+/** The Fastify request as a web-standard Request (headers as sent, repeated ones joined), aborted when the client goes away. */
+function webRequest(req: FastifyRequest, signal: AbortSignal): Request {
+  const headers = new Headers();
+  const raw = req.raw.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
+  if (req.host) headers.set('host', req.host); // X-Forwarded-Host with TRUST_PROXY, as the rebinding check saw it
+  return new Request(new URL(req.url, `${req.protocol}://${req.host}`), { method: req.method, headers, signal });
+}
+
+/** A 2025-era request: a Server from the same factory on the SDK's stateless transport, JSON answers. */
+async function serveLegacy(deps: ToolDeps, request: Request, auth: AuthContext, authInfo: AuthInfo, parsedBody: unknown) {
+  const server = createServer(deps, auth);
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  await server.connect(transport);
+  const teardown = () => void server.close().catch(() => {});
+  request.signal.addEventListener('abort', teardown, { once: true });
+  try {
+    return await transport.handleRequest(request, { authInfo, parsedBody });
+  } finally {
+    request.signal.removeEventListener('abort', teardown);
+    teardown();
+  }
+}
+
+/** The bearer token's caller, or the refusal already sent. */
+async function caller(ctx: AppContext, req: FastifyRequest, reply: FastifyReply): Promise<AuthContext | undefined> {
+  const cached = cachedBearer(ctx, req.headers.authorization);
+  if (cached) return cached;
+  try {
+    return await resolveBearer(ctx, req.headers.authorization);
+  } catch (err) {
+    if (err instanceof BearerError) {
+      sendBearerError(reply, err);
+      return undefined;
+    }
+    throw err;
+  }
+}
+
 export function registerMcpEndpoint(app: FastifyInstance, ctx: AppContext, deps: ToolDeps): void {
   const urls = mcpUrls(ctx.config.publicBaseUrl);
   const rules = rebindingRules(ctx.config);
+  // Refusals of the SDK (an unsupported revision, a bad envelope) are the client's; a 500 is logged below.
+  const onerror = (err: Error) => ctx.log.info({ err: { message: err.message } }, 'MCP request refused by the SDK');
+  // 2026-07-28 requests; 2025-era ones never reach it (serveLegacy), hence `legacy: 'reject'`.
+  const modern = createMcpHandler((c: McpRequestContext) => createServer(deps, callerOf(c.authInfo)), { legacy: 'reject', onerror });
+  app.addHook('onClose', () => modern.close());
 
   // DNS-rebinding protection, before the body is read and the bearer token looked at (./rebinding.ts).
   app.addHook('onRequest', async (req, reply) => {
@@ -107,28 +163,23 @@ export function registerMcpEndpoint(app: FastifyInstance, ctx: AppContext, deps:
   });
 
   app.post(MCP_PATH, async (req: FastifyRequest, reply: FastifyReply) => {
-    let auth = cachedBearer(ctx, req.headers.authorization);
-    if (!auth) {
-      try {
-        auth = await resolveBearer(ctx, req.headers.authorization);
-      } catch (err) {
-        if (err instanceof BearerError) return sendBearerError(reply, err);
-        throw err;
-      }
-    }
+    const auth = await caller(ctx, req, reply);
+    if (!auth) return reply;
     const refused = scopeProblem(req.body, auth, urls.resourceMetadata);
     if (refused) return sendBearerError(reply, refused);
 
-    return answerPost(
-      req,
-      reply,
-      (transport) => createServer(deps, auth, transport),
-      (err) => ctx.log.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack } }, 'MCP request failed'),
-      (body, signal) => {
-        const request = directRequest(body);
-        return request && answerDirect(request, deps, auth, signal);
-      },
-    );
+    const gone = new AbortController();
+    const onClose = () => {
+      if (!reply.raw.writableFinished) gone.abort();
+    };
+    reply.raw.once('close', onClose);
+    const request = webRequest(req, gone.signal);
+    const authInfo = authInfoOf(auth, '');
+    const answer = (await isLegacyRequest(request, req.body))
+      ? await serveLegacy(deps, request, auth, authInfo, req.body)
+      : await modern.fetch(request, { authInfo, parsedBody: req.body });
+    if (answer.status >= 500) ctx.log.error({ status: answer.status, url: req.url }, 'MCP request failed');
+    return reply.send(answer);
   });
 
   // Stateless: no standalone SSE stream (GET) and no session to end (DELETE).

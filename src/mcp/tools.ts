@@ -6,7 +6,7 @@
 // structured content, never protocol errors; its fields are named as the tool's arguments
 // (`prompt`, `id`, `idempotency_key`), not as REST locations (`body.prompt`).
 import { isUtf8 } from 'node:buffer';
-import type { CallToolResult, ResourceLink, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ResourceLink, Tool } from '@modelcontextprotocol/server';
 import toolsJson from '../../generated/mcp-tools.json' with { type: 'json' };
 import type { Logger } from '../context.ts';
 import { ApiError } from '../errors.ts';
