@@ -1,9 +1,9 @@
 // Benchmark: MCP `tools/call` of list_generation_catalog against REST `GET /api/v1/models` on
 // the same service, same run, same machine. The MCP side is the real path a client takes on a
 // stateless endpoint: one POST /mcp per call with an API key (resolved per request, from the
-// short-lived token cache), the transport's HTTP checks, the direct path for a plain tools/call
-// (src/mcp/direct.ts: no per-request SDK Server), the executor, and the JSON-RPC result with
-// structuredContent (the catalog bytes written as they are, not re-serialised).
+// short-lived token cache), the official SDK v2's stateless transport and a per-request SDK Server
+// (src/mcp/endpoint.ts), the executor, and the JSON-RPC result with structuredContent (the catalog,
+// serialised by the SDK for each answer).
 // Rounds alternate between the two; the median ratio is reported (target ≥ 0.5). The server's CPU
 // time per request is printed beside it: on a small machine the load generator shares the cores,
 // and the REST side (a cached GET) can be bound by it, so the CPU figures tell what each side

@@ -61,7 +61,6 @@ export const SERVER_ICON = {
   sizes: ['any'],
 };
 
-
 // What every per-request Server is built from (the SDK only reads them).
 const SERVER_INFO = { name: 'media-api', title: operationIndex.title, version: operationIndex.version, icons: [SERVER_ICON] };
 
@@ -79,7 +78,7 @@ const SERVER_OPTIONS = {
 };
 
 /** The caller, carried to the factory in the SDK's pass-through AuthInfo. */
-const authInfoOf = (auth: AuthContext, token: string): AuthInfo => ({ token, clientId: auth.orgId, scopes: auth.scopes, extra: { auth } });
+const authInfoOf = (auth: AuthContext, token: string): AuthInfo => ({ token, clientId: auth.keyId, scopes: auth.scopes, extra: { auth } });
 const callerOf = (info: AuthInfo | undefined) => info?.extra?.auth as AuthContext;
 
 /** The SDK Server of one request: tools/list and tools/call, the latter as the authenticated caller. */

@@ -93,6 +93,8 @@ t.test('2026-07-28: the SDK v2 client, no handshake, over both nodes', async (t)
   t.same(out.toolsAgain, TOOL_NAMES, 'listed again: the same');
   t.match(out.result, { structuredContent: { object: 'workspace', organization: { id: ws.orgId } } });
   t.notOk(out.result.isError);
+  // A tool error is a result with the REST error envelope, as under 2025.
+  t.match(out.missing, { isError: true, structuredContent: { error: { code: 'not_found', retryable: false } } });
 
   const [onA, onB] = methodsByNode(from);
   t.notOk([...onA, ...onB].includes('initialize'), 'no initialize');
@@ -110,6 +112,34 @@ t.test('2026-07-28: the SDK v2 client, no handshake, over both nodes', async (t)
     t.equal(result.cacheScope, 'public', 'cacheScope');
     t.equal(result.tools.length, TOOL_NAMES.length);
   }
+});
+
+t.test('2026-07-28: the bearer token and its scopes are checked before the SDK answers', async (t) => {
+  // A tools/call exactly as the v2 client sent it (envelope and routing headers), replayed.
+  const sent = log.map((x) => x.request && JSON.parse(x.request)).find((m) => m?.method === 'tools/call');
+  t.ok(sent, 'the v2 client sent a tools/call');
+  const replay = (name: string, authorization?: string) =>
+    fetch(`${proxy}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call',
+        'mcp-name': name,
+        ...(authorization ? { authorization } : {}),
+      },
+      body: JSON.stringify({ ...sent, params: { ...sent.params, name } }),
+    });
+  let res = await replay('get_workspace', `Bearer ${ws.key}`);
+  t.equal(res.status, 200, 'the replay itself is answered');
+  t.match(await res.json(), { result: { structuredContent: { object: 'workspace' } } });
+  res = await replay('get_workspace');
+  t.equal(res.status, 401, 'no token: 401');
+  t.match(res.headers.get('www-authenticate'), /^Bearer resource_metadata="/);
+  res = await replay('create_generation', `Bearer ${ws.key}`);
+  t.equal(res.status, 403, "a tool outside the key's scopes: 403");
+  t.match(res.headers.get('www-authenticate'), /error="insufficient_scope", scope="[^"]*generations:write/);
 });
 
 t.test('2025-11-25: the SDK 1.x client, initialize handshake, over both nodes', async (t) => {
@@ -149,7 +179,10 @@ t.test('2025-06-18: initialize and calls over raw HTTP, over both nodes', async 
   });
   t.equal(init.status, 200);
   t.equal(init.type, 'application/json', 'a JSON answer, no event stream');
-  t.match(JSON.parse(init.text), { id: 1, result: { protocolVersion: '2025-06-18', serverInfo: { name: 'media-api' }, capabilities: { tools: {} } } });
+  t.match(JSON.parse(init.text), {
+    id: 1,
+    result: { protocolVersion: '2025-06-18', serverInfo: { name: 'media-api' }, capabilities: { tools: {} } },
+  });
   t.equal((await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, '2025-06-18')).status, 202);
   const list = await post({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, '2025-06-18');
   t.equal(list.status, 200);
@@ -163,5 +196,8 @@ t.test('2025-06-18: initialize and calls over raw HTTP, over both nodes', async 
   t.match(JSON.parse(call.text), { id: 3, result: { structuredContent: { object: 'workspace', organization: { id: ws.orgId } } } });
   const nodes = log.slice(from).map((x) => x.node);
   t.equal(nodes.length, 4);
-  t.ok(nodes.every((n, i) => i === 0 || n !== nodes[i - 1]), `each message on the other node than the one before: ${nodes}`);
+  t.ok(
+    nodes.every((n, i) => i === 0 || n !== nodes[i - 1]),
+    `each message on the other node than the one before: ${nodes}`,
+  );
 });

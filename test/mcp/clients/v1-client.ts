@@ -11,7 +11,5 @@ const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit:
 await client.connect(transport);
 const listed = await client.listTools();
 const result = await client.callTool({ name: tool, arguments: {} });
-process.stdout.write(
-  `${JSON.stringify({ protocolVersion: transport.protocolVersion, tools: listed.tools.map((t) => t.name), result })}\n`,
-);
+process.stdout.write(`${JSON.stringify({ protocolVersion: transport.protocolVersion, tools: listed.tools.map((t) => t.name), result })}\n`);
 await client.close();

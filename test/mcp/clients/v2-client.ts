@@ -1,8 +1,8 @@
 // A real MCP client process: the official TypeScript SDK v2 client (@modelcontextprotocol/client),
 // pinned to the 2026-07-28 revision (server/discover, no initialize). Usage:
 //   node v2-client.ts <mcp url> <bearer token> <tool to call>
-// Prints one JSON line: the negotiated revision and era, the listed tool names in order, and the
-// tool result.
+// Prints one JSON line: the negotiated revision and era, the listed tool names in order, the tool
+// result, and the result of get_generation for an id that does not exist (a tool error).
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
 const [url, token, tool] = process.argv.slice(2);
@@ -12,6 +12,7 @@ await client.connect(transport);
 const listed = await client.listTools();
 const result = await client.callTool({ name: tool, arguments: {} });
 const again = await client.listTools();
+const missing = await client.callTool({ name: 'get_generation', arguments: { id: '00000000-0000-4000-8000-000000000000' } });
 process.stdout.write(
   `${JSON.stringify({
     protocolVersion: client.getNegotiatedProtocolVersion(),
@@ -19,6 +20,7 @@ process.stdout.write(
     tools: listed.tools.map((t) => t.name),
     toolsAgain: again.tools.map((t) => t.name),
     result,
+    missing,
   })}\n`,
 );
 await client.close();
