@@ -17,6 +17,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { operationIndex } from '../operations/executor.ts';
 import type { AuthContext } from '../services/workspaces/api-keys.ts';
+import { registerPreviewResources } from './apps.ts';
 import { answerDirect, directRequest } from './direct.ts';
 import { BearerError, cachedBearer, insufficientScope, MCP_PATH, mcpUrls, resolveBearer } from './auth.ts';
 import { LISTED_TOOLS, runTool, toolAllowed, TOOLS_BY_NAME, type ToolDeps } from './tools.ts';
@@ -66,9 +67,13 @@ const SERVER_OPTIONS = { capabilities: { tools: { listChanged: false } }, instru
 // once more), where the specification shows the text alone ("Unknown tool: …").
 const protocolError = (code: number, message: string) => Object.assign(new Error(message), { code });
 
-/** The SDK Server of one POST: tools/list and tools/call, the latter as the authenticated caller. */
-function createServer(deps: ToolDeps, auth: AuthContext, transport: StatelessJsonTransport): Server {
+/**
+ * The SDK Server of one POST: tools/list and tools/call, the latter as the authenticated caller,
+ * and the preview resources (./apps.ts) for media served from `publicBaseUrl`.
+ */
+function createServer(deps: ToolDeps, auth: AuthContext, transport: StatelessJsonTransport, publicBaseUrl: string): Server {
   const server = new Server(SERVER_INFO, SERVER_OPTIONS);
+  registerPreviewResources(server, publicBaseUrl);
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: LISTED_TOOLS }));
   server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
     const tool = TOOLS_BY_NAME.get(request.params.name);
@@ -122,7 +127,7 @@ export function registerMcpEndpoint(app: FastifyInstance, ctx: AppContext, deps:
     return answerPost(
       req,
       reply,
-      (transport) => createServer(deps, auth, transport),
+      (transport) => createServer(deps, auth, transport, ctx.config.publicBaseUrl),
       (err) => ctx.log.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack } }, 'MCP request failed'),
       (body, signal) => {
         const request = directRequest(body);
