@@ -10,6 +10,7 @@ import {
   compactInput,
   mapDescriptions,
   MCP_LIST_MAX_BYTES,
+  MCP_LIST_RESERVED_BYTES,
   MCP_TOOL_MAX_BYTES,
   portabilityFindings,
   restToTools,
@@ -285,8 +286,9 @@ function mcpOnlyEntry(tool: JsonObject): McpOnlyToolIndexEntry {
 // The MCP tool table (generated/mcp-tools.json): one row per tool named in `x-mcp-tools` of an
 // operation, plus the `x-mcp-only-tools`. Schemas are self-contained JSON Schema (every $ref
 // inlined, no $schema, no OpenAPI-only keywords), as popular MCP clients require, then made
-// compact and portable (scripts/lib/mcp-compact.ts): the list within MCP_LIST_MAX_BYTES, each tool
-// within MCP_TOOL_MAX_BYTES, or generation fails.
+// compact and portable (scripts/lib/mcp-compact.ts): the list within MCP_LIST_MAX_BYTES (less the
+// MCP_LIST_RESERVED_BYTES the server adds at run time), each tool within MCP_TOOL_MAX_BYTES, or
+// generation fails.
 // ---------------------------------------------------------------------------------------------
 
 export const MCP_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -436,7 +438,11 @@ function checkToolRow(row: McpToolRow) {
   if (text.includes('"$ref"') || text.includes('"$schema"')) throw new Error(`MCP tool ${row.name}: schema is not self-contained`);
 }
 
-export function buildMcpTools(spec: JsonObject, index: OperationIndex, listBudget = MCP_LIST_MAX_BYTES): McpToolRow[] {
+export function buildMcpTools(
+  spec: JsonObject,
+  index: OperationIndex,
+  listBudget = MCP_LIST_MAX_BYTES - MCP_LIST_RESERVED_BYTES,
+): McpToolRow[] {
   const rows: McpToolRow[] = [];
   const paths = spec.paths as JsonObject;
   for (const op of index.operations) {

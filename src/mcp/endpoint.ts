@@ -27,6 +27,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { operationIndex } from '../operations/executor.ts';
 import type { AuthContext } from '../services/workspaces/api-keys.ts';
+import { registerPreviewResources } from './apps.ts';
 import { BearerError, cachedBearer, insufficientScope, MCP_PATH, mcpUrls, resolveBearer } from './auth.ts';
 import { LISTED_TOOLS, runTool, toolAllowed, TOOLS_BY_NAME, type ToolDeps } from './tools.ts';
 import { rebindingProblem, rebindingRules } from './rebinding.ts';
@@ -81,9 +82,13 @@ const SERVER_OPTIONS = {
 const authInfoOf = (auth: AuthContext, token: string): AuthInfo => ({ token, clientId: auth.keyId, scopes: auth.scopes, extra: { auth } });
 const callerOf = (info: AuthInfo | undefined) => info?.extra?.auth as AuthContext;
 
-/** The SDK Server of one request: tools/list and tools/call, the latter as the authenticated caller. */
-function createServer(deps: ToolDeps, auth: AuthContext): Server {
+/**
+ * The SDK Server of one request: tools/list and tools/call, the latter as the authenticated caller,
+ * and the preview resources (./apps.ts) for media served from `publicBaseUrl`.
+ */
+function createServer(deps: ToolDeps, auth: AuthContext, publicBaseUrl: string): Server {
   const server = new Server(SERVER_INFO, SERVER_OPTIONS);
+  registerPreviewResources(server, publicBaseUrl);
   server.setRequestHandler('tools/list', () => ({ tools: LISTED_TOOLS }));
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const tool = TOOLS_BY_NAME.get(request.params.name);
@@ -117,8 +122,7 @@ function webRequest(req: FastifyRequest, signal: AbortSignal): Request {
 }
 
 /** A 2025-era request: a Server from the same factory on the SDK's stateless transport, JSON answers. */
-async function serveLegacy(deps: ToolDeps, request: Request, auth: AuthContext, authInfo: AuthInfo, parsedBody: unknown) {
-  const server = createServer(deps, auth);
+async function serveLegacy(server: Server, request: Request, authInfo: AuthInfo, parsedBody: unknown) {
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
   const teardown = () => void server.close().catch(() => {});
@@ -152,7 +156,8 @@ export function registerMcpEndpoint(app: FastifyInstance, ctx: AppContext, deps:
   // Refusals of the SDK (an unsupported revision, a bad envelope) are the client's; a 500 is logged below.
   const onerror = (err: Error) => ctx.log.info({ err: { message: err.message } }, 'MCP request refused by the SDK');
   // 2026-07-28 requests; 2025-era ones never reach it (serveLegacy), hence `legacy: 'reject'`.
-  const modern = createMcpHandler((c: McpRequestContext) => createServer(deps, callerOf(c.authInfo)), { legacy: 'reject', onerror });
+  const newServer = (auth: AuthContext) => createServer(deps, auth, ctx.config.publicBaseUrl);
+  const modern = createMcpHandler((c: McpRequestContext) => newServer(callerOf(c.authInfo)), { legacy: 'reject', onerror });
   app.addHook('onClose', () => modern.close());
 
   // DNS-rebinding protection, before the body is read and the bearer token looked at (./rebinding.ts).
@@ -175,7 +180,7 @@ export function registerMcpEndpoint(app: FastifyInstance, ctx: AppContext, deps:
     const request = webRequest(req, gone.signal);
     const authInfo = authInfoOf(auth, '');
     const answer = (await isLegacyRequest(request, req.body))
-      ? await serveLegacy(deps, request, auth, authInfo, req.body)
+      ? await serveLegacy(newServer(auth), request, authInfo, req.body)
       : await modern.fetch(request, { authInfo, parsedBody: req.body });
     if (answer.status >= 500) ctx.log.error({ status: answer.status, url: req.url }, 'MCP request failed');
     return reply.send(answer);

@@ -16,13 +16,14 @@ import type { Reply } from '../handlers.ts';
 import type { AuthContext } from '../services/workspaces/api-keys.ts';
 import { databaseUnavailable, isDatabaseUnavailable } from '../db/outage.ts';
 import { mcpToolCalls } from '../metrics.ts';
+import { uiToolMeta } from './apps.ts';
 
 export type { McpToolRow };
 
 export const MCP_TOOLS: McpToolRow[] = (toolsJson as unknown as { tools: McpToolRow[] }).tools;
 export const TOOLS_BY_NAME = new Map(MCP_TOOLS.map((t) => [t.name, t]));
 
-/** What tools/list answers: the same objects every time. */
+/** What tools/list answers: the same objects every time (the preview tools link their ui:// resource, ./apps.ts). */
 export const LISTED_TOOLS: Tool[] = MCP_TOOLS.map((t) => ({
   name: t.name,
   title: t.title,
@@ -30,6 +31,7 @@ export const LISTED_TOOLS: Tool[] = MCP_TOOLS.map((t) => ({
   inputSchema: t.inputSchema,
   ...(t.outputSchema ? { outputSchema: t.outputSchema } : {}),
   annotations: t.annotations,
+  ...uiToolMeta(t.name),
 }));
 
 /** Whether `scopes` may call the tool (any one of its scopes; none needed for public tools). */

@@ -87,6 +87,8 @@ const APPLIES: Record<string, { checks: string[]; warnings?: Record<string, stri
   'server-initialize': { checks: ['server-initialize'] },
   ping: { checks: ['ping'] },
   'tools-list': { checks: ['tools-list'] },
+  // The resources capability holds the MCP Apps preview (src/mcp/apps.ts): listed with uri and name.
+  'resources-list': { checks: ['resources-list'] },
   'dns-rebinding-protection': { checks: ['localhost-host-rebinding-rejected', 'localhost-host-valid-accepted'] },
   // SEP-1699 polling: its tools/call (Accept: SSE and JSON) is answered with JSON, for which the
   // suite itself reports the priming-event, retry and resume checks as not applicable (INFO).
@@ -97,10 +99,16 @@ const APPLIES: Record<string, { checks: string[]; warnings?: Record<string, stri
 
 // The scenarios that do not apply, why, and the failure that shows it (every FAILURE check of the
 // scenario must match): the reference server's fixture tools, prompts, resources, completions and
-// logging, which this server does not offer (it declares only the tools capability).
+// logging, which this server does not offer (it declares the tools capability and the resources
+// capability for its one ui:// preview, without subscriptions or templates).
 const FIXTURE_TOOL = /^Failed: MCP error -32602: Unknown tool: test_[a-z0-9_]+$/;
 const NO_METHOD = /^Failed: MCP error -32601: Method not found$/;
 const fixture = (tool: string) => ({ why: `calls the reference server's fixture tool ${tool}`, failure: FIXTURE_TOOL });
+const fixtureResource = (uri: string) => ({
+  why: `reads the reference server's fixture resource ${uri} (this server's only resource is its ui:// preview)`,
+  // A miss is -32602 with data.uri on every revision (the SDK v2's ResourceNotFoundError, as 2026-07-28 requires).
+  failure: new RegExp(`^Failed: MCP error -32602: Resource not found: ${uri.replace(/[/.]/g, '\\$&')}$`),
+});
 const DOES_NOT_APPLY: Record<string, { why: string; failure: RegExp }> = {
   'logging-set-level': { why: 'no logging capability (the server sends no log messages)', failure: NO_METHOD },
   'completion-complete': { why: 'no completions capability (no prompts or resource templates to complete)', failure: NO_METHOD },
@@ -120,15 +128,14 @@ const DOES_NOT_APPLY: Record<string, { why: string; failure: RegExp }> = {
     why: "looks for the reference server's fixture tool json_schema_2020_12_tool (a fixed $defs/address schema)",
     failure: /^Tool 'json_schema_2020_12_tool' not found\./,
   },
+  'resources-read-text': fixtureResource('test://static-text'),
+  'resources-read-binary': fixtureResource('test://static-binary'),
+  'resources-templates-read': fixtureResource('test://template/123/data'),
   ...Object.fromEntries(
-    [
-      'resources-list',
-      'resources-read-text',
-      'resources-read-binary',
-      'resources-templates-read',
-      'resources-subscribe',
-      'resources-unsubscribe',
-    ].map((s) => [s, { why: 'no resources capability', failure: NO_METHOD }]),
+    ['resources-subscribe', 'resources-unsubscribe'].map((s) => [
+      s,
+      { why: 'no resource subscriptions (the one resource, the preview page, changes only with a release)', failure: NO_METHOD },
+    ]),
   ),
   ...Object.fromEntries(
     ['prompts-list', 'prompts-get-simple', 'prompts-get-with-args', 'prompts-get-embedded-resource', 'prompts-get-with-image'].map((s) => [
