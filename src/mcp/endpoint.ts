@@ -135,6 +135,19 @@ async function serveLegacy(server: Server, request: Request, authInfo: AuthInfo,
   }
 }
 
+/**
+ * Sends the SDK's web Response. A JSON answer (complete once the SDK returns it) goes out as one
+ * buffer with its length, instead of through Fastify's reader of a web stream, which writes it
+ * chunked; an event stream is passed on as the stream it is.
+ */
+async function sendAnswer(reply: FastifyReply, answer: Response) {
+  if (!answer.body || !answer.headers.get('content-type')?.startsWith('application/json')) return reply.send(answer);
+  const body = Buffer.from(await answer.arrayBuffer());
+  reply.code(answer.status);
+  for (const [name, value] of answer.headers) reply.header(name, value);
+  return reply.send(body);
+}
+
 /** The bearer token's caller, or the refusal already sent. */
 async function caller(ctx: AppContext, req: FastifyRequest, reply: FastifyReply): Promise<AuthContext | undefined> {
   const cached = cachedBearer(ctx, req.headers.authorization);
@@ -183,7 +196,7 @@ export function registerMcpEndpoint(app: FastifyInstance, ctx: AppContext, deps:
       ? await serveLegacy(newServer(auth), request, authInfo, req.body)
       : await modern.fetch(request, { authInfo, parsedBody: req.body });
     if (answer.status >= 500) ctx.log.error({ status: answer.status, url: req.url }, 'MCP request failed');
-    return reply.send(answer);
+    return sendAnswer(reply, answer);
   });
 
   // Stateless: no standalone SSE stream (GET) and no session to end (DELETE).

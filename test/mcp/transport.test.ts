@@ -117,6 +117,9 @@ t.test('the catalog: the REST body as structured content', async (t) => {
   const text = await res.text();
   t.equal(res.status, 200);
   t.equal(res.headers.get('content-type'), 'application/json');
+  // One buffer with its length, not the SDK's web stream relayed chunk by chunk.
+  t.equal(res.headers.get('content-length'), String(Buffer.byteLength(text)), 'sent with its length');
+  t.equal(res.headers.get('transfer-encoding'), null, 'not chunked');
   const message = JSON.parse(text);
   t.same(Object.keys(message.result), ['content', 'structuredContent']);
   const rest = await fetch(`${app.url}/api/v1/models`);
