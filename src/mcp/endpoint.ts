@@ -11,7 +11,7 @@
 // A Host or Origin of another site is refused first (403, ./rebinding.ts). The bearer token is
 // resolved before the SDK sees the request (401 challenge), and a tools/call the token's scopes do
 // not allow is refused with a 403 challenge. The Fastify request is handed to the SDK as a
-// web-standard Request with the body Fastify parsed; the SDK's Response is sent as it is.
+// web-standard Request with the body Fastify parsed; the SDK's Response is sent with its status and headers (a JSON body as one buffer, sendAnswer).
 import { readFileSync } from 'node:fs';
 import {
   createMcpHandler,
