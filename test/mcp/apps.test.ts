@@ -12,7 +12,7 @@
 // passes every other path (/mcp, /media) to the service, whose PUBLIC_BASE_URL it is.
 import fs from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { forward, listenLocal } from '../helpers/local-server.ts';
 import os from 'node:os';
 import path from 'node:path';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
@@ -45,20 +45,9 @@ async function hostServer(): Promise<string> {
   const server = http.createServer((req, res) => {
     if (req.url === '/host/') return res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(HOST_PAGE);
     if (req.url === '/host/host.js') return res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(hostJs);
-    const up = http.request(new URL(req.url ?? '/', upstream.url), { method: req.method, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
-    up.on('error', () => res.destroy());
-    res.on('close', () => up.destroy());
-    req.pipe(up);
+    forward(req, res, upstream.url);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => {
-    server.closeAllConnections();
-    return new Promise<void>((resolve) => server.close(() => resolve()));
-  });
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return listenLocal(t, server);
 }
 
 const origin = await hostServer();

@@ -9,7 +9,7 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { forward, listenLocal } from '../helpers/local-server.ts';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -33,25 +33,8 @@ const upstream = { url: '', token: '' };
 
 /** The pass-through proxy adding the bearer token; closed in teardown. Returns its base URL. */
 async function bearerProxy(): Promise<string> {
-  const server = http.createServer((req, res) => {
-    const up = http.request(
-      new URL(req.url ?? '/', upstream.url),
-      { method: req.method, headers: { ...req.headers, authorization: `Bearer ${upstream.token}` } },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    up.on('error', () => res.destroy());
-    res.on('close', () => up.destroy());
-    req.pipe(up);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => {
-    server.closeAllConnections();
-    return new Promise<void>((resolve) => server.close(() => resolve()));
-  });
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const server = http.createServer((req, res) => forward(req, res, upstream.url, { authorization: `Bearer ${upstream.token}` }));
+  return listenLocal(t, server);
 }
 
 /** Runs the whole server suite once against /mcp through the proxy: each scenario's checks. */

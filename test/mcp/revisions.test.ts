@@ -9,7 +9,7 @@
 // Every listing names the tools in the same order, the table's.
 import { execFile } from 'node:child_process';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenLocal } from '../helpers/local-server.ts';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
@@ -50,12 +50,7 @@ async function roundRobin(upstreams: string[], log: Exchange[]): Promise<string>
       up.end(request);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => {
-    server.closeAllConnections();
-    return new Promise<void>((resolve) => server.close(() => resolve()));
-  });
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return listenLocal(t, server);
 }
 
 const upstreams: string[] = [];
