@@ -4,6 +4,7 @@
 // node_modules), so `npm test` installs nothing on the machine: no apt, no root, no download.
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
+import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
@@ -71,23 +72,35 @@ export function chromiumBinary(): Promise<ChromiumBinary> {
   return unpacked;
 }
 
-/** A headless browser context on a fresh profile folder, removed on close. */
-export async function launchBrowser(profileDir: string): Promise<BrowserContext> {
+/** A headless browser context on a fresh profile folder; `t`'s teardown closes it and removes the folder. */
+export async function launchBrowser(t: { teardown(fn: () => unknown): void }): Promise<BrowserContext> {
   const bin = await chromiumBinary();
-  return chromium.launchPersistentContext(profileDir, {
-    executablePath: bin.executablePath,
-    env: { ...(process.env as Record<string, string>), ...bin.env },
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-zygote',
-    ],
+  const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chromium-profile-'));
+  const removeProfile = () => fs.rmSync(profileDir, { recursive: true, force: true });
+  const context = await chromium
+    .launchPersistentContext(profileDir, {
+      executablePath: bin.executablePath,
+      env: { ...(process.env as Record<string, string>), ...bin.env },
+      headless: true,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-zygote',
+      ],
+    })
+    .catch((err: unknown) => {
+      removeProfile();
+      throw err;
+    });
+  t.teardown(async () => {
+    await context.close();
+    removeProfile();
   });
+  return context;
 }

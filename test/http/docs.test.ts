@@ -3,9 +3,6 @@
 // shows its request example. Every request the browser makes is recorded: all of them go to this
 // server (no CDN, no web fonts, no telemetry), and the page's Content-Security-Policy reports no
 // violation (Scalar runs without 'unsafe-eval' and without inline scripts other than its hashed one).
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import t from 'tap';
 import { launchBrowser } from '../helpers/browser.ts';
 import { startTestApp } from '../helpers/app.ts';
@@ -49,12 +46,7 @@ t.test('GET /docs answers the page with a strict policy; its script is served fr
 });
 
 t.test('in a browser: operations listed, an operation shows its request example, nothing loaded from elsewhere', async (t) => {
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'docs-browser-'));
-  const browser = await launchBrowser(profile);
-  t.teardown(async () => {
-    await browser.close();
-    fs.rmSync(profile, { recursive: true, force: true });
-  });
+  const browser = await launchBrowser(t);
   const requested: string[] = [];
   const problems: string[] = [];
   browser.on('request', (r) => requested.push(r.url()));

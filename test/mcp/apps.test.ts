@@ -10,11 +10,8 @@
 //
 // One origin, as in production behind a reverse proxy: the host page's server serves the page and
 // passes every other path (/mcp, /media) to the service, whose PUBLIC_BASE_URL it is.
-import fs from 'node:fs';
 import http from 'node:http';
 import { forward, listenLocal } from '../helpers/local-server.ts';
-import os from 'node:os';
-import path from 'node:path';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import { build } from 'esbuild';
 import type { Frame, Page } from 'playwright-core';
@@ -91,12 +88,7 @@ const made = Promise.all([
 
 // The browser: every request is intercepted (anything off the origin is recorded and aborted), and
 // every frame reports its CSP violations to the console, where they are collected with its errors.
-const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'apps-chromium-'));
-const context = await launchBrowser(profile);
-t.teardown(async () => {
-  await context.close();
-  fs.rmSync(profile, { recursive: true, force: true });
-});
+const context = await launchBrowser(t);
 const offOrigin: string[] = [];
 const requested: string[] = [];
 await context.route('**/*', (route) => {

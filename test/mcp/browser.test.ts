@@ -3,9 +3,7 @@
 // the authorization URL; headless Chromium (from npm, test/helpers/browser.ts, driven by playwright-core) signs
 // in and approves on the service's pages using the keyboard only; the client finishes with the
 // code and calls tools with the access token. Also checks the pages' accessibility basics.
-import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
@@ -114,12 +112,7 @@ t.test('OAuth sign-in and consent in Chromium, then tools with the token', async
   t.ok(provider.info?.client_id, 'registered dynamically');
 
   // 2. The member, in the browser, with the keyboard.
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'chromium-profile-'));
-  const context = await launchBrowser(profile);
-  t.teardown(async () => {
-    await context.close();
-    fs.rmSync(profile, { recursive: true, force: true });
-  });
+  const context = await launchBrowser(t);
   const page = context.pages()[0] ?? (await context.newPage());
   const shots = process.env.MCP_SCREENSHOTS;
   await page.goto(authUrl.href);

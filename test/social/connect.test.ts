@@ -5,9 +5,6 @@
 // consent denied, a token endpoint error, a replayed, forged or other browser's state refused,
 // an unconfigured platform. Then the MCP side with OAuth access tokens of each social scope.
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import t from 'tap';
 import { media, socialAccounts, socialConnectStates } from '../../src/db/schema/index.ts';
@@ -61,12 +58,7 @@ const m = await member(app, ws.orgId, 'sam@example.test', 'a long enough passwor
 const rows = () => db.select().from(socialAccounts).where(eq(socialAccounts.orgId, ws.orgId));
 
 t.test('connect X and LinkedIn in Chromium, see them listed, refusals, disconnect', async (t) => {
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'chromium-profile-'));
-  const context = await launchBrowser(profile);
-  t.teardown(async () => {
-    await context.close();
-    fs.rmSync(profile, { recursive: true, force: true });
-  });
+  const context = await launchBrowser(t);
   const page = context.pages()[0] ?? (await context.newPage());
   const h1 = () => page.getByRole('heading', { level: 1 }).textContent();
   const alert = async () => (await page.getByRole('alert').textContent())?.trim();
