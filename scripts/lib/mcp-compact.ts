@@ -18,10 +18,11 @@ export const MCP_TOOL_MAX_BYTES = 16 * 1024;
 /**
  * Bytes of MCP_LIST_MAX_BYTES the table leaves for what the server adds to listed tools at run
  * time: the MCP Apps links (`_meta.ui.resourceUri` and the older `_meta["ui/resourceUri"]`) of the
- * tools with an inline preview (src/mcp/apps.ts), some 105 bytes each. test/mcp/tool-list.test.ts
- * measures the list on the wire, additions included.
+ * tools with an inline preview (src/mcp/apps.ts), some 105 bytes each, and the task tools'
+ * listing (src/mcp/tools.ts taskListing: `execution`, some 38 bytes each, and two status schemas).
+ * test/mcp/tool-list.test.ts measures the list on the wire, additions included.
  */
-export const MCP_LIST_RESERVED_BYTES = 512;
+export const MCP_LIST_RESERVED_BYTES = 1024;
 
 const TYPE_KEYWORDS: Record<string, string[]> = {
   string: ['minLength', 'maxLength', 'pattern', 'format', 'contentEncoding', 'contentMediaType'],

@@ -18,9 +18,10 @@ import {
   isLegacyRequest,
   ProtocolError,
   ProtocolErrorCode,
-  Server,
+  type Server,
   WebStandardStreamableHTTPServerTransport,
   type AuthInfo,
+  type CallToolResult,
   type McpRequestContext,
 } from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -31,6 +32,7 @@ import { registerPreviewResources } from './apps.ts';
 import { BearerError, cachedBearer, insufficientScope, MCP_PATH, mcpUrls, resolveBearer } from './auth.ts';
 import { LISTED_TOOLS, runTool, toolAllowed, TOOLS_BY_NAME, type ToolDeps } from './tools.ts';
 import { rebindingProblem, rebindingRules } from './rebinding.ts';
+import { registerTaskMethods, TASK_CAPABILITIES, taskCreated, TaskServer, wantsTask, type Era } from './task-wire.ts';
 
 const INSTRUCTIONS = [
   `Tools of the ${operationIndex.title} (contract version ${operationIndex.version}); each mirrors a REST operation or an MCP-only capability.`,
@@ -73,7 +75,7 @@ const SERVER_INFO = { name: 'media-api', title: operationIndex.title, version: o
 export const TOOLS_LIST_CACHE = { ttlMs: 5 * 60_000, cacheScope: 'public' } as const;
 
 const SERVER_OPTIONS = {
-  capabilities: { tools: { listChanged: false } },
+  capabilities: { tools: { listChanged: false }, ...TASK_CAPABILITIES },
   instructions: INSTRUCTIONS,
   cacheHints: { 'tools/list': TOOLS_LIST_CACHE },
 };
@@ -83,19 +85,25 @@ const authInfoOf = (auth: AuthContext, token: string): AuthInfo => ({ token, cli
 const callerOf = (info: AuthInfo | undefined) => info?.extra?.auth as AuthContext;
 
 /**
- * The SDK Server of one request: tools/list and tools/call, the latter as the authenticated caller,
- * and the preview resources (./apps.ts) for media served from `publicBaseUrl`.
+ * The SDK Server of one request in `era`'s form: tools/list and tools/call, the latter as the
+ * authenticated caller (a long tool answered with a task when the client asked for tasks), the
+ * task methods (./task-wire.ts) and the preview resources (./apps.ts) for media served from
+ * `publicBaseUrl`.
  */
-function createServer(deps: ToolDeps, auth: AuthContext, publicBaseUrl: string): Server {
-  const server = new Server(SERVER_INFO, SERVER_OPTIONS);
-  registerPreviewResources(server, publicBaseUrl);
+function createServer(ctx: AppContext, deps: ToolDeps, auth: AuthContext, era: Era): Server {
+  const server = new TaskServer(SERVER_INFO, SERVER_OPTIONS);
+  registerPreviewResources(server, ctx.config.publicBaseUrl);
+  registerTaskMethods(server, era, { ctx, deps, auth });
   server.setRequestHandler('tools/list', () => ({ tools: LISTED_TOOLS }));
-  server.setRequestHandler('tools/call', async (request, ctx) => {
+  server.setRequestHandler('tools/call', async (request, rctx) => {
     const tool = TOOLS_BY_NAME.get(request.params.name);
     if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
     const args = (request.params.arguments ?? {}) as Record<string, unknown>;
-    // ctx.mcpReq.signal is aborted when the client goes away (the request's signal, below).
-    const result = await runTool(deps, tool, args, auth, undefined, ctx.mcpReq.signal);
+    // rctx.mcpReq.signal is aborted when the client goes away (the request's signal, below).
+    const result = await runTool(deps, tool, args, auth, undefined, rctx.mcpReq.signal);
+    // A task answer is no CallToolResult; TaskServer passes it on as it is.
+    if (!result.isError && wantsTask(era, tool.name, request.params, rctx))
+      return (await taskCreated(era, ctx, auth, tool.name, result)) as unknown as CallToolResult;
     return server.projectCallToolResult(result, tool.outputSchema ?? undefined);
   });
   return server;
@@ -169,8 +177,8 @@ export function registerMcpEndpoint(app: FastifyInstance, ctx: AppContext, deps:
   // Refusals of the SDK (an unsupported revision, a bad envelope) are the client's; a 500 is logged below.
   const onerror = (err: Error) => ctx.log.info({ err: { message: err.message } }, 'MCP request refused by the SDK');
   // 2026-07-28 requests; 2025-era ones never reach it (serveLegacy), hence `legacy: 'reject'`.
-  const newServer = (auth: AuthContext) => createServer(deps, auth, ctx.config.publicBaseUrl);
-  const modern = createMcpHandler((c: McpRequestContext) => newServer(callerOf(c.authInfo)), { legacy: 'reject', onerror });
+  const newServer = (auth: AuthContext, era: Era) => createServer(ctx, deps, auth, era);
+  const modern = createMcpHandler((c: McpRequestContext) => newServer(callerOf(c.authInfo), 'modern'), { legacy: 'reject', onerror });
   app.addHook('onClose', () => modern.close());
 
   // DNS-rebinding protection, before the body is read and the bearer token looked at (./rebinding.ts).
@@ -193,7 +201,7 @@ export function registerMcpEndpoint(app: FastifyInstance, ctx: AppContext, deps:
     const request = webRequest(req, gone.signal);
     const authInfo = authInfoOf(auth, '');
     const answer = (await isLegacyRequest(request, req.body))
-      ? await serveLegacy(newServer(auth), request, authInfo, req.body)
+      ? await serveLegacy(newServer(auth, 'legacy'), request, authInfo, req.body)
       : await modern.fetch(request, { authInfo, parsedBody: req.body });
     if (answer.status >= 500) ctx.log.error({ status: answer.status, url: req.url }, 'MCP request failed');
     return sendAnswer(reply, answer);

@@ -17,11 +17,26 @@ import type { AuthContext } from '../services/workspaces/api-keys.ts';
 import { databaseUnavailable, isDatabaseUnavailable } from '../db/outage.ts';
 import { mcpToolCalls } from '../metrics.ts';
 import { uiToolMeta } from './apps.ts';
+import { TASK_TOOLS } from './task-tools.ts';
 
 export type { McpToolRow };
 
 export const MCP_TOOLS: McpToolRow[] = (toolsJson as unknown as { tools: McpToolRow[] }).tools;
 export const TOOLS_BY_NAME = new Map(MCP_TOOLS.map((t) => [t.name, t]));
+
+/**
+ * A task tool's listing (./task-tools.ts): it may run as a task (2025-11-25 `execution`; the SDK
+ * drops the field under 2026-07-28, where the extension needs no listing), and where its final
+ * result carries the record's status, the output schema says so with the read tool's status.
+ */
+function taskListing(t: McpToolRow): Pick<Tool, 'execution' | 'outputSchema'> {
+  const task = TASK_TOOLS.get(t.name);
+  if (!task) return {};
+  const recordStatus = task.recordStatus && task.get ? TOOLS_BY_NAME.get(task.get)?.outputSchema?.properties?.status : undefined;
+  const outputSchema =
+    recordStatus && t.outputSchema ? { ...t.outputSchema, properties: { ...t.outputSchema.properties, status: recordStatus } } : undefined;
+  return { execution: { taskSupport: 'optional' }, ...(outputSchema ? { outputSchema } : {}) };
+}
 
 /** What tools/list answers: the same objects every time (the preview tools link their ui:// resource, ./apps.ts). */
 export const LISTED_TOOLS: Tool[] = MCP_TOOLS.map((t) => ({
@@ -31,6 +46,7 @@ export const LISTED_TOOLS: Tool[] = MCP_TOOLS.map((t) => ({
   inputSchema: t.inputSchema,
   ...(t.outputSchema ? { outputSchema: t.outputSchema } : {}),
   annotations: t.annotations,
+  ...taskListing(t),
   ...uiToolMeta(t.name),
 }));
 

@@ -153,3 +153,24 @@ export const oauthTokens = pgTable(
     check('oauth_tokens_kind_valid', sql`${t.kind} in ('access', 'refresh')`),
   ],
 );
+
+/**
+ * MCP tasks (src/mcp/tasks.ts): a long tool call answered with a task handle. The task follows the
+ * records its call queued, read from the call's result as it was answered (`created`); its status
+ * and final result are read from those records, so any node answers for any task.
+ */
+export const mcpTasks = pgTable(
+  'mcp_tasks',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    orgId: uuid('org_id')
+      .notNull()
+      .references(() => organizations.id),
+    /** The tool whose call created the task (create_generation, create_slideshow, …). */
+    tool: text('tool').notNull(),
+    /** The call's structured result when the work was queued (the records' ids are read from it). */
+    created: jsonb('created').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index('mcp_tasks_org_created_idx').on(t.orgId, t.createdAt)],
+);

@@ -60,6 +60,18 @@ export async function views(ctx: AppContext, refs: ReferenceRow[], db: AppContex
   return refs.map((r) => view(ctx, r, byId));
 }
 
+/** The workspace's reference inspiration `id` as the API shows it; undefined when it has none of that id. */
+export async function getReference(ctx: AppContext, orgId: string, id: string): Promise<ReferenceView | undefined> {
+  if (!UUID.test(id)) return undefined;
+  const [row] = await ctx.db
+    .select()
+    .from(referenceInspirations)
+    .where(and(eq(referenceInspirations.id, id), eq(referenceInspirations.orgId, orgId)));
+  return row ? (await views(ctx, [row]))[0] : undefined;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 // ------------------------------------------------------------------------------------- checks
 
 export function target(slug: string, field: string): ReferenceTemplateTarget {

@@ -1,0 +1,173 @@
+// MCP tasks over raw HTTP, in both wire forms, against a service with workers: a long tool called by
+// a client that asks for tasks answers with a task handle; the task is followed to its end through
+// tasks/get (2026-07-28: the final result inline; 2025-11-25: through tasks/result), the result
+// carrying the media as resource links and the structured result; a client that does not ask gets
+// the queued record as before. Tasks are the workspace's: another workspace's task id is unknown.
+import { eq } from 'drizzle-orm';
+import t from 'tap';
+import { mcpTasks, organizations } from '../../src/db/schema/index.ts';
+import { TASK_POLL_INTERVAL_MS } from '../../src/mcp/tasks.ts';
+import { startMcpApp } from './helpers.ts';
+
+const app = await startMcpApp(t, { RATE_LIMIT_GENERATIONS: '1000' }, { workers: true });
+const ws = await app.workspace({ credits: 500 });
+const other = await app.workspace({ credits: 500 });
+const TASKS = 'io.modelcontextprotocol/tasks';
+
+type Obj = Record<string, any>;
+let nextId = 1;
+
+/** One JSON-RPC request in the form of `version` (2026-07-28: the per-request envelope and routing headers). */
+async function rpc(version: '2026-07-28' | '2025-11-25', key: string, method: string, params: Obj, opts: { tasks?: boolean } = {}) {
+  const name = method === 'tools/call' ? params.name : method.startsWith('tasks/') ? params.taskId : undefined;
+  const meta =
+    version === '2026-07-28'
+      ? {
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': version,
+            'io.modelcontextprotocol/clientInfo': { name: 'tasks-test', version: '1.0.0' },
+            'io.modelcontextprotocol/clientCapabilities': opts.tasks ? { extensions: { [TASKS]: {} } } : {},
+          },
+        }
+      : {};
+  const res = await fetch(`${app.url}/mcp`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      authorization: `Bearer ${key}`,
+      'mcp-protocol-version': version,
+      ...(version === '2026-07-28' ? { 'mcp-method': method, ...(name ? { 'mcp-name': String(name) } : {}) } : {}),
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params: { ...params, ...meta } }),
+  });
+  const text = await res.text();
+  t.equal(res.status, 200, `${method}: ${text.slice(0, 300)}`);
+  return JSON.parse(text) as { result?: Obj; error?: { code: number; message: string } };
+}
+
+const credits = async (orgId: string) =>
+  (await app.service.ctx.db.select({ c: organizations.credits }).from(organizations).where(eq(organizations.id, orgId)))[0].c;
+
+const staticAd = (key: string) => ({
+  name: 'create_generation',
+  arguments: { type: 'static_ad', template_slug: 'product-spotlight', prompt: 'Cold-pressed olive oil', idempotency_key: key },
+});
+
+/** Polls tasks/get until the task leaves `working`, honouring pollIntervalMs (bounded). */
+async function untilEnded(version: '2026-07-28' | '2025-11-25', taskId: string) {
+  for (let i = 0; i < 240; i++) {
+    const got = await rpc(version, ws.key, 'tasks/get', { taskId });
+    if (got.error) return got;
+    if (got.result!.status !== 'working') return got;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`task ${taskId} still working`);
+}
+
+t.test('tools/list: the six long tools may run as tasks (2025-11-25 execution; the extension lists nothing)', async (t) => {
+  const legacy = (await rpc('2025-11-25', ws.key, 'tools/list', {})).result!.tools as Obj[];
+  const taskTools = legacy.filter((x) => x.execution?.taskSupport === 'optional').map((x) => x.name);
+  t.same(taskTools.sort(), [
+    'create_faceless_video',
+    'create_generation',
+    'create_reference_inspiration',
+    'create_slideshow',
+    'export_editor_video',
+    'publish_media_to_social',
+  ]);
+  const slideshow = legacy.find((x) => x.name === 'create_slideshow')!;
+  t.match(
+    slideshow.outputSchema.properties.status.enum,
+    ['queued', 'generating', 'completed', 'error'],
+    "the final result's status is the slideshow's",
+  );
+  const modern = (await rpc('2026-07-28', ws.key, 'tools/list', {})).result!.tools as Obj[];
+  t.notOk(
+    modern.some((x) => 'execution' in x),
+    'no execution field under 2026-07-28',
+  );
+});
+
+t.test('2026-07-28: create_generation as a task, followed to a completed result with its media', async (t) => {
+  const before = await credits(ws.orgId);
+  const created = await rpc('2026-07-28', ws.key, 'tools/call', staticAd('task-modern-1'), { tasks: true });
+  const task = created.result!;
+  t.match(task, { resultType: 'task', status: 'working', ttlMs: null, pollIntervalMs: TASK_POLL_INTERVAL_MS });
+  t.match(task.taskId, /^[0-9a-f-]{36}$/);
+  t.ok(Date.parse(task.createdAt) > 0 && task.lastUpdatedAt === task.createdAt);
+  t.ok((await credits(ws.orgId)) < before, 'charged when queued, as without tasks');
+  const [row] = await app.service.ctx.db.select().from(mcpTasks).where(eq(mcpTasks.id, task.taskId));
+  t.match(
+    row,
+    { orgId: ws.orgId, tool: 'create_generation', created: { object: 'generation_batch' } },
+    'durably recorded before the answer',
+  );
+
+  const ended = (await untilEnded('2026-07-28', task.taskId)).result!;
+  t.match(ended, { resultType: 'complete', taskId: task.taskId, status: 'completed', ttlMs: null });
+  t.ok(ended.lastUpdatedAt >= ended.createdAt, 'updated no earlier than created');
+  const result = ended.result;
+  t.notOk(result.isError, JSON.stringify(result).slice(0, 400));
+  t.match(result.structuredContent, { object: 'generation_batch', generations: [{ status: 'completed' }] });
+  const url = result.structuredContent.generations[0].url;
+  const link = result.content.find((c: Obj) => c.type === 'resource_link');
+  t.match(link, { uri: url, mimeType: /^image\// }, 'the media as a resource link with its MIME type');
+  const image = await fetch(url);
+  t.equal(image.status, 200);
+  t.match(image.headers.get('content-type'), /^image\//);
+});
+
+t.test('2026-07-28: without the extension in the request, the queued batch as before', async (t) => {
+  const res = (await rpc('2026-07-28', ws.key, 'tools/call', staticAd('task-modern-2'))).result!;
+  t.match(res, { resultType: 'complete', structuredContent: { object: 'generation_batch', status: 'queued' } });
+  t.notOk('taskId' in res);
+});
+
+t.test('2025-11-25: params.task gets a task; tasks/get then tasks/result give the final result', async (t) => {
+  const created = await rpc('2025-11-25', ws.key, 'tools/call', { ...staticAd('task-legacy-1'), task: { ttl: 60_000 } });
+  const task = created.result!.task;
+  t.match(task, { status: 'working', ttl: null, pollInterval: TASK_POLL_INTERVAL_MS });
+  const ended = (await untilEnded('2025-11-25', task.taskId)).result!;
+  t.match(ended, { taskId: task.taskId, status: 'completed' });
+  t.notOk('result' in ended, 'the 2025-11-25 task carries no result');
+  const result = (await rpc('2025-11-25', ws.key, 'tasks/result', { taskId: task.taskId })).result!;
+  t.match(result, {
+    structuredContent: { generations: [{ status: 'completed' }] },
+    _meta: { 'io.modelcontextprotocol/related-task': { taskId: task.taskId } },
+  });
+  t.ok(result.content.some((c: Obj) => c.type === 'resource_link'));
+  const cancel = await rpc('2025-11-25', ws.key, 'tasks/cancel', { taskId: task.taskId });
+  t.match(cancel.error, { code: -32602, message: /already completed/ }, 'an ended task cannot be cancelled');
+  const plain = (await rpc('2025-11-25', ws.key, 'tools/call', staticAd('task-legacy-2'))).result!;
+  t.match(plain, { structuredContent: { object: 'generation_batch', status: 'queued' } }, 'no params.task: the queued batch');
+});
+
+t.test("a task is its workspace's: another one's id, or no such id, is unknown", async (t) => {
+  const mine = (await rpc('2026-07-28', ws.key, 'tools/call', staticAd('task-own-1'), { tasks: true })).result!;
+  for (const version of ['2026-07-28', '2025-11-25'] as const) {
+    for (const method of ['tasks/get', 'tasks/cancel']) {
+      const theirs = await rpc(version, other.key, method, { taskId: mine.taskId });
+      t.match(theirs.error, { code: -32602, message: /Task not found/ }, `${version} ${method}: another workspace's`);
+    }
+    const none = await rpc(version, ws.key, 'tasks/get', { taskId: 'no-such-task' });
+    t.match(none.error, { code: -32602, message: /Task not found/ });
+  }
+  const bad = await rpc('2026-07-28', ws.key, 'tasks/get', {});
+  t.match(bad.error, { code: -32602 }, 'no taskId: invalid params');
+  t.equal(await credits(other.orgId), 500, 'nothing charged to the other workspace');
+  await untilEnded('2026-07-28', mine.taskId);
+});
+
+t.test('a call that fails before queueing is a plain error result, not a task', async (t) => {
+  const res = (
+    await rpc(
+      '2026-07-28',
+      ws.key,
+      'tools/call',
+      { name: 'create_generation', arguments: { type: 'static_ad', template_slug: 'nope', prompt: 'x' } },
+      { tasks: true },
+    )
+  ).result!;
+  t.match(res, { resultType: 'complete', isError: true, structuredContent: { error: { code: 'bad_request', message: /template_slug/ } } });
+});
