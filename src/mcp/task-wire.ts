@@ -147,7 +147,7 @@ export interface TaskMethodDeps {
 export function registerTaskMethods(server: Server, era: Era, m: TaskMethodDeps): void {
   const task = async (taskId: string): Promise<TaskRow> => {
     const row = await findTask(m.ctx, m.auth, taskId);
-    if (!row) throw unknownTask(taskId);
+    if (!row || !TASK_TOOLS.has(row.tool)) throw unknownTask(taskId);
     return row;
   };
   const detailed = (state: TaskState): Obj => {

@@ -8,16 +8,15 @@
 // read from those records each time, through the same read tools an agent would call (get_generation,
 // get_slideshow, …), so any node answers for any task and nothing is kept in memory. Cancelling a
 // task cancels its records' queued jobs, refunded in full (the pipelines' cancel functions).
-import { and, eq } from 'drizzle-orm';
 import type { CallToolResult, ResourceLink } from '@modelcontextprotocol/server';
 import type { AppContext } from '../context.ts';
-import { mcpTasks } from '../db/schema/index.ts';
 import { ApiError } from '../errors.ts';
 import { cancelExport } from '../pipelines/editor-export/rows.ts';
 import type { AuthContext } from '../services/workspaces/api-keys.ts';
+import { createTask, findTask, type TaskRow } from '../services/workspaces/mcp-tasks.ts';
 import { TASK_TOOLS, type TaskPhase, type TaskTool } from './task-tools.ts';
 
-export { TASK_TOOLS, type TaskPhase };
+export { createTask, findTask, TASK_TOOLS, type TaskPhase, type TaskRow };
 import { errorResult, mediaLinks, runTool, summarize, TOOLS_BY_NAME, type McpToolRow, type ToolDeps } from './tools.ts';
 
 type Obj = Record<string, unknown>;
@@ -36,33 +35,6 @@ export interface TaskState {
   lastUpdatedAt: string;
   /** The final tool result (completed and failed tasks). */
   result?: CallToolResult;
-}
-
-export interface TaskRow {
-  id: string;
-  tool: string;
-  created: Obj;
-  createdAt: Date;
-}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** Records a task for a queued call; answered only once committed (the spec's "durably created"). */
-export async function createTask(ctx: AppContext, auth: AuthContext, tool: string, created: Obj): Promise<TaskRow> {
-  const [row] = await ctx.db.insert(mcpTasks).values({ orgId: auth.orgId, tool, created }).returning();
-  return { id: row.id, tool: row.tool, created: row.created as Obj, createdAt: row.createdAt };
-}
-
-/** The workspace's task `taskId`; undefined when there is none (another workspace's reads the same). */
-export async function findTask(ctx: AppContext, auth: AuthContext, taskId: string): Promise<TaskRow | undefined> {
-  if (!UUID.test(taskId)) return undefined;
-  const [row] = await ctx.db
-    .select()
-    .from(mcpTasks)
-    .where(and(eq(mcpTasks.id, taskId), eq(mcpTasks.orgId, auth.orgId)));
-  return row && TASK_TOOLS.has(row.tool)
-    ? { id: row.id, tool: row.tool, created: row.created as Obj, createdAt: row.createdAt }
-    : undefined;
 }
 
 /** The phase of several records: working while any works; cancelled or failed when all are; else completed. */
