@@ -35,6 +35,8 @@ export interface Config {
   mcpAllowedHosts: string[];
   /** Origins (`scheme://host[:port]`) a browser page may call /mcp from besides PUBLIC_BASE_URL's. */
   mcpAllowedOrigins: string[];
+  /** How long a long MCP tool call with a progress token and no task waits for its work (0: answers at once). */
+  mcpToolWaitSeconds: number;
   apiOnly: boolean;
   bodyLimitBytes: number;
   /**
@@ -830,6 +832,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicBaseUrl,
     mcpAllowedHosts: list(env, 'MCP_ALLOWED_HOSTS', 'host names without ports', hostNameOf),
     mcpAllowedOrigins: list(env, 'MCP_ALLOWED_ORIGINS', 'http(s) origins (scheme://host[:port])', originOf),
+    mcpToolWaitSeconds: int(env, 'MCP_TOOL_WAIT_SECONDS', 45, 0, 600),
     apiOnly: bool(env, 'API_ONLY', false),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 16 * 1024 * 1024, 1024),
     trustProxy: trustProxy(env.TRUST_PROXY),

@@ -23,6 +23,7 @@ import {
   type AuthInfo,
   type CallToolResult,
   type McpRequestContext,
+  type ServerContext,
 } from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
@@ -32,6 +33,8 @@ import { registerPreviewResources } from './apps.ts';
 import { BearerError, cachedBearer, insufficientScope, MCP_PATH, mcpUrls, resolveBearer } from './auth.ts';
 import { LISTED_TOOLS, runTool, toolAllowed, TOOLS_BY_NAME, type ToolDeps } from './tools.ts';
 import { rebindingProblem, rebindingRules } from './rebinding.ts';
+import { waitWithProgress } from './progress.ts';
+import { TASK_TOOLS } from './task-tools.ts';
 import { registerTaskMethods, TASK_CAPABILITIES, taskCreated, TaskServer, wantsTask, type Era } from './task-wire.ts';
 
 const INSTRUCTIONS = [
@@ -101,12 +104,41 @@ function createServer(ctx: AppContext, deps: ToolDeps, auth: AuthContext, era: E
     const args = (request.params.arguments ?? {}) as Record<string, unknown>;
     // rctx.mcpReq.signal is aborted when the client goes away (the request's signal, below).
     const result = await runTool(deps, tool, args, auth, undefined, rctx.mcpReq.signal);
-    // A task answer is no CallToolResult; TaskServer passes it on as it is.
-    if (!result.isError && wantsTask(era, tool.name, request.params, rctx))
-      return (await taskCreated(era, ctx, auth, tool.name, result)) as unknown as CallToolResult;
+    if (!result.isError && TASK_TOOLS.has(tool.name)) {
+      // A task answer is no CallToolResult; TaskServer passes it on as it is.
+      if (wantsTask(era, tool.name, request.params, rctx))
+        return (await taskCreated(era, ctx, auth, tool.name, result)) as unknown as CallToolResult;
+      const ended = await waitForWork(ctx, deps, auth, tool.name, result, rctx);
+      if (ended) return server.projectCallToolResult(ended, tool.outputSchema ?? undefined);
+    }
     return server.projectCallToolResult(result, tool.outputSchema ?? undefined);
   });
   return server;
+}
+
+/** A long call's final result when its client waits with a progress token (./progress.ts); undefined to answer at once. */
+function waitForWork(ctx: AppContext, deps: ToolDeps, auth: AuthContext, tool: string, queued: CallToolResult, rctx: ServerContext) {
+  const progressToken = rctx.mcpReq._meta?.progressToken;
+  const waitMs = ctx.config.mcpToolWaitSeconds * 1000;
+  if (progressToken === undefined || waitMs === 0) return undefined;
+  const notify = (n: { method: 'notifications/progress'; params: Record<string, unknown> }) => rctx.mcpReq.notify(n as never);
+  return waitWithProgress({ ctx, deps, auth, tool, queued, progressToken, notify, signal: rctx.mcpReq.signal, waitMs });
+}
+
+/**
+ * Whether a 2025-era request is a long call that will wait with progress notifications: its
+ * answer is then an event stream (the notifications, then the result) instead of one JSON body.
+ */
+function streamsProgress(body: unknown, waitSeconds: number): boolean {
+  if (waitSeconds === 0 || !body || typeof body !== 'object' || Array.isArray(body)) return false;
+  const msg = body as { method?: unknown; params?: { name?: unknown; task?: unknown; _meta?: { progressToken?: unknown } } };
+  return (
+    msg.method === 'tools/call' &&
+    typeof msg.params?.name === 'string' &&
+    TASK_TOOLS.has(msg.params.name) &&
+    msg.params.task === undefined &&
+    msg.params._meta?.progressToken !== undefined
+  );
 }
 
 /** The first tools/call of the request whose tool the token's scopes do not allow. */
@@ -129,18 +161,33 @@ function webRequest(req: FastifyRequest, signal: AbortSignal): Request {
   return new Request(new URL(req.url, `${req.protocol}://${req.host}`), { method: req.method, headers, signal });
 }
 
-/** A 2025-era request: a Server from the same factory on the SDK's stateless transport, JSON answers. */
-async function serveLegacy(server: Server, request: Request, authInfo: AuthInfo, parsedBody: unknown) {
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+/**
+ * A 2025-era request: a Server from the same factory on the SDK's stateless transport, JSON
+ * answers (an event stream for a long call that waits with progress notifications).
+ */
+async function serveLegacy(server: Server, request: Request, authInfo: AuthInfo, parsedBody: unknown, stream: boolean) {
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !stream });
   await server.connect(transport);
   const teardown = () => void server.close().catch(() => {});
   request.signal.addEventListener('abort', teardown, { once: true });
-  try {
-    return await transport.handleRequest(request, { authInfo, parsedBody });
-  } finally {
+  const done = () => {
     request.signal.removeEventListener('abort', teardown);
     teardown();
+  };
+  let answer: Response;
+  try {
+    answer = await transport.handleRequest(request, { authInfo, parsedBody });
+  } catch (err) {
+    done();
+    throw err;
   }
+  // An event stream is answered while the call still runs: the server closes once it has ended.
+  if (!answer.body || !answer.headers.get('content-type')?.startsWith('text/event-stream')) {
+    done();
+    return answer;
+  }
+  const body = answer.body.pipeThrough(new TransformStream({ flush: done }));
+  return new Response(body, { status: answer.status, headers: answer.headers });
 }
 
 /**
@@ -201,7 +248,7 @@ export function registerMcpEndpoint(app: FastifyInstance, ctx: AppContext, deps:
     const request = webRequest(req, gone.signal);
     const authInfo = authInfoOf(auth, '');
     const answer = (await isLegacyRequest(request, req.body))
-      ? await serveLegacy(newServer(auth, 'legacy'), request, authInfo, req.body)
+      ? await serveLegacy(newServer(auth, 'legacy'), request, authInfo, req.body, streamsProgress(req.body, ctx.config.mcpToolWaitSeconds))
       : await modern.fetch(request, { authInfo, parsedBody: req.body });
     if (answer.status >= 500) ctx.log.error({ status: answer.status, url: req.url }, 'MCP request failed');
     return sendAnswer(reply, answer);

@@ -30,6 +30,8 @@ export const TASK_POLL_INTERVAL_MS = 2000;
 export interface TaskState {
   taskId: string;
   phase: TaskPhase;
+  /** How far the work is: 100 once ended, else the least advanced working record's percent (0 where a record reports none). */
+  percent: number;
   statusMessage: string;
   createdAt: string;
   lastUpdatedAt: string;
@@ -114,7 +116,7 @@ export async function readTask(ctx: AppContext, deps: ToolDeps, auth: AuthContex
   if (unreadable || reads.length === 0) {
     const result = unreadable ?? errorResult(new ApiError('not_found', 'The task follows no record'));
     const message = str((result.structuredContent as { error?: Obj } | undefined)?.error?.message) ?? 'The task failed';
-    return { ...base, phase: 'failed', statusMessage: message, lastUpdatedAt: new Date().toISOString(), result };
+    return { ...base, phase: 'failed', percent: 100, statusMessage: message, lastUpdatedAt: new Date().toISOString(), result };
   }
   const views = reads as Obj[];
   const phases = views.map((v) => spec.phase(v));
@@ -123,11 +125,14 @@ export async function readTask(ctx: AppContext, deps: ToolDeps, auth: AuthContex
   // Not before the task itself (its records may have been written a moment before it).
   const lastUpdatedAt = [...updated, base.createdAt].sort().at(-1)!;
   const statusMessage = statusMessageOf(task.tool, views, phases, phase);
+  const working = views.filter((_, i) => phases[i] === 'working').map((v) => (typeof v.progress === 'number' ? v.progress : 0));
+  const percent = working.length ? Math.min(...working) : 100;
   const ended = phase === 'completed' || phase === 'failed';
   const mediaTool = TOOLS_BY_NAME.get(spec.get ?? task.tool)!;
   return {
     ...base,
     phase,
+    percent,
     statusMessage,
     lastUpdatedAt,
     ...(ended ? { result: finalResult(tool, spec, mediaTool, task.created, views, phase) } : {}),

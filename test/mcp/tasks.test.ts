@@ -171,3 +171,102 @@ t.test('a call that fails before queueing is a plain error result, not a task', 
   ).result!;
   t.match(res, { resultType: 'complete', isError: true, structuredContent: { error: { code: 'bad_request', message: /template_slug/ } } });
 });
+
+// ----------------------------------------------------------------------------- without tasks
+
+/** One request answered as an event stream: its messages in order. */
+async function streamed(app_: typeof app, version: '2026-07-28' | '2025-11-25', key: string, params: Obj) {
+  const meta =
+    version === '2026-07-28'
+      ? {
+          'io.modelcontextprotocol/protocolVersion': version,
+          'io.modelcontextprotocol/clientInfo': { name: 'progress-test', version: '1.0.0' },
+          'io.modelcontextprotocol/clientCapabilities': {},
+        }
+      : {};
+  const started = Date.now();
+  const res = await fetch(`${app_.url}/mcp`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      authorization: `Bearer ${key}`,
+      'mcp-protocol-version': version,
+      ...(version === '2026-07-28' ? { 'mcp-method': 'tools/call', 'mcp-name': params.name } : {}),
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: nextId++,
+      method: 'tools/call',
+      params: { ...params, _meta: { ...meta, progressToken: 'p-1' } },
+    }),
+  });
+  t.equal(res.status, 200);
+  t.match(res.headers.get('content-type'), /^text\/event-stream/, 'an event stream');
+  const messages: { at: number; msg: Obj }[] = [];
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for await (const chunk of res.body!) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let end: number;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const event = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const data = event
+        .split('\n')
+        .filter((l) => l.startsWith('data:'))
+        .map((l) => l.slice(5).trim())
+        .join('\n');
+      if (data) messages.push({ at: Date.now() - started, msg: JSON.parse(data) });
+    }
+  }
+  return messages;
+}
+
+for (const version of ['2025-11-25', '2026-07-28'] as const) {
+  t.test(`${version}: no task but a progress token: progress notifications, then the finished result`, async (t) => {
+    const messages = await streamed(app, version, ws.key, staticAd(`progress-${version}`));
+    const progress = messages.filter((m) => m.msg.method === 'notifications/progress').map((m) => m.msg.params);
+    t.ok(progress.length >= 2, `${progress.length} notifications`);
+    t.ok(progress.every((p) => p.progressToken === 'p-1' && p.total === 100 && typeof p.message === 'string'));
+    t.ok(
+      progress.every((p, i) => i === 0 || p.progress > progress[i - 1].progress),
+      'progress grows with every notification',
+    );
+    t.equal(progress.at(-1).progress, 100);
+    const last = messages.at(-1)!.msg;
+    t.notOk(last.result.isError);
+    t.match(last.result.structuredContent, { object: 'generation_batch', generations: [{ status: 'completed' }] }, 'the finished batch');
+    t.ok(
+      last.result.content.some((c: Obj) => c.type === 'resource_link'),
+      'its media as a resource link',
+    );
+  });
+}
+
+t.test('no workers: the wait is bounded, with a notification at least every 15 s, then the queued record', async (t) => {
+  const idle = await startMcpApp(t, { RATE_LIMIT_GENERATIONS: '1000', MCP_TOOL_WAIT_SECONDS: '17' }, { workers: false });
+  const w = await idle.workspace({ credits: 100 });
+  const messages = await streamed(idle, '2025-11-25', w.key, staticAd('progress-idle'));
+  const progress = messages.filter((m) => m.msg.method === 'notifications/progress');
+  t.ok(progress[0].at < 1000, `the first notification at once (${progress[0].at} ms)`);
+  const gaps = progress.slice(1).map((m, i) => m.at - progress[i].at);
+  t.ok(
+    progress.length >= 2 && gaps.every((g) => g <= 15_500),
+    `a notification at least every 15 s: ${JSON.stringify(progress.map((m) => m.at))}`,
+  );
+  const last = messages.at(-1)!;
+  t.ok(last.at >= 16_500 && last.at < 25_000, `answered when the wait ended (${last.at} ms)`);
+  t.match(last.msg.result.structuredContent, { object: 'generation_batch', status: 'queued' }, 'the queued batch, to poll');
+  const plain = await fetch(`${idle.url}/mcp`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      authorization: `Bearer ${w.key}`,
+      'mcp-protocol-version': '2025-11-25',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: staticAd('progress-idle-2') }),
+  });
+  t.match(plain.headers.get('content-type'), /^application\/json/, 'no progress token: one JSON answer at once');
+});
