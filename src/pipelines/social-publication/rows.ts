@@ -115,7 +115,16 @@ export const SOCIAL_PUBLISH_QUEUE = 'social-publish';
 export const publicationTargetResource = defineResource({
   name: 'publication_target',
   table: socialPublicationTargets,
-  columns: { id: 'id', org: 'orgId', status: 'status', error: 'error', updatedAt: 'updatedAt', attempts: 'attempts', state: 'state', jobId: 'id' },
+  columns: {
+    id: 'id',
+    org: 'orgId',
+    status: 'status',
+    error: 'error',
+    updatedAt: 'updatedAt',
+    attempts: 'attempts',
+    state: 'state',
+    jobId: 'id',
+  },
   statuses: { pending: 'queued', running: 'publishing', completed: 'published', failed: 'failed', canceled: 'canceled' },
   events: publicationSettled,
   cancel: { ...cancelQueued('Publication target', 'social_publication', SOCIAL_PUBLISH_QUEUE, 'arguments.id'), event: publicationSettled },
