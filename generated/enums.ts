@@ -10,8 +10,8 @@ export const ReferenceMediaKindValues = ["image","slideshow","video"] as const s
 /** Generation kind. */
 export const GenerationTypeValues = ["static_ad","video_ad","ugc_ad","ai_model"] as const satisfies readonly components['schemas']['GenerationType'][];
 
-/** generating until the output is ready (completed) or the work failed (error). */
-export const GenerationStatusValues = ["generating","completed","error"] as const satisfies readonly components['schemas']['GenerationStatus'][];
+/** generating until the output is ready (completed) or the work failed (error, refunded); canceled when canceled before its work started (by MCP tasks/cancel; the credits were refunded in full). */
+export const GenerationStatusValues = ["generating","completed","error","canceled"] as const satisfies readonly components['schemas']['GenerationStatus'][];
 
 /** A font family the renderers ship (no system fonts are used). */
 export const BrandFontValues = ["DejaVu Sans","DejaVu Sans Condensed","DejaVu Sans Mono","DejaVu Serif","DejaVu Serif Condensed","Anton","Inter","Montserrat","Playfair Display","DM Serif Display"] as const satisfies readonly components['schemas']['BrandFont'][];

@@ -289,7 +289,7 @@ export interface paths {
         };
         /**
          * Get a generation's status
-         * @description Returns one generation by the `id` from POST /generations (`generations[].id`). Free. Poll every few seconds until `status` is `completed` (then `url` holds the output) or `error` (then `error` explains why; the credits were refunded). `url` is present only when completed. Another workspace's id answers 404.
+         * @description Returns one generation by the `id` from POST /generations (`generations[].id`). Free. Poll every few seconds until `status` is `completed` (then `url` holds the output), `error` (then `error` explains why; the credits were refunded) or `canceled` (canceled while queued; refunded in full). `url` is present only when completed. Another workspace's id answers 404.
          */
         get: operations["getGeneration"];
         put?: never;
@@ -381,7 +381,7 @@ export interface paths {
         };
         /**
          * Get a video's status
-         * @description Returns the status of a faceless video (`video_id` from POST /faceless-videos) or an editor video (`id` from POST /editor/videos, or a slideshow's `video_id`); both share one integer id space and `kind` says which. Free. For faceless videos poll every few seconds: `stage` and `progress` show the step running; `completed` sets `url` (signed MP4), `duration_seconds` and `size_bytes`, and the same id then opens in the editor; `error` carries the failure (credits refunded). Editor videos are `ready` at once (open them with GET /editor/videos/{id}). Another workspace's id answers 404.
+         * @description Returns the status of a faceless video (`video_id` from POST /faceless-videos) or an editor video (`id` from POST /editor/videos, or a slideshow's `video_id`); both share one integer id space and `kind` says which. Free. For faceless videos poll every few seconds: `stage` and `progress` show the step running; `completed` sets `url` (signed MP4), `duration_seconds` and `size_bytes`, and the same id then opens in the editor; `error` carries the failure (credits refunded); `canceled` was canceled while queued (refunded in full). Editor videos are `ready` at once (open them with GET /editor/videos/{id}). Another workspace's id answers 404.
          */
         get: operations["getVideo"];
         put?: never;
@@ -931,10 +931,10 @@ export interface components {
          */
         GenerationType: "static_ad" | "video_ad" | "ugc_ad" | "ai_model";
         /**
-         * @description generating until the output is ready (completed) or the work failed (error).
+         * @description generating until the output is ready (completed) or the work failed (error, refunded); canceled when canceled before its work started (by MCP tasks/cancel; the credits were refunded in full).
          * @enum {string}
          */
-        GenerationStatus: "generating" | "completed" | "error";
+        GenerationStatus: "generating" | "completed" | "error" | "canceled";
         /** @description The generation catalog (GET /models). */
         Catalog: {
             /** @constant */
@@ -1663,7 +1663,7 @@ export interface components {
             /** @description Present and true when this is the replay of a completed request with the same idempotency key. */
             idempotent_replay?: boolean;
         };
-        /** @description A slideshow (GET /slideshows/{id}). Extra properties are allowed (seed 2.4): only object, id, video_id and status are guaranteed; the other documented fields are sent by this service, and clients must tolerate undocumented ones. Status goes queued → generating → completed or error (terminal; an error is refunded). While generating, `stage` says which step runs (copy: writing the text; slides: rendering slide images; project: filling the editor timeline; video: rendering the MP4) and `progress` how far it is. */
+        /** @description A slideshow (GET /slideshows/{id}). Extra properties are allowed (seed 2.4): only object, id, video_id and status are guaranteed; the other documented fields are sent by this service, and clients must tolerate undocumented ones. Status goes queued → generating → completed or error (terminal; an error is refunded), or from queued to canceled (terminal; canceled by MCP tasks/cancel, the credits refunded in full). While generating, `stage` says which step runs (copy: writing the text; slides: rendering slide images; project: filling the editor timeline; video: rendering the MP4) and `progress` how far it is. */
         Slideshow: {
             /** @constant */
             object: "slideshow";
@@ -1672,7 +1672,7 @@ export interface components {
             /** @description The editor video holding the slides. */
             video_id: components["schemas"]["IntegerId"];
             /** @enum {string} */
-            status: "queued" | "generating" | "completed" | "error";
+            status: "queued" | "generating" | "completed" | "error" | "canceled";
             title?: string;
             /** Format: int32 */
             slide_count?: number;
@@ -1792,7 +1792,7 @@ export interface components {
             /** @description Present and true when this is the replay of a completed request with the same idempotency key. */
             idempotent_replay?: boolean;
         };
-        /** @description Status of a faceless or editor video (GET /videos/{id}). Faceless: queued → generating → completed (url, duration_seconds and size_bytes set) or error (refunded); while generating, `stage` says which step runs (script, scenes, voiceover, captions, render) and `progress` the percent of the whole. A completed faceless video is also an editor project with the same id. Editor: always ready (the project exists and opens in the editor; url is null because no export is needed). */
+        /** @description Status of a faceless or editor video (GET /videos/{id}). Faceless: queued → generating → completed (url, duration_seconds and size_bytes set) or error (refunded), or from queued to canceled (by MCP tasks/cancel; the credits refunded in full); while generating, `stage` says which step runs (script, scenes, voiceover, captions, render) and `progress` the percent of the whole. A completed faceless video is also an editor project with the same id. Editor: always ready (the project exists and opens in the editor; url is null because no export is needed). */
         Video: {
             /** @constant */
             object: "video";
@@ -1800,7 +1800,7 @@ export interface components {
             /** @enum {string} */
             kind: "faceless" | "editor";
             /** @enum {string} */
-            status: "queued" | "generating" | "completed" | "error" | "ready";
+            status: "queued" | "generating" | "completed" | "error" | "ready" | "canceled";
             title: string;
             /**
              * Format: uri
@@ -1873,7 +1873,7 @@ export interface components {
             /** @description Base64 bytes or a data URL (data:image/png;base64,...). At most about 10 MB decoded. */
             data: string;
         };
-        /** @description A saved reference inspiration. Status: processing (analysis queued or running) → ready (usable as custom_reference_inspiration_id), rejected (the media was refused, e.g. by review or policy) or failed (analysis failed; the credits were refunded). `error` says why for rejected and failed. */
+        /** @description A saved reference inspiration. Status: processing (analysis queued or running) → ready (usable as custom_reference_inspiration_id), rejected (the media was refused, e.g. by review or policy) or failed (analysis failed; the credits were refunded); canceled when canceled before its analysis started (by MCP tasks/cancel; the credits refunded in full). `error` says why for rejected and failed. */
         ReferenceInspiration: {
             /** @constant */
             object: "reference_inspiration";
@@ -1883,7 +1883,7 @@ export interface components {
              */
             id: string;
             /** @enum {string} */
-            status: "processing" | "ready" | "rejected" | "failed";
+            status: "processing" | "ready" | "rejected" | "failed" | "canceled";
             template_slug: string;
             template_category: components["schemas"]["TemplateCategory"];
             media_kind: components["schemas"]["ReferenceMediaKind"];
@@ -3101,7 +3101,7 @@ export interface components {
             object: "list";
             data: components["schemas"]["SocialPublishResult"][];
         };
-        /** @description A publication (result of publish_media_to_social and get_social_publication). status: published (every account published), queued (none failed, some still queued or publishing), partial (some failed), failed (all failed). */
+        /** @description A publication (result of publish_media_to_social and get_social_publication). status: published (every account published), queued (none failed, some still queued or publishing), partial (some failed, or some published and the rest canceled), failed (none published: all failed, or failed and canceled), canceled (every account's target canceled while queued, by MCP tasks/cancel). */
         SocialPublishResult: {
             /** @constant */
             object: "social_publish_result";
@@ -3115,7 +3115,7 @@ export interface components {
             /** @description True when this answers a repeated idempotency_key (nothing was queued again). */
             idempotent_replay?: boolean;
             /** @enum {string} */
-            status: "published" | "queued" | "partial" | "failed";
+            status: "published" | "queued" | "partial" | "failed" | "canceled";
             /** @description One entry per distinct account. */
             results: components["schemas"]["SocialPublishAccountResult"][];
         };
@@ -3125,10 +3125,10 @@ export interface components {
             account_id: string;
             platform: components["schemas"]["SocialPlatform"];
             /**
-             * @description queued, then publishing, then published or failed.
+             * @description queued, then publishing, then published or failed; canceled when canceled while queued (MCP tasks/cancel).
              * @enum {string}
              */
-            status: "published" | "queued" | "publishing" | "failed";
+            status: "published" | "queued" | "publishing" | "failed" | "canceled";
             /** @description The platform's id of the post, when published. */
             post_id?: string | null;
             /**

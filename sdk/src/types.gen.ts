@@ -197,9 +197,9 @@ export type ReferenceMediaKind = 'image' | 'slideshow' | 'video';
 export type GenerationType = 'static_ad' | 'video_ad' | 'ugc_ad' | 'ai_model';
 
 /**
- * generating until the output is ready (completed) or the work failed (error).
+ * generating until the output is ready (completed) or the work failed (error, refunded); canceled when canceled before its work started (by MCP tasks/cancel; the credits were refunded in full).
  */
-export type GenerationStatus = 'generating' | 'completed' | 'error';
+export type GenerationStatus = 'generating' | 'completed' | 'error' | 'canceled';
 
 /**
  * The generation catalog (GET /models).
@@ -1034,7 +1034,7 @@ export type SlideshowGeneration = {
 };
 
 /**
- * A slideshow (GET /slideshows/{id}). Extra properties are allowed (seed 2.4): only object, id, video_id and status are guaranteed; the other documented fields are sent by this service, and clients must tolerate undocumented ones. Status goes queued → generating → completed or error (terminal; an error is refunded). While generating, `stage` says which step runs (copy: writing the text; slides: rendering slide images; project: filling the editor timeline; video: rendering the MP4) and `progress` how far it is.
+ * A slideshow (GET /slideshows/{id}). Extra properties are allowed (seed 2.4): only object, id, video_id and status are guaranteed; the other documented fields are sent by this service, and clients must tolerate undocumented ones. Status goes queued → generating → completed or error (terminal; an error is refunded), or from queued to canceled (terminal; canceled by MCP tasks/cancel, the credits refunded in full). While generating, `stage` says which step runs (copy: writing the text; slides: rendering slide images; project: filling the editor timeline; video: rendering the MP4) and `progress` how far it is.
  */
 export type Slideshow = {
     object: 'slideshow';
@@ -1043,7 +1043,7 @@ export type Slideshow = {
      * The editor video holding the slides.
      */
     video_id: IntegerId;
-    status: 'queued' | 'generating' | 'completed' | 'error';
+    status: 'queued' | 'generating' | 'completed' | 'error' | 'canceled';
     title?: string;
     slide_count?: number;
     aspect_ratio?: '9:16' | '1:1' | '4:5';
@@ -1183,13 +1183,13 @@ export type FacelessVideoGeneration = {
 };
 
 /**
- * Status of a faceless or editor video (GET /videos/{id}). Faceless: queued → generating → completed (url, duration_seconds and size_bytes set) or error (refunded); while generating, `stage` says which step runs (script, scenes, voiceover, captions, render) and `progress` the percent of the whole. A completed faceless video is also an editor project with the same id. Editor: always ready (the project exists and opens in the editor; url is null because no export is needed).
+ * Status of a faceless or editor video (GET /videos/{id}). Faceless: queued → generating → completed (url, duration_seconds and size_bytes set) or error (refunded), or from queued to canceled (by MCP tasks/cancel; the credits refunded in full); while generating, `stage` says which step runs (script, scenes, voiceover, captions, render) and `progress` the percent of the whole. A completed faceless video is also an editor project with the same id. Editor: always ready (the project exists and opens in the editor; url is null because no export is needed).
  */
 export type Video = {
     object: 'video';
     id: IntegerId;
     kind: 'faceless' | 'editor';
-    status: 'queued' | 'generating' | 'completed' | 'error' | 'ready';
+    status: 'queued' | 'generating' | 'completed' | 'error' | 'ready' | 'canceled';
     title: string;
     /**
      * Signed, expiring URL of the MP4; only when a faceless video is completed, else null.
@@ -1282,7 +1282,7 @@ export type InlineReferenceImage = {
 };
 
 /**
- * A saved reference inspiration. Status: processing (analysis queued or running) → ready (usable as custom_reference_inspiration_id), rejected (the media was refused, e.g. by review or policy) or failed (analysis failed; the credits were refunded). `error` says why for rejected and failed.
+ * A saved reference inspiration. Status: processing (analysis queued or running) → ready (usable as custom_reference_inspiration_id), rejected (the media was refused, e.g. by review or policy) or failed (analysis failed; the credits were refunded); canceled when canceled before its analysis started (by MCP tasks/cancel; the credits refunded in full). `error` says why for rejected and failed.
  */
 export type ReferenceInspiration = {
     object: 'reference_inspiration';
@@ -1290,7 +1290,7 @@ export type ReferenceInspiration = {
      * Passed as custom_reference_inspiration_id once ready.
      */
     id: string;
-    status: 'processing' | 'ready' | 'rejected' | 'failed';
+    status: 'processing' | 'ready' | 'rejected' | 'failed' | 'canceled';
     template_slug: string;
     template_category: TemplateCategory;
     media_kind: ReferenceMediaKind;
@@ -2729,7 +2729,7 @@ export type SocialPublicationList = {
 };
 
 /**
- * A publication (result of publish_media_to_social and get_social_publication). status: published (every account published), queued (none failed, some still queued or publishing), partial (some failed), failed (all failed).
+ * A publication (result of publish_media_to_social and get_social_publication). status: published (every account published), queued (none failed, some still queued or publishing), partial (some failed, or some published and the rest canceled), failed (none published: all failed, or failed and canceled), canceled (every account's target canceled while queued, by MCP tasks/cancel).
  */
 export type SocialPublishResult = {
     object: 'social_publish_result';
@@ -2742,7 +2742,7 @@ export type SocialPublishResult = {
      * True when this answers a repeated idempotency_key (nothing was queued again).
      */
     idempotent_replay?: boolean;
-    status: 'published' | 'queued' | 'partial' | 'failed';
+    status: 'published' | 'queued' | 'partial' | 'failed' | 'canceled';
     /**
      * One entry per distinct account.
      */
@@ -2756,9 +2756,9 @@ export type SocialPublishAccountResult = {
     account_id: string;
     platform: SocialPlatform;
     /**
-     * queued, then publishing, then published or failed.
+     * queued, then publishing, then published or failed; canceled when canceled while queued (MCP tasks/cancel).
      */
-    status: 'published' | 'queued' | 'publishing' | 'failed';
+    status: 'published' | 'queued' | 'publishing' | 'failed' | 'canceled';
     /**
      * The platform's id of the post, when published.
      */

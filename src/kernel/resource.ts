@@ -11,8 +11,11 @@
 //             extra rows and the webhook event; false (nothing written) when it is not running;
 //   fail      one transaction: the conditional status update, the refund of its credits (once: a
 //             second call finds it failed already) and the webhook event;
-//   cancel    where a resource can be cancelled (editor exports): canceled at once, its queued job
-//             cancelled.
+//   cancel    where a resource can be cancelled: canceled at once, its queued job cancelled. Editor
+//             exports are cancelled queued or running (their worker notices); the paid kinds only
+//             while queued (`cancel.queuedOnly`: not started yet), refunded in full in the same
+//             transaction (`cancel.refund`), so a worker starting the job at the same moment either
+//             finds it canceled (and does nothing) or started it first (and the cancel is refused).
 // Jobs are delivered at least once, so every step is a conditional update, safe to run twice.
 import { and, eq, inArray, sql, TransactionRollbackError, type SQL } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
@@ -20,6 +23,7 @@ import type { AppContext } from '../context.ts';
 import type { Tx } from '../db/client.ts';
 import { media } from '../db/schema/index.ts';
 import type { FailureDetail } from '../jobs/define-job.ts';
+import { ApiError } from '../errors.ts';
 import { applyCreditChange } from '../services/billing/credits.ts';
 import { forwardOnly } from '../services/progress.ts';
 import type { WebhookEventType } from '../services/webhooks/endpoints.ts';
@@ -55,7 +59,7 @@ export interface ResourceDeclaration<T extends PgTable, Id extends string | numb
     refundedAt?: ColumnKey<T>;
     /** The output's media row (`complete` with `media`). */
     output?: ColumnKey<T>;
-    /** The pg-boss job id (`cancel` cancels a queued one). */
+    /** The pg-boss job id (`cancel` cancels a queued one); the id column where the job has the resource's id. */
     jobId?: ColumnKey<T>;
   };
   statuses: {
@@ -80,8 +84,57 @@ export interface ResourceDeclaration<T extends PgTable, Id extends string | numb
   view?(ctx: AppContext, tx: Tx, row: RowOf<T>): Promise<TerminalEvent['data']>;
   /** Further columns a failure sets (e.g. clearing the stage). */
   failSet?(): Partial<T['$inferInsert']>;
-  /** Where the resource can be cancelled: its queue, and the error for one already finished. */
-  cancel?: { queue: string; conflict(row: RowOf<T>, id: Id): Error };
+  /** Where the resource can be cancelled (`Resource.cancel`). */
+  cancel?: CancelDeclaration<T, Id>;
+}
+
+export interface CancelDeclaration<T extends PgTable, Id extends string | number> {
+  /** The queue of its job: one, or the row's (a generation's image or video queue). */
+  queue: string | ((row: RowOf<T>) => string);
+  /** The error for one already finished (completed or failed). */
+  conflict(row: RowOf<T>, id: Id): Error;
+  /**
+   * Only work not started yet can be cancelled: the pending status, or where there is none, the
+   * running status before its first attempt (the attempt counter at 0). `running` is the error for
+   * work already started. Without it, pending and running work can be cancelled.
+   */
+  queuedOnly?: { running(row: RowOf<T>, id: Id): Error };
+  /** Cancelling refunds the credits in full, once (the declaration's `refund` ledger row, refunded_at set). */
+  refund?: boolean;
+  /** A webhook event the cancellation makes due, written in its transaction (a publication settled by it). */
+  event?(ctx: AppContext, tx: Tx, row: RowOf<T>): Promise<TerminalEvent | undefined>;
+}
+
+/**
+ * The cancel declaration of paid work that can be cancelled only while queued, refunded in full:
+ * its 409 conflicts name `what` ('Generation') and the contract's `resource` ('generation'). Work
+ * already running answers that it can no longer be canceled; finished work, its status.
+ */
+export function cancelQueued<T extends PgTable, Id extends string | number>(
+  what: string,
+  resource: string,
+  queue: CancelDeclaration<T, Id>['queue'],
+  field = 'path.id',
+): CancelDeclaration<T, Id> {
+  const status = (row: RowOf<T>) => (row as { status?: unknown }).status;
+  return {
+    queue,
+    refund: true,
+    conflict: (row, id) =>
+      new ApiError('conflict', `${what} ${id} is already ${status(row)}; only queued work can be canceled`, {
+        resource,
+        field,
+        status: status(row),
+      }),
+    queuedOnly: {
+      running: (row, id) =>
+        new ApiError('conflict', `${what} ${id} is already running and can no longer be canceled; only queued work can be canceled`, {
+          resource,
+          field,
+          status: status(row),
+        }),
+    },
+  };
 }
 
 export interface CompleteOptions<T extends PgTable> {
@@ -109,8 +162,10 @@ export interface Resource<T extends PgTable, Id extends string | number> {
   fail(ctx: AppContext, id: Id, detail: FailureDetail): Promise<boolean>;
   /**
    * Cancels a pending or running resource of the workspace (`scope`: further conditions of the
-   * lookup). Undefined when there is none; `previous` is its status before (canceled: it already
-   * was); a finished one throws the declaration's conflict error.
+   * lookup), or with `cancel.queuedOnly` one not started yet (a started one throws its `running`
+   * error), refunding it in full with `cancel.refund`. Undefined when there is none; `previous` is
+   * its status before (canceled: it already was, and nothing more is done); a finished one throws
+   * the declaration's conflict error.
    */
   cancel(ctx: AppContext, orgId: string, id: Id, scope?: SQL): Promise<{ row: RowOf<T>; previous: string } | undefined>;
   /** The current status (undefined when the resource is gone). */
@@ -246,15 +301,7 @@ class DeclaredResource<T extends PgTable, Id extends string | number> implements
         .where(and(this.byId(id), inArray(this.col(c.status), this.active)))
         .returning()) as RowOf<T>[];
       if (!row) return false;
-      const credits = refund && c.credits ? Number(field(row, c.credits)) : 0;
-      if (refund && credits > 0) {
-        await applyCreditChange(tx, {
-          orgId: field(row, c.org) as string,
-          delta: credits,
-          reason: refund.reason,
-          reference: refund.reference(field(row, c.id) as Id),
-        });
-      }
+      await this.refundIn(tx, row);
       await this.emit(ctx, tx, row, 'failed');
       return true;
     });
@@ -263,27 +310,61 @@ class DeclaredResource<T extends PgTable, Id extends string | number> implements
   async cancel(ctx: AppContext, orgId: string, id: Id, scope?: SQL): Promise<{ row: RowOf<T>; previous: string } | undefined> {
     const { name, cancel, statuses } = this.declaration;
     if (!cancel || statuses.canceled === undefined) throw new Error(`${name} cannot be cancelled`);
+    // The row lock orders a cancel and a worker's `start` (a conditional update of the same row):
+    // whichever comes second sees what the first one wrote.
     const done = await ctx.db.transaction(async (tx) => {
       const [cur] = (await this.select(tx)
         .where(and(this.byId(id), eq(this.col(this.c.org), orgId), scope))
         .for('update')) as RowOf<T>[];
       if (!cur) return undefined;
       const previous = field(cur, this.c.status) as string;
-      if (previous === statuses.canceled) return { row: cur, previous };
+      if (previous === statuses.canceled) return { row: cur, previous, queued: false };
       if (!this.active.includes(previous)) throw cancel.conflict(cur, id);
-      const [row] = (await this.update(tx, { [this.c.status]: statuses.canceled, ...opt(this.c.completedAt, new Date()) })
+      const queued = this.notStarted(cur);
+      if (cancel.queuedOnly && !queued) throw cancel.queuedOnly.running(cur, id);
+      const [row] = (await this.update(tx, {
+        [this.c.status]: statuses.canceled,
+        ...opt(this.c.completedAt, new Date()),
+        ...(cancel.refund ? opt(this.c.refundedAt, new Date()) : {}),
+      })
         .where(this.byId(id))
         .returning()) as RowOf<T>[];
-      return { row, previous };
+      if (cancel.refund) await this.refundIn(tx, row);
+      const event = await cancel.event?.(ctx, tx, row);
+      if (event) await recordTerminalEvent(ctx, tx, event);
+      return { row, previous, queued };
     });
-    const jobId = done && this.c.jobId ? (field(done.row, this.c.jobId) as string | null) : null;
-    if (done && jobId && done.previous === statuses.pending) {
+    const jobId = done?.queued && this.c.jobId ? (field(done.row, this.c.jobId) as string | null) : null;
+    if (done && jobId) {
       // Best effort: a job that still runs finds the resource canceled and does nothing.
+      const queue = typeof cancel.queue === 'function' ? cancel.queue(done.row) : cancel.queue;
       await ctx.queue.boss
-        .cancel(cancel.queue, jobId)
+        .cancel(queue, jobId)
         .catch((err: unknown) => ctx.log.warn({ [name]: id, err: String(err) }, `could not cancel the ${name} job`));
     }
-    return done;
+    return done && { row: done.row, previous: done.previous };
+  }
+
+  /** Whether no attempt of the resource has started: pending, or (without a pending status) running with no attempt counted. */
+  private notStarted(row: RowOf<T>): boolean {
+    const { pending, running } = this.declaration.statuses;
+    const status = field(row, this.c.status);
+    if (pending !== undefined) return status === pending;
+    return status === running && this.c.attempts !== undefined && Number(field(row, this.c.attempts)) === 0;
+  }
+
+  /** Refunds the row's credits in full in `tx` (the declared ledger row); nothing without `refund` or credits. */
+  private async refundIn(tx: Tx, row: RowOf<T>): Promise<void> {
+    const { c } = this;
+    const { refund } = this.declaration;
+    const credits = refund && c.credits ? Number(field(row, c.credits)) : 0;
+    if (!refund || credits <= 0) return;
+    await applyCreditChange(tx, {
+      orgId: field(row, c.org) as string,
+      delta: credits,
+      reason: refund.reason,
+      reference: refund.reference(field(row, c.id) as Id),
+    });
   }
 
   async statusOf(ctx: AppContext, id: Id): Promise<string | undefined> {

@@ -22,7 +22,7 @@ export const facelessVideos = pgTable(
       .notNull()
       .references(() => organizations.id),
     title: text('title').notNull(),
-    status: text('status', { enum: ['queued', 'generating', 'completed', 'error'] })
+    status: text('status', { enum: ['queued', 'generating', 'completed', 'error', 'canceled'] })
       .notNull()
       .default('queued'),
     /** The stage running (or where it failed): script, scenes, voiceover, captions, render. */

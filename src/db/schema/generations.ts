@@ -59,7 +59,7 @@ export const referenceInspirations = pgTable(
     orgId: uuid('org_id')
       .notNull()
       .references(() => organizations.id),
-    status: text('status', { enum: ['processing', 'ready', 'rejected', 'failed'] })
+    status: text('status', { enum: ['processing', 'ready', 'rejected', 'failed', 'canceled'] })
       .notNull()
       .default('processing'),
     templateSlug: text('template_slug').notNull(),
@@ -83,6 +83,11 @@ export const referenceInspirations = pgTable(
     error: jsonb('error'),
     jobId: uuid('job_id'),
     creditsDeducted: integer('credits_deducted').notNull().default(0),
+    /** Attempts of the analysis job started (0 while queued: only then can it be canceled, with a full refund). */
+    attempts: integer('attempts').notNull().default(0),
+    startedAt: ts('started_at'),
+    /** Set with the refund of a failed or canceled reference (its credits_deducted given back once). */
+    refundedAt: ts('refunded_at'),
     /**
      * The stage runner's state (src/kernel/stages.ts): the fetch stage's output (the URL media it
      * stored, as media rows to insert on completion) and its record of each stage's runs.
@@ -103,7 +108,7 @@ export const generations = pgTable(
       .references(() => organizations.id),
     batchId: uuid('batch_id').notNull(),
     type: text('type', { enum: ['static_ad', 'video_ad', 'ugc_ad', 'ai_model'] }).notNull(),
-    status: text('status', { enum: ['generating', 'completed', 'error'] })
+    status: text('status', { enum: ['generating', 'completed', 'error', 'canceled'] })
       .notNull()
       .default('generating'),
     /** The resolved job: template/model, dimensions, duration, references… (see src/pipelines/generation/request.ts). */

@@ -24,7 +24,7 @@ export const slideshows = pgTable(
     videoId: bigint('video_id', { mode: 'number' })
       .notNull()
       .references(() => editorVideos.videoId),
-    status: text('status', { enum: ['queued', 'generating', 'completed', 'error'] })
+    status: text('status', { enum: ['queued', 'generating', 'completed', 'error', 'canceled'] })
       .notNull()
       .default('queued'),
     stage: text('stage', { enum: ['copy', 'slides', 'project', 'video'] }),

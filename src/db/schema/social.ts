@@ -87,7 +87,7 @@ export const socialPublicationTargets = pgTable(
     accountId: uuid('account_id').notNull(),
     platform: text('platform').notNull(),
     position: integer('position').notNull(),
-    status: text('status', { enum: ['queued', 'publishing', 'published', 'failed'] })
+    status: text('status', { enum: ['queued', 'publishing', 'published', 'failed', 'canceled'] })
       .notNull()
       .default('queued'),
     state: jsonb('state').notNull().default({}),

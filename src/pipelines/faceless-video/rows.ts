@@ -5,10 +5,11 @@
 // queues one is request.ts.
 import { createHash } from 'node:crypto';
 import { facelessStatus } from '../../services/editor/faceless-status.ts';
+import { getVideoStatus, videoNotFound } from '../../services/editor/projects.ts';
 import type { components } from '../../../generated/openapi.d.ts';
 import type { AppContext } from '../../context.ts';
 import { editorVideos, facelessVideos } from '../../db/schema/index.ts';
-import { defineResource } from '../../kernel/resource.ts';
+import { cancelQueued, defineResource } from '../../kernel/resource.ts';
 import { keyFilename } from '../../storage/keys.ts';
 import type { Timeline } from '../../services/editor/model.ts';
 import type { FacelessSpec } from './request.ts';
@@ -22,8 +23,12 @@ export type FacelessStage = (typeof FACELESS_STAGES)[number];
 /**
  * The faceless video's lifecycle (src/kernel/resource.ts): queued → generating → completed | error,
  * its stages' outputs in `artifacts`; a failure keeps the stage it failed in, refunds the credits
- * once, and each terminal state writes its webhook event.
+ * once, and each terminal state writes its webhook event. A queued one can be canceled: refunded in
+ * full, its job cancelled (cancelFacelessVideo).
  */
+/** The faceless video job's queue (job.ts declares the job on it; a canceled video's job is cancelled on it). */
+export const FACELESS_QUEUE = 'faceless';
+
 export const facelessResource = defineResource({
   name: 'faceless_video',
   table: facelessVideos,
@@ -44,12 +49,26 @@ export const facelessResource = defineResource({
     output: 'outputMediaId',
     jobId: 'jobId',
   },
-  statuses: { pending: 'queued', running: 'generating', completed: 'completed', failed: 'error' },
+  statuses: { pending: 'queued', running: 'generating', completed: 'completed', failed: 'error', canceled: 'canceled' },
   stages: FACELESS_STAGES,
   refund: { reason: 'faceless_video_refund', reference: (videoId: number) => `faceless-video:${videoId}` },
   events: { completed: 'faceless_video.completed', failed: 'faceless_video.failed' },
   view: async (ctx, tx, row) => (await facelessStatus(ctx, row.orgId, row.videoId, tx))!,
+  cancel: cancelQueued('Video', 'video', FACELESS_QUEUE),
 });
+
+/**
+ * Cancels a queued faceless video by its video id (MCP tasks/cancel): canceled, its credits
+ * refunded in full once, its job cancelled; the video as GET /videos/{id} returns it. Canceling a
+ * canceled one answers it again (no second refund); a generating or finished one is 409 conflict;
+ * any other id (another workspace's, an editor project's) is GET's 404.
+ */
+export async function cancelFacelessVideo(ctx: AppContext, orgId: string, videoId: number): Promise<S['Video']> {
+  // GET's lookup first: its 404 for an id that is no video of the workspace (before any SQL when no row can have it).
+  const before = await getVideoStatus(ctx, orgId, videoId);
+  if (before.kind !== 'faceless' || !(await facelessResource.cancel(ctx, orgId, videoId))) throw videoNotFound(videoId);
+  return getVideoStatus(ctx, orgId, videoId);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Worker side. Every step is safe to run twice (jobs are delivered at least once).

@@ -2,7 +2,7 @@
 // Failures become the generation's error with a refund once no retry follows (defineJob).
 import type { Config } from '../../config.ts';
 import { defineJob } from '../../jobs/define-job.ts';
-import { failGeneration, generationResource } from './rows.ts';
+import { failGeneration, GENERATION_QUEUES, generationResource } from './rows.ts';
 import { runGeneration } from './run.ts';
 import { describeFailure, type GenerationJobData } from './stages.ts';
 
@@ -23,6 +23,6 @@ function generationJob(name: string, concurrency: (config: Config) => number) {
 }
 
 /** Image generations: static ads and image AI-model outputs. */
-export const imageGenerationJob = generationJob('generation', (config) => config.imageConcurrency);
+export const imageGenerationJob = generationJob(GENERATION_QUEUES.image, (config) => config.imageConcurrency);
 /** Video generations: long renders, on a queue of their own so images never wait behind them. */
-export const videoGenerationJob = generationJob('generation-video', (config) => config.videoConcurrency);
+export const videoGenerationJob = generationJob(GENERATION_QUEUES.video, (config) => config.videoConcurrency);

@@ -6,7 +6,8 @@ import type { components } from '../../../generated/openapi.d.ts';
 import type { AppContext } from '../../context.ts';
 import { generations, media } from '../../db/schema/index.ts';
 import { notFound } from '../../errors.ts';
-import { defineResource } from '../../kernel/resource.ts';
+import { isUuid } from '../../services/workspaces/organizations.ts';
+import { cancelQueued, defineResource } from '../../kernel/resource.ts';
 import { keyFilename } from '../../storage/keys.ts';
 import type { Tx } from '../../db/client.ts';
 import type { GenerationSpec } from './request.ts';
@@ -55,8 +56,16 @@ export async function getGeneration(
 }
 
 /**
+ * The generation jobs' queues (job.ts declares the jobs on them): named here, where the resource
+ * is declared, because cancelling a queued generation cancels its job (and job.ts imports this module).
+ */
+export const GENERATION_QUEUES = { image: 'generation', video: 'generation-video' } as const;
+
+/**
  * The generation's lifecycle (src/kernel/resource.ts): generating → completed | error; a failure
- * refunds its credits once and each terminal state writes its webhook event.
+ * refunds its credits once and each terminal state writes its webhook event. Generating from its
+ * creation, it can be canceled before its first attempt starts (attempts 0): canceled, refunded in
+ * full and its job cancelled (cancelGeneration).
  */
 export const generationResource = defineResource({
   name: 'generation',
@@ -77,11 +86,25 @@ export const generationResource = defineResource({
     jobId: 'jobId',
     state: 'state',
   },
-  statuses: { running: 'generating', completed: 'completed', failed: 'error' },
+  statuses: { running: 'generating', completed: 'completed', failed: 'error', canceled: 'canceled' },
   refund: { reason: 'generation_refund', reference: (id: string) => `generation:${id}` },
   events: { completed: 'generation.completed', failed: 'generation.failed' },
   view: (ctx, tx, row) => getGeneration(ctx, row.orgId, row.id, tx),
+  cancel: cancelQueued('Generation', 'generation', (row) =>
+    (row.spec as GenerationSpec).output === 'video' ? GENERATION_QUEUES.video : GENERATION_QUEUES.image,
+  ),
 });
+
+/**
+ * Cancels a generation whose work has not started (MCP tasks/cancel): canceled, its credits
+ * refunded in full once, its job cancelled; the generation as GET /generations/{id} returns it.
+ * Canceling a canceled one answers it again (no second refund); one already running or finished is
+ * 409 conflict; another workspace's is 404 as for GET.
+ */
+export async function cancelGeneration(ctx: AppContext, orgId: string, id: string): Promise<GenerationView> {
+  if (!isUuid(id) || !(await generationResource.cancel(ctx, orgId, id))) throw notFound('Generation', id, 'generation');
+  return getGeneration(ctx, orgId, id);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Worker side. Every step is safe to run twice (jobs are delivered at least once).

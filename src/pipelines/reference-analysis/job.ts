@@ -1,10 +1,10 @@
 // The reference analysis job's declaration: its queue, retries, heartbeat and dead letter; the
 // work is stages.ts, a terminal failure fails the reference and refunds once (rows.ts).
 import { defineJob } from '../../jobs/define-job.ts';
-import { failAnalysis } from './rows.ts';
+import { failAnalysis, REFERENCE_QUEUE } from './rows.ts';
 import { describeFailure, type ReferenceJobData, runAnalysis } from './stages.ts';
 export const referenceAnalysisJob = defineJob<ReferenceJobData>({
-  name: 'reference-analysis',
+  name: REFERENCE_QUEUE,
   version: 1,
   concurrency: (config) => config.analysisConcurrency,
   retry: { limit: 2, delay: 2, backoff: true },

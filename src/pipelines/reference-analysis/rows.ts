@@ -5,18 +5,24 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { components } from '../../../generated/openapi.d.ts';
 import type { AppContext } from '../../context.ts';
 import { media, referenceInspirations } from '../../db/schema/index.ts';
-import { defineResource } from '../../kernel/resource.ts';
+import { notFound } from '../../errors.ts';
+import { cancelQueued, defineResource } from '../../kernel/resource.ts';
+import { isUuid } from '../../services/workspaces/organizations.ts';
 import { discardStored, type MediaInsert } from '../../services/editor/media.ts';
 import type { MediaAnalysis } from '../../services/references/analysis.ts';
-import type { ReferenceRow } from '../../services/references/references.ts';
+import { views, type ReferenceRow, type ReferenceView } from '../../services/references/references.ts';
 import type { ReferenceInput } from './request.ts';
 
 type FailureDetail = components['schemas']['FailureDetail'];
 
+/** The analysis job's queue (job.ts declares the job on it; a canceled reference's job is cancelled on it). */
+export const REFERENCE_QUEUE = 'reference-analysis';
+
 /**
  * The reference's lifecycle (src/kernel/resource.ts): processing → ready | failed; a failure
- * refunds its credits once. No attempt counter, no progress and no webhook event; `state` holds the
- * stage runner's outputs and record (stages.ts).
+ * refunds its credits once. No progress and no webhook event; `state` holds the stage runner's
+ * outputs and record (stages.ts). Processing from its creation, it can be canceled before the
+ * analysis's first attempt starts (attempts 0): refunded in full, its job cancelled.
  */
 export const referenceResource = defineResource({
   name: 'reference',
@@ -27,13 +33,30 @@ export const referenceResource = defineResource({
     status: 'status',
     error: 'error',
     updatedAt: 'updatedAt',
+    attempts: 'attempts',
+    startedAt: 'startedAt',
     credits: 'creditsDeducted',
+    refundedAt: 'refundedAt',
     jobId: 'jobId',
     state: 'state',
   },
-  statuses: { running: 'processing', completed: 'ready', failed: 'failed' },
+  statuses: { running: 'processing', completed: 'ready', failed: 'failed', canceled: 'canceled' },
   refund: { reason: 'reference_refund', reference: (id: string) => `reference:${id}` },
+  cancel: cancelQueued('Reference inspiration', 'reference_inspiration', REFERENCE_QUEUE),
 });
+
+/**
+ * Cancels a reference inspiration whose analysis has not started (MCP tasks/cancel): canceled, its
+ * credits refunded in full once, its job cancelled; the reference as GET /reference-inspirations
+ * lists it. Canceling a canceled one answers it again (no second refund); one being analysed or
+ * finished is 409 conflict; another workspace's is 404.
+ */
+export async function cancelReferenceInspiration(ctx: AppContext, orgId: string, id: string): Promise<ReferenceView> {
+  const done = isUuid(id) ? await referenceResource.cancel(ctx, orgId, id) : undefined;
+  if (!done) throw notFound('Reference inspiration', id, 'reference_inspiration');
+  const [view] = await views(ctx, [done.row]);
+  return view;
+}
 
 /** The reference a job analyses, while it is processing. */
 export const startAnalysis = (ctx: AppContext, id: string): Promise<ReferenceRow | undefined> => referenceResource.start(ctx, id);

@@ -10,10 +10,11 @@ import type { AppContext } from '../../context.ts';
 import type { MediaManifest } from '../../media/quality/manifest.ts';
 import { editorVideos, media, slideshows, slideshowSlides } from '../../db/schema/index.ts';
 import { notFound } from '../../errors.ts';
+import { isUuid } from '../../services/workspaces/organizations.ts';
 import { recordedEngines } from '../../engines/engine-use.ts';
 import type { SlideCopy } from '../../engines/write/types.ts';
 import { keyFilename } from '../../storage/keys.ts';
-import { defineResource } from '../../kernel/resource.ts';
+import { cancelQueued, defineResource } from '../../kernel/resource.ts';
 import type { Tx } from '../../db/client.ts';
 import type { Timeline } from '../../services/editor/model.ts';
 import type { SlideshowSpec } from './request.ts';
@@ -69,8 +70,11 @@ export async function getSlideshow(ctx: AppContext, orgId: string, id: string, d
  * stages store their outputs in columns and rows of their own (copy, slideshow_slides,
  * project_version), the video stage's in `state`, with the runner's record of the stages' runs.
  * A failure clears the stage and refunds the credits once; each terminal state writes its webhook
- * event.
+ * event. A queued one can be canceled: refunded in full, its job cancelled (cancelSlideshow).
  */
+/** The slideshow job's queue (job.ts declares the job on it; a canceled slideshow's job is cancelled on it). */
+export const SLIDESHOW_QUEUE = 'slideshow';
+
 export const slideshowResource = defineResource({
   name: 'slideshow',
   table: slideshows,
@@ -91,13 +95,25 @@ export const slideshowResource = defineResource({
     output: 'videoMediaId',
     jobId: 'jobId',
   },
-  statuses: { pending: 'queued', running: 'generating', completed: 'completed', failed: 'error' },
+  statuses: { pending: 'queued', running: 'generating', completed: 'completed', failed: 'error', canceled: 'canceled' },
   stages: SLIDESHOW_STAGES,
   refund: { reason: 'slideshow_refund', reference: (id: string) => `slideshow:${id}` },
   events: { completed: 'slideshow.completed', failed: 'slideshow.failed' },
   view: (ctx, tx, row) => getSlideshow(ctx, row.orgId, row.id, tx),
   failSet: () => ({ stage: null }),
+  cancel: cancelQueued('Slideshow', 'slideshow', SLIDESHOW_QUEUE),
 });
+
+/**
+ * Cancels a queued slideshow (MCP tasks/cancel): canceled, its credits refunded in full once, its
+ * job cancelled; the slideshow as GET /slideshows/{id} returns it. Canceling a canceled one answers
+ * it again (no second refund); a generating or finished one is 409 conflict; another workspace's
+ * is 404 as for GET.
+ */
+export async function cancelSlideshow(ctx: AppContext, orgId: string, id: string): Promise<SlideshowView> {
+  if (!isUuid(id) || !(await slideshowResource.cancel(ctx, orgId, id))) throw notFound('Slideshow', id, 'slideshow');
+  return getSlideshow(ctx, orgId, id);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Worker side.

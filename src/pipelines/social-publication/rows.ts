@@ -6,11 +6,12 @@ import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { components } from '../../../generated/openapi.d.ts';
 import type { AppContext } from '../../context.ts';
 import { media, socialPublications, socialPublicationTargets } from '../../db/schema/index.ts';
-import { notFound } from '../../errors.ts';
+import { ApiError, notFound } from '../../errors.ts';
+import { isUuid } from '../../services/workspaces/organizations.ts';
 import type { QueueRef } from '../../jobs/queue.ts';
 import type { Tx } from '../../db/client.ts';
 import type { MediaRow } from '../../services/editor/media.ts';
-import { defineResource } from '../../kernel/resource.ts';
+import { cancelQueued, defineResource } from '../../kernel/resource.ts';
 import type { TerminalEvent } from '../../services/webhooks/events.ts';
 import type { SocialPlatform } from '../../services/social/accounts.ts';
 
@@ -29,11 +30,19 @@ export const targetsOf = (db: AppContext['db'] | Tx, ids: string[]) =>
         .orderBy(asc(socialPublicationTargets.position))
     : Promise.resolve([] as TargetRow[]);
 
+/**
+ * published (every target), canceled (every target), failed (none published: failed, or failed and
+ * canceled), partial (some failed with others published or pending, or some published and the
+ * rest canceled), else queued (some still queued or publishing, none failed).
+ */
 export function publicationStatus(targets: Pick<TargetRow, 'status'>[]): PublicationView['status'] {
-  const failed = targets.filter((t) => t.status === 'failed').length;
-  if (targets.every((t) => t.status === 'published')) return 'published';
-  if (failed === targets.length) return 'failed';
+  const count = (status: TargetRow['status']) => targets.filter((t) => t.status === status).length;
+  const [failed, canceled, published] = [count('failed'), count('canceled'), count('published')];
+  if (published === targets.length) return 'published';
+  if (canceled === targets.length) return 'canceled';
+  if (failed && failed + canceled === targets.length) return 'failed';
   if (failed) return 'partial';
+  if (published + canceled === targets.length) return 'partial';
   return 'queued';
 }
 
@@ -64,7 +73,7 @@ export async function getPublication(ctx: AppContext, orgId: string, id: string)
 }
 
 export async function requirePublication(ctx: AppContext, orgId: string, id: string): Promise<PublicationView> {
-  const found = await getPublication(ctx, orgId, id);
+  const found = isUuid(id) ? await getPublication(ctx, orgId, id) : undefined;
   if (!found) throw notFound('Publication', id, 'social_publication', 'arguments.id');
   return found;
 }
@@ -94,26 +103,72 @@ export async function loadTarget(ctx: AppContext, targetId: string) {
   return { target, publication: pub, media: pub.mediaIds.map((id) => rows.find((r) => r.id === id)).filter((r): r is MediaRow => !!r) };
 }
 
+/** The social-publish job's queue (job.ts declares the job on it; a canceled target's job is cancelled on it). */
+export const SOCIAL_PUBLISH_QUEUE = 'social-publish';
+
 /**
  * A target's lifecycle (src/kernel/resource.ts): queued → publishing → published | failed, the
- * adapter's resume point in `state`; free, so nothing is refunded. The publication's webhook event
- * is written with the transition of its last target.
+ * adapter's resume point in `state`; free, so nothing is refunded. A queued target can be canceled
+ * (cancelPublication), its job cancelled: the first job of a target has the target's id. The
+ * publication's webhook event is written with the transition (or cancellation) of its last target.
  */
 export const publicationTargetResource = defineResource({
   name: 'publication_target',
   table: socialPublicationTargets,
-  columns: { id: 'id', org: 'orgId', status: 'status', error: 'error', updatedAt: 'updatedAt', attempts: 'attempts', state: 'state' },
-  statuses: { pending: 'queued', running: 'publishing', completed: 'published', failed: 'failed' },
+  columns: {
+    id: 'id',
+    org: 'orgId',
+    status: 'status',
+    error: 'error',
+    updatedAt: 'updatedAt',
+    attempts: 'attempts',
+    state: 'state',
+    jobId: 'id',
+  },
+  statuses: { pending: 'queued', running: 'publishing', completed: 'published', failed: 'failed', canceled: 'canceled' },
   events: publicationSettled,
+  cancel: { ...cancelQueued('Publication target', 'social_publication', SOCIAL_PUBLISH_QUEUE, 'arguments.id'), event: publicationSettled },
 });
 
-/** The publication is terminal when its last target is: then it is completed and its webhook event written, once. */
+/**
+ * Cancels every still-queued target of a publication (MCP tasks/cancel); free work, so nothing is
+ * refunded. Answers the publication after. Canceling again (nothing queued, some canceled) answers
+ * it again; with no target queued or canceled it is 409 conflict (publishing: already running;
+ * else finished); another workspace's publication is 404 as for get_social_publication.
+ */
+export async function cancelPublication(ctx: AppContext, orgId: string, id: string): Promise<PublicationView> {
+  await requirePublication(ctx, orgId, id);
+  let canceled = 0;
+  for (const target of await targetsOf(ctx.db, [id])) {
+    if (target.status !== 'queued') continue;
+    // A target a worker starts meanwhile answers its conflict: it is publishing, and stays so.
+    const done = await publicationTargetResource.cancel(ctx, orgId, target.id).catch((err: unknown) => {
+      if (err instanceof ApiError && err.code === 'conflict') return undefined;
+      throw err;
+    });
+    if (done) canceled++;
+  }
+  const after = await requirePublication(ctx, orgId, id);
+  if (canceled || after.results.some((r) => r.status === 'canceled')) return after;
+  const running = after.results.some((r) => r.status === 'publishing');
+  throw new ApiError(
+    'conflict',
+    running
+      ? `Publication ${id} is already publishing and can no longer be canceled; only queued work can be canceled`
+      : `Publication ${id} is already ${after.status}; only queued work can be canceled`,
+    { resource: 'social_publication', field: 'arguments.id', status: after.status },
+  );
+}
+
+/** The publication is terminal when its last target is: then it is completed and its webhook event written, once (none when every target was canceled). */
 async function publicationSettled(_ctx: AppContext, tx: Tx, target: TargetRow): Promise<TerminalEvent | undefined> {
   const [pub] = await tx.select().from(socialPublications).where(eq(socialPublications.id, target.publicationId)).for('update');
   const targets = await targetsOf(tx, [pub.id]);
   if (targets.some((t) => t.status === 'queued' || t.status === 'publishing') || pub.completedAt) return undefined;
   const [done] = await tx.update(socialPublications).set({ completedAt: sql`now()` }).where(eq(socialPublications.id, pub.id)).returning();
   const v = view(done, targets);
+  // Every target canceled: no event (cancellations write none; the caller who canceled has the answer).
+  if (v.status === 'canceled') return undefined;
   return {
     orgId: pub.orgId,
     type: v.status === 'failed' ? 'publication.failed' : 'publication.completed',

@@ -25,7 +25,7 @@ const MAX_RETRY_AFTER_SECONDS = 3600;
 /** One attempt at a target; `queue` is the job's own (a rate-limited target is sent to it again). */
 export async function run(ctx: AppContext, job: RunningJob<SocialPublishJobData>, { signal }: JobTools, queue: QueueRef): Promise<void> {
   const loaded = await loadTarget(ctx, job.data.targetId);
-  if (!loaded || loaded.target.status === 'published' || loaded.target.status === 'failed') return;
+  if (!loaded || !['queued', 'publishing'].includes(loaded.target.status)) return;
   const platform = loaded.target.platform as SocialPlatform;
   const adapter = SOCIAL_ADAPTERS[platform];
   if (!adapter)

@@ -200,9 +200,13 @@ export async function getEditorVideo(ctx: AppContext, orgId: string, id: number)
   return projectView(row, edits.get(id) ?? []);
 }
 
+/** GET /videos/{id}'s 404. */
+export const videoNotFound = (id: number) =>
+  new ApiError('not_found', `Video ${id} was not found in this workspace`, { resource: 'video', field: 'path.id' });
+
 /** GET /videos/{id}: the status of any video of the shared id space. */
 export async function getVideoStatus(ctx: AppContext, orgId: string, id: number): Promise<S['Video']> {
-  const missing = () => new ApiError('not_found', `Video ${id} was not found in this workspace`, { resource: 'video', field: 'path.id' });
+  const missing = () => videoNotFound(id);
   const [v] = await ctx.db
     .select({ kind: videos.kind, title: editorVideos.title, createdAt: videos.createdAt, updatedAt: editorVideos.updatedAt })
     .from(videos)
