@@ -135,6 +135,8 @@ const TaskIdParams: StandardSchemaV1<unknown, { taskId: string }> = {
   },
 };
 
+const notCancellable = (taskId: string, why: string) =>
+  new ProtocolError(ProtocolErrorCode.InvalidParams, `Cannot cancel task ${taskId}: ${why}`);
 const unknownTask = (taskId: string) => new ProtocolError(ProtocolErrorCode.InvalidParams, `Task not found: ${taskId.slice(0, 200)}`);
 
 export interface TaskMethodDeps {
@@ -167,11 +169,14 @@ export function registerTaskMethods(server: Server, era: Era, m: TaskMethodDeps)
     if (before.phase === 'working') await cancelTask(m.ctx, m.auth, row);
     // 2026-07-28: an acknowledgement, whatever became of the work (cooperative cancellation).
     if (era === 'modern') return {};
-    // 2025-11-25: the cancelled task, or -32602 when it ended or runs already.
-    const after = before.phase === 'working' ? await readTask(m.ctx, m.deps, m.auth, row) : before;
+    // 2025-11-25: the cancelled task, or -32602 when it had ended (cancelled included) or runs already.
+    if (before.phase !== 'working') throw notCancellable(taskId, `it is already ${before.phase}`);
+    const after = await readTask(m.ctx, m.deps, m.auth, row);
     if (after.phase === 'cancelled') return detailed(after);
-    const why = after.phase === 'working' ? 'its work has started and can no longer be canceled' : `it is already ${after.phase}`;
-    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Cannot cancel task ${taskId}: ${why}`);
+    throw notCancellable(
+      taskId,
+      after.phase === 'working' ? 'its work has started and can no longer be canceled' : `it is already ${after.phase}`,
+    );
   });
 
   if (era === 'modern') {

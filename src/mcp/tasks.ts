@@ -12,6 +12,11 @@ import type { CallToolResult, ResourceLink } from '@modelcontextprotocol/server'
 import type { AppContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { cancelExport } from '../pipelines/editor-export/rows.ts';
+import { cancelFacelessVideo } from '../pipelines/faceless-video/rows.ts';
+import { cancelGeneration } from '../pipelines/generation/rows.ts';
+import { cancelReferenceInspiration } from '../pipelines/reference-analysis/rows.ts';
+import { cancelSlideshow } from '../pipelines/slideshow/rows.ts';
+import { cancelPublication } from '../pipelines/social-publication/rows.ts';
 import type { AuthContext } from '../services/workspaces/api-keys.ts';
 import { createTask, findTask, type TaskRow } from '../services/workspaces/mcp-tasks.ts';
 import { TASK_TOOLS, type TaskPhase, type TaskTool } from './task-tools.ts';
@@ -144,7 +149,12 @@ export type CancelRecord = (ctx: AppContext, orgId: string, args: Obj) => Promis
 
 /** The pipelines' cancel functions, by task tool (arguments: the record's read-tool arguments). */
 export const TASK_CANCELERS: ReadonlyMap<string, CancelRecord> = new Map<string, CancelRecord>([
+  ['create_generation', (ctx, orgId, a) => cancelGeneration(ctx, orgId, String(a.id))],
+  ['create_slideshow', (ctx, orgId, a) => cancelSlideshow(ctx, orgId, String(a.id))],
+  ['create_faceless_video', (ctx, orgId, a) => cancelFacelessVideo(ctx, orgId, Number(a.id))],
+  ['create_reference_inspiration', (ctx, orgId, a) => cancelReferenceInspiration(ctx, orgId, String(a.id))],
   ['export_editor_video', (ctx, orgId, a) => cancelExport(ctx, orgId, Number(a.id), String(a.export_id))],
+  ['publish_media_to_social', (ctx, orgId, a) => cancelPublication(ctx, orgId, String(a.id))],
 ]);
 
 /**

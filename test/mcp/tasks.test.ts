@@ -3,9 +3,9 @@
 // tasks/get (2026-07-28: the final result inline; 2025-11-25: through tasks/result), the result
 // carrying the media as resource links and the structured result; a client that does not ask gets
 // the queued record as before. Tasks are the workspace's: another workspace's task id is unknown.
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import t from 'tap';
-import { mcpTasks, organizations } from '../../src/db/schema/index.ts';
+import { creditLedger, mcpTasks, organizations } from '../../src/db/schema/index.ts';
 import { TASK_POLL_INTERVAL_MS } from '../../src/mcp/tasks.ts';
 import { startMcpApp } from './helpers.ts';
 
@@ -18,7 +18,17 @@ type Obj = Record<string, any>;
 let nextId = 1;
 
 /** One JSON-RPC request in the form of `version` (2026-07-28: the per-request envelope and routing headers). */
-async function rpc(version: '2026-07-28' | '2025-11-25', key: string, method: string, params: Obj, opts: { tasks?: boolean } = {}) {
+const rpc = (version: '2026-07-28' | '2025-11-25', key: string, method: string, params: Obj, opts: { tasks?: boolean } = {}) =>
+  rpcOn(app, version, key, method, params, opts);
+
+async function rpcOn(
+  on: typeof app,
+  version: '2026-07-28' | '2025-11-25',
+  key: string,
+  method: string,
+  params: Obj,
+  opts: { tasks?: boolean } = {},
+) {
   const name = method === 'tools/call' ? params.name : method.startsWith('tasks/') ? params.taskId : undefined;
   const meta =
     version === '2026-07-28'
@@ -30,7 +40,7 @@ async function rpc(version: '2026-07-28' | '2025-11-25', key: string, method: st
           },
         }
       : {};
-  const res = await fetch(`${app.url}/mcp`, {
+  const res = await fetch(`${on.url}/mcp`, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
@@ -46,8 +56,8 @@ async function rpc(version: '2026-07-28' | '2025-11-25', key: string, method: st
   return JSON.parse(text) as { result?: Obj; error?: { code: number; message: string } };
 }
 
-const credits = async (orgId: string) =>
-  (await app.service.ctx.db.select({ c: organizations.credits }).from(organizations).where(eq(organizations.id, orgId)))[0].c;
+const credits = async (orgId: string, on = app) =>
+  (await on.service.ctx.db.select({ c: organizations.credits }).from(organizations).where(eq(organizations.id, orgId)))[0].c;
 
 const staticAd = (key: string) => ({
   name: 'create_generation',
@@ -244,8 +254,10 @@ for (const version of ['2025-11-25', '2026-07-28'] as const) {
   });
 }
 
+// A service without workers: queued work stays queued.
+const idle = await startMcpApp(t, { RATE_LIMIT_GENERATIONS: '1000', MCP_TOOL_WAIT_SECONDS: '17' }, { workers: false });
+
 t.test('no workers: the wait is bounded, with a notification at least every 15 s, then the queued record', async (t) => {
-  const idle = await startMcpApp(t, { RATE_LIMIT_GENERATIONS: '1000', MCP_TOOL_WAIT_SECONDS: '17' }, { workers: false });
   const w = await idle.workspace({ credits: 100 });
   const messages = await streamed(idle, '2025-11-25', w.key, staticAd('progress-idle'));
   const progress = messages.filter((m) => m.msg.method === 'notifications/progress');
@@ -269,4 +281,50 @@ t.test('no workers: the wait is bounded, with a notification at least every 15 s
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: staticAd('progress-idle-2') }),
   });
   t.match(plain.headers.get('content-type'), /^application\/json/, 'no progress token: one JSON answer at once');
+});
+
+/** An empty result (the server's identity, which 2026-07-28 stamps on every result, aside). */
+const ack = (answer: { result?: Obj }) => {
+  const { _meta, ...rest } = answer.result ?? {};
+  return rest;
+};
+
+t.test('tasks/cancel of queued work: canceled and refunded in full, once, in both forms', async (t) => {
+  const w = await idle.workspace({ credits: 300 });
+  const call = (version: '2026-07-28' | '2025-11-25', method: string, params: Obj, tasks = false) =>
+    rpcOn(idle, version, w.key, method, params, { tasks });
+  const slideshow = {
+    name: 'create_slideshow',
+    arguments: { prompt: 'Three reasons to drink cold brew', slide_count: 3, idempotency_key: 'cancel-s1' },
+  };
+
+  const modern = (await call('2026-07-28', 'tools/call', slideshow, true)).result!;
+  t.equal(modern.resultType, 'task');
+  const charged = await credits(w.orgId, idle);
+  t.ok(charged < 300, `charged ${300 - charged} credits`);
+  t.same(ack(await call('2026-07-28', 'tasks/cancel', { taskId: modern.taskId })), { resultType: 'complete' }, 'acknowledged');
+  const got = (await call('2026-07-28', 'tasks/get', { taskId: modern.taskId })).result!;
+  t.match(got, { status: 'cancelled', taskId: modern.taskId });
+  t.notOk('result' in got, 'a cancelled task has no result');
+  t.equal(await credits(w.orgId, idle), 300, 'refunded in full');
+  t.same(ack(await call('2026-07-28', 'tasks/cancel', { taskId: modern.taskId })), { resultType: 'complete' }, 'again: acknowledged');
+  t.equal(await credits(w.orgId, idle), 300, 'refunded once');
+
+  const legacy = (
+    await call('2025-11-25', 'tools/call', { ...slideshow, arguments: { ...slideshow.arguments, idempotency_key: 'cancel-s2' }, task: {} })
+  ).result!.task;
+  t.ok((await credits(w.orgId, idle)) < 300);
+  const cancelled = (await call('2025-11-25', 'tasks/cancel', { taskId: legacy.taskId })).result!;
+  t.match(cancelled, { taskId: legacy.taskId, status: 'cancelled', ttl: null });
+  t.equal(await credits(w.orgId, idle), 300, 'refunded in full');
+  const again = await call('2025-11-25', 'tasks/cancel', { taskId: legacy.taskId });
+  t.match(again.error, { code: -32602, message: /already cancelled/ }, 'a cancelled task cannot be cancelled again');
+  const result = await call('2025-11-25', 'tasks/result', { taskId: legacy.taskId });
+  t.match(result.error, { code: -32602, message: /cancelled; it has no result/ });
+  t.equal(await credits(w.orgId, idle), 300, 'refunded once');
+  const refunds = await idle.service.ctx.db
+    .select()
+    .from(creditLedger)
+    .where(and(eq(creditLedger.orgId, w.orgId), eq(creditLedger.reason, 'slideshow_refund')));
+  t.equal(refunds.length, 2, 'one refund row per canceled slideshow');
 });
