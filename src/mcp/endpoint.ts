@@ -41,7 +41,8 @@ const INSTRUCTIONS = [
   `Tools of the ${operationIndex.title} (contract version ${operationIndex.version}); each mirrors a REST operation or an MCP-only capability.`,
   'Start with get_workspace (plan, credits, scopes) and list_generation_catalog / list_workspace_assets (what can be generated and with which assets).',
   'Paid tools deduct credits before queueing; pass an idempotency_key so a retry never charges twice.',
-  'Work is asynchronous: poll get_generation, get_slideshow or get_video every few seconds until the status is completed (or ready), error or failed.',
+  'Work is asynchronous. Clients with tasks (the io.modelcontextprotocol/tasks extension, or params.task on 2025-11-25) get a task from the six tools that start long work: follow it with tasks/get (its final result carries the media as resource links), cancel queued work with tasks/cancel (refunded in full).',
+  'Without tasks, send a progressToken to wait with progress notifications, or poll get_generation, get_slideshow or get_video every few seconds until the status is completed (or ready), error, failed or canceled.',
   'Errors are tool results with isError and {error: {code, message, retryable, context}}; retry only when retryable is true.',
 ].join(' ');
 
