@@ -102,6 +102,12 @@ function createServer(ctx: AppContext, deps: ToolDeps, auth: AuthContext, era: E
   server.setRequestHandler('tools/call', async (request, rctx) => {
     const tool = TOOLS_BY_NAME.get(request.params.name);
     if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+    // 2025-11-25: a task asked of a tool that does not run as one is refused before anything runs.
+    if (era === 'legacy' && request.params.task !== undefined && !TASK_TOOLS.has(tool.name))
+      throw new ProtocolError(
+        ProtocolErrorCode.MethodNotFound,
+        `Tool ${tool.name} does not run as a task (its execution.taskSupport is forbidden)`,
+      );
     const args = (request.params.arguments ?? {}) as Record<string, unknown>;
     // rctx.mcpReq.signal is aborted when the client goes away (the request's signal, below).
     const result = await runTool(deps, tool, args, auth, undefined, rctx.mcpReq.signal);

@@ -149,6 +149,12 @@ t.test('2025-11-25: params.task gets a task; tasks/get then tasks/result give th
   t.ok(result.content.some((c: Obj) => c.type === 'resource_link'));
   const cancel = await rpc('2025-11-25', ws.key, 'tasks/cancel', { taskId: task.taskId });
   t.match(cancel.error, { code: -32602, message: /already completed/ }, 'an ended task cannot be cancelled');
+  const notTask = await rpc('2025-11-25', ws.key, 'tools/call', { name: 'get_workspace', arguments: {}, task: {} });
+  t.match(
+    notTask.error,
+    { code: -32601, message: /get_workspace does not run as a task/ },
+    'a task of a tool without task support: -32601',
+  );
   const plain = (await rpc('2025-11-25', ws.key, 'tools/call', staticAd('task-legacy-2'))).result!;
   t.match(plain, { structuredContent: { object: 'generation_batch', status: 'queued' } }, 'no params.task: the queued batch');
 });
