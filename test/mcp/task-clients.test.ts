@@ -9,13 +9,21 @@
 // Each creates one 5-second faceless video as a task; the test checks the task was created (not a
 // plain result), went from working to completed, and ended with the finished video as
 // structuredContent and a resource_link whose URI downloads an MP4.
+// Before that, while the service runs no workers (they join it afterwards), each client cancels a
+// queued faceless video's task: 2025-11-25 answers with the cancelled task, 2026-07-28 acknowledges
+// and tasks/get then says cancelled; the workspace's balance is back where it was, with one refund
+// row in its ledger.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { asc, eq } from 'drizzle-orm';
 import t, { type Test } from 'tap';
+import { creditLedger, organizations } from '../../src/db/schema/index.ts';
+import { startWorkers } from '../../src/jobs/boss.ts';
 import { probe } from '../../src/media/ffmpeg.ts';
+import { JOBS } from '../../src/pipelines/index.ts';
 import { startMcpApp } from './helpers.ts';
 
 const run = promisify(execFile);
@@ -25,12 +33,16 @@ const MCP_PY_VERSION = '2.3.0';
 
 type Obj = Record<string, any>;
 
-const app = await startMcpApp(t, { RATE_LIMIT_GENERATIONS: '1000' }, { workers: true });
+// No workers yet: the cancel tests need their jobs to stay queued. The workers join this same
+// service before the first video is to be made (workersJoin).
+const app = await startMcpApp(t, { RATE_LIMIT_GENERATIONS: '1000' }, { workers: false });
 const ws = await app.workspace({ credits: 500 });
+let joined: Promise<unknown> | undefined;
+const workersJoin = () => (joined ??= startWorkers(app.service.boss!, app.service.ctx, JOBS));
 
 /** A client script of ./clients as a process (`command` runs it), its one JSON line. */
-async function client(command: string, script: string, mode: 'run' | 'cancel'): Promise<Obj> {
-  const args = [path.join(here, 'clients', script), `${app.url}/mcp`, ws.key, mode];
+async function client(command: string, script: string, mode: 'run' | 'cancel', key = ws.key): Promise<Obj> {
+  const args = [path.join(here, 'clients', script), `${app.url}/mcp`, key, mode];
   const { stdout } = await run(command, args, { timeout: 240_000 });
   return JSON.parse(stdout.trim().split('\n').at(-1)!);
 }
@@ -93,10 +105,48 @@ async function checkFinishedVideo(t: Test, result: Obj) {
   t.ok(Math.abs(p.duration_seconds! - 5) <= 0.5, `lasts ${p.duration_seconds} s`);
 }
 
-// Installed while the TypeScript client runs.
+/** The workspace's balance is back to 500, its ledger one charge and one refund of it. */
+async function checkRefunded(t: Test, orgId: string) {
+  const db = app.service.ctx.db;
+  const [org] = await db.select({ credits: organizations.credits }).from(organizations).where(eq(organizations.id, orgId));
+  t.equal(org.credits, 500, 'the balance is back to what it was');
+  const rows = await db.select().from(creditLedger).where(eq(creditLedger.orgId, orgId)).orderBy(asc(creditLedger.id));
+  const charges = rows.filter((r) => r.delta < 0);
+  const refunds = rows.filter((r) => r.reason.endsWith('_refund'));
+  t.equal(charges.length, 1, 'charged once');
+  t.equal(refunds.length, 1, 'one refund row');
+  t.equal(refunds[0]?.delta, -charges[0]?.delta, 'the refund is the charge, in full');
+}
+
+// Installed while the TypeScript clients run.
 const python = pythonWithMcp();
 
+t.test('2026-07-28: the SDK v2 client with ext-tasks cancels a queued task; refunded in full', async (t) => {
+  const cw = await app.workspace({ credits: 500 });
+  const out = await client(process.execPath, 'v2-tasks-client.ts', 'cancel', cw.key);
+  t.equal(out.kind, 'task', 'a task, not a plain result');
+  t.match(out.cancelAck, { result: { resultType: 'complete' } }, 'tasks/cancel acknowledged');
+  t.notOk(out.cancelAck?.error, 'not refused');
+  t.equal(out.outcome, 'cancelled', 'the package ends the execution as cancelled on the acknowledgement');
+  t.match(out.after, { taskId: out.taskId, status: 'cancelled' }, 'tasks/get then says cancelled');
+  t.match(out.methods, ['tools/call', 'tasks/cancel', 'tasks/get']);
+  await checkRefunded(t, cw.orgId);
+});
+
+t.test('2025-11-25: the Python SDK cancels a queued task; refunded in full', async (t) => {
+  const py = await python;
+  if ('skip' in py) return t.plan(0, py.skip);
+  const cw = await app.workspace({ credits: 500 });
+  const out = await client(py.python, 'py_tasks_client.py', 'cancel', cw.key);
+  t.match(out.created, { status: 'working', taskId: /^[0-9a-f-]{36}$/ }, 'a task, not a plain result');
+  t.notOk(out.cancelError, `tasks/cancel not refused: ${JSON.stringify(out.cancelError)}`);
+  t.match(out.cancelled, { taskId: out.created.taskId, status: 'cancelled' }, 'tasks/cancel answers the cancelled task');
+  t.match(out.after, { taskId: out.created.taskId, status: 'cancelled' }, 'tasks/get says cancelled');
+  await checkRefunded(t, cw.orgId);
+});
+
 t.test('2026-07-28: the SDK v2 client with ext-tasks runs a faceless video as a task to the finished MP4', async (t) => {
+  await workersJoin();
   const out = await client(process.execPath, 'v2-tasks-client.ts', 'run');
   t.equal(out.kind, 'task', 'a task, not a plain result');
   t.match(out.taskId, /^[0-9a-f-]{36}$/);
@@ -108,6 +158,7 @@ t.test('2026-07-28: the SDK v2 client with ext-tasks runs a faceless video as a 
 t.test('2025-11-25: the Python SDK runs a faceless video as a task (tasks/get, tasks/result) to the finished MP4', async (t) => {
   const py = await python;
   if ('skip' in py) return t.plan(0, py.skip);
+  await workersJoin();
   const out = await client(py.python, 'py_tasks_client.py', 'run');
   t.equal(out.protocolVersion, '2025-11-25');
   t.match(out.serverTasks, { requests: { tools: { call: {} } }, cancel: {} }, 'the server declares core tasks');

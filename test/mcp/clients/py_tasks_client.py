@@ -27,7 +27,7 @@ import time
 
 import httpx2
 import mcp_types as types
-from mcp import ClientSession
+from mcp import ClientSession, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 
@@ -85,10 +85,13 @@ async def follow(session, task):
 
 
 async def cancel(session, task):
+    """tasks/cancel (its answer, or the error refusing it), then tasks/get."""
     request = types.CancelTaskRequest(params=types.CancelTaskRequestParams(task_id=task.task_id))
-    cancelled = await session.send_request(request, types.CancelTaskResult)
-    after = await get_task(session, task.task_id)
-    return {"cancelled": dump(cancelled), "after": dump(after)}
+    try:
+        answer = {"cancelled": dump(await session.send_request(request, types.CancelTaskResult))}
+    except MCPError as err:
+        answer = {"cancelError": {"code": err.code, "message": err.message}}
+    return {**answer, "after": dump(await get_task(session, task.task_id))}
 
 
 async def main(url, token, mode):

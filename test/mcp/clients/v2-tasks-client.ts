@@ -5,7 +5,9 @@
 // Both modes take a voice id from list_workspace_assets and call create_faceless_video (a short
 // script, 5 seconds) as a task. `run` follows the task to its end with the package's settle()
 // (which polls tasks/get at the server's pollIntervalMs); `cancel` cancels the task through the
-// package (tasks/cancel) and reads it again (tasks/get). Prints one JSON line.
+// package (tasks/cancel: the execution's cancel() resolves on the server's acknowledgement) and
+// reads it again (tasks/get). Prints one JSON line, with the methods the package sent and, when
+// cancelling, the acknowledgement as it was answered.
 //
 // The SDK Client cannot carry the extension's wire shapes itself: it rejects a tools/call answer
 // with `resultType: "task"` (UnsupportedResultType) and frames requests with its own capabilities.
@@ -32,6 +34,8 @@ class RawRequests {
   #next = 1;
   readonly #pending = new Map<string, (message: JSONRPCMessage) => void>();
   readonly #transport: StreamableHTTPClientTransport;
+  /** Every request sent this way: its method and its response. */
+  readonly log: { method: string; response: Obj }[] = [];
 
   /** Call after client.connect(): the SDK's protocol layer has installed its message handler by then. */
   constructor(transport: StreamableHTTPClientTransport) {
@@ -68,6 +72,7 @@ class RawRequests {
       throw err;
     }
     const response = (await answered) as Obj;
+    this.log.push({ method: String((request as Obj).method), response });
     return ('error' in response ? { kind: 'error', error: response.error } : { kind: 'result', result: response.result }) as RawResponse;
   };
 }
@@ -105,9 +110,10 @@ try {
   const out: Obj = { kind: execution.kind, taskId: execution.handle?.taskId, voiceId: voices[0].id };
   if (mode === 'cancel') {
     if (!execution.handle) throw new Error('not a task');
-    await session.cancelTask(execution.handle.taskId);
+    await execution.cancel();
+    out.cancelAck = raw.log.find((x) => x.method === 'tasks/cancel')?.response;
+    out.outcome = (await execution.result()).status;
     out.after = (await session.task(execution.handle.taskId).snapshot()).raw;
-    await execution.detach();
   } else {
     const statuses: string[] = [];
     const onEvent = (event: TaskExecutionEvent<unknown>) => {
@@ -122,6 +128,7 @@ try {
       result: resultFromTaskOutcome(outcome),
     });
   }
+  out.methods = raw.log.map((x) => x.method);
   process.stdout.write(`${JSON.stringify(out)}\n`);
 } finally {
   await session.close();
