@@ -384,7 +384,7 @@ function connectSection(doc: Doc): string[] {
     if (s.type === 'http') out.push(`- **API key** (\`${name}\`): ${oneLine(s.description)}`);
   }
   out.push(
-    `- **MCP**: \`POST <origin>${MCP_PATH}\`, the remote MCP endpoint (Streamable HTTP, stateless JSON-RPC \`tools/list\`, \`tools/call\`). Each operation names its tool, whose arguments are the operation's path, query and body fields side by side (\`Idempotency-Key\` → \`idempotency_key\`). Connect either way:`,
+    `- **MCP**: \`POST <origin>${MCP_PATH}\`, the remote MCP endpoint (Streamable HTTP, stateless JSON-RPC \`tools/list\`, \`tools/call\`, and tasks for long work: Polling below). Each operation names its tool, whose arguments are the operation's path, query and body fields side by side (\`Idempotency-Key\` → \`idempotency_key\`). Connect either way:`,
   );
   out.push(`  1. API key as bearer: \`Authorization: Bearer <API key>\` on \`${MCP_PATH}\`, as for REST.`);
   for (const [name, raw] of Object.entries(schemes as JsonObject)) {
@@ -580,7 +580,7 @@ function flowSection(doc: Doc, areas: ReturnType<typeof areasOf>): string[] {
   const page = (o: OperationIndexEntry) => areas.find((a) => a.ops.includes(o))!.area.name;
   const out = ['## Create → poll → download', ''];
   out.push(
-    'Paid work is queued, then followed until it ends. 1. Create it with an `Idempotency-Key` (Credits and Idempotency above): the answer has the id, `credits_deducted` and `remaining_credits`. 2. Poll the GET of that id every few seconds (Polling above) until it is completed, ready, failed or error. 3. Download: a finished record carries signed URLs of its media, which expire; GET the record again for fresh ones. Each line links the page with every field of both calls.',
+    'Paid work is queued, then followed until it ends. 1. Create it with an `Idempotency-Key` (Credits and Idempotency above): the answer has the id, `credits_deducted` and `remaining_credits`. 2. Poll the GET of that id every few seconds (Polling above) until it is completed, ready, failed, error or canceled (over MCP, a task instead: Polling above). 3. Download: a finished record carries signed URLs of its media, which expire; GET the record again for fresh ones. Each line links the page with every field of both calls.',
     '',
   );
   for (const c of creates) {
