@@ -27,7 +27,7 @@ const rpc = (
   key: string,
   method: string,
   params: Obj,
-  opts: { tasks?: boolean; status?: number } = {},
+  opts: { tasks?: boolean; status?: number; mcpName?: string } = {},
 ) => rpcOn(app, version, key, method, params, opts);
 
 async function rpcOn(
@@ -36,10 +36,10 @@ async function rpcOn(
   key: string,
   method: string,
   params: Obj,
-  opts: { tasks?: boolean; status?: number } = {},
+  opts: { tasks?: boolean; status?: number; mcpName?: string } = {},
 ) {
   const declared = opts.tasks ?? method.startsWith('tasks/');
-  const name = method === 'tools/call' ? params.name : method.startsWith('tasks/') ? params.taskId : undefined;
+  const name = opts.mcpName ?? (method === 'tools/call' ? params.name : method.startsWith('tasks/') ? params.taskId : undefined);
   const meta =
     version === '2026-07-28'
       ? {
@@ -198,6 +198,11 @@ t.test('2026-07-28: the task methods answer only a request that declares the tas
     }
   }
   t.match((await rpc('2026-07-28', ws.key, 'tasks/get', { taskId: mine.taskId })).result, { taskId: mine.taskId }, 'declared: answered');
+  // SEP-2243 (the conformance suite checks it only on its fixture's task): Mcp-Name must name the task.
+  for (const method of ['tasks/get', 'tasks/cancel']) {
+    const mismatched = await rpc('2026-07-28', ws.key, method, { taskId: mine.taskId }, { mcpName: 'another-task', status: 400 });
+    t.match(mismatched.error, { code: -32020, message: /Mcp-Name header names "another-task"/ }, `${method}: Mcp-Name of another task`);
+  }
   t.equal((await untilEnded('2026-07-28', mine.taskId)).result!.status, 'completed', 'the refused cancel left the work alone');
 });
 
