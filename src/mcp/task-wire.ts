@@ -176,7 +176,9 @@ export function registerTaskMethods(server: Server, era: Era, m: TaskMethodDeps)
     const status = statusIn(era, state);
     const fields = taskFields(era, state, status);
     if (era === 'legacy' || !state.result) return fields;
-    return { ...fields, result: state.result };
+    // The inline result is a complete tools/call result of the revision: it carries its resultType
+    // (the SDK stamps only the outer result, the task).
+    return { ...fields, result: { resultType: 'complete', ...state.result } };
   };
 
   server.setRequestHandler('tasks/get', { params: TaskIdParams }, async ({ taskId }, ctx) =>

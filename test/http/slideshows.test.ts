@@ -630,7 +630,7 @@ t.test(
     const tools = (await client.listTools()).tools;
     const create = tools.find((x) => x.name === 'create_slideshow')!;
     t.match(create.description, /poll get_slideshow/);
-    t.match(tools.find((x) => x.name === 'get_slideshow')!.description, /until status is completed or error/);
+    t.match(tools.find((x) => x.name === 'get_slideshow')!.description, /until status is completed, error or canceled/);
     const before = await balance(renderApp, rws.orgId);
     // A custom avatar of this workspace: its image is fetched through the guarded client.
     const [avatar] = await rdb

@@ -128,6 +128,7 @@ t.test('2026-07-28: create_generation as a task, followed to a completed result 
   t.match(ended, { resultType: 'complete', taskId: task.taskId, status: 'completed', ttlMs: null });
   t.ok(ended.lastUpdatedAt >= ended.createdAt, 'updated no earlier than created');
   const result = ended.result;
+  t.equal(result.resultType, 'complete', "the inline result is a complete tools/call result (the extension's schema)");
   t.notOk(result.isError, JSON.stringify(result).slice(0, 400));
   t.match(result.structuredContent, { object: 'generation_batch', generations: [{ status: 'completed' }] });
   const url = result.structuredContent.generations[0].url;
