@@ -110,13 +110,16 @@ function readPreview(publicBaseUrl: string) {
 }
 
 /**
- * Declares the resources capability on a per-request SDK Server and answers resources/list and
- * resources/read, on every revision the Server speaks. Another URI is the SDK's resource-not-found
- * error (ResourceNotFoundError: -32602 with `data.uri` on every revision, as 2026-07-28 requires).
+ * Declares the resources capability on a per-request SDK Server and answers resources/list,
+ * resources/templates/list (part of the capability: no templates here, the preview's URI is fixed)
+ * and resources/read, on every revision the Server speaks. Another URI is the SDK's
+ * resource-not-found error (ResourceNotFoundError: -32602 with `data.uri` on every revision, as
+ * 2026-07-28 requires).
  */
 export function registerPreviewResources(server: Server, publicBaseUrl: string): void {
   server.registerCapabilities({ resources: { listChanged: false } });
   server.setRequestHandler('resources/list', () => ({ resources: [previewResource(publicBaseUrl)] }));
+  server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: [] }));
   server.setRequestHandler('resources/read', (request) => {
     if (request.params.uri !== PREVIEW_URI) throw new ResourceNotFoundError(request.params.uri);
     return readPreview(publicBaseUrl);

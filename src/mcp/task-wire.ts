@@ -3,6 +3,7 @@
 //     extension in its request's capabilities gets `{resultType: "task", taskId, status, …}` from
 //     tools/call; `tasks/get` answers the task with its final result inline, `tasks/cancel` and
 //     `tasks/update` acknowledge (cancellation is cooperative; this server never asks for input);
+//     the task methods answer only requests that declare the extension (-32021 otherwise);
 //   - revision 2025-11-25, core tasks: a tools/call with `params.task` (the six tools list
 //     `execution.taskSupport: "optional"`) gets `{task: {…}}`; `tasks/get` answers the task,
 //     `tasks/result` its final result (waiting for it a bounded time), `tasks/cancel` the cancelled
@@ -11,6 +12,7 @@
 // and nothing else, past that check (the Server's documented `_wrapHandler` hook).
 import {
   CLIENT_CAPABILITIES_META_KEY,
+  MissingRequiredClientCapabilityError,
   ProtocolError,
   ProtocolErrorCode,
   Server,
@@ -85,12 +87,29 @@ const answer = (result: Obj): TaskAnswer => Object.defineProperty(result, TASK_A
 type Obj = Record<string, unknown>;
 const isObj = (x: unknown): x is Obj => x !== null && typeof x === 'object' && !Array.isArray(x);
 
+/** Whether a 2026-07-28 request's client capabilities (its `_meta` envelope) list the tasks extension. */
+function declaresTasks(ctx: ServerContext): boolean {
+  const caps = (ctx.mcpReq.envelope as Obj | undefined)?.[CLIENT_CAPABILITIES_META_KEY];
+  return isObj(caps) && isObj(caps.extensions) && isObj(caps.extensions[TASKS_EXTENSION]);
+}
+
 /** Whether the call should be answered with a task: a task tool, and a client that asked for tasks in its form. */
 export function wantsTask(era: Era, toolName: string, params: Obj, ctx: ServerContext): boolean {
   if (!TASK_TOOLS.has(toolName)) return false;
-  if (era === 'legacy') return isObj(params.task);
-  const caps = (ctx.mcpReq.envelope as Obj | undefined)?.[CLIENT_CAPABILITIES_META_KEY];
-  return isObj(caps) && isObj(caps.extensions) && isObj(caps.extensions[TASKS_EXTENSION]);
+  return era === 'legacy' ? isObj(params.task) : declaresTasks(ctx);
+}
+
+/**
+ * 2026-07-28: the task methods belong to the extension, so a request whose client capabilities do
+ * not list it is refused with -32021 (Missing Required Client Capability, HTTP 400), naming the
+ * extension in `data.requiredCapabilities`, as the extension and SEP-2575 require.
+ */
+function requireTasksExtension(era: Era, ctx: ServerContext): void {
+  if (era === 'modern' && !declaresTasks(ctx))
+    throw new MissingRequiredClientCapabilityError(
+      { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+      `The task methods belong to the ${TASKS_EXTENSION} extension: declare it in the request's client capabilities`,
+    );
 }
 
 /** The task fields both forms share, under each form's names. */
@@ -147,7 +166,8 @@ export interface TaskMethodDeps {
 
 /** Registers the task methods of `era` on a per-request Server. */
 export function registerTaskMethods(server: Server, era: Era, m: TaskMethodDeps): void {
-  const task = async (taskId: string): Promise<TaskRow> => {
+  const task = async (taskId: string, ctx: ServerContext): Promise<TaskRow> => {
+    requireTasksExtension(era, ctx);
     const row = await findTask(m.ctx, m.auth, taskId);
     if (!row || !TASK_TOOLS.has(row.tool)) throw unknownTask(taskId);
     return row;
@@ -161,12 +181,12 @@ export function registerTaskMethods(server: Server, era: Era, m: TaskMethodDeps)
     return { ...fields, result: { resultType: 'complete', ...state.result } };
   };
 
-  server.setRequestHandler('tasks/get', { params: TaskIdParams }, async ({ taskId }) =>
-    detailed(await readTask(m.ctx, m.deps, m.auth, await task(taskId))),
+  server.setRequestHandler('tasks/get', { params: TaskIdParams }, async ({ taskId }, ctx) =>
+    detailed(await readTask(m.ctx, m.deps, m.auth, await task(taskId, ctx))),
   );
 
-  server.setRequestHandler('tasks/cancel', { params: TaskIdParams }, async ({ taskId }) => {
-    const row = await task(taskId);
+  server.setRequestHandler('tasks/cancel', { params: TaskIdParams }, async ({ taskId }, ctx) => {
+    const row = await task(taskId, ctx);
     const before = await readTask(m.ctx, m.deps, m.auth, row);
     if (before.phase === 'working') await cancelTask(m.ctx, m.auth, row);
     // 2026-07-28: an acknowledgement, whatever became of the work (cooperative cancellation).
@@ -183,15 +203,15 @@ export function registerTaskMethods(server: Server, era: Era, m: TaskMethodDeps)
 
   if (era === 'modern') {
     // This server never asks for input: known tasks acknowledge (responses to no request are ignored).
-    server.setRequestHandler('tasks/update', { params: TaskIdParams }, async ({ taskId }) => {
-      await task(taskId);
+    server.setRequestHandler('tasks/update', { params: TaskIdParams }, async ({ taskId }, ctx) => {
+      await task(taskId, ctx);
       return {};
     });
     return;
   }
 
   server.setRequestHandler('tasks/result', { params: TaskIdParams }, async ({ taskId }, ctx) => {
-    const row = await task(taskId);
+    const row = await task(taskId, ctx);
     const deadline = Date.now() + TASK_RESULT_WAIT_MS;
     let state = await readTask(m.ctx, m.deps, m.auth, row);
     while (state.phase === 'working' && Date.now() < deadline && !ctx.mcpReq.signal.aborted) {

@@ -178,6 +178,7 @@ t.test('the four tools link the preview resource; it is listed with its policy',
   );
   const missing = await client.readResource({ uri: 'ui://media-api/nothing.html' }).catch((e: Error) => e);
   t.match(String(missing), /-32602.*Resource not found: ui:\/\/media-api\/nothing\.html/);
+  t.same((await client.listResourceTemplates()).resourceTemplates, [], 'resources/templates/list: part of the capability, none');
 });
 
 t.test('on 2026-07-28 (the SDK v2 client, no handshake) the same links, listing and page', async (t) => {
@@ -196,6 +197,9 @@ t.test('on 2026-07-28 (the SDK v2 client, no handshake) the same links, listing 
   t.equal((read.contents[0] as { text: string }).text, (legacy.contents[0] as { text: string }).text, 'the page both revisions read');
   const missing = await v2.readResource({ uri: 'ui://media-api/nothing.html' }).catch((e: Error) => e);
   t.match(missing, { code: -32602, data: { uri: 'ui://media-api/nothing.html' } });
+  const templates = await v2.listResourceTemplates();
+  t.same(templates.resourceTemplates, [], 'resources/templates/list: none');
+  t.match(templates, { ttlMs: Number, cacheScope: /^(public|private)$/ }, 'with its caching hints, as every 2026-07-28 list');
 });
 
 t.test('the slideshow: slides listed, the carousel video plays, the title stays text', async (t) => {

@@ -17,9 +17,18 @@ const TASKS = 'io.modelcontextprotocol/tasks';
 type Obj = Record<string, any>;
 let nextId = 1;
 
-/** One JSON-RPC request in the form of `version` (2026-07-28: the per-request envelope and routing headers). */
-const rpc = (version: '2026-07-28' | '2025-11-25', key: string, method: string, params: Obj, opts: { tasks?: boolean } = {}) =>
-  rpcOn(app, version, key, method, params, opts);
+/**
+ * One JSON-RPC request in the form of `version` (2026-07-28: the per-request envelope and routing
+ * headers; the task methods declare the tasks extension, as a client that uses them does, unless
+ * `tasks` says otherwise).
+ */
+const rpc = (
+  version: '2026-07-28' | '2025-11-25',
+  key: string,
+  method: string,
+  params: Obj,
+  opts: { tasks?: boolean; status?: number; mcpName?: string } = {},
+) => rpcOn(app, version, key, method, params, opts);
 
 async function rpcOn(
   on: typeof app,
@@ -27,16 +36,17 @@ async function rpcOn(
   key: string,
   method: string,
   params: Obj,
-  opts: { tasks?: boolean } = {},
+  opts: { tasks?: boolean; status?: number; mcpName?: string } = {},
 ) {
-  const name = method === 'tools/call' ? params.name : method.startsWith('tasks/') ? params.taskId : undefined;
+  const declared = opts.tasks ?? method.startsWith('tasks/');
+  const name = opts.mcpName ?? (method === 'tools/call' ? params.name : method.startsWith('tasks/') ? params.taskId : undefined);
   const meta =
     version === '2026-07-28'
       ? {
           _meta: {
             'io.modelcontextprotocol/protocolVersion': version,
             'io.modelcontextprotocol/clientInfo': { name: 'tasks-test', version: '1.0.0' },
-            'io.modelcontextprotocol/clientCapabilities': opts.tasks ? { extensions: { [TASKS]: {} } } : {},
+            'io.modelcontextprotocol/clientCapabilities': declared ? { extensions: { [TASKS]: {} } } : {},
           },
         }
       : {};
@@ -52,8 +62,8 @@ async function rpcOn(
     body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params: { ...params, ...meta } }),
   });
   const text = await res.text();
-  t.equal(res.status, 200, `${method}: ${text.slice(0, 300)}`);
-  return JSON.parse(text) as { result?: Obj; error?: { code: number; message: string } };
+  t.equal(res.status, opts.status ?? 200, `${method}: ${text.slice(0, 300)}`);
+  return JSON.parse(text) as { result?: Obj; error?: { code: number; message: string; data?: Obj } };
 }
 
 const credits = async (orgId: string, on = app) =>
@@ -174,6 +184,27 @@ t.test("a task is its workspace's: another one's id, or no such id, is unknown",
   t.match(bad.error, { code: -32602 }, 'no taskId: invalid params');
   t.equal(await credits(other.orgId), 500, 'nothing charged to the other workspace');
   await untilEnded('2026-07-28', mine.taskId);
+});
+
+t.test('2026-07-28: the task methods answer only a request that declares the tasks extension (-32021, HTTP 400)', async (t) => {
+  const mine = (await rpc('2026-07-28', ws.key, 'tools/call', staticAd('task-undeclared-1'), { tasks: true })).result!;
+  for (const method of ['tasks/get', 'tasks/update', 'tasks/cancel']) {
+    for (const taskId of [mine.taskId, 'no-such-task']) {
+      const refused = await rpc('2026-07-28', ws.key, method, { taskId }, { tasks: false, status: 400 });
+      t.match(
+        refused.error,
+        { code: -32021, message: new RegExp(TASKS), data: { requiredCapabilities: { extensions: { [TASKS]: {} } } } },
+        `${method} of ${taskId === 'no-such-task' ? 'an unknown' : 'its'} task without the extension`,
+      );
+    }
+  }
+  t.match((await rpc('2026-07-28', ws.key, 'tasks/get', { taskId: mine.taskId })).result, { taskId: mine.taskId }, 'declared: answered');
+  // SEP-2243 (the conformance suite checks it only on its fixture's task): Mcp-Name must name the task.
+  for (const method of ['tasks/get', 'tasks/cancel']) {
+    const mismatched = await rpc('2026-07-28', ws.key, method, { taskId: mine.taskId }, { mcpName: 'another-task', status: 400 });
+    t.match(mismatched.error, { code: -32020, message: /Mcp-Name header names "another-task"/ }, `${method}: Mcp-Name of another task`);
+  }
+  t.equal((await untilEnded('2026-07-28', mine.taskId)).result!.status, 'completed', 'the refused cancel left the work alone');
 });
 
 t.test('a call that fails before queueing is a plain error result, not a task', async (t) => {
@@ -298,7 +329,7 @@ const ack = (answer: { result?: Obj }) => {
 
 t.test('tasks/cancel of queued work: canceled and refunded in full, once, in both forms', async (t) => {
   const w = await idle.workspace({ credits: 300 });
-  const call = (version: '2026-07-28' | '2025-11-25', method: string, params: Obj, tasks = false) =>
+  const call = (version: '2026-07-28' | '2025-11-25', method: string, params: Obj, tasks?: boolean) =>
     rpcOn(idle, version, w.key, method, params, { tasks });
   const slideshow = {
     name: 'create_slideshow',
