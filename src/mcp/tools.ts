@@ -155,9 +155,7 @@ export function summarize(tool: string, body: unknown): string {
       ids = n === 0 ? s : `${ids}, ${s}`;
       n++;
     }
-    // "..." rather than "…": one character outside Latin-1 makes V8 build the whole JSON answer
-    // the SDK serialises (the catalog: 40 KB) as a two-byte string, slower to stringify and encode.
-    add(`${v.length} ${k}${n ? ` (${ids}${v.length > n ? ', ...' : ''})` : ''}`);
+    add(`${v.length} ${k}${n ? ` (${ids}${v.length > n ? ', …' : ''})` : ''}`);
   }
   return `${tool}: ${text || 'done'}. Full result in structuredContent.`;
 }
