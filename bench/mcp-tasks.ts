@@ -111,11 +111,12 @@ try {
 
   // ---------------------------------------------------------------- 2. progress notification delay
   const delays: number[] = [];
+  let stagesSeen = 0;
   for (let attempt = 0; attempt < 3; attempt++) delays.push(...(await progressDelays(attempt)));
   if (delays.length === 0) throw new Error('no stage change was seen');
   const worst = Math.max(...delays);
   say(
-    `mcp tasks bench: progress notification after a stage change: median ${median(delays).toFixed(0)} ms, max ${worst.toFixed(0)} ms over ${delays.length} changes (goal ≤ 1000 ms) ${worst <= 1000 ? 'MET' : 'NOT MET'}`,
+    `mcp tasks bench: progress notification after a stage change: median ${median(delays).toFixed(0)} ms, max ${worst.toFixed(0)} ms over the ${delays.length} of ${stagesSeen} stage changes named by a notification (a stage shorter than the server's ${500} ms read interval is named by none: the next one's notification follows) (goal ≤ 1000 ms) ${worst <= 1000 ? 'MET' : 'NOT MET'}`,
   );
 
   /** One faceless video followed by progress notifications and a REST poller; the delays of its stage changes. */
@@ -173,6 +174,7 @@ try {
     }
     done = true;
     await poller;
+    stagesSeen += seen.size;
     const out: number[] = [];
     for (const [stage, at] of seen) {
       const note = notified.get(stage);
