@@ -116,7 +116,7 @@ try {
   if (delays.length === 0) throw new Error('no stage change was seen');
   const worst = Math.max(...delays);
   say(
-    `mcp tasks bench: progress notification after a stage change: median ${median(delays).toFixed(0)} ms, max ${worst.toFixed(0)} ms over the ${delays.length} of ${stagesSeen} stage changes named by a notification (a stage shorter than the server's ${500} ms read interval is named by none: the next one's notification follows) (goal ≤ 1000 ms) ${worst <= 1000 ? 'MET' : 'NOT MET'}`,
+    `mcp tasks bench: progress notification after a stage change: median ${median(delays).toFixed(0)} ms, max ${worst.toFixed(0)} ms over the ${delays.length} of ${stagesSeen} stage changes named by a notification (a stage shorter than the server's read interval (500 ms) is named by none: the next one's notification follows) (goal ≤ 1000 ms) ${worst <= 1000 ? 'MET' : 'NOT MET'}`,
   );
 
   /** One faceless video followed by progress notifications and a REST poller; the delays of its stage changes. */
