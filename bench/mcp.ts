@@ -3,9 +3,11 @@
 // message with an API key (resolved per request, from the short-lived token cache), the official
 // SDK v2 (src/mcp/endpoint.ts: createMcpHandler for 2026-07-28, the stateless JSON transport for
 // the 2025 revisions, a per-request SDK Server), the executor, and the JSON-RPC answer serialised
-// by the SDK for each request. Rows (--rows, comma-separated):
+// by the SDK. Rows (--rows, comma-separated):
 //   call-2025-06-18, call-2025-11-25, call-2026-07-28: tools/call of list_generation_catalog (the
-//     catalog as structuredContent, the same bytes REST answers) on that revision;
+//     catalog as structuredContent, the same bytes REST answers) on that revision; after the first
+//     call, identical calls are answered with the SDK's first answer, their id put back
+//     (src/mcp/answer-cache.ts), as REST answers the catalog serialised once;
 //   list-2026-07-28: tools/list (every tool, about 64 KiB);
 //   ping-2025-06-18: ping, the cost of the MCP path itself with an empty result.
 // Each round measures REST once, then every row; each row's ratio is against that round's REST

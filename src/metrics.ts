@@ -29,6 +29,12 @@ export const httpRequestDuration = new Histogram({
 });
 
 /** MCP tools/call results by tool and outcome (`success`, or the error code of an isError result). */
+export const mcpAnswerCacheHits = new Counter({
+  name: 'mcp_answer_cache_hits_total',
+  help: 'MCP requests answered from the kept answers of the catalog tool (src/mcp/answer-cache.ts), not by the SDK',
+  registers: [registry],
+});
+
 export const mcpToolCalls = new Counter({
   name: 'mcp_tool_calls_total',
   help: 'MCP tool calls by tool and outcome: "success", or the error code of the error result',

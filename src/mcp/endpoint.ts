@@ -27,12 +27,14 @@ import {
 } from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
+import { mcpAnswerCacheHits, mcpToolCalls } from '../metrics.ts';
 import { operationIndex } from '../operations/executor.ts';
 import type { AuthContext } from '../services/workspaces/api-keys.ts';
 import { registerPreviewResources } from './apps.ts';
 import { BearerError, cachedBearer, insufficientScope, MCP_PATH, mcpUrls, resolveBearer } from './auth.ts';
 import { LISTED_TOOLS, runTool, toolAllowed, TOOLS_BY_NAME, type ToolDeps } from './tools.ts';
 import { rebindingProblem, rebindingRules } from './rebinding.ts';
+import { CACHED_TOOL, cachedAnswer, cacheKey, keepAnswer } from './answer-cache.ts';
 import { waitWithProgress } from './progress.ts';
 import { TASK_TOOLS } from './task-tools.ts';
 import { registerTaskMethods, TASK_CAPABILITIES, taskCreated, TaskServer, wantsTask, type Era } from './task-wire.ts';
@@ -206,11 +208,16 @@ async function serveLegacy(server: Server, request: Request, authInfo: AuthInfo,
  * buffer with its length, instead of through Fastify's reader of a web stream, which writes it
  * chunked; an event stream is passed on as the stream it is.
  */
-async function sendAnswer(reply: FastifyReply, answer: Response) {
+async function sendAnswer(reply: FastifyReply, answer: Response, keep?: (body: Buffer) => void) {
   if (!answer.body || !answer.headers.get('content-type')?.startsWith('application/json')) return reply.send(answer);
   const body = Buffer.from(await answer.arrayBuffer());
-  reply.code(answer.status);
-  for (const [name, value] of answer.headers) reply.header(name, value);
+  keep?.(body);
+  return sendBytes(reply, answer.status, answer.headers, body);
+}
+
+function sendBytes(reply: FastifyReply, status: number, headers: Iterable<[string, string]>, body: Buffer) {
+  reply.code(status);
+  for (const [name, value] of headers) reply.header(name, value);
   return reply.send(body);
 }
 
@@ -250,6 +257,14 @@ export function registerMcpEndpoint(app: FastifyInstance, ctx: AppContext, deps:
     if (!auth) return reply;
     const refused = scopeProblem(req.body, auth, urls.resourceMetadata);
     if (refused) return sendBearerError(reply, refused);
+    // The catalog's answer to an identical request (./answer-cache.ts).
+    const cacheable = cacheKey(req);
+    const hit = cacheable && cachedAnswer(cacheable.key, cacheable.id);
+    if (hit) {
+      mcpToolCalls.inc({ tool: CACHED_TOOL, outcome: 'success' });
+      mcpAnswerCacheHits.inc();
+      return sendBytes(reply, hit.status, hit.headers, hit.body);
+    }
 
     const gone = new AbortController();
     const onClose = () => {
@@ -262,7 +277,8 @@ export function registerMcpEndpoint(app: FastifyInstance, ctx: AppContext, deps:
       ? await serveLegacy(newServer(auth, 'legacy'), request, authInfo, req.body, streamsProgress(req.body, ctx.config.mcpToolWaitSeconds))
       : await modern.fetch(request, { authInfo, parsedBody: req.body });
     if (answer.status >= 500) ctx.log.error({ status: answer.status, url: req.url }, 'MCP request failed');
-    return sendAnswer(reply, answer);
+    const keep = cacheable && ((body: Buffer) => keepAnswer(cacheable.key, cacheable.id, answer.status, answer.headers, body));
+    return sendAnswer(reply, answer, keep || undefined);
   });
 
   // Stateless: no standalone SSE stream (GET) and no session to end (DELETE).
