@@ -43,7 +43,7 @@ t.test('each list tool answers what its REST twin answers, page by page', async 
       const a: Record<string, unknown> = { ...args, ...(cursor ? { cursor } : {}) };
       const res = await call(client, tool, a);
       t.notOk(res.isError, `${tool}: ${JSON.stringify(res.structuredContent?.error ?? '')}`);
-      const q = new URLSearchParams(Object.entries(a).map(([k, v]) => [k, String(v)]));
+      const q = new URLSearchParams(Object.entries(a).map(([k, v]): [string, string] => [k, String(v)]));
       const rest = await app.request('GET', `/api/v1/${path}?${q}`, { key: ws.key });
       t.same(
         res.structuredContent.data.map((x: { id: unknown }) => x.id),
