@@ -261,7 +261,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List generations
+         * @description Lists the workspace's generations, newest first (by `created_at`, then `id`), each exactly as GET /generations/{id} returns it. Free. Filters: `status`, `type`, `created_after` and `created_before` (exclusive bounds on `created_at`). Page with `limit` (1 to 100, default 30) and the opaque `cursor` from the previous page's `next_cursor` (null on the last page); a cursor is signed and valid only in the workspace and with the filters it was issued for (anything else is a 400 naming `cursor`). Paging is keyset: rows created while you page never repeat or shift a row you have not seen yet.
+         */
+        get: operations["listGenerations"];
         put?: never;
         /**
          * Queue generations
@@ -307,7 +311,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List slideshows
+         * @description Lists the workspace's slideshows, newest first (by `created_at`, then `id`), each exactly as GET /slideshows/{id} returns it. Free. Filters: `status`, `created_after` and `created_before` (exclusive bounds on `created_at`). Page with `limit` (1 to 100, default 30) and the opaque `cursor` from the previous page's `next_cursor` (null on the last page); a cursor is signed and valid only in the workspace and with the filters it was issued for (anything else is a 400 naming `cursor`). Paging is keyset: rows created while you page never repeat or shift a row you have not seen yet.
+         */
+        get: operations["listSlideshows"];
         put?: never;
         /**
          * Queue a slideshow
@@ -360,6 +368,26 @@ export interface paths {
          * @description Queues a faceless video from a `prompt` (or a ready `script`) and returns `video_id`: poll GET /videos/{id} every few seconds (`stage` script → scenes → voiceover → captions → (clips, when the deployment makes scenes from clips) → render, `progress`) until `completed` (then `url`, `duration_seconds` and `size_bytes` are set) or `error` (refunded). Price: the voice's `credits_9_16` or `credits_16_9` per started 30 seconds of `duration` (26 s with ava-bright at 9:16 = 40 credits; 45 s = 80), deducted before queueing. The service writes the script (a hook, three to five beats and a call to action, sized to `duration`), renders one scene per beat (style, brand kit colours and logo, reference images, slow pan), a voiceover in the chosen voice (`voice_id` from GET /assets, voices[]; default the first voice speaking `language`), word-timed karaoke captions and a soft music bed in the style's chord, ducked under the narration, into an H.264/AAC MP4 at full resolution (1080×1920 or 1920×1080) within 10 % of `duration` (5 to 180 seconds). Give a prompt or a script (at least one). Every input is checked before anything is charged (400/404 naming the field). The finished video is also an editor project with the same id (GET /editor/videos/{id}): its scenes, voiceover, music bed and captions are items you can edit and export again. Send an `Idempotency-Key` so a retry never charges twice. Limited per organization (429).
          */
         post: operations["createFacelessVideo"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/videos": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List videos
+         * @description Lists the workspace's videos of both kinds (`kind` faceless or editor, one shared integer id space, slideshows' editor projects included), newest first (by `created_at`, then `id`), each exactly as GET /videos/{id} returns it. Free. Filters: `kind`, `status` (editor videos are always `ready`), `created_after` and `created_before` (exclusive bounds on `created_at`). Page with `limit` (1 to 100, default 30) and the opaque `cursor` from the previous page's `next_cursor` (null on the last page); a cursor is signed and valid only in the workspace and with the filters it was issued for (anything else is a 400 naming `cursor`). Paging is keyset: rows created while you page never repeat or shift a row you have not seen yet.
+         */
+        get: operations["listVideos"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2317,6 +2345,30 @@ export interface components {
             /** @description Pass as cursor for the next page; null on the last page. */
             next_cursor: string | null;
         };
+        /** @description One page of generations, newest first. */
+        GenerationList: {
+            /** @constant */
+            object: "list";
+            data: components["schemas"]["Generation"][];
+            /** @description Pass as cursor (with the same filters) for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        /** @description One page of slideshows, newest first. */
+        SlideshowList: {
+            /** @constant */
+            object: "list";
+            data: components["schemas"]["Slideshow"][];
+            /** @description Pass as cursor (with the same filters) for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        /** @description One page of videos, newest first. */
+        VideoList: {
+            /** @constant */
+            object: "list";
+            data: components["schemas"]["Video"][];
+            /** @description Pass as cursor (with the same filters) for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
         /** @description Body of POST /editor/videos. width and height override the frame size derived from the aspect ratio (9:16 1080x1920, 16:9 1920x1080, 1:1 1080x1080, 4:5 1080x1350); give both or neither, even numbers, matching the aspect ratio. */
         CreateEditorVideoRequest: {
             /** @default Untitled video */
@@ -3646,6 +3698,26 @@ export interface components {
          * @example eyJjIjoiMjAyNi0xMS0yMlQxMjowMDowMFoiLCJpIjoxMDQyfQ
          */
         ListCursor: string;
+        /** @description Only generations in this status. */
+        GenerationStatusFilter: "generating" | "completed" | "error" | "canceled";
+        /** @description Only generations of this type. */
+        GenerationTypeFilter: "static_ad" | "video_ad" | "ugc_ad" | "ai_model";
+        /** @description Only slideshows in this status. */
+        SlideshowStatusFilter: "queued" | "generating" | "completed" | "error" | "canceled";
+        /** @description Only videos in this status (`ready` is every editor video). */
+        VideoStatusFilter: "queued" | "generating" | "completed" | "error" | "ready" | "canceled";
+        /** @description Only videos of this kind. */
+        VideoKindFilter: "faceless" | "editor";
+        /**
+         * @description Only items created strictly after this instant (RFC 3339 date-time, e.g. `2026-11-22T00:00:00Z`).
+         * @example 2026-11-22T00:00:00Z
+         */
+        ListCreatedAfter: string;
+        /**
+         * @description Only items created strictly before this instant (RFC 3339 date-time).
+         * @example 2026-11-23T00:00:00Z
+         */
+        ListCreatedBefore: string;
     };
     requestBodies: {
         /** @description The edit operations to apply, in order, atomically. */
@@ -4267,6 +4339,61 @@ export interface operations {
             503: components["responses"]["DatabaseUnavailable"];
         };
     };
+    listGenerations: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100. */
+                limit?: components["parameters"]["ListLimit"];
+                /**
+                 * @description Opaque cursor from the previous page's `next_cursor`; omit for the first page.
+                 * @example eyJjIjoiMjAyNi0xMS0yMlQxMjowMDowMFoiLCJpIjoxMDQyfQ
+                 */
+                cursor?: components["parameters"]["ListCursor"];
+                /** @description Only generations in this status. */
+                status?: components["parameters"]["GenerationStatusFilter"];
+                /** @description Only generations of this type. */
+                type?: components["parameters"]["GenerationTypeFilter"];
+                /**
+                 * @description Only items created strictly after this instant (RFC 3339 date-time, e.g. `2026-11-22T00:00:00Z`).
+                 * @example 2026-11-22T00:00:00Z
+                 */
+                created_after?: components["parameters"]["ListCreatedAfter"];
+                /**
+                 * @description Only items created strictly before this instant (RFC 3339 date-time).
+                 * @example 2026-11-23T00:00:00Z
+                 */
+                created_before?: components["parameters"]["ListCreatedBefore"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of generations. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GenerationList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
     createGeneration: {
         parameters: {
             query?: never;
@@ -4349,6 +4476,59 @@ export interface operations {
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    listSlideshows: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100. */
+                limit?: components["parameters"]["ListLimit"];
+                /**
+                 * @description Opaque cursor from the previous page's `next_cursor`; omit for the first page.
+                 * @example eyJjIjoiMjAyNi0xMS0yMlQxMjowMDowMFoiLCJpIjoxMDQyfQ
+                 */
+                cursor?: components["parameters"]["ListCursor"];
+                /** @description Only slideshows in this status. */
+                status?: components["parameters"]["SlideshowStatusFilter"];
+                /**
+                 * @description Only items created strictly after this instant (RFC 3339 date-time, e.g. `2026-11-22T00:00:00Z`).
+                 * @example 2026-11-22T00:00:00Z
+                 */
+                created_after?: components["parameters"]["ListCreatedAfter"];
+                /**
+                 * @description Only items created strictly before this instant (RFC 3339 date-time).
+                 * @example 2026-11-23T00:00:00Z
+                 */
+                created_before?: components["parameters"]["ListCreatedBefore"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of slideshows. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlideshowList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["DatabaseUnavailable"];
@@ -4483,6 +4663,61 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    listVideos: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100. */
+                limit?: components["parameters"]["ListLimit"];
+                /**
+                 * @description Opaque cursor from the previous page's `next_cursor`; omit for the first page.
+                 * @example eyJjIjoiMjAyNi0xMS0yMlQxMjowMDowMFoiLCJpIjoxMDQyfQ
+                 */
+                cursor?: components["parameters"]["ListCursor"];
+                /** @description Only videos in this status (`ready` is every editor video). */
+                status?: components["parameters"]["VideoStatusFilter"];
+                /** @description Only videos of this kind. */
+                kind?: components["parameters"]["VideoKindFilter"];
+                /**
+                 * @description Only items created strictly after this instant (RFC 3339 date-time, e.g. `2026-11-22T00:00:00Z`).
+                 * @example 2026-11-22T00:00:00Z
+                 */
+                created_after?: components["parameters"]["ListCreatedAfter"];
+                /**
+                 * @description Only items created strictly before this instant (RFC 3339 date-time).
+                 * @example 2026-11-23T00:00:00Z
+                 */
+                created_before?: components["parameters"]["ListCreatedBefore"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of videos. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VideoList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["DatabaseUnavailable"];

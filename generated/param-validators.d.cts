@@ -46,12 +46,18 @@ declare const validators: {
   "deleteVoice__path": ValidateFunction;
   "deleteVoice__query": ValidateFunction;
   "deleteVoice__header": ValidateFunction;
+  "listGenerations__path": ValidateFunction;
+  "listGenerations__query": ValidateFunction;
+  "listGenerations__header": ValidateFunction;
   "createGeneration__path": ValidateFunction;
   "createGeneration__query": ValidateFunction;
   "createGeneration__header": ValidateFunction;
   "getGeneration__path": ValidateFunction;
   "getGeneration__query": ValidateFunction;
   "getGeneration__header": ValidateFunction;
+  "listSlideshows__path": ValidateFunction;
+  "listSlideshows__query": ValidateFunction;
+  "listSlideshows__header": ValidateFunction;
   "createSlideshow__path": ValidateFunction;
   "createSlideshow__query": ValidateFunction;
   "createSlideshow__header": ValidateFunction;
@@ -61,6 +67,9 @@ declare const validators: {
   "createFacelessVideo__path": ValidateFunction;
   "createFacelessVideo__query": ValidateFunction;
   "createFacelessVideo__header": ValidateFunction;
+  "listVideos__path": ValidateFunction;
+  "listVideos__query": ValidateFunction;
+  "listVideos__header": ValidateFunction;
   "getVideo__path": ValidateFunction;
   "getVideo__query": ValidateFunction;
   "getVideo__header": ValidateFunction;

@@ -165,6 +165,8 @@ export const COMPACT_LEVELS: CompactOptions[] = [
   { topDescription: 64, nestedDescription: 0, descriptionDepth: 1, patterns: false, toolDescription: 400 },
   { topDescription: 48, nestedDescription: 0, descriptionDepth: 1, patterns: false, toolDescription: 400 },
   { topDescription: 32, nestedDescription: 0, descriptionDepth: 1, patterns: false, toolDescription: 400 },
+  // Arguments without descriptions (their names, types and enums stay), the tool's description still whole.
+  { topDescription: 0, nestedDescription: 0, descriptionDepth: 1, patterns: false, toolDescription: 400 },
   // Last: the largest tools' own descriptions said more briefly.
   { topDescription: 32, nestedDescription: 0, descriptionDepth: 1, patterns: false, toolDescription: 320 },
   { topDescription: 32, nestedDescription: 0, descriptionDepth: 1, patterns: false, toolDescription: 260 },

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.ts';
 import { type Client, formDataBodySerializer, type Options as Options2, type TDataShape } from './client/index.ts';
-import type { AddEditorMediaData, AddEditorMediaErrors, AddEditorMediaResponses, ApplyEditorEditsData, ApplyEditorEditsErrors, ApplyEditorEditsResponses, ApplyEditorEditsViaPostData, ApplyEditorEditsViaPostErrors, ApplyEditorEditsViaPostResponses, CancelEditorVideoExportData, CancelEditorVideoExportErrors, CancelEditorVideoExportResponses, CreateAvatarData, CreateAvatarErrors, CreateAvatarResponses, CreateBrandKitData, CreateBrandKitErrors, CreateBrandKitResponses, CreateEditorVideoData, CreateEditorVideoErrors, CreateEditorVideoResponses, CreateFacelessVideoData, CreateFacelessVideoErrors, CreateFacelessVideoResponses, CreateGenerationData, CreateGenerationErrors, CreateGenerationResponses, CreateReferenceInspirationData, CreateReferenceInspirationErrors, CreateReferenceInspirationResponses, CreateSlideshowData, CreateSlideshowErrors, CreateSlideshowResponses, CreateVoiceData, CreateVoiceErrors, CreateVoiceResponses, CreateWebhookEndpointData, CreateWebhookEndpointErrors, CreateWebhookEndpointResponses, DeleteAvatarData, DeleteAvatarErrors, DeleteAvatarResponses, DeleteBrandKitData, DeleteBrandKitErrors, DeleteBrandKitResponses, DeleteVoiceData, DeleteVoiceErrors, DeleteVoiceResponses, DeleteWebhookEndpointData, DeleteWebhookEndpointErrors, DeleteWebhookEndpointResponses, ExportEditorVideoData, ExportEditorVideoErrors, ExportEditorVideoResponses, GetBrandKitData, GetBrandKitErrors, GetBrandKitResponses, GetEditorVideoData, GetEditorVideoErrors, GetEditorVideoExportData, GetEditorVideoExportErrors, GetEditorVideoExportResponses, GetEditorVideoResponses, GetGenerationData, GetGenerationErrors, GetGenerationResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetOpenApiDocumentData, GetOpenApiDocumentErrors, GetOpenApiDocumentResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetSkillData, GetSkillErrors, GetSkillPageData, GetSkillPageErrors, GetSkillPageResponses, GetSkillResponses, GetSlideshowData, GetSlideshowErrors, GetSlideshowResponses, GetVideoData, GetVideoErrors, GetVideoResponses, GetVoiceData, GetVoiceErrors, GetVoiceResponses, GetWebhookEndpointData, GetWebhookEndpointErrors, GetWebhookEndpointResponses, ListAssetsData, ListAssetsErrors, ListAssetsResponses, ListEditorMediaData, ListEditorMediaErrors, ListEditorMediaResponses, ListEditorVideosData, ListEditorVideosErrors, ListEditorVideosResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListReferenceInspirationsData, ListReferenceInspirationsErrors, ListReferenceInspirationsResponses, ListWebhookEndpointsData, ListWebhookEndpointsErrors, ListWebhookEndpointsResponses, RotateWebhookEndpointSecretData, RotateWebhookEndpointSecretErrors, RotateWebhookEndpointSecretResponses, UpdateAvatarData, UpdateAvatarErrors, UpdateAvatarResponses, UpdateBrandKitData, UpdateBrandKitErrors, UpdateBrandKitResponses, UploadEditorMediaData, UploadEditorMediaErrors, UploadEditorMediaFileData, UploadEditorMediaFileErrors, UploadEditorMediaFileResponses, UploadEditorMediaResponses } from './types.gen.ts';
+import type { AddEditorMediaData, AddEditorMediaErrors, AddEditorMediaResponses, ApplyEditorEditsData, ApplyEditorEditsErrors, ApplyEditorEditsResponses, ApplyEditorEditsViaPostData, ApplyEditorEditsViaPostErrors, ApplyEditorEditsViaPostResponses, CancelEditorVideoExportData, CancelEditorVideoExportErrors, CancelEditorVideoExportResponses, CreateAvatarData, CreateAvatarErrors, CreateAvatarResponses, CreateBrandKitData, CreateBrandKitErrors, CreateBrandKitResponses, CreateEditorVideoData, CreateEditorVideoErrors, CreateEditorVideoResponses, CreateFacelessVideoData, CreateFacelessVideoErrors, CreateFacelessVideoResponses, CreateGenerationData, CreateGenerationErrors, CreateGenerationResponses, CreateReferenceInspirationData, CreateReferenceInspirationErrors, CreateReferenceInspirationResponses, CreateSlideshowData, CreateSlideshowErrors, CreateSlideshowResponses, CreateVoiceData, CreateVoiceErrors, CreateVoiceResponses, CreateWebhookEndpointData, CreateWebhookEndpointErrors, CreateWebhookEndpointResponses, DeleteAvatarData, DeleteAvatarErrors, DeleteAvatarResponses, DeleteBrandKitData, DeleteBrandKitErrors, DeleteBrandKitResponses, DeleteVoiceData, DeleteVoiceErrors, DeleteVoiceResponses, DeleteWebhookEndpointData, DeleteWebhookEndpointErrors, DeleteWebhookEndpointResponses, ExportEditorVideoData, ExportEditorVideoErrors, ExportEditorVideoResponses, GetBrandKitData, GetBrandKitErrors, GetBrandKitResponses, GetEditorVideoData, GetEditorVideoErrors, GetEditorVideoExportData, GetEditorVideoExportErrors, GetEditorVideoExportResponses, GetEditorVideoResponses, GetGenerationData, GetGenerationErrors, GetGenerationResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetOpenApiDocumentData, GetOpenApiDocumentErrors, GetOpenApiDocumentResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetSkillData, GetSkillErrors, GetSkillPageData, GetSkillPageErrors, GetSkillPageResponses, GetSkillResponses, GetSlideshowData, GetSlideshowErrors, GetSlideshowResponses, GetVideoData, GetVideoErrors, GetVideoResponses, GetVoiceData, GetVoiceErrors, GetVoiceResponses, GetWebhookEndpointData, GetWebhookEndpointErrors, GetWebhookEndpointResponses, ListAssetsData, ListAssetsErrors, ListAssetsResponses, ListEditorMediaData, ListEditorMediaErrors, ListEditorMediaResponses, ListEditorVideosData, ListEditorVideosErrors, ListEditorVideosResponses, ListGenerationsData, ListGenerationsErrors, ListGenerationsResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListReferenceInspirationsData, ListReferenceInspirationsErrors, ListReferenceInspirationsResponses, ListSlideshowsData, ListSlideshowsErrors, ListSlideshowsResponses, ListVideosData, ListVideosErrors, ListVideosResponses, ListWebhookEndpointsData, ListWebhookEndpointsErrors, ListWebhookEndpointsResponses, RotateWebhookEndpointSecretData, RotateWebhookEndpointSecretErrors, RotateWebhookEndpointSecretResponses, UpdateAvatarData, UpdateAvatarErrors, UpdateAvatarResponses, UpdateBrandKitData, UpdateBrandKitErrors, UpdateBrandKitResponses, UploadEditorMediaData, UploadEditorMediaErrors, UploadEditorMediaFileData, UploadEditorMediaFileErrors, UploadEditorMediaFileResponses, UploadEditorMediaResponses } from './types.gen.ts';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -188,6 +188,17 @@ export const getVoice = <ThrowOnError extends boolean = false>(options: Options<
 });
 
 /**
+ * List generations
+ *
+ * Lists the workspace's generations, newest first (by `created_at`, then `id`), each exactly as GET /generations/{id} returns it. Free. Filters: `status`, `type`, `created_after` and `created_before` (exclusive bounds on `created_at`). Page with `limit` (1 to 100, default 30) and the opaque `cursor` from the previous page's `next_cursor` (null on the last page); a cursor is signed and valid only in the workspace and with the filters it was issued for (anything else is a 400 naming `cursor`). Paging is keyset: rows created while you page never repeat or shift a row you have not seen yet.
+ */
+export const listGenerations = <ThrowOnError extends boolean = false>(options?: Options<ListGenerationsData, ThrowOnError>) => (options?.client ?? client).get<ListGenerationsResponses, ListGenerationsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/generations',
+    ...options
+});
+
+/**
  * Queue generations
  *
  * Queues 1 to 10 outputs (`request_count`) of one kind: `static_ad`, `video_ad` or `ugc_ad` (pass a `template_slug` from GET /models) or `ai_model` (pass a `model_slug`; `variant_id` defaults to the model's default variant). Brand kits, avatars and voices come from GET /assets; `custom_reference_inspiration_id` is a ready saved reference from POST /reference-inspirations; `reference_media_ids` and the `*_media_id` fields are completed editor media ids. Costs credits, computed server-side from the catalog (tier or variant credits, duration, request_count) and deducted atomically before queueing; the response says `credits_deducted` and `remaining_credits`. Returns a generation batch: poll GET /generations/{id} for each `generations[].id` until `completed` (then `url` is set) or `error`. Send an `Idempotency-Key` so a retry never charges twice; when the batch is `partial`, retry with the same key to queue the rest. Limited per organization (429).
@@ -210,6 +221,17 @@ export const createGeneration = <ThrowOnError extends boolean = false>(options: 
 export const getGeneration = <ThrowOnError extends boolean = false>(options: Options<GetGenerationData, ThrowOnError>) => (options.client ?? client).get<GetGenerationResponses, GetGenerationErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/generations/{id}',
+    ...options
+});
+
+/**
+ * List slideshows
+ *
+ * Lists the workspace's slideshows, newest first (by `created_at`, then `id`), each exactly as GET /slideshows/{id} returns it. Free. Filters: `status`, `created_after` and `created_before` (exclusive bounds on `created_at`). Page with `limit` (1 to 100, default 30) and the opaque `cursor` from the previous page's `next_cursor` (null on the last page); a cursor is signed and valid only in the workspace and with the filters it was issued for (anything else is a 400 naming `cursor`). Paging is keyset: rows created while you page never repeat or shift a row you have not seen yet.
+ */
+export const listSlideshows = <ThrowOnError extends boolean = false>(options?: Options<ListSlideshowsData, ThrowOnError>) => (options?.client ?? client).get<ListSlideshowsResponses, ListSlideshowsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/slideshows',
     ...options
 });
 
@@ -252,6 +274,17 @@ export const createFacelessVideo = <ThrowOnError extends boolean = false>(option
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * List videos
+ *
+ * Lists the workspace's videos of both kinds (`kind` faceless or editor, one shared integer id space, slideshows' editor projects included), newest first (by `created_at`, then `id`), each exactly as GET /videos/{id} returns it. Free. Filters: `kind`, `status` (editor videos are always `ready`), `created_after` and `created_before` (exclusive bounds on `created_at`). Page with `limit` (1 to 100, default 30) and the opaque `cursor` from the previous page's `next_cursor` (null on the last page); a cursor is signed and valid only in the workspace and with the filters it was issued for (anything else is a 400 naming `cursor`). Paging is keyset: rows created while you page never repeat or shift a row you have not seen yet.
+ */
+export const listVideos = <ThrowOnError extends boolean = false>(options?: Options<ListVideosData, ThrowOnError>) => (options?.client ?? client).get<ListVideosResponses, ListVideosErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/videos',
+    ...options
 });
 
 /**

@@ -1868,6 +1868,42 @@ export type EditorVideoList = {
 };
 
 /**
+ * One page of generations, newest first.
+ */
+export type GenerationList = {
+    object: 'list';
+    data: Array<Generation>;
+    /**
+     * Pass as cursor (with the same filters) for the next page; null on the last page.
+     */
+    next_cursor: string | null;
+};
+
+/**
+ * One page of slideshows, newest first.
+ */
+export type SlideshowList = {
+    object: 'list';
+    data: Array<Slideshow>;
+    /**
+     * Pass as cursor (with the same filters) for the next page; null on the last page.
+     */
+    next_cursor: string | null;
+};
+
+/**
+ * One page of videos, newest first.
+ */
+export type VideoList = {
+    object: 'list';
+    data: Array<Video>;
+    /**
+     * Pass as cursor (with the same filters) for the next page; null on the last page.
+     */
+    next_cursor: string | null;
+};
+
+/**
  * Body of POST /editor/videos. width and height override the frame size derived from the aspect ratio (9:16 1080x1920, 16:9 1920x1080, 1:1 1080x1080, 4:5 1080x1350); give both or neither, even numbers, matching the aspect ratio.
  */
 export type CreateEditorVideoRequest = {
@@ -2926,6 +2962,41 @@ export type ListLimit = number;
 export type ListCursor = string;
 
 /**
+ * Only generations in this status.
+ */
+export type GenerationStatusFilter = 'generating' | 'completed' | 'error' | 'canceled';
+
+/**
+ * Only generations of this type.
+ */
+export type GenerationTypeFilter = 'static_ad' | 'video_ad' | 'ugc_ad' | 'ai_model';
+
+/**
+ * Only slideshows in this status.
+ */
+export type SlideshowStatusFilter = 'queued' | 'generating' | 'completed' | 'error' | 'canceled';
+
+/**
+ * Only videos in this status (`ready` is every editor video).
+ */
+export type VideoStatusFilter = 'queued' | 'generating' | 'completed' | 'error' | 'ready' | 'canceled';
+
+/**
+ * Only videos of this kind.
+ */
+export type VideoKindFilter = 'faceless' | 'editor';
+
+/**
+ * Only items created strictly after this instant (RFC 3339 date-time, e.g. `2026-11-22T00:00:00Z`).
+ */
+export type ListCreatedAfter = string;
+
+/**
+ * Only items created strictly before this instant (RFC 3339 date-time).
+ */
+export type ListCreatedBefore = string;
+
+/**
  * The edit operations to apply, in order, atomically.
  */
 export type ApplyEditorEdits = ApplyEditorEditsRequest;
@@ -3721,6 +3792,80 @@ export type GetVoiceResponses = {
 
 export type GetVoiceResponse = GetVoiceResponses[keyof GetVoiceResponses];
 
+export type ListGenerationsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Page size, 1 to 100.
+         */
+        limit?: number;
+        /**
+         * Opaque cursor from the previous page's `next_cursor`; omit for the first page.
+         */
+        cursor?: string;
+        /**
+         * Only generations in this status.
+         */
+        status?: 'generating' | 'completed' | 'error' | 'canceled';
+        /**
+         * Only generations of this type.
+         */
+        type?: 'static_ad' | 'video_ad' | 'ugc_ad' | 'ai_model';
+        /**
+         * Only items created strictly after this instant (RFC 3339 date-time, e.g. `2026-11-22T00:00:00Z`).
+         */
+        created_after?: string;
+        /**
+         * Only items created strictly before this instant (RFC 3339 date-time).
+         */
+        created_before?: string;
+    };
+    url: '/generations';
+};
+
+export type ListGenerationsErrors = {
+    /**
+     * bad_request: invalid body, path or query parameter, unknown body field, or unsupported option. `context.errors` names each failing field and why; for editor edits `context.operation_index` names the failing operation. Not retryable without changing the request.
+     */
+    400: ErrorResponse;
+    /**
+     * unauthorized (no bearer token) or invalid_api_key (malformed, unknown, expired or revoked key). Not retryable without a valid key.
+     */
+    401: ErrorResponse;
+    /**
+     * payment_required (the workspace has no active paid plan) or insufficient_credits (not enough credits to queue the request; `context.credits_required` and `context.credits_available`). Nothing was charged or queued. Not retryable without changing the plan, the balance or the request.
+     */
+    402: ErrorResponse;
+    /**
+     * forbidden: the key is valid but lacks the required scope (`context.scope` names one that would grant access), or a referenced resource is not available to the workspace.
+     */
+    403: ErrorResponse;
+    /**
+     * rate_limited: too many generation requests for this organization in the current window, or (exports) too many exports in flight or the daily export quota used up. Retryable: wait `Retry-After` seconds (or until `X-RateLimit-Reset`, Unix milliseconds), then retry paid requests with the same idempotency key.
+     */
+    429: ErrorResponse;
+    /**
+     * server_error: unexpected server failure. Retryable with exponential backoff; reuse the same idempotency key for paid requests.
+     */
+    500: ErrorResponse;
+    /**
+     * service_unavailable: the database is unreachable right now (an outage or a restart). Retryable: wait `Retry-After` seconds; reuse the same idempotency key for paid requests (the retry gets the committed result, or runs once if nothing was committed).
+     */
+    503: ErrorResponse;
+};
+
+export type ListGenerationsError = ListGenerationsErrors[keyof ListGenerationsErrors];
+
+export type ListGenerationsResponses = {
+    /**
+     * One page of generations.
+     */
+    200: GenerationList;
+};
+
+export type ListGenerationsResponse = ListGenerationsResponses[keyof ListGenerationsResponses];
+
 export type CreateGenerationData = {
     body: CreateGenerationRequest;
     headers?: {
@@ -3849,6 +3994,76 @@ export type GetGenerationResponses = {
 };
 
 export type GetGenerationResponse = GetGenerationResponses[keyof GetGenerationResponses];
+
+export type ListSlideshowsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Page size, 1 to 100.
+         */
+        limit?: number;
+        /**
+         * Opaque cursor from the previous page's `next_cursor`; omit for the first page.
+         */
+        cursor?: string;
+        /**
+         * Only slideshows in this status.
+         */
+        status?: 'queued' | 'generating' | 'completed' | 'error' | 'canceled';
+        /**
+         * Only items created strictly after this instant (RFC 3339 date-time, e.g. `2026-11-22T00:00:00Z`).
+         */
+        created_after?: string;
+        /**
+         * Only items created strictly before this instant (RFC 3339 date-time).
+         */
+        created_before?: string;
+    };
+    url: '/slideshows';
+};
+
+export type ListSlideshowsErrors = {
+    /**
+     * bad_request: invalid body, path or query parameter, unknown body field, or unsupported option. `context.errors` names each failing field and why; for editor edits `context.operation_index` names the failing operation. Not retryable without changing the request.
+     */
+    400: ErrorResponse;
+    /**
+     * unauthorized (no bearer token) or invalid_api_key (malformed, unknown, expired or revoked key). Not retryable without a valid key.
+     */
+    401: ErrorResponse;
+    /**
+     * payment_required (the workspace has no active paid plan) or insufficient_credits (not enough credits to queue the request; `context.credits_required` and `context.credits_available`). Nothing was charged or queued. Not retryable without changing the plan, the balance or the request.
+     */
+    402: ErrorResponse;
+    /**
+     * forbidden: the key is valid but lacks the required scope (`context.scope` names one that would grant access), or a referenced resource is not available to the workspace.
+     */
+    403: ErrorResponse;
+    /**
+     * rate_limited: too many generation requests for this organization in the current window, or (exports) too many exports in flight or the daily export quota used up. Retryable: wait `Retry-After` seconds (or until `X-RateLimit-Reset`, Unix milliseconds), then retry paid requests with the same idempotency key.
+     */
+    429: ErrorResponse;
+    /**
+     * server_error: unexpected server failure. Retryable with exponential backoff; reuse the same idempotency key for paid requests.
+     */
+    500: ErrorResponse;
+    /**
+     * service_unavailable: the database is unreachable right now (an outage or a restart). Retryable: wait `Retry-After` seconds; reuse the same idempotency key for paid requests (the retry gets the committed result, or runs once if nothing was committed).
+     */
+    503: ErrorResponse;
+};
+
+export type ListSlideshowsError = ListSlideshowsErrors[keyof ListSlideshowsErrors];
+
+export type ListSlideshowsResponses = {
+    /**
+     * One page of slideshows.
+     */
+    200: SlideshowList;
+};
+
+export type ListSlideshowsResponse = ListSlideshowsResponses[keyof ListSlideshowsResponses];
 
 export type CreateSlideshowData = {
     body: CreateSlideshowRequest;
@@ -4049,6 +4264,80 @@ export type CreateFacelessVideoResponses = {
 };
 
 export type CreateFacelessVideoResponse = CreateFacelessVideoResponses[keyof CreateFacelessVideoResponses];
+
+export type ListVideosData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Page size, 1 to 100.
+         */
+        limit?: number;
+        /**
+         * Opaque cursor from the previous page's `next_cursor`; omit for the first page.
+         */
+        cursor?: string;
+        /**
+         * Only videos in this status (`ready` is every editor video).
+         */
+        status?: 'queued' | 'generating' | 'completed' | 'error' | 'ready' | 'canceled';
+        /**
+         * Only videos of this kind.
+         */
+        kind?: 'faceless' | 'editor';
+        /**
+         * Only items created strictly after this instant (RFC 3339 date-time, e.g. `2026-11-22T00:00:00Z`).
+         */
+        created_after?: string;
+        /**
+         * Only items created strictly before this instant (RFC 3339 date-time).
+         */
+        created_before?: string;
+    };
+    url: '/videos';
+};
+
+export type ListVideosErrors = {
+    /**
+     * bad_request: invalid body, path or query parameter, unknown body field, or unsupported option. `context.errors` names each failing field and why; for editor edits `context.operation_index` names the failing operation. Not retryable without changing the request.
+     */
+    400: ErrorResponse;
+    /**
+     * unauthorized (no bearer token) or invalid_api_key (malformed, unknown, expired or revoked key). Not retryable without a valid key.
+     */
+    401: ErrorResponse;
+    /**
+     * payment_required (the workspace has no active paid plan) or insufficient_credits (not enough credits to queue the request; `context.credits_required` and `context.credits_available`). Nothing was charged or queued. Not retryable without changing the plan, the balance or the request.
+     */
+    402: ErrorResponse;
+    /**
+     * forbidden: the key is valid but lacks the required scope (`context.scope` names one that would grant access), or a referenced resource is not available to the workspace.
+     */
+    403: ErrorResponse;
+    /**
+     * rate_limited: too many generation requests for this organization in the current window, or (exports) too many exports in flight or the daily export quota used up. Retryable: wait `Retry-After` seconds (or until `X-RateLimit-Reset`, Unix milliseconds), then retry paid requests with the same idempotency key.
+     */
+    429: ErrorResponse;
+    /**
+     * server_error: unexpected server failure. Retryable with exponential backoff; reuse the same idempotency key for paid requests.
+     */
+    500: ErrorResponse;
+    /**
+     * service_unavailable: the database is unreachable right now (an outage or a restart). Retryable: wait `Retry-After` seconds; reuse the same idempotency key for paid requests (the retry gets the committed result, or runs once if nothing was committed).
+     */
+    503: ErrorResponse;
+};
+
+export type ListVideosError = ListVideosErrors[keyof ListVideosErrors];
+
+export type ListVideosResponses = {
+    /**
+     * One page of videos.
+     */
+    200: VideoList;
+};
+
+export type ListVideosResponse = ListVideosResponses[keyof ListVideosResponses];
 
 export type GetVideoData = {
     body?: never;

@@ -1,4 +1,4 @@
-// Editor projects, the editor media library and timeline edits; plus GET /videos/{id}
+// Editor projects, the editor media library and timeline edits; plus GET /videos and GET /videos/{id}
 // (the shared integer id space of faceless and editor videos) and the editor's MCP-only tools
 // (the sound effect library, media imported from a URL). Exports are the editor-export pipeline's
 // (src/pipelines/editor-export/handlers.ts).
@@ -12,6 +12,7 @@ import {
   getVideoStatus,
   listEditorVideos,
 } from '../services/editor/projects.ts';
+import { listVideos } from '../services/editor/video-list.ts';
 import { importEditorMediaFromUrl, uploadJson, uploadMultipart } from '../services/editor/uploads.ts';
 import { MultipartBody } from '../handlers.ts';
 import { defineHandlers } from '../handlers.ts';
@@ -29,6 +30,7 @@ export const handlers = defineHandlers({
     return raw instanceof MultipartBody ? uploadMultipart(ctx, auth.orgId, raw.parts()) : uploadJson(ctx, auth.orgId, body);
   },
   getVideo: ({ ctx, auth, path }) => getVideoStatus(ctx, auth.orgId, path.id),
+  listVideos: ({ ctx, auth, query }) => listVideos(ctx, auth.orgId, query),
   list_editor_sound_effects: async ({ ctx, body }) => ({ object: 'list', data: await listSoundEffects(ctx.storage, body) }),
   upload_editor_media_from_url: ({ ctx, auth, body, signal }) => importEditorMediaFromUrl(ctx, auth.orgId, body, signal),
 });

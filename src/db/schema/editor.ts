@@ -37,7 +37,13 @@ export const videos = pgTable(
     kind: text('kind', { enum: ['editor', 'faceless'] }).notNull(),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
-  (t) => [index('videos_org_idx').on(t.orgId, t.id), check('videos_kind_valid', sql`${t.kind} in ('editor', 'faceless')`)],
+  (t) => [
+    index('videos_org_idx').on(t.orgId, t.id),
+    // GET /videos: keyset pages newest first by (created_at, id), unfiltered or by kind.
+    index('videos_org_created_idx').on(t.orgId, t.createdAt, t.id),
+    index('videos_org_kind_idx').on(t.orgId, t.kind, t.createdAt, t.id),
+    check('videos_kind_valid', sql`${t.kind} in ('editor', 'faceless')`),
+  ],
 );
 
 /**

@@ -133,7 +133,10 @@ export const generations = pgTable(
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },
   (t) => [
-    index('generations_org_idx').on(t.orgId, t.createdAt),
+    // GET /generations: keyset pages newest first by (created_at, id), unfiltered or by status or type.
+    index('generations_org_idx').on(t.orgId, t.createdAt, t.id),
+    index('generations_org_status_idx').on(t.orgId, t.status, t.createdAt, t.id),
+    index('generations_org_type_idx').on(t.orgId, t.type, t.createdAt, t.id),
     index('generations_batch_idx').on(t.batchId),
     check('generations_credits_non_negative', sql`${t.credits} >= 0`),
     check('generations_progress_range', sql`${t.progress} between 0 and 100`),

@@ -56,7 +56,9 @@ export const slideshows = pgTable(
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },
   (t) => [
-    index('slideshows_org_idx').on(t.orgId, t.createdAt),
+    // GET /slideshows: keyset pages newest first by (created_at, id), unfiltered or by status.
+    index('slideshows_org_idx').on(t.orgId, t.createdAt, t.id),
+    index('slideshows_org_status_idx').on(t.orgId, t.status, t.createdAt, t.id),
     check('slideshows_slide_count_range', sql`${t.slideCount} between 1 and 10`),
     check('slideshows_progress_range', sql`${t.progress} between 0 and 100`),
     check('slideshows_credits_non_negative', sql`${t.credits} >= 0`),

@@ -30,7 +30,11 @@ export async function getGeneration(
     .leftJoin(media, eq(media.id, generations.outputMediaId))
     .where(and(eq(generations.id, id), eq(generations.orgId, orgId)));
   if (!row) throw notFound('Generation', id, 'generation');
-  const { g, m } = row;
+  return generationView(ctx, row.g, row.m);
+}
+
+/** A generation row (and its output media, once completed) as GET /generations/{id} and GET /generations show it. */
+export function generationView(ctx: AppContext, g: typeof generations.$inferSelect, m: typeof media.$inferSelect | null): GenerationView {
   const done = g.status === 'completed' && m;
   return {
     id: g.id,

@@ -4,7 +4,7 @@
 // Every worker step is safe to run twice (jobs are delivered at least once): the copy is stored
 // once and reused, a slide already recorded is not rendered again, the project is filled once
 // (project_version), and completion and failure are conditional updates (failure refunds once).
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import type { components } from '../../../generated/openapi.d.ts';
 import type { AppContext } from '../../context.ts';
 import type { MediaManifest } from '../../media/quality/manifest.ts';
@@ -37,13 +37,41 @@ export async function getSlideshow(ctx: AppContext, orgId: string, id: string, d
     .leftJoin(media, eq(media.id, slideshows.videoMediaId))
     .where(and(eq(slideshows.id, id), eq(slideshows.orgId, orgId)));
   if (!row) throw notFound('Slideshow', id, 'slideshow');
-  const { s } = row;
-  const slides = await db
-    .select({ index: slideshowSlides.index, text: slideshowSlides.text, key: media.storageKey })
+  const slides = await slidesOf(db, [row.s.id]);
+  return slideshowView(ctx, row.s, row.videoKey, slides.get(row.s.id) ?? []);
+}
+
+export interface SlideRecord {
+  index: number;
+  text: string | null;
+  key: string;
+}
+
+/** The recorded slides of these slideshows (by slideshow id), in slide order. */
+export async function slidesOf(db: AppContext['db'] | Tx, ids: string[]): Promise<Map<string, SlideRecord[]>> {
+  const out = new Map<string, SlideRecord[]>();
+  if (ids.length === 0) return out;
+  const rows = await db
+    .select({ slideshowId: slideshowSlides.slideshowId, index: slideshowSlides.index, text: slideshowSlides.text, key: media.storageKey })
     .from(slideshowSlides)
     .innerJoin(media, eq(media.id, slideshowSlides.mediaId))
-    .where(eq(slideshowSlides.slideshowId, s.id))
-    .orderBy(asc(slideshowSlides.index));
+    .where(inArray(slideshowSlides.slideshowId, ids))
+    .orderBy(asc(slideshowSlides.slideshowId), asc(slideshowSlides.index));
+  for (const { slideshowId, ...slide } of rows) {
+    const list = out.get(slideshowId) ?? [];
+    list.push(slide);
+    out.set(slideshowId, list);
+  }
+  return out;
+}
+
+/** A slideshow row with its carousel MP4's key and its slides, as GET /slideshows/{id} and GET /slideshows show it. */
+export function slideshowView(
+  ctx: AppContext,
+  s: typeof slideshows.$inferSelect,
+  videoKey: string | null,
+  slides: SlideRecord[],
+): SlideshowView {
   const completed = s.status === 'completed';
   return {
     object: 'slideshow',
@@ -56,7 +84,7 @@ export async function getSlideshow(ctx: AppContext, orgId: string, id: string, d
     slide_count: s.slideCount,
     aspect_ratio: s.aspectRatio as SlideshowView['aspect_ratio'],
     slides: slides.map((sl) => ({ index: sl.index, image_url: ctx.storage.signedUrl(sl.key), text: sl.text })),
-    video_url: completed && row.videoKey ? ctx.storage.signedUrl(row.videoKey) : null,
+    video_url: completed && videoKey ? ctx.storage.signedUrl(videoKey) : null,
     credits_deducted: s.credits,
     engines: recordedEngines(s.state as Record<string, unknown> | null),
     error: (s.error as FailureDetail | null) ?? null,

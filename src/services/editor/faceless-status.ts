@@ -74,13 +74,16 @@ export async function facelessStatus(
     .from(facelessVideos)
     .leftJoin(media, eq(media.id, facelessVideos.outputMediaId))
     .where(and(eq(facelessVideos.videoId, id), eq(facelessVideos.orgId, orgId)));
-  if (!row) return undefined;
-  const { f, m } = row;
+  return row ? facelessView(ctx, row.f, row.m) : undefined;
+}
+
+/** A faceless video row (and its MP4, once completed) as GET /videos/{id} and GET /videos show it. */
+export function facelessView(ctx: AppContext, f: typeof facelessVideos.$inferSelect, m: typeof media.$inferSelect | null): S['Video'] {
   const artifacts = (f.artifacts ?? {}) as Artifacts;
   const done = f.status === 'completed' && m;
   return {
     object: 'video',
-    id,
+    id: f.videoId,
     kind: 'faceless',
     status: f.status,
     title: f.title,

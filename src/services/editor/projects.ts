@@ -217,19 +217,24 @@ export async function getVideoStatus(ctx: AppContext, orgId: string, id: number)
     if (faceless) return faceless;
   }
   if (v?.kind !== 'editor' || v.title === null) throw missing();
+  return editorVideoStatus(id, v.title, v.createdAt, v.updatedAt);
+}
+
+/** An editor video as GET /videos/{id} and GET /videos show it: always ready. */
+export function editorVideoStatus(id: number, title: string, createdAt: Date, updatedAt: Date | null): S['Video'] {
   return {
     object: 'video',
     id,
     kind: 'editor',
     status: 'ready',
-    title: v.title,
+    title,
     url: null,
     error: null,
     progress: 100,
     engines: null,
     scenes: null,
-    created_at: v.createdAt.toISOString(),
-    updated_at: (v.updatedAt ?? v.createdAt).toISOString(),
+    created_at: createdAt.toISOString(),
+    updated_at: (updatedAt ?? createdAt).toISOString(),
   };
 }
 
