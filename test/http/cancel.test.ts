@@ -12,7 +12,14 @@ import { randomUUID } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import t from 'tap';
 import type { AppContext } from '../../src/context.ts';
-import { creditLedger, media, socialPublications, socialPublicationTargets, webhookEndpoints, webhookEvents } from '../../src/db/schema/index.ts';
+import {
+  creditLedger,
+  media,
+  socialPublications,
+  socialPublicationTargets,
+  webhookEndpoints,
+  webhookEvents,
+} from '../../src/db/schema/index.ts';
 import type { Resource } from '../../src/kernel/resource.ts';
 import { facelessResource } from '../../src/pipelines/faceless-video/rows.ts';
 import { generationResource } from '../../src/pipelines/generation/rows.ts';
@@ -239,7 +246,10 @@ for (const k of kinds) {
     }
     t.equal(outcomes.completed + outcomes.canceled, rounds);
     t.equal((await refunds(ws.orgId, k.refundReason)).length, outcomes.canceled, 'one refund per canceled one, none for a completed one');
-    const outputs = await ctx.db.select().from(media).where(and(eq(media.orgId, ws.orgId), eq(media.title, 'race')));
+    const outputs = await ctx.db
+      .select()
+      .from(media)
+      .where(and(eq(media.orgId, ws.orgId), eq(media.title, 'race')));
     t.equal(outputs.length, outcomes.completed, 'an output only for a completed one');
     t.comment(`completed ${outcomes.completed}, canceled ${outcomes.canceled}`);
   });
@@ -255,7 +265,12 @@ t.test('POST /videos/{id}/cancel of an editor video is 404 (only faceless videos
 
 t.test('batch generations cancel one by one', async (t) => {
   const ws = await app.workspace({ credits: 1000 });
-  const b = await post(ws, 'generations', { type: 'static_ad', template_slug: 'bold-sale-banner', prompt: 'Two of them', request_count: 2 });
+  const b = await post(ws, 'generations', {
+    type: 'static_ad',
+    template_slug: 'bold-sale-banner',
+    prompt: 'Two of them',
+    request_count: 2,
+  });
   t.equal(b.generations.length, 2);
   const [first, second] = b.generations.map((g: { id: string }) => g.id);
   t.equal((await app.request('POST', `/api/v1/generations/${first}/cancel`, { key: ws.key })).status, 200);

@@ -57,7 +57,12 @@ const ffmpegChildren = () => {
   const mine = new Set([String(process.pid)]);
   for (let grew = true; grew; ) {
     grew = false;
-    for (const [pid, ppid] of rows) if (mine.has(ppid) && !mine.has(pid)) (mine.add(pid), (grew = true));
+    for (const [pid, ppid] of rows) {
+      if (mine.has(ppid) && !mine.has(pid)) {
+        mine.add(pid);
+        grew = true;
+      }
+    }
   }
   return rows.filter(([pid, , comm]) => mine.has(pid) && comm === 'ffmpeg').map(([pid]) => pid);
 };
@@ -103,31 +108,39 @@ const providers = [
 ];
 
 for (const p of providers) {
-  t.test(`${p.name}: a running generation canceled: its provider job canceled within a second, its folder removed, refunded in full`, async (t) => {
-    const ws = await app.workspace({ credits: 1000 });
-    const { id, charged } = await generation(ws, p.body);
-    const job = await until('the provider job', async () => {
-      const [g] = await sql`select provider_job from generations where id = ${id}`;
-      return g.provider_job?.id as string | undefined;
-    });
-    t.ok(fs.existsSync(workDir(`gen-${id}`)), 'the work folder exists while it runs');
-    const sent = Date.now();
-    const res = await app.request('POST', `/api/v1/generations/${id}/cancel`, { key: ws.key });
-    t.equal(res.status, 200, res.text);
-    t.match(res.body, { id, status: 'canceled', url: null });
-    t.equal(await balance(ws.orgId), 1000, 'refunded in full at once');
-    const at = await until('the provider cancel', async () => p.canceledAt(job), 10_000);
-    t.comment(`provider job canceled ${at - sent} ms after the cancel`);
-    t.ok(at - sent < 3000, `the worker noticed within about a second (${at - sent} ms)`);
-    await until('the work folder removed', async () => !fs.existsSync(workDir(`gen-${id}`)), 5000);
-    t.pass('the work folder is removed');
-    await staysCanceled(t, ws, id, charged);
-  });
+  t.test(
+    `${p.name}: a running generation canceled: its provider job canceled within a second, its folder removed, refunded in full`,
+    async (t) => {
+      const ws = await app.workspace({ credits: 1000 });
+      const { id, charged } = await generation(ws, p.body);
+      const job = await until('the provider job', async () => {
+        const [g] = await sql`select provider_job from generations where id = ${id}`;
+        return g.provider_job?.id as string | undefined;
+      });
+      t.ok(fs.existsSync(workDir(`gen-${id}`)), 'the work folder exists while it runs');
+      const sent = Date.now();
+      const res = await app.request('POST', `/api/v1/generations/${id}/cancel`, { key: ws.key });
+      t.equal(res.status, 200, res.text);
+      t.match(res.body, { id, status: 'canceled', url: null });
+      t.equal(await balance(ws.orgId), 1000, 'refunded in full at once');
+      const at = await until('the provider cancel', async () => p.canceledAt(job), 10_000);
+      t.comment(`provider job canceled ${at - sent} ms after the cancel`);
+      t.ok(at - sent < 3000, `the worker noticed within about a second (${at - sent} ms)`);
+      await until('the work folder removed', async () => !fs.existsSync(workDir(`gen-${id}`)), 5000);
+      t.pass('the work folder is removed');
+      await staysCanceled(t, ws, id, charged);
+    },
+  );
 }
 
 t.test('a hosted provider job that delivered is recorded as a paid call completed', async (t) => {
   const ws = await app.workspace({ credits: 1000 });
-  const { id } = await generation(ws, { model_slug: 'flux-image', variant_id: 'text-to-image', prompt: 'a blue kettle', aspect_ratio: '1:1' });
+  const { id } = await generation(ws, {
+    model_slug: 'flux-image',
+    variant_id: 'text-to-image',
+    prompt: 'a blue kettle',
+    aspect_ratio: '1:1',
+  });
   const g = await until('completion', async () => {
     const [row] = await sql`select status, state from generations where id = ${id}`;
     return row.status !== 'generating' && row;

@@ -205,13 +205,13 @@ export async function runFaceless(ctx: AppContext, job: RunningJob<FacelessJobDa
     await runCancelable(ctx, facelessResource, f.videoId, tools, async (tools) => {
       const { outputs } = await runStages(ctx, facelessResource, f, stages, tools);
       const done = await completeFaceless(ctx, f, {
-      storageKey: outputs.render.storageKey,
-      bytes: outputs.render.bytes,
-      width: spec.width,
-      height: spec.height,
-      durationSeconds: outputs.render.durationSeconds,
-      hasAudio: true,
-      fps: FPS,
+        storageKey: outputs.render.storageKey,
+        bytes: outputs.render.bytes,
+        width: spec.width,
+        height: spec.height,
+        durationSeconds: outputs.render.durationSeconds,
+        hasAudio: true,
+        fps: FPS,
         timeline: timelineOf(spec, outputs),
       });
       if (!done) await discardIfCanceled(ctx, facelessResource, f.videoId, [outputs.render.storageKey]);
