@@ -289,7 +289,7 @@ export interface paths {
         };
         /**
          * Get a generation's status
-         * @description Returns one generation by the `id` from POST /generations (`generations[].id`). Free. Poll every few seconds until `status` is `completed` (then `url` holds the output), `error` (then `error` explains why; the credits were refunded) or `canceled` (canceled while queued; refunded in full). `url` is present only when completed. Another workspace's id answers 404.
+         * @description Returns one generation by the `id` from POST /generations (`generations[].id`). Free. Poll every few seconds until `status` is `completed` (then `url` holds the output), `error` (then `error` explains why; the credits were refunded) or `canceled` (canceled by POST /generations/{id}/cancel; refunded by its rule). `url` is present only when completed. Another workspace's id answers 404.
          */
         get: operations["getGeneration"];
         put?: never;
@@ -433,7 +433,7 @@ export interface paths {
         };
         /**
          * Get a video's status
-         * @description Returns the status of a faceless video (`video_id` from POST /faceless-videos) or an editor video (`id` from POST /editor/videos, or a slideshow's `video_id`); both share one integer id space and `kind` says which. Free. For faceless videos poll every few seconds: `stage` and `progress` show the step running; `completed` sets `url` (signed MP4), `duration_seconds` and `size_bytes`, and the same id then opens in the editor; `error` carries the failure (credits refunded); `canceled` was canceled while queued (refunded in full). Editor videos are `ready` at once (open them with GET /editor/videos/{id}). Another workspace's id answers 404.
+         * @description Returns the status of a faceless video (`video_id` from POST /faceless-videos) or an editor video (`id` from POST /editor/videos, or a slideshow's `video_id`); both share one integer id space and `kind` says which. Free. For faceless videos poll every few seconds: `stage` and `progress` show the step running; `completed` sets `url` (signed MP4), `duration_seconds` and `size_bytes`, and the same id then opens in the editor; `error` carries the failure (credits refunded); `canceled` was canceled by POST /videos/{id}/cancel (refunded by its rule). Editor videos are `ready` at once (open them with GET /editor/videos/{id}). Another workspace's id answers 404.
          */
         get: operations["getVideo"];
         put?: never;
@@ -3179,7 +3179,7 @@ export interface components {
             object: "list";
             data: components["schemas"]["SocialPublishResult"][];
         };
-        /** @description A publication (result of publish_media_to_social and get_social_publication). status: published (every account published), queued (none failed, some still queued or publishing), partial (some failed, or some published and the rest canceled), failed (none published: all failed, or failed and canceled), canceled (every account's target canceled while queued, by MCP tasks/cancel). */
+        /** @description A publication (result of publish_media_to_social and get_social_publication). status: published (every account published), queued (none failed, some still queued or publishing), partial (some failed, or some published and the rest canceled), failed (none published: all failed, or failed and canceled), canceled (every account's target canceled while queued, by cancel_social_publication or MCP tasks/cancel). */
         SocialPublishResult: {
             /** @constant */
             object: "social_publish_result";

@@ -205,7 +205,7 @@ export const createGeneration = <ThrowOnError extends boolean = false>(options: 
 /**
  * Get a generation's status
  *
- * Returns one generation by the `id` from POST /generations (`generations[].id`). Free. Poll every few seconds until `status` is `completed` (then `url` holds the output), `error` (then `error` explains why; the credits were refunded) or `canceled` (canceled while queued; refunded in full). `url` is present only when completed. Another workspace's id answers 404.
+ * Returns one generation by the `id` from POST /generations (`generations[].id`). Free. Poll every few seconds until `status` is `completed` (then `url` holds the output), `error` (then `error` explains why; the credits were refunded) or `canceled` (canceled by POST /generations/{id}/cancel; refunded by its rule). `url` is present only when completed. Another workspace's id answers 404.
  */
 export const getGeneration = <ThrowOnError extends boolean = false>(options: Options<GetGenerationData, ThrowOnError>) => (options.client ?? client).get<GetGenerationResponses, GetGenerationErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -279,7 +279,7 @@ export const createFacelessVideo = <ThrowOnError extends boolean = false>(option
 /**
  * Get a video's status
  *
- * Returns the status of a faceless video (`video_id` from POST /faceless-videos) or an editor video (`id` from POST /editor/videos, or a slideshow's `video_id`); both share one integer id space and `kind` says which. Free. For faceless videos poll every few seconds: `stage` and `progress` show the step running; `completed` sets `url` (signed MP4), `duration_seconds` and `size_bytes`, and the same id then opens in the editor; `error` carries the failure (credits refunded); `canceled` was canceled while queued (refunded in full). Editor videos are `ready` at once (open them with GET /editor/videos/{id}). Another workspace's id answers 404.
+ * Returns the status of a faceless video (`video_id` from POST /faceless-videos) or an editor video (`id` from POST /editor/videos, or a slideshow's `video_id`); both share one integer id space and `kind` says which. Free. For faceless videos poll every few seconds: `stage` and `progress` show the step running; `completed` sets `url` (signed MP4), `duration_seconds` and `size_bytes`, and the same id then opens in the editor; `error` carries the failure (credits refunded); `canceled` was canceled by POST /videos/{id}/cancel (refunded by its rule). Editor videos are `ready` at once (open them with GET /editor/videos/{id}). Another workspace's id answers 404.
  */
 export const getVideo = <ThrowOnError extends boolean = false>(options: Options<GetVideoData, ThrowOnError>) => (options.client ?? client).get<GetVideoResponses, GetVideoErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

@@ -2729,7 +2729,7 @@ export type SocialPublicationList = {
 };
 
 /**
- * A publication (result of publish_media_to_social and get_social_publication). status: published (every account published), queued (none failed, some still queued or publishing), partial (some failed, or some published and the rest canceled), failed (none published: all failed, or failed and canceled), canceled (every account's target canceled while queued, by MCP tasks/cancel).
+ * A publication (result of publish_media_to_social and get_social_publication). status: published (every account published), queued (none failed, some still queued or publishing), partial (some failed, or some published and the rest canceled), failed (none published: all failed, or failed and canceled), canceled (every account's target canceled while queued, by cancel_social_publication or MCP tasks/cancel).
  */
 export type SocialPublishResult = {
     object: 'social_publish_result';
