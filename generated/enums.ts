@@ -49,8 +49,8 @@ export const CaptionStyleValues = ["karaoke","highlight","pop","bounce"] as cons
 /** The 19 edit operation types. */
 export const EditorOperationTypeValues = ["set_title","remove_item","set_item_timing","set_item_source","set_item_audio","set_audio_levels","set_item_animation","apply_item_transition","split_item","set_item_transform","move_item_to_track","set_item_layer_order","add_text","update_text","add_captions","update_captions","add_sound_effect","add_voiceover","generate_captions_from_items"] as const satisfies readonly components['schemas']['EditorOperationType'][];
 
-/** A completion event: `<resource>.completed` when the work succeeded, `<resource>.failed` when it finally failed (after its retries; paid work is refunded). */
-export const WebhookEventTypeValues = ["generation.completed","generation.failed","slideshow.completed","slideshow.failed","faceless_video.completed","faceless_video.failed","export.completed","export.failed","publication.completed","publication.failed"] as const satisfies readonly components['schemas']['WebhookEventType'][];
+/** A completion event: `<resource>.completed` when the work succeeded, `<resource>.failed` when it finally failed (after its retries; paid work is refunded), `<resource>.canceled` when its owner canceled it (POST …/cancel, MCP cancel tools and tasks/cancel; the refund follows the cancel operation's rule). `data` is the resource as its GET returns it. */
+export const WebhookEventTypeValues = ["generation.completed","generation.failed","slideshow.completed","slideshow.failed","faceless_video.completed","faceless_video.failed","export.completed","export.failed","publication.completed","publication.failed","generation.canceled","slideshow.canceled","faceless_video.canceled","publication.canceled"] as const satisfies readonly components['schemas']['WebhookEventType'][];
 
 /** An access scope. */
 export const ScopeValues = ["generations:read","generations:write","social:read","social:write"] as const satisfies readonly components['schemas']['Scope'][];

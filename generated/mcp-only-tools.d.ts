@@ -27,6 +27,10 @@ export interface McpOnlyTools {
     input: components['schemas']['GetSocialPublicationInput'];
     output: components['schemas']['SocialPublishResult'];
   };
+  cancel_social_publication: {
+    input: components['schemas']['GetSocialPublicationInput'];
+    output: components['schemas']['SocialPublishResult'];
+  };
   list_social_publications: {
     input: components['schemas']['ListSocialPublicationsInput'];
     output: components['schemas']['SocialPublicationList'];

@@ -293,11 +293,37 @@ export interface paths {
         };
         /**
          * Get a generation's status
-         * @description Returns one generation by the `id` from POST /generations (`generations[].id`). Free. Poll every few seconds until `status` is `completed` (then `url` holds the output), `error` (then `error` explains why; the credits were refunded) or `canceled` (canceled while queued; refunded in full). `url` is present only when completed. Another workspace's id answers 404.
+         * @description Returns one generation by the `id` from POST /generations (`generations[].id`). Free. Poll every few seconds until `status` is `completed` (then `url` holds the output), `error` (then `error` explains why; the credits were refunded) or `canceled` (canceled by POST /generations/{id}/cancel; refunded by its rule). `url` is present only when completed. Another workspace's id answers 404.
          */
         get: operations["getGeneration"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/generations/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Generation id (`generations[].id` from POST /generations).
+                 * @example 7f3c2a9e-1b4d-4c8e-9a2f-5d6e7f8a9b0c
+                 */
+                id: components["parameters"]["GenerationId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a generation
+         * @description Cancels a generation that is queued or generating: it answers the generation (as GET /generations/{id} returns it) with `status` canceled. Queued work never starts; running work stops within about a second (its hosted provider job is canceled at the provider, its render process killed, its working files removed) and nothing of it is kept. Refund rule: queued work is refunded in full; running work is refunded in full unless a paid provider call of it has completed (a hosted model's job delivered its result, or a stage a hosted engine made finished), and then not at all (the credits paid for that call). The refund, if any, is one `*_refund` ledger row written with the cancellation. A `generation.canceled` webhook event is sent. Cancelling one that is already canceled answers it again and refunds nothing more (idempotent); one that already completed or failed answers 409 `conflict` with `context.status`. Cancel races with completion: the work ends either completed or canceled, never both, and is refunded at most once. Another workspace's id answers 404.
+         */
+        post: operations["cancelGeneration"];
         delete?: never;
         options?: never;
         head?: never;
@@ -348,6 +374,32 @@ export interface paths {
         get: operations["getSlideshow"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/slideshows/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Slideshow id (`slideshow_id` from POST /slideshows).
+                 * @example 3d9a6b1c-2e4f-4a5b-8c7d-9e0f1a2b3c4d
+                 */
+                id: components["parameters"]["SlideshowId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a slideshow
+         * @description Cancels a slideshow that is queued or generating: it answers the slideshow (as GET /slideshows/{id} returns it) with `status` canceled. Queued work never starts; running work stops within about a second (its hosted provider job is canceled at the provider, its render process killed, its working files removed) and nothing of it is kept. Refund rule: queued work is refunded in full; running work is refunded in full unless a paid provider call of it has completed (a hosted model's job delivered its result, or a stage a hosted engine made finished), and then not at all (the credits paid for that call). The refund, if any, is one `*_refund` ledger row written with the cancellation. A `slideshow.canceled` webhook event is sent. Cancelling one that is already canceled answers it again and refunds nothing more (idempotent); one that already completed or failed answers 409 `conflict` with `context.status`. Cancel races with completion: the work ends either completed or canceled, never both, and is refunded at most once. Another workspace's id answers 404.
+         */
+        post: operations["cancelSlideshow"];
         delete?: never;
         options?: never;
         head?: never;
@@ -409,11 +461,37 @@ export interface paths {
         };
         /**
          * Get a video's status
-         * @description Returns the status of a faceless video (`video_id` from POST /faceless-videos) or an editor video (`id` from POST /editor/videos, or a slideshow's `video_id`); both share one integer id space and `kind` says which. Free. For faceless videos poll every few seconds: `stage` and `progress` show the step running; `completed` sets `url` (signed MP4), `duration_seconds` and `size_bytes`, and the same id then opens in the editor; `error` carries the failure (credits refunded); `canceled` was canceled while queued (refunded in full). Editor videos are `ready` at once (open them with GET /editor/videos/{id}). Another workspace's id answers 404.
+         * @description Returns the status of a faceless video (`video_id` from POST /faceless-videos) or an editor video (`id` from POST /editor/videos, or a slideshow's `video_id`); both share one integer id space and `kind` says which. Free. For faceless videos poll every few seconds: `stage` and `progress` show the step running; `completed` sets `url` (signed MP4), `duration_seconds` and `size_bytes`, and the same id then opens in the editor; `error` carries the failure (credits refunded); `canceled` was canceled by POST /videos/{id}/cancel (refunded by its rule). Editor videos are `ready` at once (open them with GET /editor/videos/{id}). Another workspace's id answers 404.
          */
         get: operations["getVideo"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/videos/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Video id: `video_id` from POST /faceless-videos or POST /slideshows, or an editor video id. Ids are scoped to the workspace; another workspace's id answers 404.
+                 * @example 1043
+                 */
+                id: components["parameters"]["VideoId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a faceless video
+         * @description Cancels a faceless video that is queued or generating: it answers the faceless video (as GET /videos/{id} returns it) with `status` canceled. Queued work never starts; running work stops within about a second (its hosted provider job is canceled at the provider, its render process killed, its working files removed) and nothing of it is kept. Refund rule: queued work is refunded in full; running work is refunded in full unless a paid provider call of it has completed (a hosted model's job delivered its result, or a stage a hosted engine made finished), and then not at all (the credits paid for that call). The refund, if any, is one `*_refund` ledger row written with the cancellation. A `faceless_video.canceled` webhook event is sent. Cancelling one that is already canceled answers it again and refunds nothing more (idempotent); one that already completed or failed answers 409 `conflict` with `context.status`. Cancel races with completion: the work ends either completed or canceled, never both, and is refunded at most once. An editor video's id, or another workspace's, answers 404.
+         */
+        post: operations["cancelVideo"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2858,10 +2936,10 @@ export interface components {
             item_ids: components["schemas"]["ItemId"][];
         };
         /**
-         * @description A completion event: `<resource>.completed` when the work succeeded, `<resource>.failed` when it finally failed (after its retries; paid work is refunded).
+         * @description A completion event: `<resource>.completed` when the work succeeded, `<resource>.failed` when it finally failed (after its retries; paid work is refunded), `<resource>.canceled` when its owner canceled it (POST …/cancel, MCP cancel tools and tasks/cancel; the refund follows the cancel operation's rule). `data` is the resource as its GET returns it.
          * @enum {string}
          */
-        WebhookEventType: "generation.completed" | "generation.failed" | "slideshow.completed" | "slideshow.failed" | "faceless_video.completed" | "faceless_video.failed" | "export.completed" | "export.failed" | "publication.completed" | "publication.failed";
+        WebhookEventType: "generation.completed" | "generation.failed" | "slideshow.completed" | "slideshow.failed" | "faceless_video.completed" | "faceless_video.failed" | "export.completed" | "export.failed" | "publication.completed" | "publication.failed" | "generation.canceled" | "slideshow.canceled" | "faceless_video.canceled" | "publication.canceled";
         /** @description An HTTPS URL that receives the subscribed events as POSTs signed per Standard Webhooks (headers `webhook-id`: the event id, the same on every retry; `webhook-timestamp`; `webhook-signature`: `v1,<base64 HMAC-SHA256>` of `<id>.<timestamp>.<body>` with the endpoint's secret). The body is a WebhookEvent. A 2xx answer within 15 seconds delivers it; anything else is retried with exponential backoff for about a day. */
         WebhookEndpoint: {
             /** @constant */
@@ -3153,7 +3231,7 @@ export interface components {
             object: "list";
             data: components["schemas"]["SocialPublishResult"][];
         };
-        /** @description A publication (result of publish_media_to_social and get_social_publication). status: published (every account published), queued (none failed, some still queued or publishing), partial (some failed, or some published and the rest canceled), failed (none published: all failed, or failed and canceled), canceled (every account's target canceled while queued, by MCP tasks/cancel). */
+        /** @description A publication (result of publish_media_to_social and get_social_publication). status: published (every account published), queued (none failed, some still queued or publishing), partial (some failed, or some published and the rest canceled), failed (none published: all failed, or failed and canceled), canceled (every account's target canceled while queued, by cancel_social_publication or MCP tasks/cancel). */
         SocialPublishResult: {
             /** @constant */
             object: "social_publish_result";
@@ -4481,6 +4559,47 @@ export interface operations {
             503: components["responses"]["DatabaseUnavailable"];
         };
     };
+    cancelGeneration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Generation id (`generations[].id` from POST /generations).
+                 * @example 7f3c2a9e-1b4d-4c8e-9a2f-5d6e7f8a9b0c
+                 */
+                id: components["parameters"]["GenerationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The canceled generation. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Generation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["StateConflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
     listSlideshows: {
         parameters: {
             query?: {
@@ -4616,6 +4735,47 @@ export interface operations {
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    cancelSlideshow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Slideshow id (`slideshow_id` from POST /slideshows).
+                 * @example 3d9a6b1c-2e4f-4a5b-8c7d-9e0f1a2b3c4d
+                 */
+                id: components["parameters"]["SlideshowId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The canceled slideshow. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Slideshow"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["StateConflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["DatabaseUnavailable"];
@@ -4758,6 +4918,47 @@ export interface operations {
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    cancelVideo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Video id: `video_id` from POST /faceless-videos or POST /slideshows, or an editor video id. Ids are scoped to the workspace; another workspace's id answers 404.
+                 * @example 1043
+                 */
+                id: components["parameters"]["VideoId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The canceled faceless video. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Video"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["StateConflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["DatabaseUnavailable"];

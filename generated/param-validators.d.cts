@@ -55,6 +55,9 @@ declare const validators: {
   "getGeneration__path": ValidateFunction;
   "getGeneration__query": ValidateFunction;
   "getGeneration__header": ValidateFunction;
+  "cancelGeneration__path": ValidateFunction;
+  "cancelGeneration__query": ValidateFunction;
+  "cancelGeneration__header": ValidateFunction;
   "listSlideshows__path": ValidateFunction;
   "listSlideshows__query": ValidateFunction;
   "listSlideshows__header": ValidateFunction;
@@ -64,6 +67,9 @@ declare const validators: {
   "getSlideshow__path": ValidateFunction;
   "getSlideshow__query": ValidateFunction;
   "getSlideshow__header": ValidateFunction;
+  "cancelSlideshow__path": ValidateFunction;
+  "cancelSlideshow__query": ValidateFunction;
+  "cancelSlideshow__header": ValidateFunction;
   "createFacelessVideo__path": ValidateFunction;
   "createFacelessVideo__query": ValidateFunction;
   "createFacelessVideo__header": ValidateFunction;
@@ -73,6 +79,9 @@ declare const validators: {
   "getVideo__path": ValidateFunction;
   "getVideo__query": ValidateFunction;
   "getVideo__header": ValidateFunction;
+  "cancelVideo__path": ValidateFunction;
+  "cancelVideo__query": ValidateFunction;
+  "cancelVideo__header": ValidateFunction;
   "listReferenceInspirations__path": ValidateFunction;
   "listReferenceInspirations__query": ValidateFunction;
   "listReferenceInspirations__header": ValidateFunction;

@@ -23,6 +23,7 @@ declare const validators: {
   "mcp__list_social_accounts": ValidateFunction;
   "mcp__publish_media_to_social": ValidateFunction;
   "mcp__get_social_publication": ValidateFunction;
+  "mcp__cancel_social_publication": ValidateFunction;
   "mcp__list_social_publications": ValidateFunction;
   "mcp__recommend_voice": ValidateFunction;
   "mcp__list_editor_sound_effects": ValidateFunction;

@@ -576,33 +576,57 @@ const listedBytes = (r: McpToolRow) => Buffer.byteLength(JSON.stringify(listedTo
 /**
  * The table made compact and portable (scripts/lib/mcp-compact.ts): each tool at the first level
  * of trimming that fits MCP_TOOL_MAX_BYTES, then the largest tools' input schemas trimmed further
- * while the list is over MCP_LIST_MAX_BYTES, and only then, if it still is, the largest tools' own
- * descriptions. Refuses a table that still does not fit or that is not portable.
+ * while the list is over MCP_LIST_MAX_BYTES; then result schemas another tool already lists (a
+ * cancel tool's is its get tool's) said in words, largest first ("Result: as get_generation."
+ * with an output schema of `{type: "object"}`); and only then, if it still is over, the largest
+ * tools' own descriptions. Refuses a table that still does not fit or that is not portable.
  */
 function compactRows(full: McpToolRow[], listBudget: number): McpToolRow[] {
-  const at = (r: McpToolRow, level: number): McpToolRow => ({
-    ...r,
-    description: toolDescription(r.description, COMPACT_LEVELS[level].toolDescription),
-    inputSchema: compactInput(r.inputSchema, COMPACT_LEVELS[level]) as McpToolRow['inputSchema'],
-  });
-  const levels = full.map((r) => {
+  /** Tool index → the earlier tool whose result schema it has, for those said in words. */
+  const sharedWith = new Map<number, string>();
+  const at = (r: McpToolRow, level: number, i: number): McpToolRow => {
+    const row = {
+      ...r,
+      description: toolDescription(r.description, COMPACT_LEVELS[level].toolDescription),
+      inputSchema: compactInput(r.inputSchema, COMPACT_LEVELS[level]) as McpToolRow['inputSchema'],
+    };
+    const other = sharedWith.get(i);
+    return other ? { ...row, description: `${row.description} Result: as ${other}.`, outputSchema: { type: 'object' } } : row;
+  };
+  const levels = full.map((r, i) => {
     let level = 0;
-    while (level < COMPACT_LEVELS.length - 1 && listedBytes(at(r, level)) > MCP_TOOL_MAX_BYTES) level++;
+    while (level < COMPACT_LEVELS.length - 1 && listedBytes(at(r, level, i)) > MCP_TOOL_MAX_BYTES) level++;
     return level;
   });
-  const out = full.map((r, i) => at(r, levels[i]));
+  const out = full.map((r, i) => at(r, levels[i], i));
   const total = () => Buffer.byteLength(JSON.stringify({ tools: out.map(listedTool) }));
-  // Input schemas first (the levels that keep the tool's description whole), then descriptions.
-  const wholeDescription = COMPACT_LEVELS.filter((l) => l.toolDescription === COMPACT_LEVELS[0].toolDescription).length;
-  for (const ceiling of [wholeDescription - 1, COMPACT_LEVELS.length - 1]) {
+  const trimTo = (ceiling: number) => {
     while (total() > listBudget) {
       const order = out.map((r, i) => [listedBytes(r), i] as const).sort((a, b) => b[0] - a[0]);
       const next = order.find(([, i]) => levels[i] < ceiling);
       if (!next) break;
       levels[next[1]]++;
-      out[next[1]] = at(full[next[1]], levels[next[1]]);
+      out[next[1]] = at(full[next[1]], levels[next[1]], next[1]);
     }
+  };
+  // Input schemas first (the levels that keep the tool's description whole), then shared result
+  // schemas, then descriptions.
+  trimTo(COMPACT_LEVELS.filter((l) => l.toolDescription === COMPACT_LEVELS[0].toolDescription).length - 1);
+  // The tool that keeps a shared schema: the first read-only one (get_generation, whose status a
+  // task tool's listing reads), else the first.
+  const firstWith = new Map<string, string>();
+  const key = (r: McpToolRow) => JSON.stringify(r.outputSchema);
+  for (const readOnly of [true, false])
+    for (const r of full)
+      if (r.outputSchema && !!r.annotations.readOnlyHint === readOnly && !firstWith.has(key(r))) firstWith.set(key(r), r.name);
+  const repeats = full.flatMap((r, i) => (r.outputSchema && firstWith.get(key(r)) !== r.name ? [i] : []));
+  const outputBytes = (i: number) => Buffer.byteLength(JSON.stringify(full[i].outputSchema));
+  for (const i of repeats.sort((a, b) => outputBytes(b) - outputBytes(a))) {
+    if (total() <= listBudget) break;
+    sharedWith.set(i, firstWith.get(key(full[i]))!);
+    out[i] = at(full[i], levels[i], i);
   }
+  trimTo(COMPACT_LEVELS.length - 1);
   for (const r of out) {
     if (listedBytes(r) > MCP_TOOL_MAX_BYTES)
       throw new Error(

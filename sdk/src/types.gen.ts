@@ -2440,9 +2440,9 @@ export type AppliedEditOperation = {
 };
 
 /**
- * A completion event: `<resource>.completed` when the work succeeded, `<resource>.failed` when it finally failed (after its retries; paid work is refunded).
+ * A completion event: `<resource>.completed` when the work succeeded, `<resource>.failed` when it finally failed (after its retries; paid work is refunded), `<resource>.canceled` when its owner canceled it (POST …/cancel, MCP cancel tools and tasks/cancel; the refund follows the cancel operation's rule). `data` is the resource as its GET returns it.
  */
-export type WebhookEventType = 'generation.completed' | 'generation.failed' | 'slideshow.completed' | 'slideshow.failed' | 'faceless_video.completed' | 'faceless_video.failed' | 'export.completed' | 'export.failed' | 'publication.completed' | 'publication.failed';
+export type WebhookEventType = 'generation.completed' | 'generation.failed' | 'slideshow.completed' | 'slideshow.failed' | 'faceless_video.completed' | 'faceless_video.failed' | 'export.completed' | 'export.failed' | 'publication.completed' | 'publication.failed' | 'generation.canceled' | 'slideshow.canceled' | 'faceless_video.canceled' | 'publication.canceled';
 
 /**
  * An HTTPS URL that receives the subscribed events as POSTs signed per Standard Webhooks (headers `webhook-id`: the event id, the same on every retry; `webhook-timestamp`; `webhook-signature`: `v1,<base64 HMAC-SHA256>` of `<id>.<timestamp>.<body>` with the endpoint's secret). The body is a WebhookEvent. A 2xx answer within 15 seconds delivers it; anything else is retried with exponential backoff for about a day.
@@ -2765,7 +2765,7 @@ export type SocialPublicationList = {
 };
 
 /**
- * A publication (result of publish_media_to_social and get_social_publication). status: published (every account published), queued (none failed, some still queued or publishing), partial (some failed, or some published and the rest canceled), failed (none published: all failed, or failed and canceled), canceled (every account's target canceled while queued, by MCP tasks/cancel).
+ * A publication (result of publish_media_to_social and get_social_publication). status: published (every account published), queued (none failed, some still queued or publishing), partial (some failed, or some published and the rest canceled), failed (none published: all failed, or failed and canceled), canceled (every account's target canceled while queued, by cancel_social_publication or MCP tasks/cancel).
  */
 export type SocialPublishResult = {
     object: 'social_publish_result';
@@ -3995,6 +3995,68 @@ export type GetGenerationResponses = {
 
 export type GetGenerationResponse = GetGenerationResponses[keyof GetGenerationResponses];
 
+export type CancelGenerationData = {
+    body?: never;
+    path: {
+        /**
+         * Generation id (`generations[].id` from POST /generations).
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/generations/{id}/cancel';
+};
+
+export type CancelGenerationErrors = {
+    /**
+     * bad_request: invalid body, path or query parameter, unknown body field, or unsupported option. `context.errors` names each failing field and why; for editor edits `context.operation_index` names the failing operation. Not retryable without changing the request.
+     */
+    400: ErrorResponse;
+    /**
+     * unauthorized (no bearer token) or invalid_api_key (malformed, unknown, expired or revoked key). Not retryable without a valid key.
+     */
+    401: ErrorResponse;
+    /**
+     * payment_required (the workspace has no active paid plan) or insufficient_credits (not enough credits to queue the request; `context.credits_required` and `context.credits_available`). Nothing was charged or queued. Not retryable without changing the plan, the balance or the request.
+     */
+    402: ErrorResponse;
+    /**
+     * forbidden: the key is valid but lacks the required scope (`context.scope` names one that would grant access), or a referenced resource is not available to the workspace.
+     */
+    403: ErrorResponse;
+    /**
+     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar, reference or webhook endpoint does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
+     */
+    404: ErrorResponse;
+    /**
+     * conflict: the resource is in a state that does not allow the request, e.g. an export that already completed or failed cannot be canceled (`context.status` says its state). Not retryable.
+     */
+    409: ErrorResponse;
+    /**
+     * rate_limited: too many generation requests for this organization in the current window, or (exports) too many exports in flight or the daily export quota used up. Retryable: wait `Retry-After` seconds (or until `X-RateLimit-Reset`, Unix milliseconds), then retry paid requests with the same idempotency key.
+     */
+    429: ErrorResponse;
+    /**
+     * server_error: unexpected server failure. Retryable with exponential backoff; reuse the same idempotency key for paid requests.
+     */
+    500: ErrorResponse;
+    /**
+     * service_unavailable: the database is unreachable right now (an outage or a restart). Retryable: wait `Retry-After` seconds; reuse the same idempotency key for paid requests (the retry gets the committed result, or runs once if nothing was committed).
+     */
+    503: ErrorResponse;
+};
+
+export type CancelGenerationError = CancelGenerationErrors[keyof CancelGenerationErrors];
+
+export type CancelGenerationResponses = {
+    /**
+     * The canceled generation.
+     */
+    200: Generation;
+};
+
+export type CancelGenerationResponse = CancelGenerationResponses[keyof CancelGenerationResponses];
+
 export type ListSlideshowsData = {
     body?: never;
     path?: never;
@@ -4193,6 +4255,68 @@ export type GetSlideshowResponses = {
 };
 
 export type GetSlideshowResponse = GetSlideshowResponses[keyof GetSlideshowResponses];
+
+export type CancelSlideshowData = {
+    body?: never;
+    path: {
+        /**
+         * Slideshow id (`slideshow_id` from POST /slideshows).
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/slideshows/{id}/cancel';
+};
+
+export type CancelSlideshowErrors = {
+    /**
+     * bad_request: invalid body, path or query parameter, unknown body field, or unsupported option. `context.errors` names each failing field and why; for editor edits `context.operation_index` names the failing operation. Not retryable without changing the request.
+     */
+    400: ErrorResponse;
+    /**
+     * unauthorized (no bearer token) or invalid_api_key (malformed, unknown, expired or revoked key). Not retryable without a valid key.
+     */
+    401: ErrorResponse;
+    /**
+     * payment_required (the workspace has no active paid plan) or insufficient_credits (not enough credits to queue the request; `context.credits_required` and `context.credits_available`). Nothing was charged or queued. Not retryable without changing the plan, the balance or the request.
+     */
+    402: ErrorResponse;
+    /**
+     * forbidden: the key is valid but lacks the required scope (`context.scope` names one that would grant access), or a referenced resource is not available to the workspace.
+     */
+    403: ErrorResponse;
+    /**
+     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar, reference or webhook endpoint does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
+     */
+    404: ErrorResponse;
+    /**
+     * conflict: the resource is in a state that does not allow the request, e.g. an export that already completed or failed cannot be canceled (`context.status` says its state). Not retryable.
+     */
+    409: ErrorResponse;
+    /**
+     * rate_limited: too many generation requests for this organization in the current window, or (exports) too many exports in flight or the daily export quota used up. Retryable: wait `Retry-After` seconds (or until `X-RateLimit-Reset`, Unix milliseconds), then retry paid requests with the same idempotency key.
+     */
+    429: ErrorResponse;
+    /**
+     * server_error: unexpected server failure. Retryable with exponential backoff; reuse the same idempotency key for paid requests.
+     */
+    500: ErrorResponse;
+    /**
+     * service_unavailable: the database is unreachable right now (an outage or a restart). Retryable: wait `Retry-After` seconds; reuse the same idempotency key for paid requests (the retry gets the committed result, or runs once if nothing was committed).
+     */
+    503: ErrorResponse;
+};
+
+export type CancelSlideshowError = CancelSlideshowErrors[keyof CancelSlideshowErrors];
+
+export type CancelSlideshowResponses = {
+    /**
+     * The canceled slideshow.
+     */
+    200: Slideshow;
+};
+
+export type CancelSlideshowResponse = CancelSlideshowResponses[keyof CancelSlideshowResponses];
 
 export type CreateFacelessVideoData = {
     body: CreateFacelessVideoRequest;
@@ -4396,6 +4520,68 @@ export type GetVideoResponses = {
 };
 
 export type GetVideoResponse = GetVideoResponses[keyof GetVideoResponses];
+
+export type CancelVideoData = {
+    body?: never;
+    path: {
+        /**
+         * Video id: `video_id` from POST /faceless-videos or POST /slideshows, or an editor video id. Ids are scoped to the workspace; another workspace's id answers 404.
+         */
+        id: IntegerId;
+    };
+    query?: never;
+    url: '/videos/{id}/cancel';
+};
+
+export type CancelVideoErrors = {
+    /**
+     * bad_request: invalid body, path or query parameter, unknown body field, or unsupported option. `context.errors` names each failing field and why; for editor edits `context.operation_index` names the failing operation. Not retryable without changing the request.
+     */
+    400: ErrorResponse;
+    /**
+     * unauthorized (no bearer token) or invalid_api_key (malformed, unknown, expired or revoked key). Not retryable without a valid key.
+     */
+    401: ErrorResponse;
+    /**
+     * payment_required (the workspace has no active paid plan) or insufficient_credits (not enough credits to queue the request; `context.credits_required` and `context.credits_available`). Nothing was charged or queued. Not retryable without changing the plan, the balance or the request.
+     */
+    402: ErrorResponse;
+    /**
+     * forbidden: the key is valid but lacks the required scope (`context.scope` names one that would grant access), or a referenced resource is not available to the workspace.
+     */
+    403: ErrorResponse;
+    /**
+     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar, reference or webhook endpoint does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
+     */
+    404: ErrorResponse;
+    /**
+     * conflict: the resource is in a state that does not allow the request, e.g. an export that already completed or failed cannot be canceled (`context.status` says its state). Not retryable.
+     */
+    409: ErrorResponse;
+    /**
+     * rate_limited: too many generation requests for this organization in the current window, or (exports) too many exports in flight or the daily export quota used up. Retryable: wait `Retry-After` seconds (or until `X-RateLimit-Reset`, Unix milliseconds), then retry paid requests with the same idempotency key.
+     */
+    429: ErrorResponse;
+    /**
+     * server_error: unexpected server failure. Retryable with exponential backoff; reuse the same idempotency key for paid requests.
+     */
+    500: ErrorResponse;
+    /**
+     * service_unavailable: the database is unreachable right now (an outage or a restart). Retryable: wait `Retry-After` seconds; reuse the same idempotency key for paid requests (the retry gets the committed result, or runs once if nothing was committed).
+     */
+    503: ErrorResponse;
+};
+
+export type CancelVideoError = CancelVideoErrors[keyof CancelVideoErrors];
+
+export type CancelVideoResponses = {
+    /**
+     * The canceled faceless video.
+     */
+    200: Video;
+};
+
+export type CancelVideoResponse = CancelVideoResponses[keyof CancelVideoResponses];
 
 export type ListReferenceInspirationsData = {
     body?: never;

@@ -15,6 +15,8 @@ export interface ItemState<V> {
   set(index: number, value: V | undefined): Promise<void>;
   /** Every item's value, by index. */
   all(): Record<number, V>;
+  /** Records on the resource that a paid provider call completed (`Resource.markPaid`), after the pending writes. */
+  markPaid(provider: string): Promise<void>;
 }
 
 /** The items' record under `key` of the resource's state (`row` as the attempt started it). */
@@ -26,6 +28,10 @@ export function itemState<V>(ctx: AppContext, resource: Resource<any, any>, row:
   return {
     get: (i) => values[i],
     all: () => ({ ...values }),
+    markPaid(provider) {
+      writing = writing.then(() => resource.markPaid(ctx, id, provider));
+      return writing;
+    },
     set(i, value) {
       if (value === undefined) delete values[i];
       else values[i] = value;
@@ -36,11 +42,15 @@ export function itemState<V>(ctx: AppContext, resource: Resource<any, any>, row:
   };
 }
 
-/** Item `index`'s provider job kept in `jobs` (runProviderJob's JobStore); `abandon` says when to cancel it. */
+/**
+ * Item `index`'s provider job kept in `jobs` (runProviderJob's JobStore); `abandon` says when to
+ * cancel it. A paid provider job that delivered is recorded on the resource (`Resource.markPaid`).
+ */
 export function itemJob(jobs: ItemState<ProviderJobRef>, index: number, abandon: (err: unknown) => boolean): JobStore {
   return {
     stored: readJobRef(jobs.get(index)),
     save: (ref) => jobs.set(index, ref ?? undefined),
     abandon,
+    paid: (ref) => jobs.markPaid(ref.provider),
   };
 }

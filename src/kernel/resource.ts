@@ -11,11 +11,13 @@
 //             extra rows and the webhook event; false (nothing written) when it is not running;
 //   fail      one transaction: the conditional status update, the refund of its credits (once: a
 //             second call finds it failed already) and the webhook event;
-//   cancel    where a resource can be cancelled: canceled at once, its queued job cancelled. Editor
-//             exports are cancelled queued or running (their worker notices); the paid kinds only
-//             while queued (`cancel.queuedOnly`: not started yet), refunded in full in the same
-//             transaction (`cancel.refund`), so a worker starting the job at the same moment either
-//             finds it canceled (and does nothing) or started it first (and the cancel is refused).
+//   cancel    where a resource can be cancelled: canceled at once, its queued job cancelled, queued
+//             or running (its worker notices: cancelable.ts), or with `cancel.queuedOnly` only
+//             while queued (a social publication's target). Paid work is refunded in the same
+//             transaction (`cancel.refund`): in full, or with 'unless-paid' in full unless the
+//             state records a completed paid provider call (`markPaid`), then not at all. The row
+//             lock orders it with a worker's `start` and `complete`: exactly one of them wins;
+//   markPaid  records in the state column that a paid provider call completed (the refund rule).
 // Jobs are delivered at least once, so every step is a conditional update, safe to run twice.
 import { and, eq, inArray, sql, TransactionRollbackError, type SQL } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
@@ -32,7 +34,13 @@ import { recordTerminalEvent, type TerminalEvent } from '../services/webhooks/ev
 type RowOf<T extends PgTable> = T['$inferSelect'];
 type ColumnKey<T extends PgTable> = keyof RowOf<T> & string;
 export type MediaValues = typeof media.$inferInsert;
-export type Outcome = 'completed' | 'failed';
+export type Outcome = 'completed' | 'failed' | 'canceled';
+
+/**
+ * The key of the state column recording that a paid provider call of the work completed
+ * (`markPaid`): `{ at, provider }`. A running cancel refunds nothing once it is there.
+ */
+export const PAID_CALL_KEY = 'paidCall';
 
 export interface ResourceDeclaration<T extends PgTable, Id extends string | number> {
   /** What the resource is called in logs ('generation', 'export', …). */
@@ -78,7 +86,7 @@ export interface ResourceDeclaration<T extends PgTable, Id extends string | numb
    * that decides (undefined: no event). None: no event.
    */
   events?:
-    | { completed: WebhookEventType; failed: WebhookEventType }
+    | { completed: WebhookEventType; failed: WebhookEventType; canceled?: WebhookEventType }
     | ((ctx: AppContext, tx: Tx, row: RowOf<T>, outcome: Outcome) => Promise<TerminalEvent | undefined>);
   /** The resource as its GET operation returns it, read in the transaction that made it terminal. */
   view?(ctx: AppContext, tx: Tx, row: RowOf<T>): Promise<TerminalEvent['data']>;
@@ -99,8 +107,12 @@ export interface CancelDeclaration<T extends PgTable, Id extends string | number
    * work already started. Without it, pending and running work can be cancelled.
    */
   queuedOnly?: { running(row: RowOf<T>, id: Id): Error };
-  /** Cancelling refunds the credits in full, once (the declaration's `refund` ledger row, refunded_at set). */
-  refund?: boolean;
+  /**
+   * Cancelling refunds the credits in full, once (the declaration's `refund` ledger row, refunded_at
+   * set); with 'unless-paid' only when no paid provider call of the work has completed (`markPaid`),
+   * else nothing is refunded (refunded_at stays null).
+   */
+  refund?: boolean | 'unless-paid';
   /** A webhook event the cancellation makes due, written in its transaction (a publication settled by it). */
   event?(ctx: AppContext, tx: Tx, row: RowOf<T>): Promise<TerminalEvent | undefined>;
 }
@@ -116,24 +128,42 @@ export function cancelQueued<T extends PgTable, Id extends string | number>(
   queue: CancelDeclaration<T, Id>['queue'],
   field = 'path.id',
 ): CancelDeclaration<T, Id> {
-  const status = (row: RowOf<T>) => (row as { status?: unknown }).status;
+  const refused = stateConflict<T, Id>(what, resource, field);
   return {
     queue,
     refund: true,
-    conflict: (row, id) =>
-      new ApiError('conflict', `${what} ${id} is already ${status(row)}; only queued work can be canceled`, {
-        resource,
-        field,
-        status: status(row),
-      }),
+    conflict: (row, id) => refused(row, id, 'is already {status}; only queued work can be canceled'),
     queuedOnly: {
-      running: (row, id) =>
-        new ApiError('conflict', `${what} ${id} is already running and can no longer be canceled; only queued work can be canceled`, {
-          resource,
-          field,
-          status: status(row),
-        }),
+      running: (row, id) => refused(row, id, 'is already running and can no longer be canceled; only queued work can be canceled'),
     },
+  };
+}
+
+/**
+ * The cancel declaration of paid work that can be cancelled queued or running: queued work and
+ * running work with no completed paid provider call are refunded in full, running work after one
+ * is not refunded ('unless-paid'); its worker notices within about a second (cancelable.ts). Its
+ * 409 conflict (finished work) names `what` ('Generation') and the contract's `resource`.
+ */
+export function cancelWork<T extends PgTable, Id extends string | number>(
+  what: string,
+  resource: string,
+  queue: CancelDeclaration<T, Id>['queue'],
+  field = 'path.id',
+): CancelDeclaration<T, Id> {
+  const refused = stateConflict<T, Id>(what, resource, field);
+  return {
+    queue,
+    refund: 'unless-paid',
+    conflict: (row, id) => refused(row, id, 'is already {status}; only queued or running work can be canceled'),
+  };
+}
+
+/** A 409 conflict naming `what` `id`, its status ('{status}' in `says`) and the contract's `resource`. */
+function stateConflict<T extends PgTable, Id extends string | number>(what: string, resource: string, field: string) {
+  return (row: RowOf<T>, id: Id, says: string) => {
+    const status = (row as { status?: unknown }).status;
+    return new ApiError('conflict', `${what} ${id} ${says.replace('{status}', String(status))}`, { resource, field, status });
   };
 }
 
@@ -154,6 +184,13 @@ export interface Resource<T extends PgTable, Id extends string | number> {
   progress(ctx: AppContext, id: Id, stage: string, percent: number): Promise<void>;
   /** Merges `patch` into the state column while the resource is running. */
   saveState(ctx: AppContext, id: Id, patch: Record<string, unknown>): Promise<void>;
+  /**
+   * Records that a paid provider call of the running resource completed (`PAID_CALL_KEY` in its
+   * state, the first one kept): a cancel then refunds nothing ('unless-paid').
+   */
+  markPaid(ctx: AppContext, id: Id, provider: string): Promise<void>;
+  /** Whether the row's state records a completed paid provider call. */
+  paidOf(row: object): boolean;
   /** Writes columns of a running resource (a resume point such as a provider's job id). */
   record(ctx: AppContext, id: Id, set: Partial<T['$inferInsert']>): Promise<void>;
   /** Completes a running resource, once: false when it was not running (nothing is written). */
@@ -257,6 +294,21 @@ class DeclaredResource<T extends PgTable, Id extends string | number> implements
     );
   }
 
+  async markPaid(ctx: AppContext, id: Id, provider: string): Promise<void> {
+    const state = this.c.state;
+    if (!state) return;
+    const paid = { [PAID_CALL_KEY]: { at: new Date().toISOString(), provider } };
+    // The first record is kept: `paid || state` lets the stored key win.
+    await this.update(ctx.db, { [state]: sql`${JSON.stringify(paid)}::jsonb || ${this.col(state)}` }).where(
+      and(this.byId(id), this.isRunning()),
+    );
+  }
+
+  paidOf(row: object): boolean {
+    const state = this.stateOf(row);
+    return !!state && state[PAID_CALL_KEY] !== undefined && state[PAID_CALL_KEY] !== null;
+  }
+
   async record(ctx: AppContext, id: Id, set: Partial<T['$inferInsert']>): Promise<void> {
     await this.update(ctx.db, set).where(and(this.byId(id), this.isRunning()));
   }
@@ -322,16 +374,18 @@ class DeclaredResource<T extends PgTable, Id extends string | number> implements
       if (!this.active.includes(previous)) throw cancel.conflict(cur, id);
       const queued = this.notStarted(cur);
       if (cancel.queuedOnly && !queued) throw cancel.queuedOnly.running(cur, id);
+      const refund = cancel.refund === true || (cancel.refund === 'unless-paid' && (queued || !this.paidOf(cur)));
       const [row] = (await this.update(tx, {
         [this.c.status]: statuses.canceled,
         ...opt(this.c.completedAt, new Date()),
-        ...(cancel.refund ? opt(this.c.refundedAt, new Date()) : {}),
+        ...(refund ? opt(this.c.refundedAt, new Date()) : {}),
       })
         .where(this.byId(id))
         .returning()) as RowOf<T>[];
-      if (cancel.refund) await this.refundIn(tx, row);
+      if (refund) await this.refundIn(tx, row);
       const event = await cancel.event?.(ctx, tx, row);
       if (event) await recordTerminalEvent(ctx, tx, event);
+      else await this.emit(ctx, tx, row, 'canceled');
       return { row, previous, queued };
     });
     const jobId = done?.queued && this.c.jobId ? (field(done.row, this.c.jobId) as string | null) : null;
@@ -391,10 +445,13 @@ class DeclaredResource<T extends PgTable, Id extends string | number> implements
   private async emit(ctx: AppContext, tx: Tx, row: RowOf<T>, outcome: Outcome): Promise<void> {
     const { events, view } = this.declaration;
     if (!events) return;
+    if (typeof events !== 'function' && !events[outcome]) return;
     const event =
       typeof events === 'function'
-        ? await events(ctx, tx, row, outcome)
-        : { orgId: field(row, this.c.org) as string, type: events[outcome], data: await view!(ctx, tx, row) };
+        ? outcome === 'canceled'
+          ? undefined
+          : await events(ctx, tx, row, outcome)
+        : { orgId: field(row, this.c.org) as string, type: events[outcome]!, data: await view!(ctx, tx, row) };
     if (event) await recordTerminalEvent(ctx, tx, event);
   }
 }

@@ -12,7 +12,11 @@
 // A stage that calls an engine says so (`madeBy(capability)`, or for an image model the stage
 // chose, `madeBy('image', use)`): the record of its finished run names each engine
 // (`engines`: capability → kind, provider, model; src/engines/engine-use.ts),
-// beside the seconds it took (`timings`), so a record can say which engines made it.
+// beside the seconds it took (`timings`), so a record can say which engines made it. A finished
+// stage made by a hosted engine is a paid provider call completed (`markPaid`: a cancel of the
+// running work then refunds nothing); so is a hosted provider job whose result came back
+// (src/engines/resumable.ts, through the JobStore's `paid`). Nothing is written once the resource
+// is no longer running (canceled): every write is conditional on its status.
 import type { AppContext } from '../context.ts';
 import type { EngineUse } from '../engines/engine-use.ts';
 import { engineUseFor, type RecordCapability } from '../engines/index.ts';
@@ -132,6 +136,9 @@ export async function runStages<Row extends object, Outputs>(
       ...(Object.keys(engines).length ? { engines } : {}),
     };
     if (state) await resource.saveState(ctx, id, { ...(stage.stored ? {} : { [stage.name]: out }), timings, runs });
+    // A stage a hosted engine made has completed a paid provider call (the cancel refund rule).
+    const hosted = Object.values(engines).find((use) => use?.kind === 'hosted');
+    if (hosted) await resource.markPaid(ctx, id, hosted.provider);
     outputs[stage.name] = out;
   }
   return { outputs: outputs as Outputs, timings };

@@ -7,7 +7,8 @@
 //   - revision 2025-11-25, core tasks: a tools/call with `params.task` (the six tools list
 //     `execution.taskSupport: "optional"`) gets `{task: {…}}`; `tasks/get` answers the task,
 //     `tasks/result` its final result (waiting for it a bounded time), `tasks/cancel` the cancelled
-//     task (a task that cannot be cancelled any more is refused with -32602, as the revision says).
+//     task, queued or running (a task that cannot be cancelled any more, one that ended or a
+//     publication already publishing, is refused with -32602, as the revision says).
 // The SDK validates every tools/call result as a CallToolResult; TaskServer lets a task answer,
 // and nothing else, past that check (the Server's documented `_wrapHandler` hook).
 import {

@@ -7,7 +7,8 @@
 // answered) over the records that call queued. Its status, status message and final result are
 // read from those records each time, through the same read tools an agent would call (get_generation,
 // get_slideshow, …), so any node answers for any task and nothing is kept in memory. Cancelling a
-// task cancels its records' queued jobs, refunded in full (the pipelines' cancel functions).
+// task cancels its records' queued or running work (the pipelines' cancel functions, refunded by
+// their rule: in full unless a paid provider call completed; a publication's queued targets only).
 import type { CallToolResult, ResourceLink } from '@modelcontextprotocol/server';
 import type { AppContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
@@ -144,7 +145,7 @@ export async function readTask(ctx: AppContext, deps: ToolDeps, auth: AuthContex
   };
 }
 
-/** A cancel function of a pipeline: cancels one record's queued work (refunded in full). */
+/** A cancel function of a pipeline: cancels one record's queued or running work (refunded by its rule). */
 export type CancelRecord = (ctx: AppContext, orgId: string, args: Obj) => Promise<unknown>;
 
 /** The pipelines' cancel functions, by task tool (arguments: the record's read-tool arguments). */
@@ -158,9 +159,10 @@ export const TASK_CANCELERS: ReadonlyMap<string, CancelRecord> = new Map<string,
 ]);
 
 /**
- * Cancels the task's queued work: every record of it that has not started is canceled and
- * refunded in full. Records that run already or ended are left as they are (the answer says how
- * many were canceled); the refund rules for running work belong to the job lifecycle.
+ * Cancels the task's work: every record of it that is queued or running is canceled (its worker
+ * stops within about a second) and refunded by the cancel rule (in full unless a paid provider
+ * call of it completed). Records that ended, and a publication's targets already publishing, are
+ * left as they are (the answer says how many were canceled).
  */
 export async function cancelTask(ctx: AppContext, auth: AuthContext, task: TaskRow): Promise<{ canceled: number; refused: ApiError[] }> {
   const spec = TASK_TOOLS.get(task.tool)!;

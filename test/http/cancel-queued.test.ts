@@ -1,9 +1,11 @@
 // Cancelling queued work (the service functions MCP tasks/cancel calls) for each paid kind — a
 // generation, a slideshow, a faceless video, a reference inspiration: canceled with a full refund
 // (one ledger row, refunded_at) and its queued job cancelled, a later delivery of the job doing
-// nothing; again answers the same (no second refund); running work is a conflict with nothing
-// refunded; another workspace's is the GET's 404; a worker starting the job while it is canceled
-// gives exactly one of the two, many times over. No workers run: the work stays queued until the
+// nothing; again answers the same (no second refund); running work is canceled too, refunded in
+// full when no paid provider call of it completed (test/http/cancel.test.ts has the rule's other
+// half); finished work is a conflict; another workspace's is the GET's 404; a worker starting the
+// job while it is canceled either finds it canceled or is canceled after, refunded once, many
+// times over. No workers run: the work stays queued until the
 // test runs its job itself.
 import { and, eq } from 'drizzle-orm';
 import sharp from 'sharp';
@@ -168,14 +170,14 @@ for (const k of kinds) {
     t.equal((await refunds(ws.orgId, k.refundReason)).length, 1);
   });
 
-  t.test(`${k.name}: running is a conflict, nothing refunded; another workspace's is not found`, async (t) => {
+  t.test(`${k.name}: running is canceled and refunded in full; finished is a conflict; another workspace's is not found`, async (t) => {
     const ws = await app.workspace({ credits: 1000 });
-    const { id, credits } = await k.create(ws);
+    const { id } = await k.create(ws);
     t.ok(await k.resource.start(ctx, id), 'a worker starts it');
-    t.ok(conflict(/already running and can no longer be canceled/)(await rejection(k.cancel(ws.orgId, id))), 'running: conflict');
-    t.equal(await balance(ws.orgId), 1000 - credits, 'still charged');
-    t.equal((await refunds(ws.orgId, k.refundReason)).length, 0, 'no refund');
-    t.not((await rowOf(k, id)).status, 'canceled');
+    t.match(await k.cancel(ws.orgId, id), { status: 'canceled' }, 'running: canceled');
+    t.equal(await balance(ws.orgId), 1000, 'refunded in full (no paid provider call completed)');
+    t.equal((await refunds(ws.orgId, k.refundReason)).length, 1, 'one refund');
+    t.equal((await rowOf(k, id)).status, 'canceled');
 
     const queued = await k.create(ws);
     const other = await app.workspace({ credits: 1000 });
@@ -183,11 +185,16 @@ for (const k of kinds) {
     t.match(missing, { code: 'not_found', context: { field: 'path.id' } }, 'another workspace: the GET’s 404');
     t.not((await rowOf(k, queued.id)).status, 'canceled', 'the owner’s is untouched');
 
-    await k.resource.fail(ctx, id, { code: 'test', message: 'failed', retryable: false, context: {} });
-    t.ok(conflict(/already (error|failed); only queued/)(await rejection(k.cancel(ws.orgId, id))), 'a finished one is a conflict');
+    const failed = await k.create(ws);
+    await k.resource.start(ctx, failed.id);
+    await k.resource.fail(ctx, failed.id, { code: 'test', message: 'failed', retryable: false, context: {} });
+    t.ok(
+      conflict(/already (error|failed); only queued or running work/)(await rejection(k.cancel(ws.orgId, failed.id))),
+      'a finished one is a conflict',
+    );
   });
 
-  t.test(`${k.name}: a worker starting it while it is canceled: exactly one of the two wins`, async (t) => {
+  t.test(`${k.name}: a worker starting it while it is canceled: canceled either way, refunded once`, async (t) => {
     const ws = await app.workspace({ credits: 100000 });
     const outcomes = { canceled: 0, started: 0 };
     for (let round = 0; round < 12; round++) {
@@ -201,9 +208,10 @@ for (const k of kinds) {
       );
       const row = await rowOf(k, id);
       if (started) {
-        t.ok(conflict(/already running/)(canceled), `round ${round}: started, so the cancel is a conflict`);
-        t.equal(row.status, k.resource.declaration.statuses.running);
-        t.equal(await balance(ws.orgId), before, 'nothing refunded');
+        t.match(canceled, { status: 'canceled' }, `round ${round}: started first, then canceled while running`);
+        t.equal(row.status, 'canceled');
+        t.equal(row.attempts, 1);
+        t.equal(await balance(ws.orgId), before + credits, 'refunded once (no paid call completed)');
         outcomes.started++;
       } else {
         t.match(canceled, { status: 'canceled' }, `round ${round}: canceled, so the worker did not start it`);
@@ -214,7 +222,7 @@ for (const k of kinds) {
       }
     }
     t.equal(outcomes.canceled + outcomes.started, 12);
-    t.equal((await refunds(ws.orgId, k.refundReason)).length, outcomes.canceled, 'one refund per canceled one, none for a started one');
+    t.equal((await refunds(ws.orgId, k.refundReason)).length, 12, 'one refund per round');
     t.comment(`canceled ${outcomes.canceled}, started ${outcomes.started}`);
   });
 }

@@ -3,10 +3,11 @@
 // tasks/get (2026-07-28: the final result inline; 2025-11-25: through tasks/result), the result
 // carrying the media as resource links and the structured result; a client that does not ask gets
 // the queued record as before. Tasks are the workspace's: another workspace's task id is unknown.
-import { and, eq } from 'drizzle-orm';
+import { and, desc, eq } from 'drizzle-orm';
 import t from 'tap';
-import { creditLedger, mcpTasks, organizations } from '../../src/db/schema/index.ts';
+import { creditLedger, mcpTasks, organizations, slideshows } from '../../src/db/schema/index.ts';
 import { TASK_POLL_INTERVAL_MS } from '../../src/mcp/tasks.ts';
+import { slideshowResource } from '../../src/pipelines/slideshow/rows.ts';
 import { startMcpApp } from './helpers.ts';
 
 const app = await startMcpApp(t, { RATE_LIMIT_GENERATIONS: '1000' }, { workers: true });
@@ -365,4 +366,36 @@ t.test('tasks/cancel of queued work: canceled and refunded in full, once, in bot
     .from(creditLedger)
     .where(and(eq(creditLedger.orgId, w.orgId), eq(creditLedger.reason, 'slideshow_refund')));
   t.equal(refunds.length, 2, 'one refund row per canceled slideshow');
+});
+
+t.test('tasks/cancel of running work: canceled and refunded (no paid call completed); 2025-11-25 answers the cancelled task', async (t) => {
+  const w = await idle.workspace({ credits: 300 });
+  const call = (version: '2026-07-28' | '2025-11-25', method: string, params: Obj, tasks?: boolean) =>
+    rpcOn(idle, version, w.key, method, params, { tasks });
+  const slideshow = (key: string) => ({
+    name: 'create_slideshow',
+    arguments: { prompt: 'Three reasons to drink cold brew', slide_count: 3, idempotency_key: key },
+  });
+  /** The workspace's slideshow, started as a worker starts it (no workers run on this service). */
+  const startLatest = async () => {
+    const [row] = await idle.service.ctx.db
+      .select()
+      .from(slideshows)
+      .where(eq(slideshows.orgId, w.orgId))
+      .orderBy(desc(slideshows.createdAt))
+      .limit(1);
+    t.ok(await slideshowResource.start(idle.service.ctx, row.id), 'a worker starts it');
+  };
+
+  const modern = (await call('2026-07-28', 'tools/call', slideshow('run-s1'), true)).result!;
+  await startLatest();
+  t.same(ack(await call('2026-07-28', 'tasks/cancel', { taskId: modern.taskId })), { resultType: 'complete' }, 'acknowledged');
+  t.match((await call('2026-07-28', 'tasks/get', { taskId: modern.taskId })).result, { status: 'cancelled' }, 'running work cancelled');
+  t.equal(await credits(w.orgId, idle), 300, 'refunded in full');
+
+  const legacy = (await call('2025-11-25', 'tools/call', { ...slideshow('run-s2'), task: {} })).result!.task;
+  await startLatest();
+  const cancelled = await call('2025-11-25', 'tasks/cancel', { taskId: legacy.taskId });
+  t.match(cancelled.result, { taskId: legacy.taskId, status: 'cancelled' }, 'the cancelled task, not -32602');
+  t.equal(await credits(w.orgId, idle), 300, 'refunded in full, once each');
 });

@@ -146,9 +146,6 @@ export const exportResource = defineResource({
   },
 });
 
-/** Whether an export was canceled (the worker polls this while it renders). */
-export const isCanceled = async (ctx: AppContext, id: string): Promise<boolean> => (await exportResource.statusOf(ctx, id)) === 'canceled';
-
 export const startExport = (ctx: AppContext, id: string): Promise<ExportRow | undefined> => exportResource.start(ctx, id);
 
 export function completeExport(

@@ -9,7 +9,8 @@ import { FfmpegError, probe } from '../../media/ffmpeg.ts';
 import { engineFor } from '../../engines/index.ts';
 import { jobFolder } from '../../media/work-folder.ts';
 import { editorExportKey } from '../../storage/keys.ts';
-import { completeExport, exportResource, isCanceled, startExport, type ExportRow, type ExportSnapshot } from './rows.ts';
+import { completeExport, exportResource, startExport, type ExportRow, type ExportSnapshot } from './rows.ts';
+import { discardIfCanceled, runCancelable } from '../../kernel/cancelable.ts';
 import { runStages, type StageContext, type Stages } from '../../kernel/stages.ts';
 import { copyTimelineMedia } from '../../services/editor/render-inputs.ts';
 import type { FailureDetail, JobTools, RunningJob } from '../../jobs/define-job.ts';
@@ -19,50 +20,24 @@ export interface ExportJobData {
 }
 
 class MissingMedia extends Error {}
-class ExportCanceled extends Error {
-  constructor() {
-    super('The export was canceled');
-    this.name = 'ExportCanceled';
-  }
-}
-
-/** How often a rendering export checks whether it was canceled. */
-const CANCEL_POLL_MS = 500;
-
 export async function runExport(ctx: AppContext, job: RunningJob<ExportJobData>, tools: JobTools): Promise<void> {
   const row = await startExport(ctx, job.data.exportId);
   if (!row) return;
   const workDir = await jobFolder(ctx.config.dataDir, `export-${row.id}`);
-  // A canceled export (DELETE …/exports/{export_id}) is noticed within a second: the render is
-  // aborted (its ffmpeg killed) and the partial output removed with the work folder.
-  const cancel = new AbortController();
-  const watch = setInterval(() => {
-    isCanceled(ctx, row.id)
-      .then((canceled) => {
-        if (canceled) cancel.abort(new ExportCanceled());
-      })
-      .catch(() => {});
-  }, CANCEL_POLL_MS);
-  const signal = AbortSignal.any([tools.signal, cancel.signal]);
   try {
-    // One stage, run again in full by a retry (it overwrites the same key).
-    const stages: Stages<ExportRow, { rendering: StoredExport }> = [
-      { name: 'rendering', weight: 100, run: (stage) => render(ctx, row, workDir, stage) },
-    ];
-    const { outputs } = await runStages(ctx, exportResource, row, stages, { ...tools, signal });
-    const out = outputs.rendering;
-    const completed = await completeExport(ctx, row, out);
-    // Canceled meanwhile: the stored copy belongs to no export. (Not when another delivery of
-    // the job completed it: that export's file has this same key.)
-    if (!completed && (await isCanceled(ctx, row.id))) await ctx.storage.delete(out.storageKey).catch(() => {});
-  } catch (err) {
-    if (cancel.signal.aborted) {
-      ctx.log.info({ export: row.id }, 'export canceled; render stopped');
-      return;
-    }
-    throw err;
+    // A canceled export (DELETE …/exports/{export_id}) is noticed within a second: the render is
+    // aborted (its ffmpeg killed) and the partial output removed with the work folder.
+    await runCancelable(ctx, exportResource, row.id, tools, async (tools) => {
+      // One stage, run again in full by a retry (it overwrites the same key).
+      const stages: Stages<ExportRow, { rendering: StoredExport }> = [
+        { name: 'rendering', weight: 100, run: (stage) => render(ctx, row, workDir, stage) },
+      ];
+      const { outputs } = await runStages(ctx, exportResource, row, stages, tools);
+      const out = outputs.rendering;
+      // Canceled meanwhile: the stored copy belongs to no export.
+      if (!(await completeExport(ctx, row, out))) await discardIfCanceled(ctx, exportResource, row.id, [out.storageKey]);
+    });
   } finally {
-    clearInterval(watch);
     await fs.rm(workDir, { recursive: true, force: true });
   }
 }

@@ -9,7 +9,7 @@ import { getVideoStatus, videoNotFound } from '../../services/editor/projects.ts
 import type { components } from '../../../generated/openapi.d.ts';
 import type { AppContext } from '../../context.ts';
 import { editorVideos, facelessVideos } from '../../db/schema/index.ts';
-import { cancelQueued, defineResource } from '../../kernel/resource.ts';
+import { cancelWork, defineResource } from '../../kernel/resource.ts';
 import { keyFilename } from '../../storage/keys.ts';
 import type { Timeline } from '../../services/editor/model.ts';
 import type { FacelessSpec } from './request.ts';
@@ -23,8 +23,8 @@ export type FacelessStage = (typeof FACELESS_STAGES)[number];
 /**
  * The faceless video's lifecycle (src/kernel/resource.ts): queued → generating → completed | error,
  * its stages' outputs in `artifacts`; a failure keeps the stage it failed in, refunds the credits
- * once, and each terminal state writes its webhook event. A queued one can be canceled: refunded in
- * full, its job cancelled (cancelFacelessVideo).
+ * once, and each terminal state writes its webhook event. A queued or running one can be canceled
+ * (cancelFacelessVideo): refunded in full unless a paid provider call of it has completed (then not at all).
  */
 /** The faceless video job's queue (job.ts declares the job on it; a canceled video's job is cancelled on it). */
 export const FACELESS_QUEUE = 'faceless';
@@ -52,15 +52,16 @@ export const facelessResource = defineResource({
   statuses: { pending: 'queued', running: 'generating', completed: 'completed', failed: 'error', canceled: 'canceled' },
   stages: FACELESS_STAGES,
   refund: { reason: 'faceless_video_refund', reference: (videoId: number) => `faceless-video:${videoId}` },
-  events: { completed: 'faceless_video.completed', failed: 'faceless_video.failed' },
+  events: { completed: 'faceless_video.completed', failed: 'faceless_video.failed', canceled: 'faceless_video.canceled' },
   view: async (ctx, tx, row) => (await facelessStatus(ctx, row.orgId, row.videoId, tx))!,
-  cancel: cancelQueued('Video', 'video', FACELESS_QUEUE),
+  cancel: cancelWork('Video', 'video', FACELESS_QUEUE),
 });
 
 /**
- * Cancels a queued faceless video by its video id (MCP tasks/cancel): canceled, its credits
- * refunded in full once, its job cancelled; the video as GET /videos/{id} returns it. Canceling a
- * canceled one answers it again (no second refund); a generating or finished one is 409 conflict;
+ * Cancels a queued or generating faceless video by its video id (POST /videos/{id}/cancel, MCP
+ * tasks/cancel): canceled, refunded by the rule (in full unless a paid provider call of it has
+ * completed), its queued job cancelled or its worker stopped; the video as GET /videos/{id}
+ * returns it. Canceling a canceled one answers it again (no second refund); a finished one is 409;
  * any other id (another workspace's, an editor project's) is GET's 404.
  */
 export async function cancelFacelessVideo(ctx: AppContext, orgId: string, videoId: number): Promise<S['Video']> {

@@ -68,6 +68,7 @@ import type { FacelessSpec } from './request.ts';
 import { findStockPhoto, type SceneSource } from './stock-scenes.ts';
 import type { StockEngine } from '../../engines/stock/types.ts';
 import { findAiModel, findVoice } from '../../services/catalog/catalog-data.ts';
+import { discardIfCanceled, runCancelable } from '../../kernel/cancelable.ts';
 import { runStages, type StageContext, type Stages } from '../../kernel/stages.ts';
 import { JobFailure, type FailureDetail, type JobTools, type RunningJob } from '../../jobs/define-job.ts';
 
@@ -200,16 +201,20 @@ export async function runFaceless(ctx: AppContext, job: RunningJob<FacelessJobDa
   const workDir = await jobFolder(ctx.config.dataDir, `faceless-${f.videoId}`);
   try {
     const stages = facelessStages({ ctx, f, spec, workDir, lastAttempt: job.lastAttempt });
-    const { outputs } = await runStages(ctx, facelessResource, f, stages, tools);
-    await completeFaceless(ctx, f, {
-      storageKey: outputs.render.storageKey,
-      bytes: outputs.render.bytes,
-      width: spec.width,
-      height: spec.height,
-      durationSeconds: outputs.render.durationSeconds,
-      hasAudio: true,
-      fps: FPS,
-      timeline: timelineOf(spec, outputs),
+    // Canceled while it runs: noticed within a second, its engines stopped (src/kernel/cancelable.ts).
+    await runCancelable(ctx, facelessResource, f.videoId, tools, async (tools) => {
+      const { outputs } = await runStages(ctx, facelessResource, f, stages, tools);
+      const done = await completeFaceless(ctx, f, {
+        storageKey: outputs.render.storageKey,
+        bytes: outputs.render.bytes,
+        width: spec.width,
+        height: spec.height,
+        durationSeconds: outputs.render.durationSeconds,
+        hasAudio: true,
+        fps: FPS,
+        timeline: timelineOf(spec, outputs),
+      });
+      if (!done) await discardIfCanceled(ctx, facelessResource, f.videoId, [outputs.render.storageKey]);
     });
   } finally {
     await fs.rm(workDir, { recursive: true, force: true });

@@ -7,7 +7,7 @@ import type { AppContext } from '../../context.ts';
 import { generations, media } from '../../db/schema/index.ts';
 import { notFound } from '../../errors.ts';
 import { isUuid } from '../../services/workspaces/organizations.ts';
-import { cancelQueued, defineResource } from '../../kernel/resource.ts';
+import { cancelWork, defineResource } from '../../kernel/resource.ts';
 import { keyFilename } from '../../storage/keys.ts';
 import type { Tx } from '../../db/client.ts';
 import type { GenerationSpec } from './request.ts';
@@ -66,10 +66,10 @@ export function generationView(ctx: AppContext, g: typeof generations.$inferSele
 export const GENERATION_QUEUES = { image: 'generation', video: 'generation-video' } as const;
 
 /**
- * The generation's lifecycle (src/kernel/resource.ts): generating → completed | error; a failure
- * refunds its credits once and each terminal state writes its webhook event. Generating from its
- * creation, it can be canceled before its first attempt starts (attempts 0): canceled, refunded in
- * full and its job cancelled (cancelGeneration).
+ * The generation's lifecycle (src/kernel/resource.ts): generating → completed | error | canceled; a
+ * failure refunds its credits once and each terminal state writes its webhook event. It can be
+ * canceled queued or running (cancelGeneration): refunded in full unless a paid provider call of
+ * it has completed (then not at all), its queued job cancelled or its worker stopped (run.ts).
  */
 export const generationResource = defineResource({
   name: 'generation',
@@ -92,18 +92,19 @@ export const generationResource = defineResource({
   },
   statuses: { running: 'generating', completed: 'completed', failed: 'error', canceled: 'canceled' },
   refund: { reason: 'generation_refund', reference: (id: string) => `generation:${id}` },
-  events: { completed: 'generation.completed', failed: 'generation.failed' },
+  events: { completed: 'generation.completed', failed: 'generation.failed', canceled: 'generation.canceled' },
   view: (ctx, tx, row) => getGeneration(ctx, row.orgId, row.id, tx),
-  cancel: cancelQueued('Generation', 'generation', (row) =>
+  cancel: cancelWork('Generation', 'generation', (row) =>
     (row.spec as GenerationSpec).output === 'video' ? GENERATION_QUEUES.video : GENERATION_QUEUES.image,
   ),
 });
 
 /**
- * Cancels a generation whose work has not started (MCP tasks/cancel): canceled, its credits
- * refunded in full once, its job cancelled; the generation as GET /generations/{id} returns it.
- * Canceling a canceled one answers it again (no second refund); one already running or finished is
- * 409 conflict; another workspace's is 404 as for GET.
+ * Cancels a generation (POST /generations/{id}/cancel, MCP tasks/cancel): canceled, refunded by the
+ * rule (in full unless a paid provider call of it has completed), its queued job cancelled or its
+ * running worker stopped within about a second; the generation as GET /generations/{id} returns
+ * it. Canceling a canceled one answers it again (no second refund); a finished one is 409
+ * conflict; another workspace's is 404 as for GET.
  */
 export async function cancelGeneration(ctx: AppContext, orgId: string, id: string): Promise<GenerationView> {
   if (!isUuid(id) || !(await generationResource.cancel(ctx, orgId, id))) throw notFound('Generation', id, 'generation');

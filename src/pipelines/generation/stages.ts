@@ -368,6 +368,7 @@ export async function generateResumably(
       save: (ref) => saveProviderJob(ctx, g.id, ref),
       // No attempt will follow (or none can use it): the hosted job is stopped rather than paid for.
       abandon: (err) => job.lastAttempt || !describeFailure(err).retry,
+      paid: (ref) => generationResource.markPaid(ctx, g.id, ref.provider),
     },
   });
 }

@@ -6,7 +6,7 @@ import type { components } from '../../../generated/openapi.d.ts';
 import type { AppContext } from '../../context.ts';
 import { media, referenceInspirations } from '../../db/schema/index.ts';
 import { notFound } from '../../errors.ts';
-import { cancelQueued, defineResource } from '../../kernel/resource.ts';
+import { cancelWork, defineResource } from '../../kernel/resource.ts';
 import { isUuid } from '../../services/workspaces/organizations.ts';
 import { discardStored, type MediaInsert } from '../../services/editor/media.ts';
 import type { MediaAnalysis } from '../../services/references/analysis.ts';
@@ -21,8 +21,8 @@ export const REFERENCE_QUEUE = 'reference-analysis';
 /**
  * The reference's lifecycle (src/kernel/resource.ts): processing → ready | failed; a failure
  * refunds its credits once. No progress and no webhook event; `state` holds the stage runner's
- * outputs and record (stages.ts). Processing from its creation, it can be canceled before the
- * analysis's first attempt starts (attempts 0): refunded in full, its job cancelled.
+ * outputs and record (stages.ts). Processing from its creation, it can be canceled queued or
+ * while analysed: refunded in full unless a paid provider call of it has completed (then not at all).
  */
 export const referenceResource = defineResource({
   name: 'reference',
@@ -42,14 +42,15 @@ export const referenceResource = defineResource({
   },
   statuses: { running: 'processing', completed: 'ready', failed: 'failed', canceled: 'canceled' },
   refund: { reason: 'reference_refund', reference: (id: string) => `reference:${id}` },
-  cancel: cancelQueued('Reference inspiration', 'reference_inspiration', REFERENCE_QUEUE),
+  cancel: cancelWork('Reference inspiration', 'reference_inspiration', REFERENCE_QUEUE),
 });
 
 /**
- * Cancels a reference inspiration whose analysis has not started (MCP tasks/cancel): canceled, its
- * credits refunded in full once, its job cancelled; the reference as GET /reference-inspirations
- * lists it. Canceling a canceled one answers it again (no second refund); one being analysed or
- * finished is 409 conflict; another workspace's is 404.
+ * Cancels a reference inspiration being analysed or waiting to be (MCP tasks/cancel): canceled,
+ * refunded by the rule (in full unless a paid provider call of it has completed), its queued job
+ * cancelled or its worker stopped; the reference as GET /reference-inspirations lists it.
+ * Canceling a canceled one answers it again (no second refund); a finished one is 409 conflict;
+ * another workspace's is 404.
  */
 export async function cancelReferenceInspiration(ctx: AppContext, orgId: string, id: string): Promise<ReferenceView> {
   const done = isUuid(id) ? await referenceResource.cancel(ctx, orgId, id) : undefined;

@@ -18,6 +18,7 @@ import { urlFilename } from '../../services/editor/resources.ts';
 import type { ReferenceRow } from '../../services/references/references.ts';
 import type { ReferenceInput } from './request.ts';
 import { completeAnalysis, orderedMedia, referenceResource, startAnalysis } from './rows.ts';
+import { runCancelable } from '../../kernel/cancelable.ts';
 import { runStages, type Stages } from '../../kernel/stages.ts';
 import type { FailureDetail, JobTools, RunningJob } from '../../jobs/define-job.ts';
 
@@ -136,8 +137,11 @@ export async function runAnalysis(ctx: AppContext, job: RunningJob<ReferenceJobD
   tools.annotate({ credits_refunded: row.creditsDeducted });
   // A failed attempt keeps what the fetch stage stored (the next one resumes with it); a terminal
   // failure removes it (failAnalysis), and so does a completion that finds the reference finished.
-  const { outputs } = await runStages(ctx, referenceResource, row, REFERENCE_STAGES, tools);
-  await completeAnalysis(ctx, row, outputs.fetch, outputs.analyse);
+  // Canceled while it runs: noticed within a second, its work stopped (src/kernel/cancelable.ts).
+  await runCancelable(ctx, referenceResource, row.id, tools, async (tools) => {
+    const { outputs } = await runStages(ctx, referenceResource, row, REFERENCE_STAGES, tools);
+    await completeAnalysis(ctx, row, outputs.fetch, outputs.analyse);
+  });
 }
 
 export function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean } {

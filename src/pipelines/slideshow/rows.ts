@@ -14,7 +14,7 @@ import { isUuid } from '../../services/workspaces/organizations.ts';
 import { recordedEngines } from '../../engines/engine-use.ts';
 import type { SlideCopy } from '../../engines/write/types.ts';
 import { keyFilename } from '../../storage/keys.ts';
-import { cancelQueued, defineResource } from '../../kernel/resource.ts';
+import { cancelWork, defineResource } from '../../kernel/resource.ts';
 import type { Tx } from '../../db/client.ts';
 import type { Timeline } from '../../services/editor/model.ts';
 import type { SlideshowSpec } from './request.ts';
@@ -98,7 +98,7 @@ export function slideshowView(
  * stages store their outputs in columns and rows of their own (copy, slideshow_slides,
  * project_version), the video stage's in `state`, with the runner's record of the stages' runs.
  * A failure clears the stage and refunds the credits once; each terminal state writes its webhook
- * event. A queued one can be canceled: refunded in full, its job cancelled (cancelSlideshow).
+ * event. A queued or running one can be canceled (cancelSlideshow): refunded in full unless a paid provider call of it has completed (then not at all).
  */
 /** The slideshow job's queue (job.ts declares the job on it; a canceled slideshow's job is cancelled on it). */
 export const SLIDESHOW_QUEUE = 'slideshow';
@@ -126,17 +126,18 @@ export const slideshowResource = defineResource({
   statuses: { pending: 'queued', running: 'generating', completed: 'completed', failed: 'error', canceled: 'canceled' },
   stages: SLIDESHOW_STAGES,
   refund: { reason: 'slideshow_refund', reference: (id: string) => `slideshow:${id}` },
-  events: { completed: 'slideshow.completed', failed: 'slideshow.failed' },
+  events: { completed: 'slideshow.completed', failed: 'slideshow.failed', canceled: 'slideshow.canceled' },
   view: (ctx, tx, row) => getSlideshow(ctx, row.orgId, row.id, tx),
   failSet: () => ({ stage: null }),
-  cancel: cancelQueued('Slideshow', 'slideshow', SLIDESHOW_QUEUE),
+  cancel: cancelWork('Slideshow', 'slideshow', SLIDESHOW_QUEUE),
 });
 
 /**
- * Cancels a queued slideshow (MCP tasks/cancel): canceled, its credits refunded in full once, its
- * job cancelled; the slideshow as GET /slideshows/{id} returns it. Canceling a canceled one answers
- * it again (no second refund); a generating or finished one is 409 conflict; another workspace's
- * is 404 as for GET.
+ * Cancels a queued or generating slideshow (POST /slideshows/{id}/cancel, MCP tasks/cancel):
+ * canceled, refunded by the rule (in full unless a paid provider call of it has completed), its
+ * queued job cancelled or its worker stopped; the slideshow as GET /slideshows/{id} returns it.
+ * Canceling a canceled one answers it again (no second refund); a finished one is 409 conflict;
+ * another workspace's is 404 as for GET.
  */
 export async function cancelSlideshow(ctx: AppContext, orgId: string, id: string): Promise<SlideshowView> {
   if (!isUuid(id) || !(await slideshowResource.cancel(ctx, orgId, id))) throw notFound('Slideshow', id, 'slideshow');

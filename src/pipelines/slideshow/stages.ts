@@ -57,6 +57,7 @@ import {
   type SlideshowRow,
   type StoredVideo,
 } from './rows.ts';
+import { discardIfCanceled, runCancelable } from '../../kernel/cancelable.ts';
 import { runStages, type StageContext, type Stages } from '../../kernel/stages.ts';
 import { JobFailure, type FailureDetail, type JobTools, type RunningJob } from '../../jobs/define-job.ts';
 
@@ -345,11 +346,15 @@ export async function runSlideshow(ctx: AppContext, job: RunningJob<SlideshowJob
       lastAttempt: job.lastAttempt,
       palette: (signal) => (palette ??= readPalette(signal)),
     });
-    const { outputs, timings } = await runStages(ctx, slideshowResource, s, stages, tools);
-    // Milliseconds each stage took, on the attempt that ran it.
-    const took = Object.fromEntries(Object.entries(timings).map(([stage, seconds]) => [stage, Math.round(seconds * 1000)]));
-    ctx.log.info({ slideshow: s.id, attempt: job.attempt, stage_ms: took }, 'slideshow made');
-    await completeSlideshow(ctx, s, outputs.video);
+    // Canceled while it runs: noticed within a second, its engines stopped (src/kernel/cancelable.ts).
+    await runCancelable(ctx, slideshowResource, s.id, tools, async (tools) => {
+      const { outputs, timings } = await runStages(ctx, slideshowResource, s, stages, tools);
+      // Milliseconds each stage took, on the attempt that ran it.
+      const took = Object.fromEntries(Object.entries(timings).map(([stage, seconds]) => [stage, Math.round(seconds * 1000)]));
+      ctx.log.info({ slideshow: s.id, attempt: job.attempt, stage_ms: took }, 'slideshow made');
+      if (!(await completeSlideshow(ctx, s, outputs.video)))
+        await discardIfCanceled(ctx, slideshowResource, s.id, [outputs.video.storageKey]);
+    });
   } finally {
     await fs.rm(workDir, { recursive: true, force: true });
   }

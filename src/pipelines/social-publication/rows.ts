@@ -167,11 +167,10 @@ async function publicationSettled(_ctx: AppContext, tx: Tx, target: TargetRow): 
   if (targets.some((t) => t.status === 'queued' || t.status === 'publishing') || pub.completedAt) return undefined;
   const [done] = await tx.update(socialPublications).set({ completedAt: sql`now()` }).where(eq(socialPublications.id, pub.id)).returning();
   const v = view(done, targets);
-  // Every target canceled: no event (cancellations write none; the caller who canceled has the answer).
-  if (v.status === 'canceled') return undefined;
+  const type = v.status === 'canceled' ? 'publication.canceled' : v.status === 'failed' ? 'publication.failed' : 'publication.completed';
   return {
     orgId: pub.orgId,
-    type: v.status === 'failed' ? 'publication.failed' : 'publication.completed',
+    type,
     data: v as PublicationView & { id: string },
   };
 }
