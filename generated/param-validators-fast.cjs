@@ -5480,11 +5480,11 @@ return errors === 0;
 }
 validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listWebhookEndpoints__path = validate126;
-const schema151 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/listWebhookEndpoints__path"};
+exports.getCreditBalance__path = validate126;
+const schema151 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/getCreditBalance__path"};
 
 function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params (first error)/listWebhookEndpoints__path" */;
+/*# sourceURL="https://media-api.local/components/params (first error)/getCreditBalance__path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate126.evaluated;
@@ -5512,11 +5512,11 @@ return errors === 0;
 }
 validate126.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listWebhookEndpoints__query = validate127;
-const schema152 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/listWebhookEndpoints__query"};
+exports.getCreditBalance__query = validate127;
+const schema152 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/getCreditBalance__query"};
 
 function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params (first error)/listWebhookEndpoints__query" */;
+/*# sourceURL="https://media-api.local/components/params (first error)/getCreditBalance__query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate127.evaluated;
@@ -5544,11 +5544,11 @@ return errors === 0;
 }
 validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listWebhookEndpoints__header = validate128;
-const schema153 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params (first error)/listWebhookEndpoints__header"};
+exports.getCreditBalance__header = validate128;
+const schema153 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params (first error)/getCreditBalance__header"};
 
 function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params (first error)/listWebhookEndpoints__header" */;
+/*# sourceURL="https://media-api.local/components/params (first error)/getCreditBalance__header" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate128.evaluated;
@@ -5571,11 +5571,11 @@ return errors === 0;
 }
 validate128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createWebhookEndpoint__path = validate129;
-const schema154 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/createWebhookEndpoint__path"};
+exports.listCreditTransactions__path = validate129;
+const schema154 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/listCreditTransactions__path"};
 
 function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params (first error)/createWebhookEndpoint__path" */;
+/*# sourceURL="https://media-api.local/components/params (first error)/listCreditTransactions__path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate129.evaluated;
@@ -5603,11 +5603,12 @@ return errors === 0;
 }
 validate129.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createWebhookEndpoint__query = validate130;
-const schema155 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/createWebhookEndpoint__query"};
+exports.listCreditTransactions__query = validate130;
+const schema155 = {"type":"object","properties":{"limit":{"type":"integer","format":"int32","minimum":1,"maximum":100,"default":30},"cursor":{"type":"string","minLength":1,"maxLength":200,"pattern":"^[A-Za-z0-9_-]+$"},"type":{"type":"string","enum":["charge","refund","grant","adjustment"]},"created_after":{"type":"string","format":"date-time","maxLength":40},"created_before":{"type":"string","format":"date-time","maxLength":40}},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/listCreditTransactions__query"};
+const formats50 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 
 function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params (first error)/createWebhookEndpoint__query" */;
+/*# sourceURL="https://media-api.local/components/params (first error)/listCreditTransactions__query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate130.evaluated;
@@ -5619,10 +5620,280 @@ evaluated0.items = undefined;
 }
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.limit === undefined){
+data.limit = 30;
+}
+const _errs1 = errors;
 for(const key0 in data){
+if(!(((((key0 === "limit") || (key0 === "cursor")) || (key0 === "type")) || (key0 === "created_after")) || (key0 === "created_before"))){
 validate130.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
+}
+}
+if(_errs1 === errors){
+let data0 = data.limit;
+const _errs2 = errors;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0))){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 === "boolean" || data0 === null
+              || (dataType0 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data0) && isFinite(+data0))){
+coerced0 = +data0;
+}
+else {
+validate130.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["limit"] = coerced0;
+}
+}
+}
+if(errors === _errs2){
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 100 || isNaN(data0)){
+validate130.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"}];
+return false;
+}
+else {
+if(data0 < 1 || isNaN(data0)){
+validate130.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+else {
+if(!(formats24.validate(data0))){
+validate130.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
+return false;
+}
+}
+}
+}
+}
+var valid0 = _errs2 === errors;
+if(valid0){
+if(data.cursor !== undefined){
+let data1 = data.cursor;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+validate130.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["cursor"] = coerced1;
+}
+}
+}
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(func1(data1) > 200){
+validate130.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
+return false;
+}
+else {
+if(func1(data1) < 1){
+validate130.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+else {
+if(!pattern11.test(data1)){
+validate130.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+$"+"\""}];
+return false;
+}
+}
+}
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.type !== undefined){
+let data2 = data.type;
+const _errs6 = errors;
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+validate130.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["type"] = coerced2;
+}
+}
+}
+if(!((((data2 === "charge") || (data2 === "refund")) || (data2 === "grant")) || (data2 === "adjustment"))){
+validate130.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema155.properties.type.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.created_after !== undefined){
+let data3 = data.created_after;
+const _errs8 = errors;
+if(typeof data3 !== "string"){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(typeof data3 === "string"){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 == "number" || dataType3 == "boolean"){
+coerced3 = "" + data3;
+}
+else if(data3 === null){
+coerced3 = "";
+}
+else {
+validate130.errors = [{instancePath:instancePath+"/created_after",schemaPath:"#/properties/created_after/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["created_after"] = coerced3;
+}
+}
+}
+if(errors === _errs8){
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(func1(data3) > 40){
+validate130.errors = [{instancePath:instancePath+"/created_after",schemaPath:"#/properties/created_after/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
+return false;
+}
+else {
+if(!(formats50.validate(data3))){
+validate130.errors = [{instancePath:instancePath+"/created_after",schemaPath:"#/properties/created_after/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+}
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.created_before !== undefined){
+let data4 = data.created_before;
+const _errs10 = errors;
+if(typeof data4 !== "string"){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(typeof data4 === "string"){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 == "number" || dataType4 == "boolean"){
+coerced4 = "" + data4;
+}
+else if(data4 === null){
+coerced4 = "";
+}
+else {
+validate130.errors = [{instancePath:instancePath+"/created_before",schemaPath:"#/properties/created_before/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["created_before"] = coerced4;
+}
+}
+}
+if(errors === _errs10){
+if(errors === _errs10){
+if(typeof data4 === "string"){
+if(func1(data4) > 40){
+validate130.errors = [{instancePath:instancePath+"/created_before",schemaPath:"#/properties/created_before/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
+return false;
+}
+else {
+if(!(formats50.validate(data4))){
+validate130.errors = [{instancePath:instancePath+"/created_before",schemaPath:"#/properties/created_before/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+}
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
 }
 }
 else {
@@ -5635,11 +5906,11 @@ return errors === 0;
 }
 validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createWebhookEndpoint__header = validate131;
-const schema156 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params (first error)/createWebhookEndpoint__header"};
+exports.listCreditTransactions__header = validate131;
+const schema156 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params (first error)/listCreditTransactions__header"};
 
 function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params (first error)/createWebhookEndpoint__header" */;
+/*# sourceURL="https://media-api.local/components/params (first error)/listCreditTransactions__header" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate131.evaluated;
@@ -5662,11 +5933,11 @@ return errors === 0;
 }
 validate131.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getWebhookEndpoint__path = validate132;
-const schema157 = {"type":"object","properties":{"id":{"type":"string","format":"uuid","maxLength":36}},"required":["id"],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/getWebhookEndpoint__path"};
+exports.listWebhookEndpoints__path = validate132;
+const schema157 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/listWebhookEndpoints__path"};
 
 function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params (first error)/getWebhookEndpoint__path" */;
+/*# sourceURL="https://media-api.local/components/params (first error)/listWebhookEndpoints__path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate132.evaluated;
@@ -5678,71 +5949,10 @@ evaluated0.items = undefined;
 }
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.id === undefined) && (missing0 = "id")){
-validate132.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
 for(const key0 in data){
-if(!(key0 === "id")){
 validate132.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
-}
-}
-if(_errs1 === errors){
-if(data.id !== undefined){
-let data0 = data.id;
-const _errs2 = errors;
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-validate132.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["id"] = coerced0;
-}
-}
-}
-if(errors === _errs2){
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(func1(data0) > 36){
-validate132.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
-return false;
-}
-else {
-if(!(formats6.test(data0))){
-validate132.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-}
-}
-}
-}
-}
 }
 }
 else {
@@ -5755,11 +5965,11 @@ return errors === 0;
 }
 validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getWebhookEndpoint__query = validate133;
-const schema158 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/getWebhookEndpoint__query"};
+exports.listWebhookEndpoints__query = validate133;
+const schema158 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/listWebhookEndpoints__query"};
 
 function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params (first error)/getWebhookEndpoint__query" */;
+/*# sourceURL="https://media-api.local/components/params (first error)/listWebhookEndpoints__query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate133.evaluated;
@@ -5787,11 +5997,11 @@ return errors === 0;
 }
 validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getWebhookEndpoint__header = validate134;
-const schema159 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params (first error)/getWebhookEndpoint__header"};
+exports.listWebhookEndpoints__header = validate134;
+const schema159 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params (first error)/listWebhookEndpoints__header"};
 
 function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params (first error)/getWebhookEndpoint__header" */;
+/*# sourceURL="https://media-api.local/components/params (first error)/listWebhookEndpoints__header" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate134.evaluated;
@@ -5814,11 +6024,11 @@ return errors === 0;
 }
 validate134.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.deleteWebhookEndpoint__path = validate135;
-const schema160 = {"type":"object","properties":{"id":{"type":"string","format":"uuid","maxLength":36}},"required":["id"],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/deleteWebhookEndpoint__path"};
+exports.createWebhookEndpoint__path = validate135;
+const schema160 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/createWebhookEndpoint__path"};
 
 function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params (first error)/deleteWebhookEndpoint__path" */;
+/*# sourceURL="https://media-api.local/components/params (first error)/createWebhookEndpoint__path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate135.evaluated;
@@ -5830,71 +6040,10 @@ evaluated0.items = undefined;
 }
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.id === undefined) && (missing0 = "id")){
-validate135.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
 for(const key0 in data){
-if(!(key0 === "id")){
 validate135.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
-}
-}
-if(_errs1 === errors){
-if(data.id !== undefined){
-let data0 = data.id;
-const _errs2 = errors;
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-validate135.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["id"] = coerced0;
-}
-}
-}
-if(errors === _errs2){
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(func1(data0) > 36){
-validate135.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
-return false;
-}
-else {
-if(!(formats6.test(data0))){
-validate135.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-}
-}
-}
-}
-}
 }
 }
 else {
@@ -5907,11 +6056,11 @@ return errors === 0;
 }
 validate135.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.deleteWebhookEndpoint__query = validate136;
-const schema161 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/deleteWebhookEndpoint__query"};
+exports.createWebhookEndpoint__query = validate136;
+const schema161 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/createWebhookEndpoint__query"};
 
 function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params (first error)/deleteWebhookEndpoint__query" */;
+/*# sourceURL="https://media-api.local/components/params (first error)/createWebhookEndpoint__query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate136.evaluated;
@@ -5939,11 +6088,11 @@ return errors === 0;
 }
 validate136.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.deleteWebhookEndpoint__header = validate137;
-const schema162 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params (first error)/deleteWebhookEndpoint__header"};
+exports.createWebhookEndpoint__header = validate137;
+const schema162 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params (first error)/createWebhookEndpoint__header"};
 
 function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params (first error)/deleteWebhookEndpoint__header" */;
+/*# sourceURL="https://media-api.local/components/params (first error)/createWebhookEndpoint__header" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate137.evaluated;
@@ -5966,11 +6115,11 @@ return errors === 0;
 }
 validate137.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.rotateWebhookEndpointSecret__path = validate138;
-const schema163 = {"type":"object","properties":{"id":{"type":"string","format":"uuid","maxLength":36}},"required":["id"],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/rotateWebhookEndpointSecret__path"};
+exports.getWebhookEndpoint__path = validate138;
+const schema163 = {"type":"object","properties":{"id":{"type":"string","format":"uuid","maxLength":36}},"required":["id"],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/getWebhookEndpoint__path"};
 
 function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params (first error)/rotateWebhookEndpointSecret__path" */;
+/*# sourceURL="https://media-api.local/components/params (first error)/getWebhookEndpoint__path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate138.evaluated;
@@ -6059,11 +6208,11 @@ return errors === 0;
 }
 validate138.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.rotateWebhookEndpointSecret__query = validate139;
-const schema164 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/rotateWebhookEndpointSecret__query"};
+exports.getWebhookEndpoint__query = validate139;
+const schema164 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/getWebhookEndpoint__query"};
 
 function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params (first error)/rotateWebhookEndpointSecret__query" */;
+/*# sourceURL="https://media-api.local/components/params (first error)/getWebhookEndpoint__query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate139.evaluated;
@@ -6091,11 +6240,11 @@ return errors === 0;
 }
 validate139.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.rotateWebhookEndpointSecret__header = validate140;
-const schema165 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params (first error)/rotateWebhookEndpointSecret__header"};
+exports.getWebhookEndpoint__header = validate140;
+const schema165 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params (first error)/getWebhookEndpoint__header"};
 
 function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params (first error)/rotateWebhookEndpointSecret__header" */;
+/*# sourceURL="https://media-api.local/components/params (first error)/getWebhookEndpoint__header" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate140.evaluated;
@@ -6118,11 +6267,11 @@ return errors === 0;
 }
 validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getHealth__path = validate141;
-const schema166 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/getHealth__path"};
+exports.deleteWebhookEndpoint__path = validate141;
+const schema166 = {"type":"object","properties":{"id":{"type":"string","format":"uuid","maxLength":36}},"required":["id"],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/deleteWebhookEndpoint__path"};
 
 function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params (first error)/getHealth__path" */;
+/*# sourceURL="https://media-api.local/components/params (first error)/deleteWebhookEndpoint__path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate141.evaluated;
@@ -6134,10 +6283,71 @@ evaluated0.items = undefined;
 }
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.id === undefined) && (missing0 = "id")){
+validate141.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
 for(const key0 in data){
+if(!(key0 === "id")){
 validate141.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
+}
+}
+if(_errs1 === errors){
+if(data.id !== undefined){
+let data0 = data.id;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+validate141.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["id"] = coerced0;
+}
+}
+}
+if(errors === _errs2){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(func1(data0) > 36){
+validate141.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
+return false;
+}
+else {
+if(!(formats6.test(data0))){
+validate141.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+}
+}
+}
+}
+}
 }
 }
 else {
@@ -6150,11 +6360,11 @@ return errors === 0;
 }
 validate141.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getHealth__query = validate142;
-const schema167 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/getHealth__query"};
+exports.deleteWebhookEndpoint__query = validate142;
+const schema167 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/deleteWebhookEndpoint__query"};
 
 function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params (first error)/getHealth__query" */;
+/*# sourceURL="https://media-api.local/components/params (first error)/deleteWebhookEndpoint__query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate142.evaluated;
@@ -6182,11 +6392,11 @@ return errors === 0;
 }
 validate142.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getHealth__header = validate143;
-const schema168 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params (first error)/getHealth__header"};
+exports.deleteWebhookEndpoint__header = validate143;
+const schema168 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params (first error)/deleteWebhookEndpoint__header"};
 
 function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params (first error)/getHealth__header" */;
+/*# sourceURL="https://media-api.local/components/params (first error)/deleteWebhookEndpoint__header" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate143.evaluated;
@@ -6209,11 +6419,11 @@ return errors === 0;
 }
 validate143.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__path = validate144;
-const schema169 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/getReadiness__path"};
+exports.rotateWebhookEndpointSecret__path = validate144;
+const schema169 = {"type":"object","properties":{"id":{"type":"string","format":"uuid","maxLength":36}},"required":["id"],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/rotateWebhookEndpointSecret__path"};
 
 function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params (first error)/getReadiness__path" */;
+/*# sourceURL="https://media-api.local/components/params (first error)/rotateWebhookEndpointSecret__path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate144.evaluated;
@@ -6225,10 +6435,71 @@ evaluated0.items = undefined;
 }
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.id === undefined) && (missing0 = "id")){
+validate144.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
 for(const key0 in data){
+if(!(key0 === "id")){
 validate144.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
+}
+}
+if(_errs1 === errors){
+if(data.id !== undefined){
+let data0 = data.id;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+validate144.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["id"] = coerced0;
+}
+}
+}
+if(errors === _errs2){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(func1(data0) > 36){
+validate144.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
+return false;
+}
+else {
+if(!(formats6.test(data0))){
+validate144.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+}
+}
+}
+}
+}
 }
 }
 else {
@@ -6241,11 +6512,11 @@ return errors === 0;
 }
 validate144.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__query = validate145;
-const schema170 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/getReadiness__query"};
+exports.rotateWebhookEndpointSecret__query = validate145;
+const schema170 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/rotateWebhookEndpointSecret__query"};
 
 function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params (first error)/getReadiness__query" */;
+/*# sourceURL="https://media-api.local/components/params (first error)/rotateWebhookEndpointSecret__query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate145.evaluated;
@@ -6273,11 +6544,11 @@ return errors === 0;
 }
 validate145.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__header = validate146;
-const schema171 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params (first error)/getReadiness__header"};
+exports.rotateWebhookEndpointSecret__header = validate146;
+const schema171 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params (first error)/rotateWebhookEndpointSecret__header"};
 
 function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params (first error)/getReadiness__header" */;
+/*# sourceURL="https://media-api.local/components/params (first error)/rotateWebhookEndpointSecret__header" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate146.evaluated;
@@ -6299,4 +6570,186 @@ validate146.errors = vErrors;
 return errors === 0;
 }
 validate146.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getHealth__path = validate147;
+const schema172 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/getHealth__path"};
+
+function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params (first error)/getHealth__path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate147.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+validate147.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+else {
+validate147.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate147.errors = vErrors;
+return errors === 0;
+}
+validate147.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getHealth__query = validate148;
+const schema173 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/getHealth__query"};
+
+function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params (first error)/getHealth__query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate148.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+validate148.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+else {
+validate148.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate148.errors = vErrors;
+return errors === 0;
+}
+validate148.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getHealth__header = validate149;
+const schema174 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params (first error)/getHealth__header"};
+
+function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params (first error)/getHealth__header" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate149.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+}
+else {
+validate149.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate149.errors = vErrors;
+return errors === 0;
+}
+validate149.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getReadiness__path = validate150;
+const schema175 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/getReadiness__path"};
+
+function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params (first error)/getReadiness__path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate150.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+validate150.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+else {
+validate150.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate150.errors = vErrors;
+return errors === 0;
+}
+validate150.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getReadiness__query = validate151;
+const schema176 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/getReadiness__query"};
+
+function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params (first error)/getReadiness__query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate151.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+validate151.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+else {
+validate151.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate151.errors = vErrors;
+return errors === 0;
+}
+validate151.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getReadiness__header = validate152;
+const schema177 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params (first error)/getReadiness__header"};
+
+function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params (first error)/getReadiness__header" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate152.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+}
+else {
+validate152.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate152.errors = vErrors;
+return errors === 0;
+}
+validate152.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
