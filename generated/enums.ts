@@ -57,3 +57,6 @@ export const ScopeValues = ["generations:read","generations:write","social:read"
 
 /** A social network. */
 export const SocialPlatformValues = ["instagram","facebook","tiktok","x","linkedin","threads","youtube","pinterest"] as const satisfies readonly components['schemas']['SocialPlatform'][];
+
+/** charge: credits deducted for a paid request when it was accepted; refund: credits returned for work that failed or was canceled; grant: credits added to the workspace (its initial credits, a top-up); adjustment: a correction made by the service's operator outside API requests. */
+export const CreditTransactionTypeValues = ["charge","refund","grant","adjustment"] as const satisfies readonly components['schemas']['CreditTransactionType'][];

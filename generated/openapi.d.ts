@@ -734,6 +734,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/credits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Credit balance
+         * @description Returns the workspace's credit balance (`available`, in credits), its plan and the id of the newest ledger row (`last_transaction_id`, null before the first), read together: the balance is always the sum of the ledger's amounts and equals that row's `balance_after`. Free. Paid requests deduct their price from `available` when they are accepted; work that fails or is canceled is refunded (GET /credits/transactions lists every change).
+         */
+        get: operations["getCreditBalance"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/credits/transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Credit ledger
+         * @description Lists the workspace's credit ledger, newest first (by `id`, which increases with every change): one row per change of the balance, like Stripe's balance transactions. `amount` is signed (negative: credits deducted, positive: credits added) and `balance_after` is the balance once it applied, so each row's `balance_after` is the previous row's plus its `amount`. `type` is `charge` (a paid request accepted), `refund` (work that failed or was canceled), `grant` (credits added to the workspace) or `adjustment` (a correction made by the service's operator outside API requests). `resource` names what the row is about (`generation_batch` for a generation request's charge, then `generation`, `slideshow`, `video`, `reference_inspiration`, `social_publication`), null for grants. Free. Page with `limit` (1 to 100, default 30) and `cursor` (the previous page's `next_cursor`); filter by `type` and by `created_after` / `created_before` (both exclusive).
+         */
+        get: operations["listCreditTransactions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhook-endpoints": {
         parameters: {
             query?: never;
@@ -3104,6 +3144,66 @@ export interface components {
             credits: number;
             /** @description Scopes granted to this connection. */
             scopes: components["schemas"]["Scope"][];
+        };
+        /** @description The workspace's credit balance. `available` always equals the sum of the amounts of the workspace's ledger (GET /credits/transactions) and the `balance_after` of its newest row. */
+        CreditBalance: {
+            /** @constant */
+            object: "credit_balance";
+            /**
+             * Format: int64
+             * @description Credits the workspace can spend now.
+             */
+            available: number;
+            /**
+             * @description paid when the workspace has an active paid subscription, else none.
+             * @enum {string}
+             */
+            plan: "paid" | "none";
+            /** @description The id of the newest ledger row (read with `available`); null before the first. */
+            last_transaction_id: components["schemas"]["IntegerId"] | null;
+        };
+        /**
+         * @description charge: credits deducted for a paid request when it was accepted; refund: credits returned for work that failed or was canceled; grant: credits added to the workspace (its initial credits, a top-up); adjustment: a correction made by the service's operator outside API requests.
+         * @enum {string}
+         */
+        CreditTransactionType: "charge" | "refund" | "grant" | "adjustment";
+        /** @description One change of the workspace's credit balance (a row of its ledger). */
+        CreditTransaction: {
+            /** @constant */
+            object: "credit_transaction";
+            /** @description The row's id; ids increase with every change of the balance. */
+            id: components["schemas"]["IntegerId"];
+            type: components["schemas"]["CreditTransactionType"];
+            /**
+             * Format: int64
+             * @description Credits, signed; negative for a charge, positive for a refund or a grant.
+             */
+            amount: number;
+            /**
+             * Format: int64
+             * @description The balance once this change applied.
+             */
+            balance_after: number;
+            /** @description What the change is about; null when it is about no resource (grants, adjustments) or when the row predates resource references. */
+            resource: null | components["schemas"]["CreditTransactionResource"];
+            /** Format: date-time */
+            created_at: string;
+        };
+        /** @description The resource a ledger row belongs to. `generation_batch` is one POST /generations request (all its calls with one idempotency key), with the ids of its generations in `generation_ids`; `video` ids are the integer video ids (GET /videos/{id}) written as decimal strings; the other ids are UUIDs. */
+        CreditTransactionResource: {
+            /** @enum {string} */
+            object: "generation_batch" | "generation" | "slideshow" | "video" | "reference_inspiration" | "social_publication";
+            id: string;
+            /** @description For a generation_batch, the generations it queued (GET /generations/{id}), oldest first, then by id. */
+            generation_ids?: string[];
+        };
+        /** @description One page of the credit ledger, newest first. */
+        CreditTransactionList: {
+            /** @constant */
+            object: "list";
+            data: components["schemas"]["CreditTransaction"][];
+            /** @description Pass as cursor for the next page; null on the last page. */
+            next_cursor: string | null;
         };
         /** @description Arguments of list_social_accounts. */
         ListSocialAccountsInput: {
@@ -5542,6 +5642,86 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    getCreditBalance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The balance. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreditBalance"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    listCreditTransactions: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100. */
+                limit?: components["parameters"]["ListLimit"];
+                /**
+                 * @description Opaque cursor from the previous page's `next_cursor`; omit for the first page.
+                 * @example eyJjIjoiMjAyNi0xMS0yMlQxMjowMDowMFoiLCJpIjoxMDQyfQ
+                 */
+                cursor?: components["parameters"]["ListCursor"];
+                /** @description Only rows of this type (see CreditTransactionType). */
+                type?: "charge" | "refund" | "grant" | "adjustment";
+                /** @description Only rows created strictly after this instant (RFC 3339). */
+                created_after?: string;
+                /** @description Only rows created strictly before this instant (RFC 3339). */
+                created_before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of ledger rows. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreditTransactionList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["DatabaseUnavailable"];

@@ -124,6 +124,12 @@ declare const validators: {
   "uploadEditorMediaFile__path": ValidateFunction;
   "uploadEditorMediaFile__query": ValidateFunction;
   "uploadEditorMediaFile__header": ValidateFunction;
+  "getCreditBalance__path": ValidateFunction;
+  "getCreditBalance__query": ValidateFunction;
+  "getCreditBalance__header": ValidateFunction;
+  "listCreditTransactions__path": ValidateFunction;
+  "listCreditTransactions__query": ValidateFunction;
+  "listCreditTransactions__header": ValidateFunction;
   "listWebhookEndpoints__path": ValidateFunction;
   "listWebhookEndpoints__query": ValidateFunction;
   "listWebhookEndpoints__header": ValidateFunction;

@@ -2626,6 +2626,79 @@ export type Workspace = {
 };
 
 /**
+ * The workspace's credit balance. `available` always equals the sum of the amounts of the workspace's ledger (GET /credits/transactions) and the `balance_after` of its newest row.
+ */
+export type CreditBalance = {
+    object: 'credit_balance';
+    /**
+     * Credits the workspace can spend now.
+     */
+    available: number;
+    /**
+     * paid when the workspace has an active paid subscription, else none.
+     */
+    plan: 'paid' | 'none';
+    /**
+     * The id of the newest ledger row (read with `available`); null before the first.
+     */
+    last_transaction_id: IntegerId | null;
+};
+
+/**
+ * charge: credits deducted for a paid request when it was accepted; refund: credits returned for work that failed or was canceled; grant: credits added to the workspace (its initial credits, a top-up); adjustment: a correction made by the service's operator outside API requests.
+ */
+export type CreditTransactionType = 'charge' | 'refund' | 'grant' | 'adjustment';
+
+/**
+ * One change of the workspace's credit balance (a row of its ledger).
+ */
+export type CreditTransaction = {
+    object: 'credit_transaction';
+    /**
+     * The row's id; ids increase with every change of the balance.
+     */
+    id: IntegerId;
+    type: CreditTransactionType;
+    /**
+     * Credits, signed; negative for a charge, positive for a refund or a grant.
+     */
+    amount: number;
+    /**
+     * The balance once this change applied.
+     */
+    balance_after: number;
+    /**
+     * What the change is about; null when it is about no resource (grants, adjustments) or when the row predates resource references.
+     */
+    resource: null | CreditTransactionResource;
+    created_at: string;
+};
+
+/**
+ * The resource a ledger row belongs to. `generation_batch` is one POST /generations request (all its calls with one idempotency key), with the ids of its generations in `generation_ids`; `video` ids are the integer video ids (GET /videos/{id}) written as decimal strings; the other ids are UUIDs.
+ */
+export type CreditTransactionResource = {
+    object: 'generation_batch' | 'generation' | 'slideshow' | 'video' | 'reference_inspiration' | 'social_publication';
+    id: string;
+    /**
+     * For a generation_batch, the generations it queued (GET /generations/{id}), oldest first, then by id.
+     */
+    generation_ids?: Array<string>;
+};
+
+/**
+ * One page of the credit ledger, newest first.
+ */
+export type CreditTransactionList = {
+    object: 'list';
+    data: Array<CreditTransaction>;
+    /**
+     * Pass as cursor for the next page; null on the last page.
+     */
+    next_cursor: string | null;
+};
+
+/**
  * Arguments of list_social_accounts.
  */
 export type ListSocialAccountsInput = {
@@ -5494,6 +5567,125 @@ export type UploadEditorMediaFileResponses = {
 };
 
 export type UploadEditorMediaFileResponse = UploadEditorMediaFileResponses[keyof UploadEditorMediaFileResponses];
+
+export type GetCreditBalanceData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/credits';
+};
+
+export type GetCreditBalanceErrors = {
+    /**
+     * bad_request: invalid body, path or query parameter, unknown body field, or unsupported option. `context.errors` names each failing field and why; for editor edits `context.operation_index` names the failing operation. Not retryable without changing the request.
+     */
+    400: ErrorResponse;
+    /**
+     * unauthorized (no bearer token) or invalid_api_key (malformed, unknown, expired or revoked key). Not retryable without a valid key.
+     */
+    401: ErrorResponse;
+    /**
+     * payment_required (the workspace has no active paid plan) or insufficient_credits (not enough credits to queue the request; `context.credits_required` and `context.credits_available`). Nothing was charged or queued. Not retryable without changing the plan, the balance or the request.
+     */
+    402: ErrorResponse;
+    /**
+     * forbidden: the key is valid but lacks the required scope (`context.scope` names one that would grant access), or a referenced resource is not available to the workspace.
+     */
+    403: ErrorResponse;
+    /**
+     * rate_limited: too many generation requests for this organization in the current window, or (exports) too many exports in flight or the daily export quota used up. Retryable: wait `Retry-After` seconds (or until `X-RateLimit-Reset`, Unix milliseconds), then retry paid requests with the same idempotency key.
+     */
+    429: ErrorResponse;
+    /**
+     * server_error: unexpected server failure. Retryable with exponential backoff; reuse the same idempotency key for paid requests.
+     */
+    500: ErrorResponse;
+    /**
+     * service_unavailable: the database is unreachable right now (an outage or a restart). Retryable: wait `Retry-After` seconds; reuse the same idempotency key for paid requests (the retry gets the committed result, or runs once if nothing was committed).
+     */
+    503: ErrorResponse;
+};
+
+export type GetCreditBalanceError = GetCreditBalanceErrors[keyof GetCreditBalanceErrors];
+
+export type GetCreditBalanceResponses = {
+    /**
+     * The balance.
+     */
+    200: CreditBalance;
+};
+
+export type GetCreditBalanceResponse = GetCreditBalanceResponses[keyof GetCreditBalanceResponses];
+
+export type ListCreditTransactionsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Page size, 1 to 100.
+         */
+        limit?: number;
+        /**
+         * Opaque cursor from the previous page's `next_cursor`; omit for the first page.
+         */
+        cursor?: string;
+        /**
+         * Only rows of this type (see CreditTransactionType).
+         */
+        type?: 'charge' | 'refund' | 'grant' | 'adjustment';
+        /**
+         * Only rows created strictly after this instant (RFC 3339).
+         */
+        created_after?: string;
+        /**
+         * Only rows created strictly before this instant (RFC 3339).
+         */
+        created_before?: string;
+    };
+    url: '/credits/transactions';
+};
+
+export type ListCreditTransactionsErrors = {
+    /**
+     * bad_request: invalid body, path or query parameter, unknown body field, or unsupported option. `context.errors` names each failing field and why; for editor edits `context.operation_index` names the failing operation. Not retryable without changing the request.
+     */
+    400: ErrorResponse;
+    /**
+     * unauthorized (no bearer token) or invalid_api_key (malformed, unknown, expired or revoked key). Not retryable without a valid key.
+     */
+    401: ErrorResponse;
+    /**
+     * payment_required (the workspace has no active paid plan) or insufficient_credits (not enough credits to queue the request; `context.credits_required` and `context.credits_available`). Nothing was charged or queued. Not retryable without changing the plan, the balance or the request.
+     */
+    402: ErrorResponse;
+    /**
+     * forbidden: the key is valid but lacks the required scope (`context.scope` names one that would grant access), or a referenced resource is not available to the workspace.
+     */
+    403: ErrorResponse;
+    /**
+     * rate_limited: too many generation requests for this organization in the current window, or (exports) too many exports in flight or the daily export quota used up. Retryable: wait `Retry-After` seconds (or until `X-RateLimit-Reset`, Unix milliseconds), then retry paid requests with the same idempotency key.
+     */
+    429: ErrorResponse;
+    /**
+     * server_error: unexpected server failure. Retryable with exponential backoff; reuse the same idempotency key for paid requests.
+     */
+    500: ErrorResponse;
+    /**
+     * service_unavailable: the database is unreachable right now (an outage or a restart). Retryable: wait `Retry-After` seconds; reuse the same idempotency key for paid requests (the retry gets the committed result, or runs once if nothing was committed).
+     */
+    503: ErrorResponse;
+};
+
+export type ListCreditTransactionsError = ListCreditTransactionsErrors[keyof ListCreditTransactionsErrors];
+
+export type ListCreditTransactionsResponses = {
+    /**
+     * One page of ledger rows.
+     */
+    200: CreditTransactionList;
+};
+
+export type ListCreditTransactionsResponse = ListCreditTransactionsResponses[keyof ListCreditTransactionsResponses];
 
 export type ListWebhookEndpointsData = {
     body?: never;

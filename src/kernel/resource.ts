@@ -27,6 +27,7 @@ import { media } from '../db/schema/index.ts';
 import type { FailureDetail } from '../jobs/define-job.ts';
 import { ApiError } from '../errors.ts';
 import { applyCreditChange } from '../services/billing/credits.ts';
+import type { LedgerReason } from '../services/billing/ledger.ts';
 import { forwardOnly } from '../services/progress.ts';
 import type { WebhookEventType } from '../services/webhooks/endpoints.ts';
 import { recordTerminalEvent, type TerminalEvent } from '../services/webhooks/events.ts';
@@ -80,7 +81,7 @@ export interface ResourceDeclaration<T extends PgTable, Id extends string | numb
   /** The stage names in order, where the resource reports its stage: progress is then forward only. */
   stages?: readonly string[];
   /** The ledger row of a failure's refund. */
-  refund?: { reason: string; reference(id: Id): string };
+  refund?: { reason: LedgerReason; reference(id: Id): string };
   /**
    * The webhook event of a terminal transition: its types, with `view` as its data; or a function
    * that decides (undefined: no event). None: no event.

@@ -104,7 +104,7 @@ t.test('a generation replay is the stored response, whatever its brand kit, medi
   await db.delete(brandKits).where(eq(brandKits.id, kit.id));
   await db.delete(media).where(eq(media.id, image.id));
   await db.update(referenceInspirations).set({ status: 'rejected' }).where(eq(referenceInspirations.id, inspiration.id));
-  await applyCreditChange(db, { orgId: ws.orgId, delta: -charged.credits, reason: 'test_spend' });
+  await applyCreditChange(db, { orgId: ws.orgId, delta: -charged.credits, reason: 'generation_charge' });
   const before = await state(ws.orgId);
 
   // Asked afresh (a new key), the same body is now refused: the replay below must not look.
@@ -159,7 +159,7 @@ t.test('a reference replay is the stored response, whatever happened to the refe
     .update(referenceInspirations)
     .set({ status: 'failed', error: { code: 'input_unavailable', message: 'gone', retryable: false, context: {} } })
     .where(eq(referenceInspirations.id, first.body.id));
-  await applyCreditChange(db, { orgId: ws.orgId, delta: -140, reason: 'test_spend' });
+  await applyCreditChange(db, { orgId: ws.orgId, delta: -140, reason: 'generation_charge' });
   const before = await state(ws.orgId);
   t.equal((await ref(app, ws.key, body, 'ref-changed-new')).status, 402, 'a new request is refused for want of credits');
 

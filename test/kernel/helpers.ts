@@ -29,7 +29,7 @@ export const thing = defineResource({
   },
   statuses: { pending: 'queued', running: 'generating', completed: 'completed', failed: 'error' },
   stages: STAGES,
-  refund: { reason: 'thing_refund', reference: (id: number) => `thing:${id}` },
+  refund: { reason: 'faceless_video_refund', reference: (id: number) => `faceless-video:${id}` },
   events: { completed: 'faceless_video.completed', failed: 'faceless_video.failed' },
   view: async (_ctx, tx, row) => {
     const [now] = await tx.select().from(facelessVideos).where(eq(facelessVideos.videoId, row.videoId));

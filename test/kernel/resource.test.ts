@@ -62,10 +62,10 @@ t.test('fail twice: failed and refunded once, one event', async (t) => {
   const refunds = await db
     .select()
     .from(creditLedger)
-    .where(and(eq(creditLedger.orgId, orgId), eq(creditLedger.reason, 'thing_refund')));
+    .where(and(eq(creditLedger.orgId, orgId), eq(creditLedger.reason, 'faceless_video_refund')));
   t.same(
     refunds.map((l) => [l.delta, l.reference]),
-    [[30, `thing:${id}`]],
+    [[30, `faceless-video:${id}`]],
     'one refund, with the declared reason and reference',
   );
   t.equal(await balance(orgId), 100);
@@ -87,7 +87,7 @@ t.test('a resource without credits fails without a ledger row', async (t) => {
       await db
         .select()
         .from(creditLedger)
-        .where(and(eq(creditLedger.orgId, orgId), eq(creditLedger.reason, 'thing_refund')))
+        .where(and(eq(creditLedger.orgId, orgId), eq(creditLedger.reason, 'faceless_video_refund')))
     ).length,
     0,
   );

@@ -286,7 +286,7 @@ export function createFacelessVideo(
     orgId,
     operation: 'createFacelessVideo',
     ...keyedRequest(body, headerKey),
-    ledger: { reason: 'faceless_video_charge', reference: (groupId) => `faceless:${groupId}` },
+    ledger: { reason: 'faceless_video_charge', reference: (_groupId, [videoId]) => `faceless-video:${videoId}` },
     prepare: (tx) => resolveFaceless({ db: tx, fetcher: ctx.fetcher }, orgId, body),
     enqueue: async (sp, r) => {
       const [v] = await sp.insert(videos).values({ orgId, kind: 'faceless' }).returning({ id: videos.id });

@@ -219,7 +219,7 @@ export function createSlideshow(
     orgId,
     operation: 'createSlideshow',
     ...keyedRequest(body, headerKey),
-    ledger: { reason: 'slideshow_charge', reference: (groupId) => `slideshow_request:${groupId}` },
+    ledger: { reason: 'slideshow_charge', reference: (_groupId, [slideshowId]) => `slideshow:${slideshowId}` },
     prepare: (tx) => resolveSlideshow({ db: tx, fetcher: ctx.fetcher, localWriter: !ctx.config.writer.url }, orgId, body),
     enqueue: async (sp, plan) => {
       const spec = plan.spec;

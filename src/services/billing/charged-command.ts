@@ -35,6 +35,7 @@ import { ApiError } from '../../errors.ts';
 import { creditsCharged } from '../../metrics.ts';
 import type { Tx } from '../../db/client.ts';
 import { applyCreditChange } from './credits.ts';
+import type { LedgerReason } from './ledger.ts';
 import { claimIdempotent, completedResponse, fingerprint, recordIdempotent, settledResponse, type IdemKey } from './idempotency.ts';
 
 /** What `prepare` returns at least: the server-side price. */
@@ -74,8 +75,8 @@ export interface ChargedCommand<P extends Priced, R extends { idempotent_replay?
   idempotencyKey: string | undefined;
   /** What "the same request" means: the validated body without its idempotency key. */
   request: unknown;
-  /** The ledger row of the charge. */
-  ledger: { reason: string; reference: (groupId: string) => string };
+  /** The ledger row of the charge: its reason and the reference of the resource it is about (from the group id or the units this call queued). */
+  ledger: { reason: LedgerReason; reference: (groupId: string, queued: string[]) => string };
   /** The request checked and priced; runs only when the key is not a replay. 400/404 here cost nothing. */
   prepare(tx: Tx): Promise<P>;
   /** Writes one unit's rows and sends its job, all through `sp` (a savepoint); returns the unit's id. */
@@ -217,7 +218,7 @@ export async function runChargedCommand<P extends Priced, R extends { idempotent
         orgId: cmd.orgId,
         delta: -cost,
         reason: cmd.ledger.reason,
-        reference: cmd.ledger.reference(prior.groupId),
+        reference: cmd.ledger.reference(prior.groupId, queued),
       });
       if (after === null) throw refuse(await balanceOf(tx, cmd.orgId));
       remainingCredits = after;

@@ -4,13 +4,15 @@ import { eq, sql } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/client.ts';
 import { creditLedger, organizations } from '../../db/schema/index.ts';
 import { creditsRefunded } from '../../metrics.ts';
+import { isLedgerReason, type LedgerReason } from './ledger.ts';
 
 type Executor = Db | Tx;
 
 export interface CreditChange {
   orgId: string;
   delta: number;
-  reason: string;
+  /** What the change is (services/billing/ledger.ts LEDGER_REASONS says its type and resource). */
+  reason: LedgerReason;
   reference?: string | null;
 }
 
@@ -19,9 +21,11 @@ export interface CreditChange {
  * when the balance covers it (conditional UPDATE, so concurrent deductions cannot overdraw).
  * Returns the new balance, or null when the balance was insufficient (nothing written).
  * The caller's transaction, if any, is used; a single statement is atomic on its own.
+ * A reason LEDGER_REASONS does not declare is refused: the ledger's readers could not say what it is.
  */
 export async function applyCreditChange(db: Executor, change: CreditChange): Promise<number | null> {
   if (!Number.isInteger(change.delta) || change.delta === 0) throw new Error(`Invalid credit delta ${change.delta}`);
+  if (!isLedgerReason(change.reason)) throw new Error(`Unknown ledger reason ${change.reason}: declare it in LEDGER_REASONS`);
   // One statement: the conditional balance update and its ledger row together (one round trip
   // while the workspace's row is locked).
   const cond = change.delta < 0 ? sql`and ${organizations.credits} >= ${-change.delta}` : sql``;

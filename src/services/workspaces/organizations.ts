@@ -7,6 +7,7 @@ import { organizations } from '../../db/schema/index.ts';
 import { ApiError } from '../../errors.ts';
 import { SCOPES, type AuthContext, type Scope } from './api-keys.ts';
 import { applyCreditChange } from '../billing/credits.ts';
+import type { LedgerReason } from '../billing/ledger.ts';
 
 export type Plan = 'paid' | 'none';
 
@@ -70,7 +71,12 @@ export async function setPlan(db: Db, id: string, plan: Plan): Promise<Organizat
   return org ? view(org) : undefined;
 }
 
-export async function grantCredits(db: Db, orgId: string, amount: number, reason = 'admin_grant'): Promise<number | undefined> {
+export async function grantCredits(
+  db: Db,
+  orgId: string,
+  amount: number,
+  reason: LedgerReason = 'admin_grant',
+): Promise<number | undefined> {
   if (!Number.isInteger(amount) || amount <= 0) throw new Error('Amount must be a positive integer');
   const org = await getOrganization(db, orgId);
   if (!org) return undefined;
