@@ -60,6 +60,7 @@ export function createRateLimiter(db: Db, policy: string, limit: number, windowS
         return decide(await limiter.consume(key, 1), true);
       } catch (err) {
         if (err instanceof RateLimiterRes) return decide(err, false);
+        if (storeAnsweredNothing(err)) throw new RateLimitStoreLost(err);
         throw err;
       }
     },
@@ -72,6 +73,25 @@ export function createRateLimiter(db: Db, policy: string, limit: number, windowS
       await limiter.delete(key);
     },
   };
+}
+
+/**
+ * The store's upsert (INSERT … ON CONFLICT … RETURNING) always returns its row, except when the
+ * statement's connection is dropped under it: postgres.js then resolved it with no row (seen in
+ * test/faults/database-outage.test.ts), and rate-limiter-flexible reads a field of nothing.
+ */
+function storeAnsweredNothing(err: unknown): boolean {
+  return err instanceof TypeError && /RateLimiterDrizzle\._getRateLimiterRes/.test(err.stack ?? '');
+}
+
+/** The count could not be taken because the database connection was lost: answered 503, as any lost database. */
+export class RateLimitStoreLost extends Error {
+  /** postgres.js's code of a closed connection, so src/db/outage.ts reads it as the database being unreachable. */
+  readonly code = 'CONNECTION_CLOSED';
+  constructor(cause: unknown) {
+    super('The rate-limit count got no answer: the database connection was lost', { cause });
+    this.name = 'RateLimitStoreLost';
+  }
 }
 
 export async function purgeExpiredRateLimits(db: Db): Promise<void> {
