@@ -31,6 +31,47 @@ const rpc = (
   opts: { tasks?: boolean; status?: number; mcpName?: string } = {},
 ) => rpcOn(app, version, key, method, params, opts);
 
+/**
+ * POSTs one JSON-RPC request in the form of `version`: under 2026-07-28 with the per-request
+ * envelope (`meta` added to its `_meta`, the tasks extension declared when `tasks`) and the routing
+ * headers (`Mcp-Name`: the tool, or the task of a task method, unless `mcpName` says otherwise).
+ */
+function post(
+  on: typeof app,
+  version: '2026-07-28' | '2025-11-25',
+  key: string,
+  method: string,
+  params: Obj,
+  opts: { tasks?: boolean; mcpName?: string; meta?: Obj } = {},
+) {
+  const modern = version === '2026-07-28';
+  const name = opts.mcpName ?? (method === 'tools/call' ? params.name : method.startsWith('tasks/') ? params.taskId : undefined);
+  const envelope = modern
+    ? {
+        'io.modelcontextprotocol/protocolVersion': version,
+        'io.modelcontextprotocol/clientInfo': { name: 'tasks-test', version: '1.0.0' },
+        'io.modelcontextprotocol/clientCapabilities': opts.tasks ? { extensions: { [TASKS]: {} } } : {},
+      }
+    : {};
+  const meta = { ...envelope, ...opts.meta };
+  return fetch(`${on.url}/mcp`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      authorization: `Bearer ${key}`,
+      'mcp-protocol-version': version,
+      ...(modern ? { 'mcp-method': method, ...(name ? { 'mcp-name': String(name) } : {}) } : {}),
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: nextId++,
+      method,
+      params: { ...params, ...(Object.keys(meta).length ? { _meta: meta } : {}) },
+    }),
+  });
+}
+
 async function rpcOn(
   on: typeof app,
   version: '2026-07-28' | '2025-11-25',
@@ -39,29 +80,8 @@ async function rpcOn(
   params: Obj,
   opts: { tasks?: boolean; status?: number; mcpName?: string } = {},
 ) {
-  const declared = opts.tasks ?? method.startsWith('tasks/');
-  const name = opts.mcpName ?? (method === 'tools/call' ? params.name : method.startsWith('tasks/') ? params.taskId : undefined);
-  const meta =
-    version === '2026-07-28'
-      ? {
-          _meta: {
-            'io.modelcontextprotocol/protocolVersion': version,
-            'io.modelcontextprotocol/clientInfo': { name: 'tasks-test', version: '1.0.0' },
-            'io.modelcontextprotocol/clientCapabilities': declared ? { extensions: { [TASKS]: {} } } : {},
-          },
-        }
-      : {};
-  const res = await fetch(`${on.url}/mcp`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      authorization: `Bearer ${key}`,
-      'mcp-protocol-version': version,
-      ...(version === '2026-07-28' ? { 'mcp-method': method, ...(name ? { 'mcp-name': String(name) } : {}) } : {}),
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params: { ...params, ...meta } }),
-  });
+  const tasks = opts.tasks ?? method.startsWith('tasks/');
+  const res = await post(on, version, key, method, params, { tasks, mcpName: opts.mcpName });
   const text = await res.text();
   t.equal(res.status, opts.status ?? 200, `${method}: ${text.slice(0, 300)}`);
   return JSON.parse(text) as { result?: Obj; error?: { code: number; message: string; data?: Obj } };
@@ -225,31 +245,8 @@ t.test('a call that fails before queueing is a plain error result, not a task', 
 
 /** One request answered as an event stream: its messages in order. */
 async function streamed(app_: typeof app, version: '2026-07-28' | '2025-11-25', key: string, params: Obj) {
-  const meta =
-    version === '2026-07-28'
-      ? {
-          'io.modelcontextprotocol/protocolVersion': version,
-          'io.modelcontextprotocol/clientInfo': { name: 'progress-test', version: '1.0.0' },
-          'io.modelcontextprotocol/clientCapabilities': {},
-        }
-      : {};
   const started = Date.now();
-  const res = await fetch(`${app_.url}/mcp`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      authorization: `Bearer ${key}`,
-      'mcp-protocol-version': version,
-      ...(version === '2026-07-28' ? { 'mcp-method': 'tools/call', 'mcp-name': params.name } : {}),
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: nextId++,
-      method: 'tools/call',
-      params: { ...params, _meta: { ...meta, progressToken: 'p-1' } },
-    }),
-  });
+  const res = await post(app_, version, key, 'tools/call', params, { meta: { progressToken: 'p-1' } });
   t.equal(res.status, 200);
   t.match(res.headers.get('content-type'), /^text\/event-stream/, 'an event stream');
   const messages: { at: number; msg: Obj }[] = [];
