@@ -5,6 +5,7 @@
 // rule that progress grows is kept by a small step). Work that ends in time is answered with its
 // final result (the same as a task's); otherwise, or when the service begins to stop, the queued
 // record as before, with the id to poll. A call without a progress token is answered at once.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { AppContext } from '../context.ts';
 import type { AuthContext } from '../services/workspaces/api-keys.ts';
@@ -32,17 +33,6 @@ export interface ProgressWait {
   waitMs: number;
 }
 
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
-
 /**
  * Waits for the call's work with progress notifications; its final result, or undefined when the
  * wait ended first (the caller answers the queued record).
@@ -64,7 +54,8 @@ export async function waitWithProgress(w: ProgressWait): Promise<CallToolResult 
       // Progress must grow with every notification: an unchanged percent takes a small step.
       await send(Math.max(percent, progress + 0.01), state.statusMessage);
     }
-    await sleep(Math.min(PROGRESS_POLL_MS, PROGRESS_HEARTBEAT_MS - (Date.now() - sentAt)), stop);
+    // Until the next read, or sooner when the wait ends (the client went away, the service stops, time is up).
+    await sleep(Math.min(PROGRESS_POLL_MS, PROGRESS_HEARTBEAT_MS - (Date.now() - sentAt)), undefined, { signal: stop }).catch(() => {});
   }
   return undefined;
 

@@ -11,6 +11,7 @@
 //     publication already publishing, is refused with -32602, as the revision says).
 // The SDK validates every tools/call result as a CallToolResult; TaskServer lets a task answer,
 // and nothing else, past that check (the Server's documented `_wrapHandler` hook).
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   MissingRequiredClientCapabilityError,
@@ -216,7 +217,7 @@ export function registerTaskMethods(server: Server, era: Era, m: TaskMethodDeps)
     const deadline = Date.now() + TASK_RESULT_WAIT_MS;
     let state = await readTask(m.ctx, m.deps, m.auth, row);
     while (state.phase === 'working' && Date.now() < deadline && !ctx.mcpReq.signal.aborted) {
-      await new Promise((r) => setTimeout(r, RESULT_POLL_MS));
+      await sleep(RESULT_POLL_MS, undefined, { signal: ctx.mcpReq.signal }).catch(() => {});
       state = await readTask(m.ctx, m.deps, m.auth, row);
     }
     if (state.phase === 'cancelled')

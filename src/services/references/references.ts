@@ -13,6 +13,7 @@ import { badRequest, type FieldError } from '../../errors.ts';
 import { findTemplate, referenceTemplateTargets, type ReferenceTemplateTarget } from '../catalog/catalog-data.ts';
 import type { Tx } from '../../db/client.ts';
 import type { MediaRow } from '../editor/media.ts';
+import { isUuid } from '../workspaces/organizations.ts';
 import { analyseUrlMedia, combined, previewAnalysis, similarity, textWords, UrlMediaRefused, type MediaAnalysis } from './analysis.ts';
 
 export type CreateReferenceBody = components['schemas']['CreateReferenceInspirationRequest'];
@@ -62,15 +63,13 @@ export async function views(ctx: AppContext, refs: ReferenceRow[], db: AppContex
 
 /** The workspace's reference inspiration `id` as the API shows it; undefined when it has none of that id. */
 export async function getReference(ctx: AppContext, orgId: string, id: string): Promise<ReferenceView | undefined> {
-  if (!UUID.test(id)) return undefined;
+  if (!isUuid(id)) return undefined;
   const [row] = await ctx.db
     .select()
     .from(referenceInspirations)
     .where(and(eq(referenceInspirations.id, id), eq(referenceInspirations.orgId, orgId)));
   return row ? (await views(ctx, [row]))[0] : undefined;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 // ------------------------------------------------------------------------------------- checks
 

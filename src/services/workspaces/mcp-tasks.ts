@@ -5,6 +5,7 @@ import { and, eq } from 'drizzle-orm';
 import type { AppContext } from '../../context.ts';
 import { mcpTasks } from '../../db/schema/index.ts';
 import type { AuthContext } from './api-keys.ts';
+import { isUuid } from './organizations.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -15,8 +16,6 @@ export interface TaskRow {
   createdAt: Date;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** Records a task for a queued call; answered only once committed (the spec's "durably created"). */
 export async function createTask(ctx: AppContext, auth: Pick<AuthContext, 'orgId'>, tool: string, created: Obj): Promise<TaskRow> {
   const [row] = await ctx.db.insert(mcpTasks).values({ orgId: auth.orgId, tool, created }).returning();
@@ -25,7 +24,7 @@ export async function createTask(ctx: AppContext, auth: Pick<AuthContext, 'orgId
 
 /** The workspace's task `taskId`; undefined when there is none (another workspace's reads the same). */
 export async function findTask(ctx: AppContext, auth: Pick<AuthContext, 'orgId'>, taskId: string): Promise<TaskRow | undefined> {
-  if (!UUID.test(taskId)) return undefined;
+  if (!isUuid(taskId)) return undefined;
   const [row] = await ctx.db
     .select()
     .from(mcpTasks)
